@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst ABI: what crosses the boundary between the kernel module and
+ * kinstctl.  The register file, the hit record read(2) returns, and the ioctl
+ * argument structures.  Shared verbatim by kmod/linux, kmod/freebsd, cli/ and
+ * the tests.  All structures have explicit padding and fixed sizes that are
+ * checked at compile time (see the _Static_asserts at the end).
+ *
+ * Versioning: KINST_ABI_VERSION is bumped on any incompatible change; the
+ * CLI asks KINST_IOC_VERSION first and refuses to talk to a module with a
+ * different major.
+ */
+#ifndef KINST_ABI_H
+#define KINST_ABI_H
+
+#include "kinst_types.h"
+
+#define	KINST_ABI_VERSION_MAJOR	1
+#define	KINST_ABI_VERSION_MINOR	0
+#define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
+
+/* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
+enum kinst_gpr {
+	KINST_RAX = 0, KINST_RCX, KINST_RDX, KINST_RBX,
+	KINST_RSP, KINST_RBP, KINST_RSI, KINST_RDI,
+	KINST_R8, KINST_R9, KINST_R10, KINST_R11,
+	KINST_R12, KINST_R13, KINST_R14, KINST_R15,
+	KINST_NGPR
+};
+
+/* RFLAGS bits the engine cares about. */
+#define	KINST_FL_CF	0x00000001ull
+#define	KINST_FL_PF	0x00000004ull
+#define	KINST_FL_AF	0x00000010ull
+#define	KINST_FL_ZF	0x00000040ull
+#define	KINST_FL_SF	0x00000080ull
+#define	KINST_FL_TF	0x00000100ull
+#define	KINST_FL_IF	0x00000200ull
+#define	KINST_FL_DF	0x00000400ull
+#define	KINST_FL_OF	0x00000800ull
+#define	KINST_FL_IOPL	0x00003000ull
+#define	KINST_FL_NT	0x00004000ull
+#define	KINST_FL_RF	0x00010000ull
+#define	KINST_FL_VM	0x00020000ull
+#define	KINST_FL_AC	0x00040000ull
+#define	KINST_FL_VIF	0x00080000ull
+#define	KINST_FL_VIP	0x00100000ull
+#define	KINST_FL_ID	0x00200000ull
+#define	KINST_FL_ARITH	(KINST_FL_CF | KINST_FL_PF | KINST_FL_AF | \
+			 KINST_FL_ZF | KINST_FL_SF | KINST_FL_OF)
+
+/*
+ * The register file as the traced instruction sees it: rip is the address of
+ * the probed instruction, rsp the interrupted stack pointer, rflags the
+ * interrupted flags.
+ */
+struct kinst_regs {
+	uint64_t	gpr[KINST_NGPR];
+	uint64_t	rip;
+	uint64_t	rflags;
+	uint16_t	cs, ss;
+	uint32_t	_pad;
+};
+
+/* ---- records: what read(2) on the device returns ---- */
+
+/* Every record starts with this header; size includes the header and is a multiple of 8. */
+struct kinst_rec_hdr {
+	uint32_t	size;
+	uint16_t	type;		/* KINST_REC_* */
+	uint16_t	flags;
+};
+
+#define	KINST_REC_PAD	0	/* ring-internal filler; never returned by read(2) */
+#define	KINST_REC_HIT	1	/* struct kinst_hit_record */
+
+#define	KINST_COMM_LEN	16
+
+struct kinst_hit_record {
+	struct kinst_rec_hdr hdr;
+	uint32_t	cpu;
+	uint32_t	probe_id;
+	uint64_t	timestamp_ns;	/* monotonic clock, ns */
+	uint64_t	addr;		/* probe address (== regs.rip) */
+	int32_t		pid;		/* process id (Linux: tgid) */
+	int32_t		tid;		/* thread id */
+	char		comm[KINST_COMM_LEN];	/* NUL-terminated */
+	struct kinst_regs regs;
+};
+
+/* ---- ioctl arguments ---- */
+
+#define	KINST_NAME_MAX		128	/* function name, including NUL */
+#define	KINST_MODNAME_MAX	64	/* module name, including NUL; "" or "kernel" = the kernel */
+#define	KINST_MAX_PROBES	8192	/* probes armed at once, all files together */
+
+struct kinst_version {
+	uint32_t	abi_version;	/* out: KINST_ABI_VERSION */
+	uint32_t	max_probes;	/* out */
+	uint32_t	ncpus;		/* out: number of per-CPU rings */
+	uint32_t	record_size;	/* out: sizeof(struct kinst_hit_record) */
+};
+
+#define	KINST_ARM_ALL	0x0001u	/* arm every traceable instruction of the function */
+
+struct kinst_arm {
+	char		module[KINST_MODNAME_MAX];	/* in */
+	char		function[KINST_NAME_MAX];	/* in */
+	uint32_t	offset;		/* in: ignored with KINST_ARM_ALL */
+	uint32_t	flags;		/* in: KINST_ARM_* */
+	uint32_t	probe_id;	/* out: id of the (first) probe armed */
+	uint32_t	narmed;		/* out: probes armed */
+	uint32_t	nrefused;	/* out: instructions refused (ARM_ALL) */
+	uint32_t	refuse_reason;	/* out: reason when a single offset was refused */
+	uint64_t	addr;		/* out: address of the (first) probe */
+	uint8_t		insn[16];	/* out: the instruction bytes decoded there */
+	uint32_t	insn_len;	/* out */
+	uint32_t	_pad;
+};
+
+struct kinst_disarm {
+	uint32_t	probe_id;	/* in: id, or KINST_ALL_PROBES */
+	uint32_t	ndisarmed;	/* out */
+};
+#define	KINST_ALL_PROBES	0xffffffffu
+
+struct kinst_probe_info {
+	uint32_t	probe_id;
+	uint32_t	offset;
+	uint64_t	addr;
+	uint64_t	hits;
+	char		module[KINST_MODNAME_MAX];
+	char		function[KINST_NAME_MAX];
+	uint8_t		insn[16];
+	uint32_t	insn_len;
+	uint32_t	treatment;	/* enum kinst_treatment */
+};
+
+struct kinst_list {
+	uint64_t	buf;		/* in: user pointer to struct kinst_probe_info[cap] */
+	uint32_t	cap;		/* in */
+	uint32_t	count;		/* out: probes of this file (may exceed cap) */
+};
+
+#define	KINST_STATS_MAXCPU	256
+
+struct kinst_cpu_stats {
+	uint64_t	hits;		/* probe hits on this CPU (this file's probes) */
+	uint64_t	delivered;	/* records written to the ring */
+	uint64_t	dropped;	/* records dropped: ring full or nested hit */
+};
+
+struct kinst_stats {
+	uint64_t	buf;		/* in: user pointer to struct kinst_cpu_stats[cap] */
+	uint32_t	cap;		/* in */
+	uint32_t	ncpus;		/* out */
+	uint64_t	refusals;	/* out: arm requests refused */
+	uint64_t	nprobes;	/* out: probes armed by this file */
+};
+
+struct kinst_text {
+	char		module[KINST_MODNAME_MAX];	/* in */
+	char		function[KINST_NAME_MAX];	/* in */
+	uint64_t	buf;		/* in: user buffer */
+	uint32_t	cap;		/* in: its size */
+	uint32_t	size;		/* out: function size (bytes copied = min(cap, size)) */
+	uint64_t	addr;		/* out: function address */
+};
+
+/*
+ * ioctl commands.  The structures are shared; the command encoding is each
+ * OS's own _IO* macros, so the includer must include <sys/ioctl.h>
+ * (Linux user), <linux/ioctl.h> (Linux kernel) or <sys/ioccom.h> (FreeBSD)
+ * first.
+ */
+#ifdef _IOWR
+#define	KINST_IOC_VERSION	_IOR('K', 1, struct kinst_version)
+#define	KINST_IOC_ARM		_IOWR('K', 2, struct kinst_arm)
+#define	KINST_IOC_DISARM	_IOWR('K', 3, struct kinst_disarm)
+#define	KINST_IOC_LIST		_IOWR('K', 4, struct kinst_list)
+#define	KINST_IOC_STATS		_IOWR('K', 5, struct kinst_stats)
+#define	KINST_IOC_TEXT		_IOWR('K', 6, struct kinst_text)
+#endif
+
+_Static_assert(sizeof(struct kinst_regs) == 152, "kinst_regs layout");
+_Static_assert(sizeof(struct kinst_rec_hdr) == 8, "rec_hdr layout");
+_Static_assert(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment");
+_Static_assert(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
+_Static_assert(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
+
+#endif /* !KINST_ABI_H */

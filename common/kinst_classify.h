@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What an instruction needs to be traced: run out of line in a trampoline
+ * (optionally with its RIP-relative displacement rewritten), emulated in the
+ * trap handler (which kind), or refused (and why).  See docs/engine.md for the
+ * table and the reasoning behind every row.
+ */
+#ifndef KINST_CLASSIFY_H
+#define KINST_CLASSIFY_H
+
+#include "kinst_decode.h"
+
+enum kinst_treatment {
+	KINST_T_NONE = 0,
+	KINST_T_OOL = 1,		/* executed out of line, verbatim */
+	KINST_T_OOL_RIPREL = 2,		/* out of line, disp32 rewritten */
+	KINST_T_EMULATE = 3,		/* emulated on the register file */
+	KINST_T_REFUSE = 4,		/* not traceable: see reason */
+};
+
+enum kinst_emul {
+	KINST_EM_NONE = 0,
+	KINST_EM_JCC,		/* 70-7f rel8, 0f 80-8f rel32 */
+	KINST_EM_JMP_REL,	/* eb rel8, e9 rel32 */
+	KINST_EM_CALL_REL,	/* e8 rel32 */
+	KINST_EM_CALL_IND,	/* ff /2: register or memory */
+	KINST_EM_JMP_IND,	/* ff /4: register or memory */
+	KINST_EM_LOOP,		/* e2 */
+	KINST_EM_LOOPE,		/* e1 */
+	KINST_EM_LOOPNE,	/* e0 */
+	KINST_EM_JRCXZ,		/* e3 (jecxz with 67) */
+	KINST_EM_RET,		/* c3 */
+	KINST_EM_RET_IMM,	/* c2 iw */
+	KINST_EM_PUSHF,		/* 9c */
+	KINST_EM_POPF,		/* 9d */
+	KINST_EM_COUNT
+};
+
+/* Stable reason codes; their names (kinst_reason_name) are part of the CLI's JSON. */
+enum kinst_reason {
+	KINST_R_NONE = 0,
+	KINST_R_UNDECODABLE,	/* "undecodable" */
+	KINST_R_INT3,		/* "int3": 0xcc, already a breakpoint */
+	KINST_R_INT,		/* "interrupt": int n, int1, into */
+	KINST_R_IRET,		/* "iret" */
+	KINST_R_SYSTEM_ENTRY,	/* "syscall-sysret": syscall/sysret/sysenter/sysexit */
+	KINST_R_FAR,		/* "far-transfer": far call/jmp/ret */
+	KINST_R_SWAPGS,		/* "swapgs" */
+	KINST_R_XBEGIN,		/* "xbegin" */
+	KINST_R_UD,		/* "undefined-opcode": ud0/ud1/ud2 (BUG/WARN sites) */
+	KINST_R_HALT,		/* "halt": hlt, mwait, mwaitx, umwait, tpause */
+	KINST_R_MOV_SS,		/* "ss-load": mov to %ss, lss */
+	KINST_R_BRANCH_OPSIZE,	/* "branch-operand-size": 66-prefixed near branch */
+	KINST_R_SEGMENT,	/* "segment-override": fs/gs memory operand in an emulated branch */
+	KINST_R_VMENTRY,	/* "vm-entry": vmlaunch/vmresume/vmrun */
+	KINST_R_RIPREL_RANGE,	/* "riprel-out-of-range": trampoline cannot reach the target */
+	KINST_R_FIXUP,		/* "exception-fixup": the kernel has a fixup for this address */
+	KINST_R_ONFAULT,	/* "onfault-function": runs with a fault handler armed */
+	KINST_R_EXCLUDED,	/* "excluded-function": tracer's own path, entry code, debugger */
+	KINST_R_TEXT_PATCHED,	/* "text-patched": ftrace/jump label/static call/kprobe site */
+	KINST_R_COUNT
+};
+
+#define	KINST_CF_NO_STI	0x01	/* changes IF itself: use the trampoline variant without sti */
+#define	KINST_CF_RIPREL	0x02	/* has a RIP-relative disp32 */
+
+struct kinst_class {
+	uint8_t		treatment;	/* enum kinst_treatment */
+	uint8_t		emul;		/* enum kinst_emul, when KINST_T_EMULATE */
+	uint8_t		reason;		/* enum kinst_reason, when KINST_T_REFUSE */
+	uint8_t		flags;		/* KINST_CF_* */
+};
+
+/*
+ * Classify a decoded instruction.  dec_status is kinst_decode()'s return
+ * value for it (anything but KINST_DEC_OK is refused as undecodable); bytes
+ * are the instruction's bytes.
+ */
+void	kinst_classify(int dec_status, const struct kinst_insn *insn,
+	    const uint8_t *bytes, struct kinst_class *out);
+
+const char	*kinst_treatment_name(int treatment);	/* "out-of-line", ... */
+const char	*kinst_emul_name(int emul);		/* "jcc", "call", ... */
+const char	*kinst_reason_name(int reason);		/* "int3", ... */
+
+/*
+ * Walk a function's bytes from its first byte.  kinst_func_boundary() says
+ * whether off is an instruction boundary strictly inside [0, size): returns
+ * 1 if it is, 0 if it is not (then prev and next, when not NULL, get the
+ * nearest boundaries below and above, next == size if none), -1 if the
+ * function could not be decoded up to off (an undecodable instruction before
+ * it).
+ */
+int	kinst_func_boundary(const uint8_t *func, size_t size, uint32_t off,
+	    uint32_t *prev, uint32_t *next);
+
+#endif /* !KINST_CLASSIFY_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The trap-time entry point and the per-open-file session.
+ *
+ * kinst_engine_hit() is called by the shim's #BP hook with the interrupted
+ * register file, rip normalized to the address of the int3 byte.  It looks
+ * the address up, records a snapshot (regs as the instruction would have seen
+ * them) into the owning session's ring for this CPU, then either points rip
+ * at the probe's trampoline (KINST_HIT_REDIRECT) or emulates the instruction
+ * (KINST_HIT_EMULATED).  On KINST_HIT_NOT_OURS regs are untouched and the
+ * shim passes the trap on.
+ */
+#ifndef KINST_ENGINE_H
+#define KINST_ENGINE_H
+
+#include "kinst_abi.h"
+#include "kinst_emulate.h"
+#include "kinst_probe.h"
+#include "kinst_relocate.h"
+#include "kinst_ring.h"
+
+#define	KINST_MAXCPU	1024
+
+enum kinst_hit_result {
+	KINST_HIT_NOT_OURS = 0,
+	KINST_HIT_REDIRECT = 1,
+	KINST_HIT_EMULATED = 2,
+	KINST_HIT_ERROR = 3,	/* ours, but emulation faulted: regs untouched */
+};
+
+/* One per open device file: its rings (one per CPU) and its filters. */
+struct kinst_session {
+	struct kinst_ring *rings;	/* [ncpus], set up by the shim */
+	uint64_t	*hits;		/* [ncpus] hits of this session's probes, per CPU */
+	uint32_t	ncpus;
+	int32_t		filter_pid;	/* record only this pid (-1: all) */
+	int32_t		filter_cpu;	/* record only this CPU (-1: all) */
+	uint32_t	_pad;
+	void		*os_priv;	/* the shim's */
+};
+
+struct kinst_engine {
+	struct kinst_ptable table;
+	uint32_t	ncpus;
+	uint32_t	manage_if;	/* kernels: 1 (run trampolines with IF clear); user harness: 0 */
+	uint32_t	depth[KINST_MAXCPU];	/* per-CPU in-handler depth */
+};
+
+void	kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if);
+void	kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
+	    uint64_t *hits, uint32_t ncpus);
+
+/*
+ * Arm time: decode and classify the instruction at addr (bytes, avail
+ * readable), fill p, and, for an out-of-line instruction, build its
+ * trampoline image for address tramp into img.  Returns KINST_R_NONE when
+ * traceable, or the reason it is not (p->cls says so too).
+ */
+int	kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
+	    size_t avail, uint64_t addr, uint64_t tramp,
+	    uint8_t img[KINST_TRAMP_SIZE]);
+
+/* Trap time. */
+int	kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs);
+
+#endif /* !KINST_ENGINE_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Probes and the probe table.
+ *
+ * The table is an open-addressing hash of probe pointers keyed by address.
+ * Lookups (trap context, any number of CPUs, nested) take no lock: they read
+ * slots with acquire loads.  Inserts and removals are serialized by the
+ * caller (a mutex in the shim's control path).  A removed slot becomes a
+ * tombstone, never moves another probe, and is recycled only when that cannot
+ * break a concurrent lookup's probe sequence.  A removed probe must stay
+ * readable until the shim has proven that no CPU can still be looking at it
+ * (the same quiescence that guards its trampoline).
+ */
+#ifndef KINST_PROBE_H
+#define KINST_PROBE_H
+
+#include "kinst_classify.h"
+
+struct kinst_session;
+
+struct kinst_probe {
+	uint64_t	addr;		/* address of the probed instruction */
+	uint64_t	tramp;		/* trampoline address (KINST_TRAMP_SIZE bytes) */
+	struct kinst_session *session;	/* owner (the open file) */
+	uint64_t	hits;		/* atomically incremented in trap context */
+	uint32_t	id;
+	uint32_t	offset;		/* offset inside its function */
+	struct kinst_insn insn;
+	struct kinst_class cls;
+	uint8_t		orig[KINST_MAX_INSN_LEN + 1];	/* original bytes */
+	void		*os_priv;	/* the shim's */
+};
+
+#define	KINST_PTABLE_SLOTS	16384	/* power of two, 2 x KINST_MAX_PROBES */
+
+struct kinst_ptable {
+	struct kinst_probe *slots[KINST_PTABLE_SLOTS];
+	uint32_t	count;		/* live probes */
+	uint32_t	tombstones;
+};
+
+enum kinst_ptable_err {
+	KINST_PT_OK = 0,
+	KINST_PT_FULL = 1,
+	KINST_PT_EXISTS = 2,
+	KINST_PT_NOENT = 3,
+};
+
+void	kinst_ptable_init(struct kinst_ptable *t);
+int	kinst_ptable_insert(struct kinst_ptable *t, struct kinst_probe *p);
+int	kinst_ptable_remove(struct kinst_ptable *t, struct kinst_probe *p);
+struct kinst_probe *kinst_ptable_lookup(const struct kinst_ptable *t, uint64_t addr);
+
+#endif /* !KINST_PROBE_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Per-probe trampolines.  A trampoline is KINST_TRAMP_SIZE bytes holding two
+ * variants of the same code, built once at arm time and never written again
+ * while the probe is armed:
+ *
+ *   tramp + KINST_TRAMP_NOSTI:  [relocated insn] [jmp rel32 -> addr + len]
+ *   tramp + KINST_TRAMP_STI:    [relocated insn] [sti] [jmp rel32 -> addr + len]
+ *
+ * The handler enters the sti variant when the interrupted context had IF set
+ * (it clears IF in the saved RFLAGS first), so the instruction runs with
+ * interrupts off and sti's one-instruction shadow covers the jump back.
+ * Instructions that change IF themselves (KINST_CF_NO_STI) use the no-sti
+ * variant for both.  Unused bytes are int3.
+ */
+#ifndef KINST_RELOCATE_H
+#define KINST_RELOCATE_H
+
+#include "kinst_classify.h"
+
+#define	KINST_TRAMP_SIZE	64
+#define	KINST_TRAMP_NOSTI	0
+#define	KINST_TRAMP_STI		32
+
+enum kinst_reloc_err {
+	KINST_RELOC_OK = 0,
+	KINST_RELOC_RANGE = 1,	/* disp32 or jmp rel32 does not reach */
+	KINST_RELOC_NOTOOL = 2,	/* the instruction is not an out-of-line one */
+};
+
+/*
+ * Build the trampoline image for the instruction at addr (bytes/insn/cls
+ * describe it) to be placed at tramp.  out receives KINST_TRAMP_SIZE bytes.
+ */
+int	kinst_tramp_build(const uint8_t *bytes, const struct kinst_insn *insn,
+	    const struct kinst_class *cls, uint64_t addr, uint64_t tramp,
+	    uint8_t out[KINST_TRAMP_SIZE]);
+
+/* Can code at tramp reach every target it must (disp32, jmp back)? */
+bool	kinst_tramp_reaches(const struct kinst_insn *insn, uint64_t addr,
+	    uint64_t tramp);
+
+#endif /* !KINST_RELOCATE_H */

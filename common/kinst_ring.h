@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Single-producer / single-consumer ring of variable-size records.
+ *
+ * One ring per CPU (per open file): the producer is the trap handler on that
+ * CPU (nested hits never reach the producer: the engine's per-CPU depth guard
+ * turns them into drops), the consumer is read(2), serialized by the shim.
+ * Records are 8-byte aligned, start with struct kinst_rec_hdr, and never wrap:
+ * a record that would cross the end is preceded by a KINST_REC_PAD filler up
+ * to the end.  A full ring drops the record and counts it; the producer never
+ * blocks or spins.  Positions are free-running 64-bit byte counters.
+ */
+#ifndef KINST_RING_H
+#define KINST_RING_H
+
+#include "kinst_abi.h"
+
+struct kinst_ring {
+	uint8_t		*buf;
+	uint32_t	size;		/* power of two, >= 64 */
+	uint32_t	mask;
+	uint64_t	head;		/* producer position (written by producer only) */
+	uint64_t	tail;		/* consumer position (written by consumer only) */
+	uint64_t	written;	/* records written (producer only) */
+	uint64_t	dropped;	/* records dropped (producer only) */
+};
+
+/* size must be a power of two >= 64; returns 0 or -1. */
+int	kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size);
+
+/*
+ * Producer: append one record (len bytes, len a multiple of 8, starting with
+ * a kinst_rec_hdr whose size field equals len).  Returns 0 if written, -1 if
+ * dropped (counted).
+ */
+int	kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len);
+
+/* Producer: count a record dropped for another reason (nested hit). */
+void	kinst_ring_count_drop(struct kinst_ring *r);
+
+/*
+ * Consumer: copy whole records into dst (capacity cap bytes), oldest first,
+ * skipping fillers, and free their space.  Returns the number of bytes
+ * copied (0 if the ring is empty or the oldest record does not fit in cap).
+ */
+size_t	kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap);
+
+/* Consumer: are there records to read? */
+bool	kinst_ring_empty(const struct kinst_ring *r);
+
+/* Counters, readable from any context (relaxed). */
+uint64_t kinst_ring_written(const struct kinst_ring *r);
+uint64_t kinst_ring_dropped(const struct kinst_ring *r);
+
+#endif /* !KINST_RING_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Fixed-width types for the portable engine.
+ *
+ * common/ is freestanding C11: it includes no libc and no OS header of its
+ * own.  In user space and in any hosted build the compiler's freestanding
+ * headers give us the types.  A kernel build defines KINST_KERNEL_TYPES and
+ * puts a "kinst_platform_types.h" of its own (kmod/<os>/) on the include path
+ * that provides uint8_t ... uint64_t, int32_t, int64_t, size_t, uintptr_t and
+ * bool the way that kernel spells them.
+ */
+#ifndef KINST_TYPES_H
+#define KINST_TYPES_H
+
+#ifdef KINST_KERNEL_TYPES
+#include "kinst_platform_types.h"
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#define	KINST_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Relaxed/acquire/release helpers over the GCC/Clang __atomic builtins. */
+#define	KINST_LOAD_RELAXED(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define	KINST_LOAD_ACQUIRE(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define	KINST_STORE_RELAXED(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define	KINST_STORE_RELEASE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+#endif /* !KINST_TYPES_H */

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Shared settings for tests/setup, tests/run and the guest harness.
+# Sourced, not executed.  Expects $top (the source tree).
+
+KINST_BUILD=${KINST_BUILD:-$top/build}
+KINST_CACHE=${KINST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kinst}
+
+# Everything the build, the tests and the guest need, from Debian 12.
+KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
+ libcapstone-dev libelf-dev libcli11-dev nlohmann-json3-dev \
+ kyua atf-sh libatf-dev clang libclang-rt-14-dev binutils jq cpio gzip \
+ busybox-static qemu-system-x86 linux-headers-amd64 kmod"
+
+export KINST_BUILD KINST_CACHE
+
+# Debian's kernel: the linux-image package that linux-image-amd64 points
+# at, extracted (never installed) under $KINST_CACHE/kernel/.
+kinst_kernel_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+	    sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n 1
+}
+
+kinst_fetch_kernel() {
+	pkg=$(kinst_kernel_pkg)
+	if [ -z "$pkg" ]; then
+		echo "kinst: cannot tell which linux-image package linux-image-amd64 means (apt-get update?)" >&2
+		return 1
+	fi
+	dir=$KINST_CACHE/kernel
+	if [ -f "$dir/.$pkg.done" ]; then
+		return 0
+	fi
+	echo "kinst: fetching $pkg into $dir" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir/root"
+	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) || {
+		echo "kinst: apt-get download $pkg failed" >&2
+		return 1
+	}
+	dpkg-deb -x "$dir"/"$pkg"_*.deb "$dir/root"
+	rm -f "$dir"/"$pkg"_*.deb
+	touch "$dir/.$pkg.done"
+}
+
+kinst_build() {
+	cmake -S "$top" -B "$KINST_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build "$KINST_BUILD" -j"$(nproc)"
+}
