@@ -1,2 +1,375 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include "kinst_engine.h"
+/*
+ * Instruction classification: out of line, emulated, or refused.
+ *
+ * The rule (DESIGN.md): control flow whose effect depends on where the
+ * instruction sits is emulated on the saved register file; everything else
+ * runs out of line in a trampoline, with a RIP-relative displacement
+ * rewritten; what cannot be done safely is refused with a stable reason.
+ * docs/engine.md has the table with the reasoning for every row.
+ */
+
+#include "kinst_classify.h"
+
+static const char *const treatment_names[] = {
+	[KINST_T_NONE] = "none",
+	[KINST_T_OOL] = "out-of-line",
+	[KINST_T_OOL_RIPREL] = "out-of-line-riprel",
+	[KINST_T_EMULATE] = "emulated",
+	[KINST_T_REFUSE] = "refused",
+};
+
+static const char *const emul_names[] = {
+	[KINST_EM_NONE] = "none",
+	[KINST_EM_JCC] = "jcc",
+	[KINST_EM_JMP_REL] = "jmp",
+	[KINST_EM_CALL_REL] = "call",
+	[KINST_EM_CALL_IND] = "call-indirect",
+	[KINST_EM_JMP_IND] = "jmp-indirect",
+	[KINST_EM_LOOP] = "loop",
+	[KINST_EM_LOOPE] = "loope",
+	[KINST_EM_LOOPNE] = "loopne",
+	[KINST_EM_JRCXZ] = "jrcxz",
+	[KINST_EM_RET] = "ret",
+	[KINST_EM_RET_IMM] = "ret-imm",
+	[KINST_EM_PUSHF] = "pushf",
+	[KINST_EM_POPF] = "popf",
+};
+
+static const char *const reason_names[] = {
+	[KINST_R_NONE] = "none",
+	[KINST_R_UNDECODABLE] = "undecodable",
+	[KINST_R_INT3] = "int3",
+	[KINST_R_INT] = "interrupt",
+	[KINST_R_IRET] = "iret",
+	[KINST_R_SYSTEM_ENTRY] = "syscall-sysret",
+	[KINST_R_FAR] = "far-transfer",
+	[KINST_R_SWAPGS] = "swapgs",
+	[KINST_R_XBEGIN] = "xbegin",
+	[KINST_R_UD] = "undefined-opcode",
+	[KINST_R_HALT] = "halt",
+	[KINST_R_MOV_SS] = "ss-load",
+	[KINST_R_BRANCH_OPSIZE] = "branch-operand-size",
+	[KINST_R_SEGMENT] = "segment-override",
+	[KINST_R_VMENTRY] = "vm-entry",
+	[KINST_R_RIPREL_RANGE] = "riprel-out-of-range",
+	[KINST_R_FIXUP] = "exception-fixup",
+	[KINST_R_ONFAULT] = "onfault-function",
+	[KINST_R_EXCLUDED] = "excluded-function",
+	[KINST_R_TEXT_PATCHED] = "text-patched",
+	[KINST_R_STI_SHADOW] = "sti-shadow",
+};
+
+_Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");
+_Static_assert(KINST_NELEM(emul_names) == KINST_EM_COUNT, "names");
+_Static_assert(KINST_NELEM(reason_names) == KINST_R_COUNT, "names");
+
+const char *
+kinst_treatment_name(int t)
+{
+	if (t < 0 || (unsigned)t >= KINST_NELEM(treatment_names))
+		return ("unknown");
+	return (treatment_names[t]);
+}
+
+const char *
+kinst_emul_name(int e)
+{
+	if (e < 0 || (unsigned)e >= KINST_NELEM(emul_names))
+		return ("unknown");
+	return (emul_names[e]);
+}
+
+const char *
+kinst_reason_name(int r)
+{
+	if (r < 0 || (unsigned)r >= KINST_NELEM(reason_names))
+		return ("unknown");
+	return (reason_names[r]);
+}
+
+static void
+refuse(struct kinst_class *out, int reason)
+{
+	out->treatment = KINST_T_REFUSE;
+	out->emul = KINST_EM_NONE;
+	out->reason = (uint8_t)reason;
+}
+
+static void
+emulate(struct kinst_class *out, int emul)
+{
+	out->treatment = KINST_T_EMULATE;
+	out->emul = (uint8_t)emul;
+	out->reason = KINST_R_NONE;
+}
+
+/*
+ * A near branch: emulated, unless an operand-size prefix makes its meaning
+ * vendor-dependent (Intel ignores 0x66 on near branches in 64-bit mode, AMD
+ * truncates the target to 16 bits), or its memory operand is fs/gs-relative
+ * (the emulator does not know segment bases).
+ */
+static void
+branch(const struct kinst_insn *insn, struct kinst_class *out, int emul)
+{
+	if (insn->prefixes & KINST_PFX_66) {
+		refuse(out, KINST_R_BRANCH_OPSIZE);
+		return;
+	}
+	if (insn->has_modrm && insn->mod != 3 &&
+	    (insn->prefixes & (KINST_PFX_FS | KINST_PFX_GS)) != 0) {
+		refuse(out, KINST_R_SEGMENT);
+		return;
+	}
+	emulate(out, emul);
+}
+
+/* The primary opcode map.  Returns true when it decided. */
+static bool
+classify_1byte(const struct kinst_insn *insn, struct kinst_class *out)
+{
+	uint8_t op = insn->opcode;
+
+	if (op >= 0x70 && op <= 0x7f) {
+		branch(insn, out, KINST_EM_JCC);
+		return (true);
+	}
+	switch (op) {
+	case 0xcc:				/* int3 */
+		refuse(out, KINST_R_INT3);
+		return (true);
+	case 0xcd:				/* int n */
+	case 0xce:				/* into (invalid in 64-bit mode) */
+	case 0xf1:				/* int1 / icebp */
+		refuse(out, KINST_R_INT);
+		return (true);
+	case 0xcf:				/* iret */
+		refuse(out, KINST_R_IRET);
+		return (true);
+	case 0xca:				/* lret imm16 */
+	case 0xcb:				/* lret */
+	case 0x9a:				/* lcall ptr (invalid in 64-bit) */
+	case 0xea:				/* ljmp ptr (invalid in 64-bit) */
+		refuse(out, KINST_R_FAR);
+		return (true);
+	case 0xc2:
+		branch(insn, out, KINST_EM_RET_IMM);
+		return (true);
+	case 0xc3:
+		branch(insn, out, KINST_EM_RET);
+		return (true);
+	case 0xe8:
+		branch(insn, out, KINST_EM_CALL_REL);
+		return (true);
+	case 0xe9:
+	case 0xeb:
+		branch(insn, out, KINST_EM_JMP_REL);
+		return (true);
+	case 0xe0:
+		branch(insn, out, KINST_EM_LOOPNE);
+		return (true);
+	case 0xe1:
+		branch(insn, out, KINST_EM_LOOPE);
+		return (true);
+	case 0xe2:
+		branch(insn, out, KINST_EM_LOOP);
+		return (true);
+	case 0xe3:
+		branch(insn, out, KINST_EM_JRCXZ);
+		return (true);
+	case 0x9c:				/* pushf: IF must be the interrupted one */
+		emulate(out, KINST_EM_PUSHF);
+		return (true);
+	case 0x9d:				/* popf: see docs/engine.md */
+		emulate(out, KINST_EM_POPF);
+		return (true);
+	case 0xf4:				/* hlt */
+		refuse(out, KINST_R_HALT);
+		return (true);
+	case 0x8e:				/* mov r/m16, Sreg */
+		if (insn->reg == 2) {
+			refuse(out, KINST_R_MOV_SS);
+			return (true);
+		}
+		return (false);
+	case 0xfa:				/* cli */
+	case 0xfb:				/* sti */
+		out->flags |= KINST_CF_NO_STI;
+		return (false);
+	case 0xc7:				/* c7 f8: xbegin rel32 */
+		if (insn->modrm == 0xf8) {
+			refuse(out, KINST_R_XBEGIN);
+			return (true);
+		}
+		return (false);
+	case 0xff:
+		switch (insn->reg) {
+		case 2:
+			branch(insn, out, KINST_EM_CALL_IND);
+			return (true);
+		case 4:
+			branch(insn, out, KINST_EM_JMP_IND);
+			return (true);
+		case 3:
+		case 5:
+			refuse(out, KINST_R_FAR);
+			return (true);
+		}
+		return (false);
+	}
+	return (false);
+}
+
+/* The 0F map. */
+static bool
+classify_0f(const struct kinst_insn *insn, struct kinst_class *out)
+{
+	uint8_t op = insn->opcode;
+
+	if (op >= 0x80 && op <= 0x8f) {
+		branch(insn, out, KINST_EM_JCC);
+		return (true);
+	}
+	switch (op) {
+	case 0x05:				/* syscall */
+	case 0x07:				/* sysret */
+	case 0x34:				/* sysenter */
+	case 0x35:				/* sysexit */
+		refuse(out, KINST_R_SYSTEM_ENTRY);
+		return (true);
+	case 0x0b:				/* ud2 */
+	case 0xb9:				/* ud1 */
+	case 0xff:				/* ud0 */
+	case 0xaa:				/* rsm: #UD outside SMM */
+		refuse(out, KINST_R_UD);
+		return (true);
+	case 0xb2:				/* lss */
+		refuse(out, KINST_R_MOV_SS);
+		return (true);
+	case 0xae:
+		/* 66 0f ae /6 (mod 3): tpause; f2 0f ae /6: umwait. */
+		if (insn->mod == 3 && insn->reg == 6 &&
+		    (insn->prefixes & (KINST_PFX_66 | KINST_PFX_F2)) != 0) {
+			refuse(out, KINST_R_HALT);
+			return (true);
+		}
+		return (false);
+	case 0x01:
+		switch (insn->modrm) {
+		case 0xf8:			/* swapgs */
+			refuse(out, KINST_R_SWAPGS);
+			return (true);
+		case 0xc9:			/* mwait */
+		case 0xfb:			/* mwaitx */
+			refuse(out, KINST_R_HALT);
+			return (true);
+		case 0xc2:			/* vmlaunch */
+		case 0xc3:			/* vmresume */
+		case 0xd8:			/* vmrun */
+			refuse(out, KINST_R_VMENTRY);
+			return (true);
+		case 0xca:			/* f3: eretu, f2: erets (FRED) */
+			if (insn->prefixes & (KINST_PFX_F2 | KINST_PFX_F3)) {
+				refuse(out, KINST_R_IRET);
+				return (true);
+			}
+			return (false);		/* clac */
+		}
+		return (false);
+	}
+	return (false);
+}
+
+void
+kinst_classify(int dec_status, const struct kinst_insn *insn,
+    const uint8_t *bytes, struct kinst_class *out)
+{
+	bool decided;
+
+	out->treatment = KINST_T_NONE;
+	out->emul = KINST_EM_NONE;
+	out->reason = KINST_R_NONE;
+	out->flags = 0;
+
+	if (dec_status != KINST_DEC_OK || insn->len == 0) {
+		refuse(out, KINST_R_UNDECODABLE);
+		return;
+	}
+	/* Somebody else's breakpoint (or ours): never stack a probe on it. */
+	if (bytes[0] == 0xcc) {
+		refuse(out, KINST_R_INT3);
+		return;
+	}
+	if (insn->rip_relative)
+		out->flags |= KINST_CF_RIPREL;
+
+	decided = false;
+	if (insn->enc == KINST_ENC_LEGACY) {
+		if (insn->map == KINST_MAP_1BYTE)
+			decided = classify_1byte(insn, out);
+		else if (insn->map == KINST_MAP_0F)
+			decided = classify_0f(insn, out);
+	}
+	if (decided)
+		return;
+
+	/* Everything else has no control flow of its own: run it out of line. */
+	out->treatment = insn->rip_relative ? KINST_T_OOL_RIPREL : KINST_T_OOL;
+}
+
+/*
+ * Is insn (already decoded) an sti whose one-instruction interrupt shadow
+ * matters because the next instruction (next, avail bytes) halts?  Out of
+ * line, the shadow would cover the jump back instead, and an interrupt
+ * arriving before the hlt/mwait would be taken too early: the CPU could
+ * then sleep with its wakeup already consumed.
+ */
+bool
+kinst_sti_shadow_matters(const struct kinst_insn *insn, const uint8_t *next,
+    size_t avail)
+{
+	struct kinst_insn n;
+	struct kinst_class c;
+
+	if (insn->enc != KINST_ENC_LEGACY || insn->map != KINST_MAP_1BYTE ||
+	    insn->opcode != 0xfb)
+		return (false);
+	if (kinst_decode(next, avail, &n) != KINST_DEC_OK)
+		return (true);		/* cannot tell: assume it matters */
+	kinst_classify(KINST_DEC_OK, &n, next, &c);
+	return (c.treatment == KINST_T_REFUSE && c.reason == KINST_R_HALT);
+}
+
+int
+kinst_func_boundary(const uint8_t *func, size_t size, uint32_t off,
+    uint32_t *prev, uint32_t *next)
+{
+	struct kinst_insn insn;
+	size_t pos, last;
+
+	if (off >= size) {
+		if (prev != NULL)
+			*prev = 0;
+		if (next != NULL)
+			*next = (uint32_t)size;
+		return (0);
+	}
+	pos = 0;
+	last = 0;
+	while (pos < size) {
+		if (pos == off)
+			return (1);
+		if (pos > off)
+			break;
+		if (kinst_decode(func + pos, size - pos, &insn) != KINST_DEC_OK)
+			return (-1);
+		last = pos;
+		pos += insn.len;
+	}
+	if (prev != NULL)
+		*prev = (uint32_t)last;
+	if (next != NULL)
+		*next = (uint32_t)(pos < size ? pos : size);
+	return (0);
+}

@@ -58,6 +58,7 @@ enum kinst_reason {
 	KINST_R_ONFAULT,	/* "onfault-function": runs with a fault handler armed */
 	KINST_R_EXCLUDED,	/* "excluded-function": tracer's own path, entry code, debugger */
 	KINST_R_TEXT_PATCHED,	/* "text-patched": ftrace/jump label/static call/kprobe site */
+	KINST_R_STI_SHADOW,	/* "sti-shadow": sti right before hlt/mwait (its shadow matters) */
 	KINST_R_COUNT
 };
 
@@ -78,6 +79,14 @@ struct kinst_class {
  */
 void	kinst_classify(int dec_status, const struct kinst_insn *insn,
 	    const uint8_t *bytes, struct kinst_class *out);
+
+/*
+ * Is insn an sti immediately followed (next, avail bytes) by an instruction
+ * that halts?  Then its interrupt shadow matters and it must be refused
+ * (KINST_R_STI_SHADOW); kinst_probe_prepare() checks this.
+ */
+bool	kinst_sti_shadow_matters(const struct kinst_insn *insn,
+	    const uint8_t *next, size_t avail);
 
 const char	*kinst_treatment_name(int treatment);	/* "out-of-line", ... */
 const char	*kinst_emul_name(int emul);		/* "jcc", "call", ... */

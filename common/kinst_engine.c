@@ -1,2 +1,199 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The trap-time entry point, and probe preparation at arm time.
+ *
+ * Probe context rules (DESIGN.md): no lock, no sleep, no allocation, no
+ * direct wakeup, no call to anything traceable.  kinst_engine_hit() calls
+ * only the probe table lookup, the ring, the emulator and the kinst_os_*
+ * trap-context functions, all of which obey the same rules.
+ */
+
 #include "kinst_engine.h"
+#include "kinst_os.h"
+
+void
+kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
+{
+	uint32_t i;
+
+	kinst_ptable_init(&e->table);
+	e->ncpus = ncpus > KINST_MAXCPU ? KINST_MAXCPU : ncpus;
+	e->manage_if = manage_if ? 1 : 0;
+	for (i = 0; i < KINST_MAXCPU; i++)
+		e->depth[i] = 0;
+}
+
+void
+kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
+    uint64_t *hits, uint32_t ncpus)
+{
+	uint32_t i;
+
+	s->rings = rings;
+	s->hits = hits;
+	s->ncpus = ncpus;
+	s->filter_pid = -1;
+	s->filter_cpu = -1;
+	s->_pad = 0;
+	s->os_priv = NULL;
+	for (i = 0; i < ncpus; i++)
+		hits[i] = 0;
+}
+
+int
+kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
+    size_t avail, uint64_t addr, uint64_t tramp,
+    uint8_t img[KINST_TRAMP_SIZE])
+{
+	int st;
+	size_t i;
+
+	p->addr = addr;
+	p->tramp = tramp;
+	p->hits = 0;
+	for (i = 0; i < sizeof(p->orig); i++)
+		p->orig[i] = 0;
+	for (i = 0; i < KINST_TRAMP_SIZE; i++)
+		img[i] = 0xcc;
+
+	st = kinst_decode(bytes, avail, &p->insn);
+	kinst_classify(st, &p->insn, bytes, &p->cls);
+	if (p->cls.treatment == KINST_T_REFUSE)
+		return (p->cls.reason);
+	for (i = 0; i < p->insn.len; i++)
+		p->orig[i] = bytes[i];
+
+	if (kinst_sti_shadow_matters(&p->insn, bytes + p->insn.len,
+	    avail - p->insn.len)) {
+		p->cls.treatment = KINST_T_REFUSE;
+		p->cls.reason = KINST_R_STI_SHADOW;
+		return (p->cls.reason);
+	}
+	if (p->cls.treatment == KINST_T_EMULATE)
+		return (KINST_R_NONE);
+	if (kinst_tramp_build(bytes, &p->insn, &p->cls, addr, tramp, img) !=
+	    KINST_RELOC_OK) {
+		p->cls.treatment = KINST_T_REFUSE;
+		p->cls.emul = KINST_EM_NONE;
+		p->cls.reason = KINST_R_RIPREL_RANGE;
+		return (p->cls.reason);
+	}
+	return (KINST_R_NONE);
+}
+
+static int
+mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	return (kinst_os_read(addr, buf, len));
+}
+
+static int
+mem_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	(void)ctx;
+	return (kinst_os_write_stack(addr, buf, len));
+}
+
+static const struct kinst_mem_ops os_mem = {
+	.read = mem_read,
+	.write = mem_write,
+	.ctx = NULL,
+};
+
+static void
+record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
+    uint32_t cpu, const struct kinst_regs *regs)
+{
+	struct kinst_hit_record rec;
+	struct kinst_ring *ring;
+	int32_t pid, tid;
+	uint32_t depth;
+	int i;
+
+	for (i = 0; i < KINST_COMM_LEN; i++)
+		rec.comm[i] = 0;
+	kinst_os_thread(&pid, &tid, rec.comm);
+	if (s->filter_pid >= 0 && pid != s->filter_pid)
+		return;
+	if (s->filter_cpu >= 0 && cpu != (uint32_t)s->filter_cpu)
+		return;
+
+	/* Counted here, so that hits == delivered + dropped for the session. */
+	__atomic_fetch_add(&s->hits[cpu], 1, __ATOMIC_RELAXED);
+	ring = &s->rings[cpu];
+
+	/*
+	 * A hit nested inside another hit on this CPU (an NMI, or a probe on
+	 * something the handler's path could not exclude) must not touch the
+	 * ring the outer hit may be writing: count it as dropped.  The
+	 * increment/decrement pair is balanced before any nested hit returns,
+	 * so a plain per-CPU counter suffices.
+	 */
+	depth = ++e->depth[cpu];
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (depth != 1) {
+		kinst_ring_count_drop(ring);
+	} else {
+		rec.hdr.size = sizeof(rec);
+		rec.hdr.type = KINST_REC_HIT;
+		rec.hdr.flags = 0;
+		rec.cpu = cpu;
+		rec.probe_id = p->id;
+		rec.timestamp_ns = kinst_os_now_ns();
+		rec.addr = p->addr;
+		rec.pid = pid;
+		rec.tid = tid;
+		rec.regs = *regs;
+		if (kinst_ring_put(ring, &rec, sizeof(rec)) == 0)
+			kinst_os_wake_deferred(s);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	e->depth[cpu]--;
+}
+
+int
+kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
+{
+	struct kinst_probe *p;
+	struct kinst_session *s;
+	struct kinst_regs r;
+	uint32_t cpu;
+	bool if_was_set;
+
+	p = kinst_ptable_lookup(&e->table, regs->rip);
+	if (p == NULL)
+		return (KINST_HIT_NOT_OURS);
+
+	__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
+	cpu = kinst_os_cpu();
+	s = KINST_LOAD_ACQUIRE(&p->session);
+	if (s != NULL && cpu < s->ncpus && cpu < e->ncpus)
+		record(e, p, s, cpu, regs);
+
+	if (p->cls.treatment == KINST_T_EMULATE) {
+		r = *regs;
+		if (kinst_emulate(&p->insn, p->cls.emul, &r, &os_mem) !=
+		    KINST_EMU_OK)
+			return (KINST_HIT_ERROR);
+		*regs = r;
+		return (KINST_HIT_EMULATED);
+	}
+
+	/*
+	 * Out of line.  In a kernel the trampoline runs with interrupts off
+	 * so that no thread is ever preempted inside it; the sti variant
+	 * restores IF with its shadow covering the jump back.
+	 */
+	if (e->manage_if) {
+		if_was_set = (regs->rflags & KINST_FL_IF) != 0;
+		regs->rflags &= ~KINST_FL_IF;
+		if (if_was_set && (p->cls.flags & KINST_CF_NO_STI) == 0)
+			regs->rip = p->tramp + KINST_TRAMP_STI;
+		else
+			regs->rip = p->tramp + KINST_TRAMP_NOSTI;
+	} else {
+		regs->rip = p->tramp + KINST_TRAMP_NOSTI;
+	}
+	return (KINST_HIT_REDIRECT);
+}

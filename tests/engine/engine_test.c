@@ -1,0 +1,811 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of the classifier, the trampoline builder, the emulator and the
+ * trap entry, on instructions decoded by the real decoder.  The OS layer is
+ * faked here; the harness in tests/harness proves the same code on real
+ * hardware.
+ */
+#include <atf-c.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kinst_engine.h"
+#include "kinst_os.h"
+
+/* ---- a fake OS: one flat "memory" window, a nesting hook ---- */
+
+static uint8_t fake_mem[4096];
+static uint64_t fake_base = 0x7000;	/* fake_mem[0] is at this address */
+static int fake_cpu;
+static int nest_once;			/* re-enter the engine from inside a hit */
+static struct kinst_engine *nest_engine;
+static struct kinst_regs nest_regs;
+static int nest_result = -1;
+
+uint32_t
+kinst_os_cpu(void)
+{
+	return ((uint32_t)fake_cpu);
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	if (nest_once) {
+		struct kinst_regs r = nest_regs;
+
+		nest_once = 0;
+		nest_result = kinst_engine_hit(nest_engine, &r);
+	}
+	return (42);
+}
+
+void
+kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
+{
+	*pid = 100;
+	*tid = 101;
+	strcpy(comm, "unit");
+}
+
+static int wakes;
+
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	(void)s;
+	wakes++;
+}
+
+static int
+in_window(uint64_t addr, size_t len)
+{
+	return (addr >= fake_base && addr + len <= fake_base + sizeof(fake_mem) &&
+	    addr + len >= addr);
+}
+
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	if (!in_window(addr, len))
+		return (-1);
+	memcpy(buf, fake_mem + (addr - fake_base), len);
+	return (0);
+}
+
+int
+kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
+{
+	if (!in_window(addr, len))
+		return (-1);
+	memcpy(fake_mem + (addr - fake_base), buf, len);
+	return (0);
+}
+
+static const struct kinst_mem_ops test_mem = {
+	.read = NULL, .write = NULL, .ctx = NULL,
+};
+
+static int
+tm_read(void *ctx, uint64_t a, void *b, size_t l)
+{
+	(void)ctx;
+	return (kinst_os_read(a, b, l));
+}
+
+static int
+tm_write(void *ctx, uint64_t a, const void *b, size_t l)
+{
+	(void)ctx;
+	return (kinst_os_write_stack(a, b, l));
+}
+
+static struct kinst_mem_ops mem = { tm_read, tm_write, NULL };
+
+static uint64_t
+mem64(uint64_t addr)
+{
+	uint64_t v;
+
+	ATF_REQUIRE(kinst_os_read(addr, &v, 8) == 0);
+	return (v);
+}
+
+static void
+decode_ok(const uint8_t *b, size_t n, struct kinst_insn *insn)
+{
+	int st = kinst_decode(b, n, insn);
+
+	ATF_REQUIRE_MSG(st == KINST_DEC_OK, "decode status %d", st);
+	ATF_REQUIRE_EQ(insn->len, n);
+}
+
+/* ---- classifier ---- */
+
+struct ccase {
+	const char *what;
+	uint8_t bytes[15];
+	uint8_t len;
+	int treatment;
+	int detail;	/* emul or reason */
+	int flags;
+};
+
+static const struct ccase ccases[] = {
+	{ "mov %rdi,%rax", { 0x48, 0x89, 0xf8 }, 3, KINST_T_OOL, 0, 0 },
+	{ "push %rbp", { 0x55 }, 1, KINST_T_OOL, 0, 0 },
+	{ "mov 0x10(%rip),%rax", { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 }, 7,
+	    KINST_T_OOL_RIPREL, 0, KINST_CF_RIPREL },
+	{ "cmpl $1,0x10(%rip)", { 0x83, 0x3d, 0x10, 0, 0, 0, 1 }, 7,
+	    KINST_T_OOL_RIPREL, 0, KINST_CF_RIPREL },
+	{ "cli", { 0xfa }, 1, KINST_T_OOL, 0, KINST_CF_NO_STI },
+	{ "sti", { 0xfb }, 1, KINST_T_OOL, 0, KINST_CF_NO_STI },
+	{ "jz rel8", { 0x74, 0x05 }, 2, KINST_T_EMULATE, KINST_EM_JCC, 0 },
+	{ "jg rel32", { 0x0f, 0x8f, 1, 0, 0, 0 }, 6, KINST_T_EMULATE, KINST_EM_JCC, 0 },
+	{ "jmp rel8", { 0xeb, 0xfe }, 2, KINST_T_EMULATE, KINST_EM_JMP_REL, 0 },
+	{ "jmp rel32", { 0xe9, 0, 0, 0, 0 }, 5, KINST_T_EMULATE, KINST_EM_JMP_REL, 0 },
+	{ "call rel32", { 0xe8, 0, 0, 0, 0 }, 5, KINST_T_EMULATE, KINST_EM_CALL_REL, 0 },
+	{ "call *%rax", { 0xff, 0xd0 }, 2, KINST_T_EMULATE, KINST_EM_CALL_IND, 0 },
+	{ "call *0x8(%rsp)", { 0xff, 0x54, 0x24, 0x08 }, 4, KINST_T_EMULATE,
+	    KINST_EM_CALL_IND, 0 },
+	{ "call *0(%rip)", { 0xff, 0x15, 0, 0, 0, 0 }, 6, KINST_T_EMULATE,
+	    KINST_EM_CALL_IND, KINST_CF_RIPREL },
+	{ "notrack jmp *%rax", { 0x3e, 0xff, 0xe0 }, 3, KINST_T_EMULATE,
+	    KINST_EM_JMP_IND, 0 },
+	{ "jmp *%gs:0x10", { 0x65, 0xff, 0x24, 0x25, 0x10, 0, 0, 0 }, 8,
+	    KINST_T_REFUSE, KINST_R_SEGMENT, 0 },
+	{ "loop", { 0xe2, 0xfe }, 2, KINST_T_EMULATE, KINST_EM_LOOP, 0 },
+	{ "loope", { 0xe1, 0xfe }, 2, KINST_T_EMULATE, KINST_EM_LOOPE, 0 },
+	{ "loopne", { 0xe0, 0xfe }, 2, KINST_T_EMULATE, KINST_EM_LOOPNE, 0 },
+	{ "jrcxz", { 0xe3, 0x00 }, 2, KINST_T_EMULATE, KINST_EM_JRCXZ, 0 },
+	{ "ret", { 0xc3 }, 1, KINST_T_EMULATE, KINST_EM_RET, 0 },
+	{ "rep ret", { 0xf3, 0xc3 }, 2, KINST_T_EMULATE, KINST_EM_RET, 0 },
+	{ "ret $16", { 0xc2, 0x10, 0x00 }, 3, KINST_T_EMULATE, KINST_EM_RET_IMM, 0 },
+	{ "pushf", { 0x9c }, 1, KINST_T_EMULATE, KINST_EM_PUSHF, 0 },
+	{ "popf", { 0x9d }, 1, KINST_T_EMULATE, KINST_EM_POPF, 0 },
+	{ "int3", { 0xcc }, 1, KINST_T_REFUSE, KINST_R_INT3, 0 },
+	{ "int $0x80", { 0xcd, 0x80 }, 2, KINST_T_REFUSE, KINST_R_INT, 0 },
+	{ "int1", { 0xf1 }, 1, KINST_T_REFUSE, KINST_R_INT, 0 },
+	{ "iretq", { 0x48, 0xcf }, 2, KINST_T_REFUSE, KINST_R_IRET, 0 },
+	{ "sysretq", { 0x48, 0x0f, 0x07 }, 3, KINST_T_REFUSE, KINST_R_SYSTEM_ENTRY, 0 },
+	{ "syscall", { 0x0f, 0x05 }, 2, KINST_T_REFUSE, KINST_R_SYSTEM_ENTRY, 0 },
+	{ "sysenter", { 0x0f, 0x34 }, 2, KINST_T_REFUSE, KINST_R_SYSTEM_ENTRY, 0 },
+	{ "lret", { 0xcb }, 1, KINST_T_REFUSE, KINST_R_FAR, 0 },
+	{ "ljmp *(%rax)", { 0xff, 0x28 }, 2, KINST_T_REFUSE, KINST_R_FAR, 0 },
+	{ "lcall *(%rax)", { 0xff, 0x18 }, 2, KINST_T_REFUSE, KINST_R_FAR, 0 },
+	{ "swapgs", { 0x0f, 0x01, 0xf8 }, 3, KINST_T_REFUSE, KINST_R_SWAPGS, 0 },
+	{ "xbegin", { 0xc7, 0xf8, 0, 0, 0, 0 }, 6, KINST_T_REFUSE, KINST_R_XBEGIN, 0 },
+	{ "ud2", { 0x0f, 0x0b }, 2, KINST_T_REFUSE, KINST_R_UD, 0 },
+	{ "hlt", { 0xf4 }, 1, KINST_T_REFUSE, KINST_R_HALT, 0 },
+	{ "mwait", { 0x0f, 0x01, 0xc9 }, 3, KINST_T_REFUSE, KINST_R_HALT, 0 },
+	{ "mov %eax,%ss", { 0x8e, 0xd0 }, 2, KINST_T_REFUSE, KINST_R_MOV_SS, 0 },
+	{ "mov %eax,%ds", { 0x8e, 0xd8 }, 2, KINST_T_OOL, 0, 0 },
+	{ "data16 call", { 0x66, 0xe8, 0, 0, 0, 0 }, 6, KINST_T_REFUSE,
+	    KINST_R_BRANCH_OPSIZE, 0 },
+	{ "vmlaunch", { 0x0f, 0x01, 0xc2 }, 3, KINST_T_REFUSE, KINST_R_VMENTRY, 0 },
+	{ "vmovdqu 0(%rip),%ymm0", { 0xc5, 0xfe, 0x6f, 0x05, 0, 0, 0, 0 }, 8,
+	    KINST_T_OOL_RIPREL, 0, KINST_CF_RIPREL },
+	{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, KINST_T_OOL, 0, 0 },
+	{ "lock xadd %eax,(%rdi)", { 0xf0, 0x0f, 0xc1, 0x07 }, 4, KINST_T_OOL, 0, 0 },
+	{ "rep movsb", { 0xf3, 0xa4 }, 2, KINST_T_OOL, 0, 0 },
+};
+
+ATF_TC_WITHOUT_HEAD(classify_table);
+ATF_TC_BODY(classify_table, tc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ccases) / sizeof(ccases[0]); i++) {
+		const struct ccase *c = &ccases[i];
+		struct kinst_insn insn;
+		struct kinst_class cls;
+		int st;
+
+		st = kinst_decode(c->bytes, c->len, &insn);
+		kinst_classify(st, &insn, c->bytes, &cls);
+		ATF_CHECK_EQ_MSG(cls.treatment, c->treatment, "%s: treatment %s",
+		    c->what, kinst_treatment_name(cls.treatment));
+		if (c->treatment == KINST_T_EMULATE)
+			ATF_CHECK_EQ_MSG(cls.emul, c->detail, "%s: emul %s",
+			    c->what, kinst_emul_name(cls.emul));
+		if (c->treatment == KINST_T_REFUSE)
+			ATF_CHECK_EQ_MSG(cls.reason, c->detail, "%s: reason %s",
+			    c->what, kinst_reason_name(cls.reason));
+		ATF_CHECK_EQ_MSG(cls.flags, c->flags, "%s: flags %#x", c->what,
+		    cls.flags);
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(classify_undecodable);
+ATF_TC_BODY(classify_undecodable, tc)
+{
+	static const uint8_t bad[] = { 0x06 };		/* push %es: invalid */
+	static const uint8_t trunc[] = { 0x48, 0x8b };	/* mov missing ModRM */
+	struct kinst_insn insn;
+	struct kinst_class cls;
+
+	kinst_classify(kinst_decode(bad, sizeof(bad), &insn), &insn, bad, &cls);
+	ATF_CHECK_EQ(cls.treatment, KINST_T_REFUSE);
+	ATF_CHECK_EQ(cls.reason, KINST_R_UNDECODABLE);
+	kinst_classify(kinst_decode(trunc, sizeof(trunc), &insn), &insn, trunc,
+	    &cls);
+	ATF_CHECK_EQ(cls.reason, KINST_R_UNDECODABLE);
+	ATF_CHECK_STREQ(kinst_reason_name(KINST_R_INT3), "int3");
+	ATF_CHECK_STREQ(kinst_reason_name(9999), "unknown");
+	ATF_CHECK_STREQ(kinst_emul_name(KINST_EM_RET_IMM), "ret-imm");
+}
+
+ATF_TC_WITHOUT_HEAD(sti_shadow);
+ATF_TC_BODY(sti_shadow, tc)
+{
+	static const uint8_t sti_hlt[] = { 0xfb, 0xf4 };
+	static const uint8_t sti_ret[] = { 0xfb, 0xc3 };
+	static const uint8_t sti_mwait[] = { 0xfb, 0x0f, 0x01, 0xc9 };
+	struct kinst_probe p;
+	uint8_t img[KINST_TRAMP_SIZE];
+
+	ATF_CHECK_EQ(kinst_probe_prepare(&p, sti_hlt, 2, 0x1000, 0x2000, img),
+	    KINST_R_STI_SHADOW);
+	ATF_CHECK_EQ(kinst_probe_prepare(&p, sti_mwait, 4, 0x1000, 0x2000, img),
+	    KINST_R_STI_SHADOW);
+	ATF_CHECK_EQ(kinst_probe_prepare(&p, sti_ret, 2, 0x1000, 0x2000, img),
+	    KINST_R_NONE);
+	ATF_CHECK_EQ(p.cls.flags & KINST_CF_NO_STI, KINST_CF_NO_STI);
+}
+
+/* ---- function boundaries ---- */
+
+ATF_TC_WITHOUT_HEAD(func_boundary);
+ATF_TC_BODY(func_boundary, tc)
+{
+	/* push %rbp; mov %rsp,%rbp; mov 0x10(%rip),%rax; pop %rbp; ret */
+	static const uint8_t f[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x05,
+	    0x10, 0, 0, 0, 0x5d, 0xc3 };
+	uint32_t prev, next;
+
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 0, NULL, NULL), 1);
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 1, NULL, NULL), 1);
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 4, NULL, NULL), 1);
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 12, NULL, NULL), 1);
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 7, &prev, &next), 0);
+	ATF_CHECK_EQ(prev, 4);
+	ATF_CHECK_EQ(next, 11);
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 2, &prev, &next), 0);
+	ATF_CHECK_EQ(prev, 1);
+	ATF_CHECK_EQ(next, 4);
+	ATF_CHECK_EQ(kinst_func_boundary(f, sizeof(f), 13, &prev, &next), 0);
+	ATF_CHECK_EQ(next, 13);
+	/* An undecodable byte before the offset: cannot tell. */
+	static const uint8_t g[] = { 0x90, 0x06, 0x90, 0x90 };
+	ATF_CHECK_EQ(kinst_func_boundary(g, sizeof(g), 3, NULL, NULL), -1);
+	ATF_CHECK_EQ(kinst_func_boundary(g, sizeof(g), 1, NULL, NULL), 1);
+}
+
+/* ---- trampolines ---- */
+
+static int32_t
+get32(const uint8_t *p)
+{
+	return ((int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+	    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24));
+}
+
+ATF_TC_WITHOUT_HEAD(tramp_riprel);
+ATF_TC_BODY(tramp_riprel, tc)
+{
+	/* cmpl $0x7f,0x100(%rip): immediate after the displacement. */
+	static const uint8_t b[] = { 0x83, 0x3d, 0x00, 0x01, 0, 0, 0x7f };
+	const uint64_t addr = 0xffffffff81000000ull;
+	const uint64_t tramp = 0xffffffffc0001000ull;
+	struct kinst_insn insn;
+	struct kinst_class cls;
+	uint8_t img[KINST_TRAMP_SIZE];
+	uint64_t target;
+	int v;
+
+	decode_ok(b, sizeof(b), &insn);
+	kinst_classify(KINST_DEC_OK, &insn, b, &cls);
+	ATF_REQUIRE_EQ(cls.treatment, KINST_T_OOL_RIPREL);
+	ATF_REQUIRE_EQ(kinst_tramp_build(b, &insn, &cls, addr, tramp, img),
+	    KINST_RELOC_OK);
+	for (v = 0; v < 2; v++) {
+		uint64_t at = tramp + (v ? KINST_TRAMP_STI : KINST_TRAMP_NOSTI);
+		const uint8_t *code = img + (v ? KINST_TRAMP_STI : KINST_TRAMP_NOSTI);
+		size_t j = sizeof(b);
+
+		ATF_CHECK_EQ(code[0], 0x83);
+		ATF_CHECK_EQ(code[1], 0x3d);
+		ATF_CHECK_EQ(code[6], 0x7f);	/* immediate untouched */
+		target = at + sizeof(b) + (int64_t)get32(code + 2);
+		ATF_CHECK_EQ(target, addr + sizeof(b) + 0x100);
+		if (v) {
+			ATF_CHECK_EQ(code[j], 0xfb);
+			j++;
+		}
+		ATF_CHECK_EQ(code[j], 0xe9);
+		ATF_CHECK_EQ(at + j + 5 + (int64_t)get32(code + j + 1),
+		    addr + sizeof(b));
+		ATF_CHECK_EQ(code[j + 5], 0xcc);	/* filler */
+	}
+	ATF_CHECK(kinst_tramp_reaches(&insn, addr, tramp));
+	/* 3 GiB away does not reach: refused cleanly. */
+	ATF_CHECK_EQ(kinst_tramp_build(b, &insn, &cls, addr,
+	    addr + 0xc0000000ull, img), KINST_RELOC_RANGE);
+	ATF_CHECK(!kinst_tramp_reaches(&insn, addr, addr + 0xc0000000ull));
+}
+
+ATF_TC_WITHOUT_HEAD(tramp_cli);
+ATF_TC_BODY(tramp_cli, tc)
+{
+	static const uint8_t b[] = { 0xfa };
+	struct kinst_insn insn;
+	struct kinst_class cls;
+	uint8_t img[KINST_TRAMP_SIZE];
+
+	decode_ok(b, 1, &insn);
+	kinst_classify(KINST_DEC_OK, &insn, b, &cls);
+	ATF_REQUIRE_EQ(kinst_tramp_build(b, &insn, &cls, 0x1000, 0x5000, img), 0);
+	/* Both variants are cli; jmp — never an sti after a cli. */
+	ATF_CHECK_EQ(img[KINST_TRAMP_NOSTI + 1], 0xe9);
+	ATF_CHECK_EQ(img[KINST_TRAMP_STI], 0xfa);
+	ATF_CHECK_EQ(img[KINST_TRAMP_STI + 1], 0xe9);
+	/* Emulated instructions have no trampoline. */
+	static const uint8_t r[] = { 0xc3 };
+	decode_ok(r, 1, &insn);
+	kinst_classify(KINST_DEC_OK, &insn, r, &cls);
+	ATF_CHECK_EQ(kinst_tramp_build(r, &insn, &cls, 0x1000, 0x5000, img),
+	    KINST_RELOC_NOTOOL);
+}
+
+/* ---- emulator ---- */
+
+static void
+regs_init(struct kinst_regs *r, uint64_t rip)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < KINST_NGPR; i++)
+		r->gpr[i] = 0x1111111111111111ull * (uint64_t)(i + 1);
+	r->gpr[KINST_RSP] = fake_base + 2048;
+	r->rip = rip;
+	r->rflags = 0x202;
+}
+
+static void
+emu(const uint8_t *b, size_t n, struct kinst_regs *r, int want)
+{
+	struct kinst_insn insn;
+	struct kinst_class cls;
+
+	decode_ok(b, n, &insn);
+	kinst_classify(KINST_DEC_OK, &insn, b, &cls);
+	ATF_REQUIRE_EQ(cls.treatment, KINST_T_EMULATE);
+	ATF_REQUIRE_EQ(kinst_emulate(&insn, cls.emul, r, &mem), want);
+}
+
+/* Reference condition evaluation, written from the SDM's jcc table. */
+static int
+ref_cond(int cc, uint64_t f)
+{
+	int cf = !!(f & 1), pf = !!(f & 4), zf = !!(f & 0x40), sf = !!(f & 0x80),
+	    of = !!(f & 0x800);
+
+	switch (cc) {
+	case 0x0: return (of == 1);			/* jo */
+	case 0x1: return (of == 0);			/* jno */
+	case 0x2: return (cf == 1);			/* jb */
+	case 0x3: return (cf == 0);			/* jae */
+	case 0x4: return (zf == 1);			/* je */
+	case 0x5: return (zf == 0);			/* jne */
+	case 0x6: return (cf == 1 || zf == 1);		/* jbe */
+	case 0x7: return (cf == 0 && zf == 0);		/* ja */
+	case 0x8: return (sf == 1);			/* js */
+	case 0x9: return (sf == 0);			/* jns */
+	case 0xa: return (pf == 1);			/* jp */
+	case 0xb: return (pf == 0);			/* jnp */
+	case 0xc: return (sf != of);			/* jl */
+	case 0xd: return (sf == of);			/* jge */
+	case 0xe: return (zf == 1 || sf != of);		/* jle */
+	default: return (zf == 0 && sf == of);		/* jg */
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(emulate_jcc_all);
+ATF_TC_BODY(emulate_jcc_all, tc)
+{
+	int cc, fl, form;
+	uint64_t flags;
+
+	for (cc = 0; cc < 16; cc++) {
+		for (fl = 0; fl < 32; fl++) {
+			/* Every combination of CF PF ZF SF OF. */
+			flags = 0x202 | ((fl & 1) ? 1 : 0) | ((fl & 2) ? 4 : 0) |
+			    ((fl & 4) ? 0x40 : 0) | ((fl & 8) ? 0x80 : 0) |
+			    ((fl & 16) ? 0x800 : 0);
+			for (form = 0; form < 2; form++) {
+				uint8_t b8[2] = { (uint8_t)(0x70 + cc), 0xf0 };
+				uint8_t b32[6] = { 0x0f, (uint8_t)(0x80 + cc),
+				    0x00, 0x10, 0x00, 0x00 };
+				struct kinst_regs r;
+				uint64_t want;
+
+				regs_init(&r, 0x400000);
+				r.rflags = flags;
+				if (form == 0) {
+					emu(b8, 2, &r, 0);
+					want = ref_cond(cc, flags) ?
+					    0x400002 - 0x10 : 0x400002;
+				} else {
+					emu(b32, 6, &r, 0);
+					want = ref_cond(cc, flags) ?
+					    0x400006 + 0x1000 : 0x400006;
+				}
+				ATF_CHECK_EQ_MSG(r.rip, want, "cc %x flags %#lx",
+				    cc, (unsigned long)flags);
+				ATF_CHECK_EQ(r.rflags, flags);
+				ATF_CHECK_EQ(r.gpr[KINST_RSP], fake_base + 2048);
+			}
+		}
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(emulate_calls);
+ATF_TC_BODY(emulate_calls, tc)
+{
+	struct kinst_regs r;
+	uint64_t sp = fake_base + 2048, v;
+
+	/* call rel32 backwards */
+	static const uint8_t call[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff };
+	regs_init(&r, 0x400100);
+	emu(call, sizeof(call), &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x400100);		/* call to itself */
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp - 8);
+	ATF_CHECK_EQ(mem64(sp - 8), 0x400105);
+
+	/* call *%r11 */
+	static const uint8_t callr[] = { 0x41, 0xff, 0xd3 };
+	regs_init(&r, 0x400100);
+	emu(callr, sizeof(callr), &r, 0);
+	ATF_CHECK_EQ(r.rip, r.gpr[KINST_R11]);
+	ATF_CHECK_EQ(mem64(sp - 8), 0x400103);
+
+	/* call *0x10(%rsp): the operand is read with the old %rsp. */
+	static const uint8_t callsp[] = { 0xff, 0x54, 0x24, 0x10 };
+	regs_init(&r, 0x400100);
+	v = 0xdeadbeefcafe;
+	kinst_os_write_stack(sp + 0x10, &v, 8);
+	emu(callsp, sizeof(callsp), &r, 0);
+	ATF_CHECK_EQ(r.rip, v);
+	ATF_CHECK_EQ(mem64(sp - 8), 0x400104);
+
+	/* call *0x8(%rax,%rcx,8) with fake_base-relative registers */
+	static const uint8_t callsib[] = { 0xff, 0x54, 0xc8, 0x08 };
+	regs_init(&r, 0x400100);
+	r.gpr[KINST_RAX] = fake_base + 256;
+	r.gpr[KINST_RCX] = 3;
+	v = 0x123456789;
+	kinst_os_write_stack(fake_base + 256 + 24 + 8, &v, 8);
+	emu(callsib, sizeof(callsib), &r, 0);
+	ATF_CHECK_EQ(r.rip, v);
+
+	/* call *disp(%rip) */
+	static const uint8_t callrip[] = { 0xff, 0x15, 0x10, 0x00, 0x00, 0x00 };
+	regs_init(&r, fake_base + 100);
+	v = 0xabcdef;
+	kinst_os_write_stack(fake_base + 100 + 6 + 0x10, &v, 8);
+	emu(callrip, sizeof(callrip), &r, 0);
+	ATF_CHECK_EQ(r.rip, v);
+	ATF_CHECK_EQ(mem64(sp - 8), fake_base + 106);
+
+	/* jmp *(%r13) (mod 01 disp8 0 for r13) and jmp *table(,%rdx,8) */
+	static const uint8_t jmpr13[] = { 0x41, 0xff, 0x65, 0x00 };
+	regs_init(&r, 0x400100);
+	r.gpr[KINST_R13] = fake_base + 512;
+	v = 0x777;
+	kinst_os_write_stack(fake_base + 512, &v, 8);
+	emu(jmpr13, sizeof(jmpr13), &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x777);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp);
+
+	uint8_t jtab[] = { 0xff, 0x24, 0xd5, 0, 0, 0, 0 };
+	uint32_t tab = (uint32_t)(fake_base + 1024);
+	memcpy(jtab + 3, &tab, 4);
+	regs_init(&r, 0x400100);
+	r.gpr[KINST_RDX] = 2;
+	v = 0x888;
+	kinst_os_write_stack(fake_base + 1024 + 16, &v, 8);
+	emu(jtab, sizeof(jtab), &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x888);
+}
+
+ATF_TC_WITHOUT_HEAD(emulate_loops);
+ATF_TC_BODY(emulate_loops, tc)
+{
+	struct kinst_regs r;
+	static const uint8_t loop[] = { 0xe2, 0xfe };
+	static const uint8_t loop32[] = { 0x67, 0xe2, 0xfd };
+	static const uint8_t loope[] = { 0xe1, 0x10 };
+	static const uint8_t loopne[] = { 0xe0, 0x10 };
+	static const uint8_t jrcxz[] = { 0xe3, 0x10 };
+	static const uint8_t jecxz[] = { 0x67, 0xe3, 0x10 };
+
+	regs_init(&r, 0x1000);
+	r.gpr[KINST_RCX] = 2;
+	emu(loop, 2, &r, 0);
+	ATF_CHECK_EQ(r.gpr[KINST_RCX], 1);
+	ATF_CHECK_EQ(r.rip, 0x1000);
+	emu(loop, 2, &r, 0);
+	ATF_CHECK_EQ(r.gpr[KINST_RCX], 0);
+	ATF_CHECK_EQ(r.rip, 0x1002);
+
+	/* 32-bit count: ecx 0 -> 0xffffffff, taken, upper half cleared. */
+	regs_init(&r, 0x1000);
+	r.gpr[KINST_RCX] = 0x500000000ull;
+	emu(loop32, 3, &r, 0);
+	ATF_CHECK_EQ(r.gpr[KINST_RCX], 0xffffffffull);
+	ATF_CHECK_EQ(r.rip, 0x1000);
+	r.gpr[KINST_RCX] = 0x500000001ull;
+	emu(loop32, 3, &r, 0);
+	ATF_CHECK_EQ(r.gpr[KINST_RCX], 0);
+	ATF_CHECK_EQ(r.rip, 0x1003);
+
+	regs_init(&r, 0x1000);
+	r.gpr[KINST_RCX] = 5;
+	r.rflags = 0x202 | KINST_FL_ZF;
+	emu(loope, 2, &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x1012);
+	r.rip = 0x1000;
+	emu(loopne, 2, &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x1002);		/* ZF set: not taken */
+	ATF_CHECK_EQ(r.gpr[KINST_RCX], 3);
+
+	regs_init(&r, 0x1000);
+	r.gpr[KINST_RCX] = 0x100000000ull;
+	emu(jrcxz, 2, &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x1002);		/* rcx != 0 */
+	r.rip = 0x1000;
+	emu(jecxz, 3, &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x1013);		/* ecx == 0 */
+	ATF_CHECK_EQ(r.gpr[KINST_RCX], 0x100000000ull);	/* untouched */
+}
+
+ATF_TC_WITHOUT_HEAD(emulate_ret_flags);
+ATF_TC_BODY(emulate_ret_flags, tc)
+{
+	struct kinst_regs r;
+	uint64_t sp = fake_base + 2048, v;
+	static const uint8_t ret[] = { 0xc3 };
+	static const uint8_t retimm[] = { 0xc2, 0xff, 0xff };
+	static const uint8_t pushf[] = { 0x9c };
+	static const uint8_t pushfw[] = { 0x66, 0x9c };
+	static const uint8_t popf[] = { 0x9d };
+
+	regs_init(&r, 0x1000);
+	v = 0x4242;
+	kinst_os_write_stack(sp, &v, 8);
+	emu(ret, 1, &r, 0);
+	ATF_CHECK_EQ(r.rip, 0x4242);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp + 8);
+
+	/* ret $0xffff: the immediate is unsigned. */
+	regs_init(&r, 0x1000);
+	emu(retimm, 3, &r, 0);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp + 8 + 0xffff);
+
+	/* pushf pushes the interrupted flags, without RF and VM. */
+	regs_init(&r, 0x1000);
+	r.rflags = 0x202 | KINST_FL_RF | KINST_FL_CF | KINST_FL_AC;
+	emu(pushf, 1, &r, 0);
+	ATF_CHECK_EQ(mem64(sp - 8), 0x202 | KINST_FL_CF | KINST_FL_AC);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp - 8);
+	ATF_CHECK_EQ(r.rip, 0x1001);
+
+	regs_init(&r, 0x1000);
+	v = 0xaaaaaaaaaaaaaaaaull;
+	kinst_os_write_stack(sp - 8, &v, 8);
+	emu(pushfw, 2, &r, 0);
+	ATF_CHECK_EQ(mem64(sp - 8), 0x0202aaaaaaaaaaaaull);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp - 2);
+
+	/* popf at CPL 0: IF, AC, DF restored; RF cleared; VM kept. */
+	regs_init(&r, 0x1000);
+	r.rflags = 0x2 | KINST_FL_RF;
+	v = 0x2 | KINST_FL_IF | KINST_FL_AC | KINST_FL_DF | KINST_FL_ZF |
+	    KINST_FL_VM;
+	kinst_os_write_stack(sp, &v, 8);
+	emu(popf, 1, &r, 0);
+	ATF_CHECK_EQ(r.rflags, 0x2 | KINST_FL_IF | KINST_FL_AC | KINST_FL_DF |
+	    KINST_FL_ZF);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp + 8);
+	/* popf at CPL 3 keeps IF. */
+	regs_init(&r, 0x1000);
+	r.cs = 0x33;
+	r.rflags = 0x202;
+	v = 0x2 | KINST_FL_CF;
+	kinst_os_write_stack(sp, &v, 8);
+	emu(popf, 1, &r, 0);
+	ATF_CHECK_EQ(r.rflags, 0x202 | KINST_FL_CF);
+}
+
+ATF_TC_WITHOUT_HEAD(emulate_fault_leaves_regs);
+ATF_TC_BODY(emulate_fault_leaves_regs, tc)
+{
+	struct kinst_regs r, before;
+	static const uint8_t call[] = { 0xe8, 0, 0, 0, 0 };
+	static const uint8_t callm[] = { 0xff, 0x10 };
+	static const uint8_t ret[] = { 0xc3 };
+
+	regs_init(&r, 0x1000);
+	r.gpr[KINST_RSP] = 0x10;		/* outside the window */
+	before = r;
+	emu(call, 5, &r, KINST_EMU_FAULT);
+	ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+	emu(ret, 1, &r, KINST_EMU_FAULT);
+	ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+	regs_init(&r, 0x1000);
+	r.gpr[KINST_RAX] = 0x10;
+	before = r;
+	emu(callm, 2, &r, KINST_EMU_FAULT);
+	ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+}
+
+/* ---- trap entry ---- */
+
+static struct kinst_engine eng;
+static struct kinst_ring rings[2];
+static uint8_t ringbuf[2][8192];
+static uint64_t shits[2];
+static struct kinst_session sess;
+
+static void
+setup_engine(bool manage_if)
+{
+	kinst_engine_init(&eng, 2, manage_if);
+	kinst_ring_init(&rings[0], ringbuf[0], sizeof(ringbuf[0]));
+	kinst_ring_init(&rings[1], ringbuf[1], sizeof(ringbuf[1]));
+	kinst_session_init(&sess, rings, shits, 2);
+	fake_cpu = 0;
+}
+
+static void
+arm(struct kinst_probe *p, const uint8_t *b, size_t n, uint64_t addr,
+    uint64_t tramp, uint32_t id)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+
+	memset(p, 0, sizeof(*p));
+	ATF_REQUIRE_EQ(kinst_probe_prepare(p, b, n, addr, tramp, img), 0);
+	p->id = id;
+	p->session = &sess;
+	ATF_REQUIRE_EQ(kinst_ptable_insert(&eng.table, p), 0);
+}
+
+ATF_TC_WITHOUT_HEAD(hit_redirect_and_if);
+ATF_TC_BODY(hit_redirect_and_if, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	static const uint8_t cli[] = { 0xfa };
+	struct kinst_probe p, q;
+	struct kinst_regs r;
+	struct kinst_hit_record rec;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	arm(&q, cli, 1, 0x400010, 0x500040, 8);
+
+	regs_init(&r, 0x400000);
+	r.rflags = 0x246;			/* IF set */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);
+	ATF_CHECK_EQ(r.rflags, 0x246 & ~KINST_FL_IF);
+
+	regs_init(&r, 0x400000);
+	r.rflags = 0x046;			/* IF clear */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_NOSTI);
+	ATF_CHECK_EQ(r.rflags, 0x046);
+
+	regs_init(&r, 0x400010);		/* cli with IF set: no sti */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500040 + KINST_TRAMP_NOSTI);
+	ATF_CHECK_EQ(r.rflags & KINST_FL_IF, 0);
+
+	regs_init(&r, 0x400001);		/* not a probe address */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_NOT_OURS);
+	ATF_CHECK_EQ(r.rip, 0x400001);
+
+	/* The record shows the registers as the instruction saw them. */
+	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], &rec, sizeof(rec)), sizeof(rec));
+	ATF_CHECK_EQ(rec.hdr.type, KINST_REC_HIT);
+	ATF_CHECK_EQ(rec.addr, 0x400000);
+	ATF_CHECK_EQ(rec.regs.rip, 0x400000);
+	ATF_CHECK_EQ(rec.regs.rflags, 0x246);
+	ATF_CHECK_EQ(rec.regs.gpr[KINST_RDI], 0x8888888888888888ull);
+	ATF_CHECK_EQ(rec.probe_id, 7);
+	ATF_CHECK_EQ(rec.pid, 100);
+	ATF_CHECK_STREQ(rec.comm, "unit");
+	ATF_CHECK_EQ(p.hits, 2);
+	ATF_CHECK_EQ(shits[0], 3);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 3);
+
+	/* User-space mode never touches IF. */
+	setup_engine(false);
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	regs_init(&r, 0x400000);
+	r.rflags = 0x246;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_NOSTI);
+	ATF_CHECK_EQ(r.rflags, 0x246);
+}
+
+ATF_TC_WITHOUT_HEAD(hit_emulated_and_nested);
+ATF_TC_BODY(hit_emulated_and_nested, tc)
+{
+	static const uint8_t call[] = { 0xe8, 0x10, 0, 0, 0 };
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	struct kinst_probe p, q;
+	struct kinst_regs r;
+	uint64_t sp = fake_base + 2048;
+
+	setup_engine(true);
+	arm(&p, call, 5, 0x400000, 0x500000, 1);
+	arm(&q, mov, 3, 0x400100, 0x500040, 2);
+
+	/* A hit nested inside the first one's record (as an NMI would). */
+	nest_once = 1;
+	nest_engine = &eng;
+	regs_init(&nest_regs, 0x400100);
+	regs_init(&r, 0x400000);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_EMULATED);
+	ATF_CHECK_EQ(nest_result, KINST_HIT_REDIRECT);	/* still executed */
+	ATF_CHECK_EQ(r.rip, 0x400015);
+	ATF_CHECK_EQ(r.gpr[KINST_RSP], sp - 8);
+	ATF_CHECK_EQ(r.rflags, 0x202);		/* emulation keeps IF */
+	ATF_CHECK_EQ(mem64(sp - 8), 0x400005);
+	/* hits == delivered + dropped: the nested one was dropped. */
+	ATF_CHECK_EQ(shits[0], 2);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 1);
+	ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 1);
+	ATF_CHECK_EQ(eng.depth[0], 0);
+
+	/* Another CPU records into its own ring; filters apply. */
+	fake_cpu = 1;
+	regs_init(&r, 0x400100);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 1);
+	sess.filter_pid = 5;
+	regs_init(&r, 0x400100);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 1);
+	ATF_CHECK_EQ(shits[1], 1);		/* filtered hits are not counted */
+	ATF_CHECK_EQ(q.hits, 3);
+
+	/* An emulation fault: regs untouched, reported. */
+	sess.filter_pid = -1;
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RSP] = 0x10;
+	struct kinst_regs before = r;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_ERROR);
+	ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+	(void)test_mem;
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, classify_table);
+	ATF_TP_ADD_TC(tp, classify_undecodable);
+	ATF_TP_ADD_TC(tp, sti_shadow);
+	ATF_TP_ADD_TC(tp, func_boundary);
+	ATF_TP_ADD_TC(tp, tramp_riprel);
+	ATF_TP_ADD_TC(tp, tramp_cli);
+	ATF_TP_ADD_TC(tp, emulate_jcc_all);
+	ATF_TP_ADD_TC(tp, emulate_calls);
+	ATF_TP_ADD_TC(tp, emulate_loops);
+	ATF_TP_ADD_TC(tp, emulate_ret_flags);
+	ATF_TP_ADD_TC(tp, emulate_fault_leaves_regs);
+	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
+	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
+	return (atf_no_error());
+}
