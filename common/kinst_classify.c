@@ -58,6 +58,7 @@ static const char *const reason_names[] = {
 	[KINST_R_EXCLUDED] = "excluded-function",
 	[KINST_R_TEXT_PATCHED] = "text-patched",
 	[KINST_R_STI_SHADOW] = "sti-shadow",
+	[KINST_R_ENDBR] = "endbr",
 };
 
 _Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");
@@ -244,6 +245,18 @@ classify_0f(const struct kinst_insn *insn, struct kinst_class *out)
 	case 0xaa:				/* rsm: #UD outside SMM */
 		refuse(out, KINST_R_UD);
 		return (true);
+	case 0x1e:
+		/*
+		 * f3 0f 1e fa/fb: endbr64/endbr32.  With IBT enforced, an
+		 * indirect branch must land on endbr; an int3 there raises
+		 * #CP instead.  The next instruction traces the same entry.
+		 */
+		if ((insn->prefixes & KINST_PFX_F3) != 0 &&
+		    (insn->modrm == 0xfa || insn->modrm == 0xfb)) {
+			refuse(out, KINST_R_ENDBR);
+			return (true);
+		}
+		return (false);
 	case 0xb2:				/* lss */
 		refuse(out, KINST_R_MOV_SS);
 		return (true);

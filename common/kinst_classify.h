@@ -59,6 +59,7 @@ enum kinst_reason {
 	KINST_R_EXCLUDED,	/* "excluded-function": tracer's own path, entry code, debugger */
 	KINST_R_TEXT_PATCHED,	/* "text-patched": ftrace/jump label/static call/kprobe site */
 	KINST_R_STI_SHADOW,	/* "sti-shadow": sti right before hlt/mwait (its shadow matters) */
+	KINST_R_ENDBR,		/* "endbr": an int3 on an indirect-branch target faults (#CP) under IBT */
 	KINST_R_COUNT
 };
 

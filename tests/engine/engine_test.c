@@ -185,7 +185,8 @@ static const struct ccase ccases[] = {
 	{ "vmlaunch", { 0x0f, 0x01, 0xc2 }, 3, KINST_T_REFUSE, KINST_R_VMENTRY, 0 },
 	{ "vmovdqu 0(%rip),%ymm0", { 0xc5, 0xfe, 0x6f, 0x05, 0, 0, 0, 0 }, 8,
 	    KINST_T_OOL_RIPREL, 0, KINST_CF_RIPREL },
-	{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, KINST_T_OOL, 0, 0 },
+	{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, KINST_T_REFUSE, KINST_R_ENDBR, 0 },
+	{ "nopl (%rax) via 0f 1e", { 0x0f, 0x1e, 0x00 }, 3, KINST_T_OOL, 0, 0 },
 	{ "lock xadd %eax,(%rdi)", { 0xf0, 0x0f, 0xc1, 0x07 }, 4, KINST_T_OOL, 0, 0 },
 	{ "rep movsb", { 0xf3, 0xa4 }, 2, KINST_T_OOL, 0, 0 },
 };
