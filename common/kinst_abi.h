@@ -182,10 +182,15 @@ struct kinst_text {
 #define	KINST_IOC_TEXT		_IOWR('K', 6, struct kinst_text)
 #endif
 
-_Static_assert(sizeof(struct kinst_regs) == 152, "kinst_regs layout");
-_Static_assert(sizeof(struct kinst_rec_hdr) == 8, "rec_hdr layout");
-_Static_assert(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment");
-_Static_assert(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
-_Static_assert(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
+#ifdef __cplusplus
+#define	KINST_ABI_ASSERT(c, m)	static_assert(c, m)
+#else
+#define	KINST_ABI_ASSERT(c, m)	_Static_assert(c, m)
+#endif
+KINST_ABI_ASSERT(sizeof(struct kinst_regs) == 152, "kinst_regs layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_rec_hdr) == 8, "rec_hdr layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment");
+KINST_ABI_ASSERT(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
 
 #endif /* !KINST_ABI_H */
