@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl trace.  The module resolves functions and checks offsets itself
+// (it never trusts us); here we only name things for the user, print hits,
+// and explain refusals.
+#include "trace.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "format.h"
+#include "kallsyms.h"
+#include "live_device.h"
+#include "output.h"
+#include "spec.h"
+
+extern "C" {
+#include "abi.h"
+#include "kinst_classify.h"
+}
+
+namespace kinst {
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+void
+on_signal(int)
+{
+	g_stop = 1;
+}
+
+struct SignalGuard {
+	struct sigaction old_int {}, old_term {}, old_pipe {};
+	SignalGuard()
+	{
+		struct sigaction sa {};
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = 0;	// no SA_RESTART: poll() returns EINTR
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		struct sigaction ign {};
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &ign, &old_pipe);
+	}
+	~SignalGuard()
+	{
+		sigaction(SIGINT, &old_int, nullptr);
+		sigaction(SIGTERM, &old_term, nullptr);
+		sigaction(SIGPIPE, &old_pipe, nullptr);
+	}
+};
+
+double
+now_s()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+copy_name(char *dst, size_t cap, const std::string &s, const char *what)
+{
+	if (s.size() + 1 > cap)
+		throw Error(Exit::bad_spec, std::string(what) + " name too long: " + s);
+	memset(dst, 0, cap);
+	memcpy(dst, s.data(), s.size());
+}
+
+// An address spec: find the function that contains it in /proc/kallsyms.
+Spec
+resolve_address(const Spec &sp)
+{
+	std::ifstream in("/proc/kallsyms");
+	if (!in)
+		throw Error(Exit::live, "/proc/kallsyms: cannot read it to resolve " + sp.text);
+	KallsymsParse p = parse_kallsyms(in);
+	if (p.all_zero)
+		throw Error(Exit::live, "/proc/kallsyms: addresses are hidden (kptr_restrict); run as root");
+	const KallsymsEntry *best = nullptr;
+	for (const auto &e : p.entries) {
+		if (e.type != 't' && e.type != 'T')
+			continue;
+		if (e.addr <= sp.address && (best == nullptr || e.addr > best->addr))
+			best = &e;
+	}
+	if (best == nullptr || sp.address - best->addr >= (1ull << 20))
+		throw Error(Exit::unknown_function, sp.text + ": no kernel function contains this address");
+	Spec r = sp;
+	r.is_address = false;
+	r.module = best->module.empty() ? "kernel" : best->module;
+	r.function = best->name;
+	r.has_offset = true;
+	r.offset = (uint32_t)(sp.address - best->addr);
+	return r;
+}
+
+std::string
+spec_label(const Spec &sp)
+{
+	std::string s = sp.module.empty() ? sp.function : sp.module + ":" + sp.function;
+	if (sp.has_offset)
+		s += "+" + hex(sp.offset);
+	return s;
+}
+
+// Reads a function's live text through the device (original bytes).
+std::vector<uint8_t>
+live_text(int fd, const Spec &sp, uint64_t *addr)
+{
+	struct kinst_text t;
+	std::vector<uint8_t> buf(1 << 20);
+	memset(&t, 0, sizeof(t));
+	copy_name(t.module, sizeof(t.module), sp.module, "module");
+	copy_name(t.function, sizeof(t.function), sp.function, "function");
+	t.buf = (uint64_t)(uintptr_t)buf.data();
+	t.cap = (uint32_t)buf.size();
+	if (ioctl(fd, KINST_IOC_TEXT, &t) != 0)
+		return {};
+	buf.resize(t.size < t.cap ? t.size : t.cap);
+	*addr = t.addr;
+	return buf;
+}
+
+// Why an explicit offset was rejected, as precisely as we can say it.
+[[noreturn]] void
+arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e)
+{
+	std::string what = spec_label(sp);
+	switch (e) {
+	case ENOENT:
+		throw Error(Exit::unknown_function, what + ": no such function in the running kernel" +
+		    (sp.module.empty() ? std::string() : " (module " + sp.module + ")"));
+	case EINVAL:
+		if (sp.has_offset) {
+			uint64_t addr = 0;
+			std::vector<uint8_t> text = live_text(fd, sp, &addr);
+			if (!text.empty()) {
+				uint32_t prev = 0, next = 0;
+				int r = kinst_func_boundary(text.data(), text.size(), sp.offset, &prev, &next);
+				if (sp.offset >= text.size())
+					throw Error(Exit::bad_offset, what + ": offset beyond the end of the function (" +
+					    std::to_string(text.size()) + " bytes)");
+				if (r == 0)
+					throw Error(Exit::bad_offset, what + ": not an instruction boundary; nearest: " +
+					    sp.function + "+" + hex(prev) + " and " + sp.function + "+" + hex(next));
+				if (r < 0)
+					throw Error(Exit::bad_offset, what + ": the function cannot be decoded up to this offset");
+			}
+		}
+		throw Error(Exit::bad_offset, what + ": rejected by the module: " + strerror(e));
+	case EOPNOTSUPP:
+		throw Error(Exit::refused, what + ": refused: " + kinst_reason_name((int)a.refuse_reason) +
+		    " (see kinstctl list-offsets)");
+	case EEXIST:
+		throw Error(Exit::refused, what + ": already traced (by this or another kinstctl)");
+	case ENOSPC:
+		throw Error(Exit::refused, what + ": too many probes armed (at most " +
+		    std::to_string(KINST_MAX_PROBES) + ")");
+	default:
+		throw Error(Exit::live, what + ": arm: " + strerror(e));
+	}
+}
+
+struct ProbeDesc {
+	std::string name;	// module:function+0xoff
+	std::string insn;	// disassembly
+	std::string module, function;
+	uint32_t offset = 0;
+	uint64_t addr = 0;
+};
+
+std::map<uint32_t, ProbeDesc>
+list_probes(int fd, Disassembler &dis)
+{
+	std::vector<struct kinst_probe_info> v(256);
+	struct kinst_list l;
+	for (;;) {
+		memset(&l, 0, sizeof(l));
+		l.buf = (uint64_t)(uintptr_t)v.data();
+		l.cap = (uint32_t)v.size();
+		if (ioctl(fd, KINST_IOC_LIST, &l) != 0)
+			throw Error(Exit::live, std::string("list probes: ") + strerror(errno));
+		if (l.count <= l.cap)
+			break;
+		v.resize(l.count);
+	}
+	std::map<uint32_t, ProbeDesc> m;
+	for (uint32_t i = 0; i < l.count; i++) {
+		const auto &pi = v[i];
+		ProbeDesc d;
+		d.module.assign(pi.module, strnlen(pi.module, sizeof(pi.module)));
+		d.function.assign(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		d.offset = pi.offset;
+		d.addr = pi.addr;
+		d.name = d.module + ":" + d.function + "+" + hex(pi.offset);
+		uint32_t n = pi.insn_len <= sizeof(pi.insn) ? pi.insn_len : sizeof(pi.insn);
+		Disassembler::Text t = dis.one(pi.insn, n, pi.addr);
+		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
+		m[pi.probe_id] = d;
+	}
+	return m;
+}
+
+std::string
+comm_of(const struct kinst_hit_record &h)
+{
+	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
+}
+
+} // namespace
+
+int
+run_trace(const TraceOptions &o)
+{
+	if (o.specs.empty())
+		throw Error(Exit::usage, "trace: give at least one probe spec");
+	std::vector<Spec> specs;
+	for (const auto &s : o.specs) {
+		Spec sp = parse_spec(s);
+		if (sp.is_address)
+			sp = resolve_address(sp);
+		specs.push_back(sp);
+	}
+
+	Device dev = Device::open_for("trace");
+	int fd = dev.fd();
+	Disassembler dis(o.syntax);
+	Style st = Style::detect(stdout, o.no_color);
+
+	// Arm everything first; a refused explicit offset is fatal, refused
+	// instructions of a whole function are reported and skipped.
+	uint64_t armed = 0;
+	for (const auto &sp : specs) {
+		struct kinst_arm a;
+		memset(&a, 0, sizeof(a));
+		copy_name(a.module, sizeof(a.module), sp.module, "module");
+		copy_name(a.function, sizeof(a.function), sp.function, "function");
+		a.offset = sp.has_offset ? sp.offset : 0;
+		a.flags = sp.has_offset ? 0 : KINST_ARM_ALL;
+		if (ioctl(fd, KINST_IOC_ARM, &a) != 0)
+			arm_failed(fd, sp, a, errno);
+		armed += a.narmed;
+		if (!sp.has_offset)
+			fprintf(stderr, "kinstctl: %s: %u instructions armed, %u refused%s\n",
+			    spec_label(sp).c_str(), a.narmed, a.nrefused,
+			    a.nrefused ? " (kinstctl list-offsets shows why)" : "");
+	}
+	if (armed == 0)
+		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
+	std::map<uint32_t, ProbeDesc> probes = list_probes(fd, dis);
+	fprintf(stderr, "kinstctl: tracing %llu probe%s; Ctrl-C to stop\n",
+	    (unsigned long long)armed, armed == 1 ? "" : "s");
+
+	SignalGuard sg;
+	Writer out(stdout);
+	bool flush_each = out.tty();
+	std::vector<uint8_t> buf(1 << 20);
+	double t0 = now_s();
+	uint64_t printed = 0, filtered = 0;
+	bool done = false;
+
+	while (!done && !g_stop) {
+		int timeout = 200;
+		if (o.duration > 0) {
+			double left = o.duration - (now_s() - t0);
+			if (left <= 0)
+				break;
+			if (left * 1000 < timeout)
+				timeout = (int)(left * 1000) + 1;
+		}
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int r = poll(&pfd, 1, timeout);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			throw Error(Exit::live, std::string("poll: ") + strerror(errno));
+		}
+		if (r == 0)
+			continue;
+		ssize_t n = read(fd, buf.data(), buf.size());
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			throw Error(Exit::live, std::string("read: ") + strerror(errno));
+		}
+		size_t pos = 0;
+		while (pos < (size_t)n) {
+			struct kinst_rec_hdr hdr;
+			if ((size_t)n - pos < sizeof(hdr))
+				throw Error(Exit::live, "read: truncated record header from the module");
+			memcpy(&hdr, buf.data() + pos, sizeof(hdr));
+			if (hdr.size < sizeof(hdr) || hdr.size % 8 != 0 || hdr.size > (size_t)n - pos)
+				throw Error(Exit::live, "read: malformed record from the module (size " +
+				    std::to_string(hdr.size) + ")");
+			if (hdr.type == KINST_REC_HIT && hdr.size >= sizeof(struct kinst_hit_record)) {
+				struct kinst_hit_record h;
+				memcpy(&h, buf.data() + pos, sizeof(h));
+				if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
+					filtered++;
+				} else {
+					auto it = probes.find(h.probe_id);
+					ProbeDesc unknown;
+					const ProbeDesc &d = it != probes.end() ? it->second : unknown;
+					std::string name = it != probes.end() ? d.name : "probe#" + std::to_string(h.probe_id);
+					if (o.json) {
+						nlohmann::json j;
+						j["schema"] = KINST_JSON_SCHEMA;
+						j["type"] = "hit";
+						j["time_ns"] = h.timestamp_ns;
+						j["cpu"] = h.cpu;
+						j["pid"] = h.pid;
+						j["tid"] = h.tid;
+						j["comm"] = comm_of(h);
+						j["probe_id"] = h.probe_id;
+						j["probe"] = name;
+						j["module"] = d.module;
+						j["function"] = d.function;
+						j["offset"] = d.offset;
+						j["address"] = hex(h.addr);
+						j["insn"] = d.insn;
+						j["regs"] = json_regs(h.regs);
+						out.line(json_line(j));
+					} else {
+						char head[160];
+						snprintf(head, sizeof(head), "%llu.%06llu cpu%u %d/%d %-16s ",
+						    (unsigned long long)(h.timestamp_ns / 1000000000ull),
+						    (unsigned long long)(h.timestamp_ns % 1000000000ull / 1000),
+						    h.cpu, h.pid, h.tid, comm_of(h).c_str());
+						std::string line = head;
+						line += st.paint("1", name) + "  " + d.insn;
+						if (o.regs_all)
+							line += "\n    " + text_regs(h.regs, true);
+						else
+							line += "  " + text_regs(h.regs, false);
+						out.line(line);
+					}
+					printed++;
+					if (o.count && printed >= o.count) {
+						done = true;
+						break;
+					}
+				}
+			}
+			pos += hdr.size;
+		}
+		if (flush_each || o.json)
+			out.flush();
+	}
+	out.flush();
+
+	// The summary: what the module counted, per CPU.
+	std::vector<struct kinst_cpu_stats> cs(KINST_STATS_MAXCPU);
+	struct kinst_stats s;
+	memset(&s, 0, sizeof(s));
+	s.buf = (uint64_t)(uintptr_t)cs.data();
+	s.cap = (uint32_t)cs.size();
+	if (ioctl(fd, KINST_IOC_STATS, &s) != 0)
+		throw Error(Exit::live, std::string("stats: ") + strerror(errno));
+	uint64_t th = 0, td = 0, tdr = 0;
+	std::string percpu;
+	for (uint32_t c = 0; c < s.ncpus && c < s.cap; c++) {
+		th += cs[c].hits;
+		td += cs[c].delivered;
+		tdr += cs[c].dropped;
+		if (cs[c].hits)
+			percpu += "  cpu" + std::to_string(c) + ": hits " + std::to_string(cs[c].hits) +
+			    ", delivered " + std::to_string(cs[c].delivered) + ", dropped " +
+			    std::to_string(cs[c].dropped) + "\n";
+	}
+	fprintf(stderr, "kinstctl: %llu hits, %llu delivered, %llu dropped, %llu printed",
+	    (unsigned long long)th, (unsigned long long)td, (unsigned long long)tdr,
+	    (unsigned long long)printed);
+	if (filtered)
+		fprintf(stderr, ", %llu filtered out", (unsigned long long)filtered);
+	fprintf(stderr, "\n%s", percpu.c_str());
+	if (tdr)
+		fprintf(stderr, "kinstctl: WARNING: %llu hits were dropped (the reader fell behind or hits nested)\n",
+		    (unsigned long long)tdr);
+	// Closing the device disarms every probe (Device's destructor).
+	return 0;
+}
+
+} // namespace kinst

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl trace: arm probes through /dev/kinst, stream hits, summarize.
+#ifndef KINSTCTL_TRACE_H
+#define KINSTCTL_TRACE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "disasm.h"
+
+namespace kinst {
+
+struct TraceOptions {
+	std::vector<std::string> specs;
+	bool json = false;
+	uint64_t count = 0;		// stop after this many hits (0: no limit)
+	double duration = 0;		// stop after this many seconds (0: no limit)
+	int cpu = -1;			// only hits on this CPU
+	long pid = -1;			// only hits in this process
+	bool regs_all = false;		// --regs all
+	bool no_color = false;
+	bool verbose = false;		// list every refused instruction
+	Syntax syntax = Syntax::att;
+};
+
+// Returns the exit code.  Throws Error for everything that stops it.
+int run_trace(const TraceOptions &o);
+
+} // namespace kinst
+
+#endif
