@@ -1,2 +1,219 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include "kinst_engine.h"
+/*
+ * Per-CPU single-producer / single-consumer ring of variable-size records.
+ *
+ * Layout.  head and tail are free-running 64-bit byte positions; the byte
+ * at position x lives at buf[x & mask].  head - tail bytes are in use and
+ * head - tail <= size always holds.  Every position the ring ever uses is a
+ * multiple of 8, so every record starts 8-byte aligned in buf and the space
+ * left before the end of buf is a multiple of 8 too.  A record never wraps:
+ * if it does not fit between head and the end of buf, the producer first
+ * writes a KINST_REC_PAD header whose size covers exactly the bytes up to
+ * the end, and the record starts at offset 0.  The pad and the record are
+ * published together, so a pad is never the only thing in the ring.
+ *
+ * Memory ordering.  There are two publication edges, one per direction:
+ *
+ *  - Producer -> consumer: the producer writes the record bytes with plain
+ *    stores, then stores the new head with release semantics.  The consumer
+ *    loads head with acquire semantics before it reads any record byte.  The
+ *    release/acquire pair makes every byte written before the head store
+ *    visible to the consumer once it has seen that head (and no byte beyond
+ *    head is ever read).
+ *
+ *  - Consumer -> producer: the consumer reads (copies out) the record bytes,
+ *    then stores the new tail with release semantics.  The producer loads
+ *    tail with acquire semantics before it writes into the space that tail
+ *    freed.  So the consumer's reads of a record happen before the
+ *    producer's overwrite of the same bytes: no torn read.
+ *
+ * Each position has exactly one writer (head: producer, tail: consumer), so
+ * each side may read its own position relaxed and needs no read-modify-write.
+ * The counters: written has one writer (the producer at depth 0); dropped is
+ * also bumped by kinst_ring_count_drop() from a nested hit that may interrupt
+ * the producer between the load and the store of a plain increment on the
+ * same CPU, so it uses an atomic add (relaxed: it orders nothing).  Readers
+ * of both counters load them relaxed.
+ *
+ * The producer never loops on shared state: one acquire load of tail, a
+ * bounded copy, one release store of head.  It takes no lock, calls nothing
+ * outside this file and allocates nothing, so it is safe in trap and NMI
+ * context.  The engine's per-CPU depth guard ensures only one producer runs
+ * per ring at a time.
+ */
+#include "kinst_ring.h"
+
+#define	KINST_REC_ALIGN	8u
+
+/*
+ * Copy n bytes.  Word copy when both pointers and n are 8-byte aligned
+ * (always true on the producer's ring side), bytes otherwise.  A compiler
+ * may turn these loops into a call to memcpy; every kernel and libc
+ * provides one, and we include no header for it.
+ */
+static void
+kinst_ring_copy(void *dst, const void *src, size_t n)
+{
+	size_t i;
+
+	if ((((uintptr_t)dst | (uintptr_t)src | n) & (KINST_REC_ALIGN - 1)) ==
+	    0) {
+		uint64_t *d = dst;
+		const uint64_t *s = src;
+
+		for (i = 0; i < n / 8; i++)
+			d[i] = s[i];
+	} else {
+		uint8_t *d = dst;
+		const uint8_t *s = src;
+
+		for (i = 0; i < n; i++)
+			d[i] = s[i];
+	}
+}
+
+/* Read a record header from possibly unaligned memory. */
+static void
+kinst_ring_read_hdr(struct kinst_rec_hdr *h, const void *p)
+{
+
+	kinst_ring_copy(h, p, sizeof(*h));
+}
+
+int
+kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size)
+{
+
+	if (r == NULL || buf == NULL)
+		return (-1);
+	if (size < 64 || (size & (size - 1)) != 0)
+		return (-1);
+	if (((uintptr_t)buf & (KINST_REC_ALIGN - 1)) != 0)
+		return (-1);
+	r->buf = buf;
+	r->size = size;
+	r->mask = size - 1;
+	r->head = 0;
+	r->tail = 0;
+	r->written = 0;
+	r->dropped = 0;
+	return (0);
+}
+
+void
+kinst_ring_count_drop(struct kinst_ring *r)
+{
+
+	(void)__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
+}
+
+int
+kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len)
+{
+	struct kinst_rec_hdr h;
+	uint64_t head, tail, off, room, need;
+
+	/*
+	 * Validate the record: whole header, 8-byte multiple, header size
+	 * equal to len, not a filler (a filler would be skipped by the
+	 * consumer and break hits == delivered + dropped).  A bad record is
+	 * a drop, so the caller's accounting stays exact.
+	 */
+	if (rec == NULL || len < sizeof(struct kinst_rec_hdr) ||
+	    (len & (KINST_REC_ALIGN - 1)) != 0 || len > r->size)
+		goto drop;
+	kinst_ring_read_hdr(&h, rec);
+	if (h.size != len || h.type == KINST_REC_PAD)
+		goto drop;
+
+	head = KINST_LOAD_RELAXED(&r->head);	/* ours */
+	/* Pairs with the consumer's release store of tail. */
+	tail = KINST_LOAD_ACQUIRE(&r->tail);
+	off = head & r->mask;
+	room = r->size - off;			/* bytes up to the end of buf */
+	need = len <= room ? len : room + len;	/* filler + record */
+	if (head - tail + need > r->size)
+		goto drop;
+	if (len > room) {
+		struct kinst_rec_hdr pad;
+
+		pad.size = (uint32_t)room;	/* >= 8: off and size are 8-aligned */
+		pad.type = KINST_REC_PAD;
+		pad.flags = 0;
+		kinst_ring_copy(r->buf + off, &pad, sizeof(pad));
+		off = 0;
+	}
+	kinst_ring_copy(r->buf + off, rec, len);
+	/* Publish the bytes above: pairs with the consumer's acquire of head. */
+	KINST_STORE_RELEASE(&r->head, head + need);
+	KINST_STORE_RELAXED(&r->written, KINST_LOAD_RELAXED(&r->written) + 1);
+	return (0);
+drop:
+	kinst_ring_count_drop(r);
+	return (-1);
+}
+
+size_t
+kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
+{
+	struct kinst_rec_hdr h;
+	uint64_t head, tail, tail0, off;
+	size_t copied;
+
+	copied = 0;
+	tail = tail0 = KINST_LOAD_RELAXED(&r->tail);	/* ours */
+	/* Pairs with the producer's release store of head. */
+	head = KINST_LOAD_ACQUIRE(&r->head);
+	while (tail != head) {
+		off = tail & r->mask;
+		kinst_ring_read_hdr(&h, r->buf + off);
+		/*
+		 * The producer only publishes valid headers; anything else
+		 * means the buffer was overwritten behind our back.  Never
+		 * trust it: discard everything published and stop rather
+		 * than copy garbage or loop.
+		 */
+		if (h.size < sizeof(h) || (h.size & (KINST_REC_ALIGN - 1)) != 0 ||
+		    h.size > r->size - off || h.size > head - tail) {
+			tail = head;
+			break;
+		}
+		if (h.type == KINST_REC_PAD) {
+			tail += h.size;
+			continue;
+		}
+		if (h.size > cap - copied)
+			break;
+		kinst_ring_copy((uint8_t *)dst + copied, r->buf + off, h.size);
+		copied += h.size;
+		tail += h.size;
+	}
+	/*
+	 * Free the space: our reads above happen before the producer's
+	 * acquire load of tail lets it overwrite them.
+	 */
+	if (tail != tail0)
+		KINST_STORE_RELEASE(&r->tail, tail);
+	return (copied);
+}
+
+bool
+kinst_ring_empty(const struct kinst_ring *r)
+{
+
+	return (KINST_LOAD_ACQUIRE(&r->head) == KINST_LOAD_RELAXED(&r->tail));
+}
+
+uint64_t
+kinst_ring_written(const struct kinst_ring *r)
+{
+
+	return (KINST_LOAD_RELAXED(&r->written));
+}
+
+uint64_t
+kinst_ring_dropped(const struct kinst_ring *r)
+{
+
+	return (KINST_LOAD_RELAXED(&r->dropped));
+}
