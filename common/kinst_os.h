@@ -45,4 +45,75 @@ int	kinst_os_read(uint64_t addr, void *buf, size_t len);
  */
 int	kinst_os_write_stack(uint64_t addr, const void *buf, size_t len);
 
+/*
+ * ---- Control path ----
+ *
+ * Called only from common/kinst_control.c, in thread context, never from
+ * trap context; they may sleep.  kinst_control.h describes the sequences.
+ */
+struct kinst_func;
+
+/* The control lock: a sleepable lock serializing all of kinst_control.c. */
+void	kinst_os_ctl_lock(void);
+void	kinst_os_ctl_unlock(void);
+
+/* Zeroed memory for control structures (not executable); NULL on failure. */
+void	*kinst_os_alloc(size_t size);
+void	kinst_os_free(void *p, size_t size);
+
+/*
+ * Resolve module:function (module "" = the kernel, then any module;
+ * "kernel" = the kernel only) to f->addr/size/module and take a reference
+ * that keeps its text in place until kinst_os_func_release().  Returns a
+ * KINST_E_* code (KINST_E_NOENT when unknown or not text).
+ */
+int	kinst_os_func_resolve(const char *module, const char *function,
+	    struct kinst_func *f);
+void	kinst_os_func_release(struct kinst_func *f);
+
+/*
+ * Function-level exclusions (tracer's own code and everything the trap path
+ * calls, entry/noinstr text, the debugger...): a KINST_R_* reason, or
+ * KINST_R_NONE.
+ */
+int	kinst_os_func_check(const struct kinst_func *f, const char *function);
+
+/*
+ * Text lock: held across the per-instruction checks and the writes so that
+ * no other patcher of kernel text (kprobes, ftrace, jump labels, static
+ * calls on Linux) can act in between.  Nests inside the control lock.
+ */
+void	kinst_os_text_lock(void);
+void	kinst_os_text_unlock(void);
+
+/*
+ * Per-instruction checks, text lock held: exception fixup, text another
+ * patcher owns, blacklists.  A KINST_R_* reason or KINST_R_NONE.
+ */
+int	kinst_os_insn_check(const struct kinst_func *f, uint64_t addr,
+	    uint32_t len);
+
+/* Write one byte of kernel text (text lock held); no cross-CPU sync yet. */
+void	kinst_os_text_write(uint64_t addr, uint8_t byte);
+
+/* Make every CPU see the writes so far and serialize its instruction stream. */
+void	kinst_os_text_sync(void);
+
+/*
+ * Return only when no CPU can still be inside the trap handler for a probe
+ * removed before the call, nor inside any trampoline of one (trampolines
+ * run with interrupts off: one interrupt taken with IF set on every CPU is
+ * the proof).
+ */
+void	kinst_os_quiesce(void);
+
+/*
+ * Trampoline memory: size bytes, within +-2 GiB of all kernel text,
+ * returned writable (*addr = the address code will run at).  Seal makes it
+ * read-only and executable (0 or non-zero); free releases it (sealed or not).
+ */
+void	*kinst_os_tramp_alloc(size_t size, uint64_t *addr);
+int	kinst_os_tramp_seal(void *mem, size_t size);
+void	kinst_os_tramp_free(void *mem, size_t size);
+
 #endif /* !KINST_OS_H */

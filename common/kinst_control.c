@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The OS-independent control path.  See kinst_control.h for the arm and
+ * disarm sequences and the reasoning behind their order.
+ */
+
+#include "kinst_control.h"
+#include "kinst_os.h"
+
+static void
+ctl_bzero(void *p, size_t n)
+{
+	volatile uint8_t *d = p;
+
+	while (n-- > 0)
+		*d++ = 0;
+}
+
+static void
+ctl_copy(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	while (n-- > 0)
+		*d++ = *s++;
+}
+
+static void
+ctl_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i] != '\0'; i++)
+		dst[i] = src[i];
+	dst[i] = '\0';
+}
+
+bool
+kinst_str_ok(const char *s, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (s[i] == '\0')
+			return (true);
+	return (false);
+}
+
+/* Length of name without a trailing compiler suffix (".isra.0", ".cold", ...). */
+static size_t
+base_len(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0'; i++)
+		if (name[i] == '.' && i > 0)
+			return (i);
+	return (i);
+}
+
+bool
+kinst_name_listed(const char *name, const char *const *list, size_t n)
+{
+	size_t blen, i, j;
+	const char *e;
+
+	blen = base_len(name);
+	for (i = 0; i < n; i++) {
+		e = list[i];
+		for (j = 0; e[j] != '\0' && e[j] != '*'; j++)
+			if (j >= blen || e[j] != name[j])
+				break;
+		if (e[j] == '*')
+			return (true);		/* prefix matched */
+		if (e[j] == '\0' && j == blen)
+			return (true);		/* whole base name matched */
+	}
+	return (false);
+}
+
+const char *
+kinst_ctl_err_name(int err)
+{
+	static const char *const names[] = {
+		[KINST_E_OK] = "OK",
+		[KINST_E_INVAL] = "EINVAL",
+		[KINST_E_NOENT] = "ENOENT",
+		[KINST_E_REFUSED] = "EOPNOTSUPP",
+		[KINST_E_EXIST] = "EEXIST",
+		[KINST_E_NOSPC] = "ENOSPC",
+		[KINST_E_NOMEM] = "ENOMEM",
+		[KINST_E_FAULT] = "EFAULT",
+		[KINST_E_TOOBIG] = "EFBIG",
+	};
+
+	if (err < 0 || (size_t)err >= KINST_NELEM(names))
+		return ("?");
+	return (names[err]);
+}
+
+void
+kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
+{
+	c->engine = e;
+	c->nprobes = 0;
+	c->next_id = 1;
+}
+
+void
+kinst_ctl_session_init(struct kinst_ctl *c, struct kinst_csession *cs)
+{
+	(void)c;
+	cs->groups = NULL;
+	cs->refusals = 0;
+	cs->nprobes = 0;
+	cs->_pad = 0;
+}
+
+/* Probe ids: never 0, never KINST_ALL_PROBES; 2^32 - 2 before reuse. */
+static uint32_t
+ctl_new_id(struct kinst_ctl *c)
+{
+	uint32_t id;
+
+	id = c->next_id++;
+	if (c->next_id == 0 || c->next_id == KINST_ALL_PROBES)
+		c->next_id = 1;
+	return (id);
+}
+
+/* Our live probe at exactly addr, if any (control lock held). */
+static struct kinst_probe *
+ctl_probe_at(struct kinst_ctl *c, uint64_t addr)
+{
+	struct kinst_probe *p;
+
+	p = kinst_ptable_lookup(&c->engine->table, addr);
+	if (p != NULL && p->addr == addr)
+		return (p);
+	return (NULL);
+}
+
+/*
+ * Replace kinst's own int3s in a copy of [addr, addr + len) by the bytes
+ * they replaced (control lock held, so the set of probes is stable).
+ */
+static void
+ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct kinst_probe *p;
+	size_t i;
+
+	if (c->nprobes == 0)
+		return;
+	for (i = 0; i < len; i++) {
+		if (buf[i] != 0xcc)
+			continue;
+		p = ctl_probe_at(c, addr + i);
+		if (p != NULL)
+			buf[i] = p->orig[0];
+	}
+}
+
+static bool
+ctl_names_ok(const char *module, const char *function)
+{
+	if (!kinst_str_ok(module, KINST_MODNAME_MAX) ||
+	    !kinst_str_ok(function, KINST_NAME_MAX))
+		return (false);
+	return (function[0] != '\0');
+}
+
+/* Free a group that has no live probe (after quiescence). */
+static void
+ctl_group_free(struct kinst_group *g)
+{
+	if (g->tramp != NULL)
+		kinst_os_tramp_free(g->tramp, g->tramp_size);
+	kinst_os_func_release(&g->func);
+	kinst_os_free(g, g->alloc_size);
+}
+
+/* Read the function's text with kinst's breakpoints taken out. */
+static int
+ctl_read_text(struct kinst_ctl *c, const struct kinst_func *f, uint8_t *buf,
+    size_t len)
+{
+	if (kinst_os_read(f->addr, buf, len) != 0)
+		return (KINST_E_FAULT);
+	ctl_unpatch(c, f->addr, buf, len);
+	return (KINST_E_OK);
+}
+
+/*
+ * Candidate offsets: the single offset (validated as an instruction
+ * boundary by decoding from the first byte), or every instruction boundary
+ * of the function.  offs may be NULL to count.  With KINST_ARM_ALL, an
+ * undecodable instruction ends the walk (*undecodable is set).
+ */
+static int
+ctl_candidates(const uint8_t *text, size_t size, const struct kinst_arm *a,
+    uint32_t *offs, uint32_t *n, bool *undecodable)
+{
+	uint32_t off, cnt;
+	uint8_t len;
+	int r;
+
+	*undecodable = false;
+	if ((a->flags & KINST_ARM_ALL) == 0) {
+		if (a->offset >= size)
+			return (KINST_E_INVAL);
+		r = kinst_func_boundary(text, size, a->offset, NULL, NULL);
+		if (r < 0) {
+			*undecodable = true;
+			*n = 0;
+			return (KINST_E_OK);
+		}
+		if (r == 0)
+			return (KINST_E_INVAL);
+		if (offs != NULL)
+			offs[0] = a->offset;
+		*n = 1;
+		return (KINST_E_OK);
+	}
+	cnt = 0;
+	for (off = 0; off < size; off += len) {
+		len = kinst_insn_length(text + off, size - off);
+		if (len == 0) {
+			*undecodable = true;
+			break;
+		}
+		if (offs != NULL)
+			offs[cnt] = off;
+		cnt++;
+	}
+	*n = cnt;
+	return (KINST_E_OK);
+}
+
+int
+kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_arm *a)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+	struct kinst_func f;
+	struct kinst_group *g;
+	struct kinst_cprobe *cp;
+	struct kinst_probe *p;
+	uint8_t *text, *tramp;
+	uint32_t *offs, ncand, i, k, refused;
+	uint64_t addr;
+	size_t gsize, tsize;
+	int err, reason, r;
+	bool undecodable, locked_text;
+
+	a->probe_id = 0;
+	a->narmed = 0;
+	a->nrefused = 0;
+	a->refuse_reason = KINST_R_NONE;
+	a->addr = 0;
+	ctl_bzero(a->insn, sizeof(a->insn));
+	a->insn_len = 0;
+	a->_pad = 0;
+	if (!ctl_names_ok(a->module, a->function) ||
+	    (a->flags & ~KINST_ARM_ALL) != 0)
+		return (KINST_E_INVAL);
+
+	text = NULL;
+	offs = NULL;
+	g = NULL;
+	locked_text = false;
+	kinst_os_ctl_lock();
+	err = kinst_os_func_resolve(a->module, a->function, &f);
+	if (err != KINST_E_OK) {
+		kinst_os_ctl_unlock();
+		return (err);
+	}
+	if (f.size == 0) {
+		err = KINST_E_NOENT;
+		goto out;
+	}
+	if (f.size > KINST_FUNC_MAX) {
+		err = KINST_E_TOOBIG;
+		goto out;
+	}
+	reason = kinst_os_func_check(&f, a->function);
+	if (reason != KINST_R_NONE) {
+		a->refuse_reason = reason;
+		cs->refusals++;
+		err = KINST_E_REFUSED;
+		goto out;
+	}
+
+	text = kinst_os_alloc(f.size);
+	if (text == NULL) {
+		err = KINST_E_NOMEM;
+		goto out;
+	}
+	kinst_os_text_lock();
+	locked_text = true;
+	err = ctl_read_text(c, &f, text, f.size);
+	if (err != KINST_E_OK)
+		goto out;
+	err = ctl_candidates(text, f.size, a, NULL, &ncand, &undecodable);
+	if (err != KINST_E_OK)
+		goto out;
+	refused = undecodable ? 1 : 0;
+	if (ncand == 0) {
+		if ((a->flags & KINST_ARM_ALL) == 0 || undecodable) {
+			a->refuse_reason = KINST_R_UNDECODABLE;
+			cs->refusals++;
+			err = KINST_E_REFUSED;
+		} else
+			err = KINST_E_INVAL;
+		goto out;
+	}
+	if (ncand > KINST_MAX_PROBES - c->nprobes) {
+		err = KINST_E_NOSPC;
+		goto out;
+	}
+	offs = kinst_os_alloc((size_t)ncand * sizeof(*offs));
+	gsize = sizeof(*g) + (size_t)ncand * sizeof(g->probes[0]);
+	g = kinst_os_alloc(gsize);
+	if (offs == NULL || g == NULL) {
+		if (g != NULL)
+			kinst_os_free(g, gsize);
+		g = NULL;
+		err = KINST_E_NOMEM;
+		goto out;
+	}
+	(void)ctl_candidates(text, f.size, a, offs, &ncand, &undecodable);
+	g->alloc_size = gsize;
+	g->func = f;
+	ctl_strlcpy(g->function, a->function, sizeof(g->function));
+	tsize = (size_t)ncand * KINST_TRAMP_SIZE;
+	g->tramp = kinst_os_tramp_alloc(tsize, &g->tramp_addr);
+	if (g->tramp == NULL) {
+		kinst_os_free(g, gsize);
+		g = NULL;
+		err = KINST_E_NOMEM;
+		goto out;
+	}
+	g->tramp_size = tsize;
+	tramp = g->tramp;
+
+	/* Prepare each candidate; refused ones do not use a slot. */
+	k = 0;
+	for (i = 0; i < ncand; i++) {
+		addr = f.addr + offs[i];
+		cp = &g->probes[k];
+		if (ctl_probe_at(c, addr) != NULL) {
+			reason = KINST_R_NONE;
+			err = KINST_E_EXIST;
+		} else {
+			reason = kinst_probe_prepare(&cp->p, text + offs[i],
+			    f.size - offs[i], addr,
+			    g->tramp_addr + (uint64_t)k * KINST_TRAMP_SIZE, img);
+			if (reason == KINST_R_NONE)
+				reason = kinst_os_insn_check(&f, addr,
+				    cp->p.insn.len);
+			err = reason == KINST_R_NONE ? KINST_E_OK :
+			    KINST_E_REFUSED;
+		}
+		if (err != KINST_E_OK) {
+			if ((a->flags & KINST_ARM_ALL) == 0) {
+				if (err == KINST_E_REFUSED) {
+					a->refuse_reason = reason;
+					cs->refusals++;
+				}
+				goto out_group;
+			}
+			refused++;
+			continue;
+		}
+		cp->p.id = 0;
+		cp->p.offset = offs[i];
+		cp->p.session = NULL;
+		cp->p.os_priv = NULL;
+		cp->group = g;
+		cp->live = 0;
+		ctl_copy(tramp + (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));
+		k++;
+	}
+	err = KINST_E_OK;
+	cs->refusals += refused;
+	a->nrefused = refused;
+	if (k == 0) {
+		/* ARM_ALL and nothing traceable: not an error, nothing armed. */
+		kinst_os_text_unlock();
+		locked_text = false;
+		ctl_group_free(g);
+		g = NULL;
+		kinst_os_free(text, f.size);
+		kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
+		kinst_os_ctl_unlock();
+		return (KINST_E_OK);
+	}
+	g->nprobes = k;
+	if (kinst_os_tramp_seal(g->tramp, g->tramp_size) != 0) {
+		err = KINST_E_NOMEM;
+		goto out_group;
+	}
+
+	/* Insert, then write the int3s, then one synchronization. */
+	for (i = 0; i < k; i++) {
+		cp = &g->probes[i];
+		cp->p.id = ctl_new_id(c);
+		KINST_STORE_RELEASE(&cp->p.session, &cs->s);
+		r = kinst_ptable_insert(&c->engine->table, &cp->p);
+		if (r != KINST_PT_OK) {
+			/* Roll back: nothing was written yet. */
+			while (i-- > 0)
+				(void)kinst_ptable_remove(&c->engine->table,
+				    &g->probes[i].p);
+			kinst_os_text_unlock();
+			locked_text = false;
+			kinst_os_quiesce();
+			err = r == KINST_PT_EXISTS ? KINST_E_EXIST :
+			    KINST_E_NOSPC;
+			goto out_group;
+		}
+	}
+	for (i = 0; i < k; i++) {
+		kinst_os_text_write(g->probes[i].p.addr, 0xcc);
+		g->probes[i].live = 1;
+	}
+	kinst_os_text_sync();
+	kinst_os_text_unlock();
+	locked_text = false;
+
+	g->nlive = k;
+	g->next = cs->groups;
+	cs->groups = g;
+	cs->nprobes += k;
+	c->nprobes += k;
+	p = &g->probes[0].p;
+	a->probe_id = p->id;
+	a->narmed = k;
+	a->addr = p->addr;
+	ctl_copy(a->insn, p->orig, p->insn.len);
+	a->insn_len = p->insn.len;
+	kinst_os_free(text, f.size);
+	kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
+	kinst_os_ctl_unlock();
+	return (KINST_E_OK);
+
+out_group:
+	if (locked_text)
+		kinst_os_text_unlock();
+	locked_text = false;
+	ctl_group_free(g);	/* releases f */
+	kinst_os_free(text, f.size);
+	kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
+	kinst_os_ctl_unlock();
+	return (err);
+out:
+	if (locked_text)
+		kinst_os_text_unlock();
+	if (offs != NULL)
+		kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
+	if (text != NULL)
+		kinst_os_free(text, f.size);
+	kinst_os_func_release(&f);
+	kinst_os_ctl_unlock();
+	return (err);
+}
+
+/*
+ * Disarm the session's probes with id (or all), control lock held.
+ * Returns the number disarmed.
+ */
+static uint32_t
+ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
+{
+	struct kinst_group *g, **gp;
+	struct kinst_cprobe *cp;
+	uint32_t i, n;
+
+	n = 0;
+	for (g = cs->groups; g != NULL; g = g->next)
+		for (i = 0; i < g->nprobes; i++) {
+			cp = &g->probes[i];
+			if (cp->live && (id == KINST_ALL_PROBES ||
+			    cp->p.id == id))
+				n++;
+		}
+	if (n == 0)
+		return (0);
+
+	kinst_os_text_lock();
+	for (g = cs->groups; g != NULL; g = g->next)
+		for (i = 0; i < g->nprobes; i++) {
+			cp = &g->probes[i];
+			if (cp->live && (id == KINST_ALL_PROBES ||
+			    cp->p.id == id))
+				kinst_os_text_write(cp->p.addr, cp->p.orig[0]);
+		}
+	kinst_os_text_sync();
+	for (g = cs->groups; g != NULL; g = g->next)
+		for (i = 0; i < g->nprobes; i++) {
+			cp = &g->probes[i];
+			if (cp->live && (id == KINST_ALL_PROBES ||
+			    cp->p.id == id)) {
+				(void)kinst_ptable_remove(&c->engine->table,
+				    &cp->p);
+				cp->live = 0;
+				g->nlive--;
+			}
+		}
+	kinst_os_text_unlock();
+
+	kinst_os_quiesce();
+
+	gp = &cs->groups;
+	while ((g = *gp) != NULL) {
+		if (g->nlive == 0) {
+			*gp = g->next;
+			ctl_group_free(g);
+		} else
+			gp = &g->next;
+	}
+	cs->nprobes -= n;
+	c->nprobes -= n;
+	return (n);
+}
+
+int
+kinst_ctl_disarm(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_disarm *d)
+{
+	uint32_t n;
+
+	d->ndisarmed = 0;
+	if (d->probe_id == 0)
+		return (KINST_E_NOENT);
+	kinst_os_ctl_lock();
+	n = ctl_disarm_locked(c, cs, d->probe_id);
+	kinst_os_ctl_unlock();
+	d->ndisarmed = n;
+	if (n == 0 && d->probe_id != KINST_ALL_PROBES)
+		return (KINST_E_NOENT);
+	return (KINST_E_OK);
+}
+
+void
+kinst_ctl_session_fini(struct kinst_ctl *c, struct kinst_csession *cs)
+{
+	kinst_os_ctl_lock();
+	(void)ctl_disarm_locked(c, cs, KINST_ALL_PROBES);
+	kinst_os_ctl_unlock();
+}
+
+uint32_t
+kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_probe_info *out, uint32_t cap)
+{
+	struct kinst_group *g;
+	struct kinst_cprobe *cp;
+	struct kinst_probe_info *pi;
+	uint32_t i, n;
+
+	(void)c;
+	n = 0;
+	kinst_os_ctl_lock();
+	for (g = cs->groups; g != NULL; g = g->next)
+		for (i = 0; i < g->nprobes; i++) {
+			cp = &g->probes[i];
+			if (!cp->live)
+				continue;
+			if (n < cap) {
+				pi = &out[n];
+				ctl_bzero(pi, sizeof(*pi));
+				pi->probe_id = cp->p.id;
+				pi->offset = cp->p.offset;
+				pi->addr = cp->p.addr;
+				pi->hits = KINST_LOAD_RELAXED(&cp->p.hits);
+				ctl_strlcpy(pi->module, g->func.module,
+				    sizeof(pi->module));
+				ctl_strlcpy(pi->function, g->function,
+				    sizeof(pi->function));
+				ctl_copy(pi->insn, cp->p.orig, cp->p.insn.len);
+				pi->insn_len = cp->p.insn.len;
+				pi->treatment = cp->p.cls.treatment;
+			}
+			n++;
+		}
+	kinst_os_ctl_unlock();
+	return (n);
+}
+
+void
+kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_cpu_stats *out, uint32_t cap, struct kinst_stats *st)
+{
+	struct kinst_session *s;
+	uint32_t i, n;
+
+	(void)c;
+	s = &cs->s;
+	n = cap < s->ncpus ? cap : s->ncpus;
+	for (i = 0; i < n; i++) {
+		out[i].hits = KINST_LOAD_RELAXED(&s->hits[i]);
+		out[i].delivered = kinst_ring_written(&s->rings[i]);
+		out[i].dropped = kinst_ring_dropped(&s->rings[i]);
+	}
+	kinst_os_ctl_lock();
+	st->ncpus = s->ncpus;
+	st->refusals = cs->refusals;
+	st->nprobes = cs->nprobes;
+	kinst_os_ctl_unlock();
+}
+
+int
+kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
+    uint32_t cap)
+{
+	struct kinst_func f;
+	size_t n;
+	int err;
+
+	t->size = 0;
+	t->addr = 0;
+	if (!ctl_names_ok(t->module, t->function))
+		return (KINST_E_INVAL);
+	kinst_os_ctl_lock();
+	err = kinst_os_func_resolve(t->module, t->function, &f);
+	if (err != KINST_E_OK) {
+		kinst_os_ctl_unlock();
+		return (err);
+	}
+	if (f.size > KINST_FUNC_MAX) {
+		err = KINST_E_TOOBIG;
+		goto out;
+	}
+	n = cap < f.size ? cap : f.size;
+	if (kinst_os_read(f.addr, buf, n) != 0) {
+		err = KINST_E_FAULT;
+		goto out;
+	}
+	ctl_unpatch(c, f.addr, buf, n);
+	t->size = (uint32_t)f.size;
+	t->addr = f.addr;
+	err = KINST_E_OK;
+out:
+	kinst_os_func_release(&f);
+	kinst_os_ctl_unlock();
+	return (err);
+}

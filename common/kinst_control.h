@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The OS-independent control path: what every kernel shim does between an
+ * ioctl and the trap handler.  Arming, disarming, per-file probe ownership,
+ * probe ids, LIST, STATS and TEXT are decided here, once, and reach the
+ * kernel only through the control-path hooks declared in kinst_os.h.
+ *
+ * Arm sequence (kinst_ctl_arm), all under the control lock:
+ *
+ *   resolve the function (kinst_os_func_resolve; a module reference is held
+ *   while any probe of the request lives) -> function-level exclusions
+ *   (kinst_os_func_check) -> take the text lock -> read the live text and
+ *   put back the original bytes of kinst's own breakpoints -> decode from
+ *   the first byte to find instruction boundaries (never trusting the
+ *   caller) -> allocate ONE trampoline block for the whole request
+ *   (KINST_TRAMP_SIZE bytes per candidate instruction) -> per instruction:
+ *   address checks (kinst_os_insn_check), kinst_probe_prepare(), image
+ *   written into the still-writable block -> seal the block read-only and
+ *   executable -> insert every probe into the engine's table -> write every
+ *   int3 -> one kinst_os_text_sync() -> drop the text lock.
+ *
+ * Disarm sequence (kinst_ctl_disarm, kinst_ctl_session_fini):
+ *
+ *   take the text lock -> write back every original first byte -> one
+ *   kinst_os_text_sync() -> remove the probes from the table -> drop the
+ *   text lock -> kinst_os_quiesce() -> free each request (group) whose last
+ *   probe went: its trampoline block, its module reference, itself.
+ *
+ *   Restoring the byte and synchronizing BEFORE removing from the table
+ *   matters: a CPU that trapped on the old int3 is still inside the trap
+ *   handler (interrupts off) and therefore holds up the synchronization, so
+ *   it finds its probe in the table; no CPU can trap on the int3 after the
+ *   synchronization.  The quiescence after the removal then proves that no
+ *   CPU still looks at the probe or runs in its trampoline.
+ *
+ * Trampoline batching: one block per ARM request (a whole function with
+ * KINST_ARM_ALL), probe i at block + i * KINST_TRAMP_SIZE.  The block is
+ * freed when the request's last probe is disarmed (refcount = live probes).
+ * Disarming one probe of a request keeps its trampoline slot (unused) until
+ * then.
+ *
+ * Locking: kinst_os_ctl_lock() serializes every function here (a sleepable
+ * mutex/sx lock); the text lock (kinst_os_text_lock) nests inside it.  None
+ * of these functions may be called from trap context.
+ */
+#ifndef KINST_CONTROL_H
+#define KINST_CONTROL_H
+
+#include "kinst_abi.h"
+#include "kinst_engine.h"
+
+/* Control-path results; each shim maps them to its errno values. */
+enum kinst_ctl_err {
+	KINST_E_OK = 0,
+	KINST_E_INVAL,		/* EINVAL: malformed request, offset not an instruction boundary / outside the function */
+	KINST_E_NOENT,		/* ENOENT: no such function, module or probe id */
+	KINST_E_REFUSED,	/* EOPNOTSUPP: refused, refuse_reason says why */
+	KINST_E_EXIST,		/* EEXIST: kinst already has a probe at that address */
+	KINST_E_NOSPC,		/* ENOSPC: KINST_MAX_PROBES reached */
+	KINST_E_NOMEM,		/* ENOMEM */
+	KINST_E_FAULT,		/* EFAULT: kernel text could not be read */
+	KINST_E_TOOBIG,		/* EFBIG: function larger than KINST_FUNC_MAX */
+};
+
+/* Largest function kinst decodes (and TEXT returns). */
+#define	KINST_FUNC_MAX		(1u << 20)
+
+/* A resolved function (kinst_os_func_resolve). */
+struct kinst_func {
+	uint64_t	addr;			/* first byte */
+	uint64_t	size;			/* bytes, up to the next symbol */
+	char		module[KINST_MODNAME_MAX];	/* "kernel" or the module's name */
+	void		*os_ref;		/* the shim's (e.g. a module reference) */
+};
+
+struct kinst_group;
+
+/* Control-side state of one probe. */
+struct kinst_cprobe {
+	struct kinst_probe p;		/* what the engine sees */
+	struct kinst_group *group;
+	uint8_t		live;		/* in the table / int3 written */
+	uint8_t		_pad[7];
+};
+
+/* One ARM request: its function, its trampoline block, its probes. */
+struct kinst_group {
+	struct kinst_group *next;	/* the session's list */
+	struct kinst_func func;
+	char		function[KINST_NAME_MAX];
+	void		*tramp;		/* writable/sealed block (kinst_os_tramp_alloc) */
+	uint64_t	tramp_addr;	/* its execution address */
+	size_t		tramp_size;
+	size_t		alloc_size;	/* of this structure */
+	uint32_t	nprobes;	/* used entries of probes[] */
+	uint32_t	nlive;		/* armed probes */
+	struct kinst_cprobe probes[];
+};
+
+/* The control-side session: embeds the engine's one. */
+struct kinst_csession {
+	struct kinst_session s;
+	struct kinst_group *groups;
+	uint64_t	refusals;	/* instructions / requests refused */
+	uint32_t	nprobes;	/* armed */
+	uint32_t	_pad;
+};
+
+struct kinst_ctl {
+	struct kinst_engine *engine;
+	uint32_t	nprobes;	/* armed, all sessions */
+	uint32_t	next_id;
+};
+
+void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
+
+/* A new session; the caller has set up cs->s (kinst_session_init). */
+void	kinst_ctl_session_init(struct kinst_ctl *c, struct kinst_csession *cs);
+
+/* Disarm and free every probe of the session (close of the file). */
+void	kinst_ctl_session_fini(struct kinst_ctl *c, struct kinst_csession *cs);
+
+/*
+ * KINST_IOC_ARM.  a has been copied in; its out fields are filled (also
+ * refuse_reason on KINST_E_REFUSED).  Input fields are validated here.
+ */
+int	kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_arm *a);
+
+/* KINST_IOC_DISARM: one id of the session, or KINST_ALL_PROBES. */
+int	kinst_ctl_disarm(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_disarm *d);
+
+/*
+ * KINST_IOC_LIST: fill out[0 .. cap-1] (kernel memory); returns the number
+ * of probes the session has (may exceed cap).
+ */
+uint32_t kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_probe_info *out, uint32_t cap);
+
+/*
+ * KINST_IOC_STATS: fill out[0 .. min(cap, ncpus)-1] and the scalar fields
+ * of st (ncpus, refusals, nprobes).
+ */
+void	kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_cpu_stats *out, uint32_t cap, struct kinst_stats *st);
+
+/*
+ * KINST_IOC_TEXT: copy up to cap bytes of the function's live text into buf
+ * (kernel memory) with kinst's own int3s replaced by the original bytes.
+ * t->module/function are validated here; t->size and t->addr are set.
+ */
+int	kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
+	    uint32_t cap);
+
+/*
+ * Is name on the list?  An entry matches the whole name, or, if it ends in
+ * '*', any name with that prefix.  A compiler suffix (".isra.0",
+ * ".constprop.0", ".part.0", ".cold") is ignored.
+ */
+bool	kinst_name_listed(const char *name, const char *const *list, size_t n);
+
+/* Is the string NUL-terminated within its size-byte array? */
+bool	kinst_str_ok(const char *s, size_t size);
+
+/* Errno name for a result, for logs and the CLI ("EINVAL", ...). */
+const char *kinst_ctl_err_name(int err);
+
+#endif /* !KINST_CONTROL_H */

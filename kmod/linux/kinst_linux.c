@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst for Linux: module load/unload and the /dev/kinst device.
+ *
+ * Each open file is a session: per-CPU rings (one for every possible CPU
+ * index below nr_cpu_ids), per-CPU hit counters, and the probes it armed.
+ * Closing the file (including the exit of a killed process) disarms and
+ * frees everything it armed.  The misc device's fops hold a reference on
+ * this module for as long as a file is open, so the module cannot be
+ * unloaded while any probe exists: rmmod then fails with EBUSY, and
+ * succeeds once the files are closed, by which time every original byte
+ * has been restored and every trampoline freed after quiescence.
+ */
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/wait.h>
+#include <linux/irq_work.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/uaccess.h>
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/log2.h>
+#include <linux/ioctl.h>
+#include <linux/kprobes.h>
+
+#include "kinst_linux.h"
+
+static unsigned int ring_size = 512 * 1024;
+module_param(ring_size, uint, 0444);
+MODULE_PARM_DESC(ring_size,
+    "bytes of ring per CPU per open file (power of two, 4 KiB .. 64 MiB)");
+
+#define	KINST_READ_MAX	(64 * 1024)	/* bytes one read(2) returns at most */
+
+struct kinst_engine *kinst_engine;
+static struct kinst_ctl kinst_ctl;
+
+struct kinst_file {
+	struct kinst_csession cs;
+	struct kinst_ring *rings;
+	uint64_t	*hits;
+	void		**bufs;		/* ring memory, per CPU */
+	uint32_t	ncpus;
+	uint32_t	next_cpu;	/* read(2) round robin */
+	struct mutex	read_lock;
+	wait_queue_head_t wq;
+	struct irq_work	work;
+	atomic_t	waiting;	/* a reader wants a wakeup */
+	uint8_t		*bounce;
+};
+
+static int
+kinst_errno(int err)
+{
+	switch (err) {
+	case KINST_E_OK:	return (0);
+	case KINST_E_INVAL:	return (-EINVAL);
+	case KINST_E_NOENT:	return (-ENOENT);
+	case KINST_E_REFUSED:	return (-EOPNOTSUPP);
+	case KINST_E_EXIST:	return (-EEXIST);
+	case KINST_E_NOSPC:	return (-ENOSPC);
+	case KINST_E_NOMEM:	return (-ENOMEM);
+	case KINST_E_FAULT:	return (-EFAULT);
+	case KINST_E_TOOBIG:	return (-EFBIG);
+	default:		return (-EIO);
+	}
+}
+
+/* Trap context: a record was written; wake readers later, never here. */
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	struct kinst_file *kf = container_of(s, struct kinst_file, cs.s);
+
+	/* Order the ring's head store before the load of "waiting". */
+	smp_mb();
+	if (atomic_read(&kf->waiting) != 0)
+		irq_work_queue(&kf->work);
+}
+NOKPROBE_SYMBOL(kinst_os_wake_deferred);
+
+static void
+kinst_irq_work(struct irq_work *w)
+{
+	struct kinst_file *kf = container_of(w, struct kinst_file, work);
+
+	atomic_set(&kf->waiting, 0);
+	wake_up_interruptible(&kf->wq);
+}
+
+static bool
+kinst_has_data(struct kinst_file *kf)
+{
+	uint32_t i;
+
+	for (i = 0; i < kf->ncpus; i++)
+		if (!kinst_ring_empty(&kf->rings[i]))
+			return (true);
+	return (false);
+}
+
+static void
+kinst_file_free(struct kinst_file *kf)
+{
+	uint32_t i;
+
+	if (kf->bufs != NULL)
+		for (i = 0; i < kf->ncpus; i++)
+			vfree(kf->bufs[i]);
+	kvfree(kf->bufs);
+	kvfree(kf->rings);
+	kvfree(kf->hits);
+	kvfree(kf->bounce);
+	kfree(kf);
+}
+
+static int
+kinst_open(struct inode *ip, struct file *fp)
+{
+	struct kinst_file *kf;
+	uint32_t i, n;
+
+	n = nr_cpu_ids;
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	if (kf == NULL)
+		return (-ENOMEM);
+	kf->ncpus = n;
+	kf->rings = kvcalloc(n, sizeof(*kf->rings), GFP_KERNEL);
+	kf->hits = kvcalloc(n, sizeof(*kf->hits), GFP_KERNEL);
+	kf->bufs = kvcalloc(n, sizeof(*kf->bufs), GFP_KERNEL);
+	kf->bounce = kvmalloc(KINST_READ_MAX, GFP_KERNEL);
+	if (kf->rings == NULL || kf->hits == NULL || kf->bufs == NULL ||
+	    kf->bounce == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		kf->bufs[i] = vzalloc(ring_size);
+		if (kf->bufs[i] == NULL)
+			goto nomem;
+		if (kinst_ring_init(&kf->rings[i], kf->bufs[i], ring_size) != 0)
+			goto nomem;
+	}
+	mutex_init(&kf->read_lock);
+	init_waitqueue_head(&kf->wq);
+	init_irq_work(&kf->work, kinst_irq_work);
+	atomic_set(&kf->waiting, 0);
+	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
+	kf->cs.s.os_priv = kf;
+	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
+	fp->private_data = kf;
+	return (nonseekable_open(ip, fp));
+nomem:
+	kinst_file_free(kf);
+	return (-ENOMEM);
+}
+
+static int
+kinst_release(struct inode *ip, struct file *fp)
+{
+	struct kinst_file *kf = fp->private_data;
+
+	/* Disarm, restore, quiesce, free trampolines: no producer is left. */
+	kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+	irq_work_sync(&kf->work);
+	kinst_file_free(kf);
+	return (0);
+}
+
+/* Whole records from the per-CPU rings, round robin, at most cap bytes. */
+static size_t
+kinst_drain(struct kinst_file *kf, uint8_t *dst, size_t cap)
+{
+	size_t done, got;
+	uint32_t i, cpu;
+	bool progress;
+
+	done = 0;
+	do {
+		progress = false;
+		for (i = 0; i < kf->ncpus; i++) {
+			cpu = (kf->next_cpu + i) % kf->ncpus;
+			got = kinst_ring_get(&kf->rings[cpu], dst + done,
+			    cap - done);
+			if (got != 0) {
+				done += got;
+				progress = true;
+			}
+		}
+		kf->next_cpu = (kf->next_cpu + 1) % kf->ncpus;
+	} while (progress && cap - done >= sizeof(struct kinst_hit_record));
+	return (done);
+}
+
+static ssize_t
+kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
+{
+	struct kinst_file *kf = fp->private_data;
+	size_t n;
+	int error;
+
+	if (count < sizeof(struct kinst_hit_record))
+		return (-EINVAL);
+	if (count > KINST_READ_MAX)
+		count = KINST_READ_MAX;
+	if (mutex_lock_interruptible(&kf->read_lock) != 0)
+		return (-ERESTARTSYS);
+	for (;;) {
+		n = kinst_drain(kf, kf->bounce, count);
+		if (n != 0)
+			break;
+		if ((fp->f_flags & O_NONBLOCK) != 0) {
+			mutex_unlock(&kf->read_lock);
+			return (-EAGAIN);
+		}
+		atomic_set(&kf->waiting, 1);
+		smp_mb__after_atomic();
+		error = wait_event_interruptible(kf->wq, kinst_has_data(kf));
+		if (error != 0) {
+			mutex_unlock(&kf->read_lock);
+			return (error);
+		}
+	}
+	if (copy_to_user(ubuf, kf->bounce, n) != 0)
+		n = 0;
+	mutex_unlock(&kf->read_lock);
+	return (n != 0 ? (ssize_t)n : -EFAULT);
+}
+
+static __poll_t
+kinst_poll(struct file *fp, poll_table *pt)
+{
+	struct kinst_file *kf = fp->private_data;
+
+	poll_wait(fp, &kf->wq, pt);
+	atomic_set(&kf->waiting, 1);
+	smp_mb__after_atomic();
+	if (kinst_has_data(kf))
+		return (EPOLLIN | EPOLLRDNORM);
+	return (0);
+}
+
+static long
+kinst_ioc_arm(struct kinst_file *kf, void __user *up)
+{
+	struct kinst_arm a;
+	int err;
+
+	if (copy_from_user(&a, up, sizeof(a)) != 0)
+		return (-EFAULT);
+	err = kinst_ctl_arm(&kinst_ctl, &kf->cs, &a);
+	/* Out fields (refuse_reason, nrefused) also on failure. */
+	if (copy_to_user(up, &a, sizeof(a)) != 0) {
+		if (err == KINST_E_OK) {
+			/* Armed, but the caller cannot learn the ids. */
+			struct kinst_disarm d = { .probe_id = a.probe_id };
+			uint32_t i;
+
+			for (i = 0; i < a.narmed; i++, d.probe_id++)
+				(void)kinst_ctl_disarm(&kinst_ctl, &kf->cs,
+				    &d);
+		}
+		return (-EFAULT);
+	}
+	return (kinst_errno(err));
+}
+
+static long
+kinst_ioc_disarm(struct kinst_file *kf, void __user *up)
+{
+	struct kinst_disarm d;
+	int err;
+
+	if (copy_from_user(&d, up, sizeof(d)) != 0)
+		return (-EFAULT);
+	err = kinst_ctl_disarm(&kinst_ctl, &kf->cs, &d);
+	if (copy_to_user(up, &d, sizeof(d)) != 0)
+		return (-EFAULT);
+	return (kinst_errno(err));
+}
+
+static long
+kinst_ioc_list(struct kinst_file *kf, void __user *up)
+{
+	struct kinst_list l;
+	struct kinst_probe_info *pi;
+	uint32_t cap, n;
+	long error;
+
+	if (copy_from_user(&l, up, sizeof(l)) != 0)
+		return (-EFAULT);
+	cap = min_t(uint32_t, l.cap, KINST_MAX_PROBES);
+	pi = NULL;
+	if (cap != 0) {
+		pi = kvcalloc(cap, sizeof(*pi), GFP_KERNEL);
+		if (pi == NULL)
+			return (-ENOMEM);
+	}
+	n = kinst_ctl_list(&kinst_ctl, &kf->cs, pi, cap);
+	error = 0;
+	if (cap != 0 && copy_to_user(u64_to_user_ptr(l.buf), pi,
+	    (size_t)min(n, cap) * sizeof(*pi)) != 0)
+		error = -EFAULT;
+	kvfree(pi);
+	if (error != 0)
+		return (error);
+	l.count = n;
+	if (copy_to_user(up, &l, sizeof(l)) != 0)
+		return (-EFAULT);
+	return (0);
+}
+
+static long
+kinst_ioc_stats(struct kinst_file *kf, void __user *up)
+{
+	struct kinst_stats st;
+	struct kinst_cpu_stats *cs;
+	uint32_t cap;
+	long error;
+
+	if (copy_from_user(&st, up, sizeof(st)) != 0)
+		return (-EFAULT);
+	cap = min_t(uint32_t, st.cap, kf->ncpus);
+	cs = NULL;
+	if (cap != 0) {
+		cs = kvcalloc(cap, sizeof(*cs), GFP_KERNEL);
+		if (cs == NULL)
+			return (-ENOMEM);
+	}
+	kinst_ctl_stats(&kinst_ctl, &kf->cs, cs, cap, &st);
+	error = 0;
+	if (cap != 0 && copy_to_user(u64_to_user_ptr(st.buf), cs,
+	    (size_t)cap * sizeof(*cs)) != 0)
+		error = -EFAULT;
+	kvfree(cs);
+	if (error != 0)
+		return (error);
+	if (copy_to_user(up, &st, sizeof(st)) != 0)
+		return (-EFAULT);
+	return (0);
+}
+
+static long
+kinst_ioc_text(struct kinst_file *kf, void __user *up)
+{
+	struct kinst_text t;
+	uint8_t *buf;
+	uint32_t cap, n;
+	int err;
+
+	(void)kf;
+	if (copy_from_user(&t, up, sizeof(t)) != 0)
+		return (-EFAULT);
+	cap = min_t(uint32_t, t.cap, KINST_FUNC_MAX);
+	buf = kvmalloc(cap == 0 ? 1 : cap, GFP_KERNEL);
+	if (buf == NULL)
+		return (-ENOMEM);
+	err = kinst_ctl_text(&kinst_ctl, &t, buf, cap);
+	if (err == KINST_E_OK) {
+		n = min(cap, t.size);
+		if (n != 0 && copy_to_user(u64_to_user_ptr(t.buf), buf, n) != 0)
+			err = KINST_E_FAULT;
+	}
+	kvfree(buf);
+	if (copy_to_user(up, &t, sizeof(t)) != 0)
+		return (-EFAULT);
+	return (kinst_errno(err));
+}
+
+static long
+kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
+{
+	struct kinst_file *kf = fp->private_data;
+	void __user *up = (void __user *)arg;
+	struct kinst_version v;
+
+	switch (cmd) {
+	case KINST_IOC_VERSION:
+		memset(&v, 0, sizeof(v));
+		v.abi_version = KINST_ABI_VERSION;
+		v.max_probes = KINST_MAX_PROBES;
+		v.ncpus = kf->ncpus;
+		v.record_size = sizeof(struct kinst_hit_record);
+		return (copy_to_user(up, &v, sizeof(v)) != 0 ? -EFAULT : 0);
+	case KINST_IOC_ARM:
+		return (kinst_ioc_arm(kf, up));
+	case KINST_IOC_DISARM:
+		return (kinst_ioc_disarm(kf, up));
+	case KINST_IOC_LIST:
+		return (kinst_ioc_list(kf, up));
+	case KINST_IOC_STATS:
+		return (kinst_ioc_stats(kf, up));
+	case KINST_IOC_TEXT:
+		return (kinst_ioc_text(kf, up));
+	default:
+		return (-ENOTTY);
+	}
+}
+
+static const struct file_operations kinst_fops = {
+	.owner = THIS_MODULE,
+	.open = kinst_open,
+	.release = kinst_release,
+	.read = kinst_read,
+	.poll = kinst_poll,
+	.unlocked_ioctl = kinst_ioctl,
+	.compat_ioctl = kinst_ioctl,	/* all pointers are u64: same layout */
+	.llseek = no_llseek,
+};
+
+static struct miscdevice kinst_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "kinst",
+	.fops = &kinst_fops,
+	.mode = 0600,
+};
+
+static int __init
+kinst_init(void)
+{
+	int error;
+
+	if (ring_size < 4096 || ring_size > (64u << 20) ||
+	    !is_power_of_2(ring_size)) {
+		pr_err("kinst: ring_size must be a power of two in [4096, 64M]\n");
+		return (-EINVAL);
+	}
+	error = kinst_linux_syms_init();
+	if (error != 0)
+		return (error);
+	kinst_engine = vzalloc(sizeof(*kinst_engine));
+	if (kinst_engine == NULL)
+		return (-ENOMEM);
+	kinst_engine_init(kinst_engine, nr_cpu_ids, true);
+	kinst_ctl_init(&kinst_ctl, kinst_engine);
+	error = kinst_linux_hook_init();
+	if (error != 0)
+		goto fail;
+	error = misc_register(&kinst_misc);
+	if (error != 0) {
+		kinst_linux_hook_fini();
+		goto fail;
+	}
+	pr_info("kinst: ABI %u.%u, %u CPUs, ring %u bytes per CPU\n",
+	    KINST_ABI_VERSION_MAJOR, KINST_ABI_VERSION_MINOR, nr_cpu_ids,
+	    ring_size);
+	return (0);
+fail:
+	vfree(kinst_engine);
+	kinst_engine = NULL;
+	return (error);
+}
+
+static void __exit
+kinst_exit(void)
+{
+	misc_deregister(&kinst_misc);
+	kinst_linux_hook_fini();
+	/*
+	 * No file is open (each holds a module reference), so no probe is
+	 * armed: every release() restored its bytes and freed its
+	 * trampolines after quiescence.  Should that ever not hold, leak the
+	 * engine rather than free a table a CPU may read.
+	 */
+	if (WARN_ON(kinst_ctl.nprobes != 0))
+		return;
+	kinst_os_quiesce();
+	vfree(kinst_engine);
+	if (kinst_linux_emu_faults() != 0)
+		pr_warn("kinst: %lu emulation faults\n",
+		    kinst_linux_emu_faults());
+}
+
+module_init(kinst_init);
+module_exit(kinst_exit);
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_DESCRIPTION("kinst: trace any instruction of the kernel");
+MODULE_AUTHOR("kinst");

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst for Linux: the OS interface (common/kinst_os.h) and the #BP hook.
+ *
+ * Kernel interfaces this file relies on (Linux 6.1, x86-64):
+ *
+ * - The int3 path (arch/x86/kernel/traps.c): exc_int3() handles text_poke_bp
+ *   sites first (poke_int3_handler), then, for a kernel-mode int3, enters
+ *   NMI-like context (irqentry_nmi_enter, interrupts stay off) and calls
+ *   do_int3(): kgdb, then kprobe_int3_handler(), then
+ *   notify_die(DIE_INT3, ...).  If nobody returns NOTIFY_STOP the kernel
+ *   die()s.  The die_args' regs->ip is the address AFTER the int3 byte.
+ *   kprobes is asked first, so a kprobe and a kinst probe can never claim the
+ *   same int3; kinst refuses addresses kprobes owns (get_kprobe).
+ * - The entry code leaves a gap below the interrupted stack for kernel-mode
+ *   int3 (entry_64.S, idtentry for X86_TRAP_BP: the iret frame is copied six
+ *   words lower), which is what int3_emulate_push() relies on.  Emulated
+ *   pushes (call, pushf) store at most 16 bytes below the interrupted %rsp;
+ *   kinst_os_write_stack() refuses anything else.
+ * - kallsyms_lookup_name() is not exported since 5.7; it is found through a
+ *   kprobe on it (register_kprobe fills kp.addr), and everything else this
+ *   file needs that is not exported is found through it (kinst_sym[]).
+ * - text_poke() (must hold text_mutex) writes through a temporary mapping;
+ *   text_poke_sync() is on_each_cpu(do_sync_core, wait).  Every other kernel
+ *   text patcher (kprobes' arm/disarm, ftrace, jump labels, static calls)
+ *   writes under text_mutex too, so kinst's checks and its writes, all done
+ *   under text_mutex, cannot interleave with theirs.
+ * - module_alloc() returns PAGE_KERNEL (RW, NX) memory in the module area,
+ *   which is within +-2 GiB of the kernel image and of every module.
+ */
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/kdebug.h>
+#include <linux/notifier.h>
+#include <linux/uaccess.h>
+#include <linux/irq_work.h>
+#include <linux/timekeeping.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/extable.h>
+#include <asm/ptrace.h>
+
+#include "kinst_linux.h"
+
+/* ---- symbols reached through kallsyms_lookup_name ---- */
+
+static unsigned long (*k_lookup_name)(const char *name);
+static int (*k_lookup_size_offset)(unsigned long addr, unsigned long *size,
+    unsigned long *off);
+static void *(*k_text_poke)(void *addr, const void *opcode, size_t len);
+static void (*k_text_poke_sync)(void);
+static struct mutex *k_text_mutex;
+static void *(*k_module_alloc)(unsigned long size);
+static void (*k_module_memfree)(void *p);
+static int (*k_set_memory_ro)(unsigned long addr, int n);
+static int (*k_set_memory_rw)(unsigned long addr, int n);
+static int (*k_set_memory_x)(unsigned long addr, int n);
+static int (*k_set_memory_nx)(unsigned long addr, int n);
+static const struct exception_table_entry *(*k_search_exception_tables)(
+    unsigned long addr);
+static unsigned long (*k_ftrace_location_range)(unsigned long start,
+    unsigned long end);
+static int (*k_jump_label_text_reserved)(void *start, void *end);
+static int (*k_static_call_text_reserved)(void *start, void *end);
+static struct kprobe *(*k_get_kprobe)(void *addr);
+static bool (*k_within_kprobe_blacklist)(unsigned long addr);
+static struct module *(*k_module_text_address)(unsigned long addr);
+
+static struct {
+	const char	*name;
+	void		*ptr;		/* where to store the address */
+	bool		optional;
+} kinst_sym[] = {
+	{ "kallsyms_lookup_size_offset", &k_lookup_size_offset, false },
+	{ "text_poke", &k_text_poke, false },
+	{ "text_poke_sync", &k_text_poke_sync, false },
+	{ "text_mutex", &k_text_mutex, false },
+	{ "module_alloc", &k_module_alloc, false },
+	{ "module_memfree", &k_module_memfree, false },
+	{ "set_memory_ro", &k_set_memory_ro, false },
+	{ "set_memory_rw", &k_set_memory_rw, false },
+	{ "set_memory_x", &k_set_memory_x, false },
+	{ "set_memory_nx", &k_set_memory_nx, false },
+	{ "search_exception_tables", &k_search_exception_tables, false },
+	{ "ftrace_location_range", &k_ftrace_location_range, true },
+	{ "jump_label_text_reserved", &k_jump_label_text_reserved, true },
+	{ "static_call_text_reserved", &k_static_call_text_reserved, true },
+	{ "get_kprobe", &k_get_kprobe, false },
+	{ "within_kprobe_blacklist", &k_within_kprobe_blacklist, false },
+	{ "__module_text_address", &k_module_text_address, false },
+};
+
+/*
+ * Text that never runs kinst probes: entry code, noinstr, the kprobes and
+ * cpuidle sections, the retpoline/return thunks and static call
+ * trampolines.  [start, end) symbol pairs.
+ */
+static const char *const kinst_sections[][2] = {
+	{ "__entry_text_start", "__entry_text_end" },
+	{ "__irqentry_text_start", "__irqentry_text_end" },
+	{ "__softirqentry_text_start", "__softirqentry_text_end" },
+	{ "__noinstr_text_start", "__noinstr_text_end" },
+	{ "__kprobes_text_start", "__kprobes_text_end" },
+	{ "__cpuidle_text_start", "__cpuidle_text_end" },
+	{ "__indirect_thunk_start", "__indirect_thunk_end" },
+	{ "__static_call_text_start", "__static_call_text_end" },
+};
+#define	KINST_NSECTIONS	ARRAY_SIZE(kinst_sections)
+static unsigned long kinst_sect[KINST_NSECTIONS][2];
+static unsigned long kinst_stext, kinst_etext;
+
+/*
+ * Functions kinst refuses by name (kinst_name_listed(): "x*" is a prefix).
+ * What is here and why:
+ *
+ * - The #BP path before and around our notifier: do_int3, the kprobes int3
+ *   handler and get_kprobe (also on the kprobe blacklist), the die notifier
+ *   chain (notify_die, atomic_notifier_call_chain, notifier_call_chain),
+ *   die/oops reporting, kgdb/kdb.
+ * - What our handler calls: ktime_get_mono_fast_ns, copy_from_kernel_nofault
+ *   (and the page-fault fixup path it may take: fixup_exception, the
+ *   ex_handler_* helpers, the exception table search), irq_work_queue and
+ *   the self-IPI it raises (arch_irq_work_raise and the APIC write
+ *   functions), and memcpy/memset/memmove, which the compiler may call for
+ *   structure copies.  The engine is in this module, refused as a whole.
+ * - Kernel text patching and the cross-CPU synchronization kinst itself
+ *   uses while arming and disarming: text_poke*, __text_poke, do_sync_core,
+ *   on_each_cpu/smp_call_function* and the IPI handler side
+ *   (generic_smp_call_function*, flush_smp_call_function*).
+ * Entry and noinstr code is refused by section (kinst_sections) and
+ * NOKPROBE_SYMBOL functions by the kprobe blacklist.
+ */
+static const char *const kinst_excluded[] = {
+	"do_int3", "do_int3_user", "exc_int3", "poke_int3_handler",
+	"kprobe_*", "get_kprobe", "kprobes_*", "arch_*kprobe*",
+	"notify_die", "atomic_notifier_call_chain", "notifier_call_chain",
+	"register_die_notifier", "unregister_die_notifier",
+	"die", "die_addr", "__die", "__die_*", "oops_*", "do_trap",
+	"kgdb_*", "kdb_*", "dbg_*",
+	"ktime_get_mono_fast_ns", "ktime_get_raw_fast_ns",
+	"copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
+	"copy_to_kernel_nofault",
+	"fixup_exception", "ex_handler_*", "search_exception_tables",
+	"search_extable", "search_kernel_exception_table",
+	"search_module_extables", "cmp_ex_search", "bsearch",
+	"kernelmode_fixup_or_oops",
+	"irq_work_*", "__irq_work_*", "arch_irq_work_raise",
+	"x2apic_*", "__x2apic_*", "native_apic_*", "default_send_IPI_*",
+	"__default_send_IPI_*", "native_x2apic_*",
+	"memcpy", "__memcpy", "memset", "__memset", "memmove", "__memmove",
+	"memcpy_*", "memset_*",
+	"text_poke*", "__text_poke", "do_sync_core", "sync_core*",
+	"on_each_cpu*", "smp_call_function*", "generic_smp_call_function*",
+	"flush_smp_call_function*", "__flush_smp_call_function_queue",
+};
+
+int
+kinst_linux_syms_init(void)
+{
+	struct kprobe kp;
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long a, off, sz;
+	size_t i;
+	int error;
+
+	/*
+	 * A kprobe on kallsyms_lookup_name gives its address (perhaps past an
+	 * endbr64); sprint_symbol() tells the offset into the symbol.
+	 */
+	memset(&kp, 0, sizeof(kp));
+	kp.symbol_name = "kallsyms_lookup_name";
+	error = register_kprobe(&kp);
+	if (error != 0) {
+		pr_err("kinst: cannot locate kallsyms_lookup_name (kprobe: %d)\n",
+		    error);
+		return (error);
+	}
+	a = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	sprint_symbol(buf, a);
+	if (strncmp(buf, "kallsyms_lookup_name+", 21) != 0 ||
+	    sscanf(buf + 21, "%lx/%lx", &off, &sz) != 2) {
+		pr_err("kinst: kprobe on kallsyms_lookup_name is at %s\n", buf);
+		return (-ENOENT);
+	}
+	k_lookup_name = (void *)(a - off);
+
+	for (i = 0; i < ARRAY_SIZE(kinst_sym); i++) {
+		a = k_lookup_name(kinst_sym[i].name);
+		if (a == 0 && !kinst_sym[i].optional) {
+			pr_err("kinst: kernel symbol %s not found\n",
+			    kinst_sym[i].name);
+			return (-ENOENT);
+		}
+		*(unsigned long *)kinst_sym[i].ptr = a;
+	}
+	for (i = 0; i < KINST_NSECTIONS; i++) {
+		kinst_sect[i][0] = k_lookup_name(kinst_sections[i][0]);
+		kinst_sect[i][1] = k_lookup_name(kinst_sections[i][1]);
+	}
+	kinst_stext = k_lookup_name("_stext");
+	kinst_etext = k_lookup_name("_etext");
+	if (kinst_stext == 0 || kinst_etext <= kinst_stext) {
+		pr_err("kinst: cannot find the kernel text bounds\n");
+		return (-ENOENT);
+	}
+	return (0);
+}
+
+/* ---- trap context ---- */
+
+/* The interrupted %rsp of the #BP being handled on this CPU (emulated pushes). */
+static DEFINE_PER_CPU(unsigned long, kinst_trap_sp);
+/* Hits whose emulation faulted (the kernel then reports the int3). */
+static DEFINE_PER_CPU(unsigned long, kinst_emu_faults);
+
+#define	KINST_STACK_ROOM	16	/* bytes below the interrupted %rsp */
+
+uint32_t
+kinst_os_cpu(void)
+{
+	return (raw_smp_processor_id());
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	return (ktime_get_mono_fast_ns());
+}
+
+void
+kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
+{
+	struct task_struct *t = current;
+
+	BUILD_BUG_ON(sizeof(t->comm) != KINST_COMM_LEN);
+	*pid = t->tgid;
+	*tid = t->pid;
+	__builtin_memcpy(comm, t->comm, KINST_COMM_LEN);
+	comm[KINST_COMM_LEN - 1] = '\0';
+}
+
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	return (copy_from_kernel_nofault(buf, (const void *)(uintptr_t)addr,
+	    len) != 0 ? -1 : 0);
+}
+
+int
+kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
+{
+	unsigned long sp = this_cpu_read(kinst_trap_sp);
+	volatile uint8_t *d = (volatile uint8_t *)(uintptr_t)addr;
+	const uint8_t *s = buf;
+
+	if (sp == 0 || len > KINST_STACK_ROOM ||
+	    addr < sp - KINST_STACK_ROOM || addr + len > sp)
+		return (-1);
+	while (len-- > 0)
+		*d++ = *s++;
+	return (0);
+}
+
+static void
+kinst_regs_in(const struct pt_regs *r, struct kinst_regs *k)
+{
+	k->gpr[KINST_RAX] = r->ax;
+	k->gpr[KINST_RCX] = r->cx;
+	k->gpr[KINST_RDX] = r->dx;
+	k->gpr[KINST_RBX] = r->bx;
+	k->gpr[KINST_RSP] = r->sp;
+	k->gpr[KINST_RBP] = r->bp;
+	k->gpr[KINST_RSI] = r->si;
+	k->gpr[KINST_RDI] = r->di;
+	k->gpr[KINST_R8] = r->r8;
+	k->gpr[KINST_R9] = r->r9;
+	k->gpr[KINST_R10] = r->r10;
+	k->gpr[KINST_R11] = r->r11;
+	k->gpr[KINST_R12] = r->r12;
+	k->gpr[KINST_R13] = r->r13;
+	k->gpr[KINST_R14] = r->r14;
+	k->gpr[KINST_R15] = r->r15;
+	k->rip = r->ip - 1;		/* the int3 byte = the probed instruction */
+	k->rflags = r->flags;
+	k->cs = (uint16_t)r->cs;
+	k->ss = (uint16_t)r->ss;
+	k->_pad = 0;
+}
+
+static void
+kinst_regs_out(const struct kinst_regs *k, struct pt_regs *r)
+{
+	r->ax = k->gpr[KINST_RAX];
+	r->cx = k->gpr[KINST_RCX];
+	r->dx = k->gpr[KINST_RDX];
+	r->bx = k->gpr[KINST_RBX];
+	r->sp = k->gpr[KINST_RSP];
+	r->bp = k->gpr[KINST_RBP];
+	r->si = k->gpr[KINST_RSI];
+	r->di = k->gpr[KINST_RDI];
+	r->r8 = k->gpr[KINST_R8];
+	r->r9 = k->gpr[KINST_R9];
+	r->r10 = k->gpr[KINST_R10];
+	r->r11 = k->gpr[KINST_R11];
+	r->r12 = k->gpr[KINST_R12];
+	r->r13 = k->gpr[KINST_R13];
+	r->r14 = k->gpr[KINST_R14];
+	r->r15 = k->gpr[KINST_R15];
+	r->ip = k->rip;
+	r->flags = k->rflags;
+}
+
+/*
+ * The die notifier.  Runs in NMI-like context with interrupts off, on any
+ * CPU, possibly nested (an NMI handler hitting a probe while this CPU is in
+ * here already).  Takes no lock, does not sleep or allocate; everything it
+ * calls is in this module or on kinst_excluded[].
+ */
+static int
+kinst_die_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs;
+	struct kinst_regs kr;
+	unsigned long saved_sp;
+	int res;
+
+	if (val != DIE_INT3)
+		return (NOTIFY_DONE);
+	regs = args->regs;
+	if (regs == NULL || user_mode(regs))
+		return (NOTIFY_DONE);
+
+	kinst_regs_in(regs, &kr);
+	saved_sp = this_cpu_read(kinst_trap_sp);
+	this_cpu_write(kinst_trap_sp, regs->sp);
+	res = kinst_engine_hit(kinst_engine, &kr);
+	this_cpu_write(kinst_trap_sp, saved_sp);
+
+	switch (res) {
+	case KINST_HIT_REDIRECT:
+	case KINST_HIT_EMULATED:
+		kinst_regs_out(&kr, regs);
+		return (NOTIFY_STOP);
+	case KINST_HIT_ERROR:
+		/*
+		 * Ours, but emulating a control transfer read or wrote memory
+		 * that faulted: the original instruction would have faulted
+		 * as well.  Let the kernel report the trap.
+		 */
+		this_cpu_inc(kinst_emu_faults);
+		return (NOTIFY_DONE);
+	default:
+		return (NOTIFY_DONE);
+	}
+}
+NOKPROBE_SYMBOL(kinst_die_notify);
+NOKPROBE_SYMBOL(kinst_regs_in);
+NOKPROBE_SYMBOL(kinst_regs_out);
+NOKPROBE_SYMBOL(kinst_os_cpu);
+NOKPROBE_SYMBOL(kinst_os_now_ns);
+NOKPROBE_SYMBOL(kinst_os_thread);
+NOKPROBE_SYMBOL(kinst_os_read);
+NOKPROBE_SYMBOL(kinst_os_write_stack);
+NOKPROBE_SYMBOL(kinst_engine_hit);
+NOKPROBE_SYMBOL(kinst_ptable_lookup);
+NOKPROBE_SYMBOL(kinst_ring_put);
+NOKPROBE_SYMBOL(kinst_ring_count_drop);
+NOKPROBE_SYMBOL(kinst_emulate);
+NOKPROBE_SYMBOL(kinst_cond);
+NOKPROBE_SYMBOL(kinst_effective_addr);
+
+static struct notifier_block kinst_die_nb = {
+	.notifier_call = kinst_die_notify,
+	/*
+	 * Highest priority: an int3 at one of our addresses is ours (we
+	 * refuse addresses anyone else patches), and the chain is short-cut
+	 * with NOTIFY_STOP.  kprobes does not use the chain for int3.
+	 */
+	.priority = INT_MAX,
+};
+
+int
+kinst_linux_hook_init(void)
+{
+	return (register_die_notifier(&kinst_die_nb));
+}
+
+void
+kinst_linux_hook_fini(void)
+{
+	/* atomic_notifier_chain_unregister() waits with synchronize_rcu(). */
+	unregister_die_notifier(&kinst_die_nb);
+}
+
+unsigned long
+kinst_linux_emu_faults(void)
+{
+	unsigned long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu(kinst_emu_faults, cpu);
+	return (n);
+}
+
+/* ---- control path ---- */
+
+static DEFINE_MUTEX(kinst_ctl_mutex);
+
+void
+kinst_os_ctl_lock(void)
+{
+	mutex_lock(&kinst_ctl_mutex);
+}
+
+void
+kinst_os_ctl_unlock(void)
+{
+	mutex_unlock(&kinst_ctl_mutex);
+}
+
+void *
+kinst_os_alloc(size_t size)
+{
+	return (kvzalloc(size == 0 ? 1 : size, GFP_KERNEL));
+}
+
+void
+kinst_os_free(void *p, size_t size)
+{
+	(void)size;
+	kvfree(p);
+}
+
+static bool
+kinst_in_kernel_text(unsigned long a)
+{
+	return (a >= kinst_stext && a < kinst_etext);
+}
+
+int
+kinst_os_func_resolve(const char *module, const char *function,
+    struct kinst_func *f)
+{
+	char name[KINST_MODNAME_MAX + KINST_NAME_MAX + 2];
+	struct module *mod;
+	unsigned long addr, size, off, base, end;
+	bool any, kernel_only;
+
+	memset(f, 0, sizeof(*f));
+	any = module[0] == '\0';
+	kernel_only = strcmp(module, "kernel") == 0;
+	if (strchr(function, ':') != NULL || strchr(module, ':') != NULL)
+		return (KINST_E_NOENT);
+	if (any || kernel_only)
+		snprintf(name, sizeof(name), "%s", function);
+	else
+		snprintf(name, sizeof(name), "%s:%s", module, function);
+	addr = k_lookup_name(name);
+	if (addr == 0)
+		return (KINST_E_NOENT);
+	if (!k_lookup_size_offset(addr, &size, &off) || off != 0 || size == 0)
+		return (KINST_E_NOENT);
+
+	if (kinst_in_kernel_text(addr)) {
+		if (!any && !kernel_only)
+			return (KINST_E_NOENT);
+		end = kinst_etext;
+		strscpy(f->module, "kernel", sizeof(f->module));
+	} else {
+		if (kernel_only)
+			return (KINST_E_NOENT);
+		preempt_disable();
+		mod = k_module_text_address(addr);
+		if (mod != NULL && (mod->state != MODULE_STATE_LIVE ||
+		    !try_module_get(mod)))
+			mod = NULL;
+		preempt_enable();
+		if (mod == NULL)
+			return (KINST_E_NOENT);	/* not text, init text, or going */
+		base = (unsigned long)mod->core_layout.base;
+		end = base + mod->core_layout.text_size;
+		if (addr < base || addr >= end) {
+			module_put(mod);
+			return (KINST_E_NOENT);
+		}
+		strscpy(f->module, mod->name, sizeof(f->module));
+		f->os_ref = mod;
+	}
+	if (size > end - addr)
+		size = end - addr;
+	f->addr = addr;
+	f->size = size;
+	return (KINST_E_OK);
+}
+
+void
+kinst_os_func_release(struct kinst_func *f)
+{
+	if (f->os_ref != NULL)
+		module_put(f->os_ref);
+	f->os_ref = NULL;
+}
+
+int
+kinst_os_func_check(const struct kinst_func *f, const char *function)
+{
+	unsigned long a = (unsigned long)f->addr;
+	size_t i;
+
+	if (within_module(a, THIS_MODULE))
+		return (KINST_R_EXCLUDED);
+	for (i = 0; i < KINST_NSECTIONS; i++)
+		if (kinst_sect[i][0] != 0 && a >= kinst_sect[i][0] &&
+		    a < kinst_sect[i][1])
+			return (KINST_R_EXCLUDED);
+	if (kinst_name_listed(function, kinst_excluded,
+	    ARRAY_SIZE(kinst_excluded)))
+		return (KINST_R_EXCLUDED);
+	if (k_within_kprobe_blacklist(a))
+		return (KINST_R_EXCLUDED);
+	return (KINST_R_NONE);
+}
+
+void
+kinst_os_text_lock(void)
+{
+	mutex_lock(k_text_mutex);
+}
+
+void
+kinst_os_text_unlock(void)
+{
+	mutex_unlock(k_text_mutex);
+}
+
+int
+kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
+{
+	unsigned long a = (unsigned long)addr, last = a + len - 1, b;
+	size_t i;
+	bool kp;
+
+	(void)f;
+	/* A section boundary inside a symbol (noinstr functions are aligned). */
+	for (i = 0; i < KINST_NSECTIONS; i++)
+		if (kinst_sect[i][0] != 0 && last >= kinst_sect[i][0] &&
+		    a < kinst_sect[i][1])
+			return (KINST_R_EXCLUDED);
+	if (k_within_kprobe_blacklist(a))
+		return (KINST_R_EXCLUDED);
+	if (k_search_exception_tables(a) != NULL)
+		return (KINST_R_FIXUP);
+	if (k_ftrace_location_range != NULL &&
+	    k_ftrace_location_range(a, last) != 0)
+		return (KINST_R_TEXT_PATCHED);
+	if (k_jump_label_text_reserved != NULL &&
+	    k_jump_label_text_reserved((void *)a, (void *)last))
+		return (KINST_R_TEXT_PATCHED);
+	if (k_static_call_text_reserved != NULL &&
+	    k_static_call_text_reserved((void *)a, (void *)last))
+		return (KINST_R_TEXT_PATCHED);
+	/*
+	 * A kprobe at the instruction, or an optimized kprobe whose 5-byte
+	 * jump starts up to 4 bytes before it.
+	 */
+	kp = false;
+	preempt_disable();
+	for (b = a >= 4 ? a - 4 : 0; b <= last && !kp; b++)
+		kp = k_get_kprobe((void *)b) != NULL;
+	preempt_enable();
+	if (kp)
+		return (KINST_R_TEXT_PATCHED);
+	return (KINST_R_NONE);
+}
+
+void
+kinst_os_text_write(uint64_t addr, uint8_t byte)
+{
+	lockdep_assert_held(k_text_mutex);
+	k_text_poke((void *)(uintptr_t)addr, &byte, 1);
+}
+
+void
+kinst_os_text_sync(void)
+{
+	k_text_poke_sync();
+}
+
+static void
+kinst_quiesce_ipi(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * Quiescence: on_each_cpu(wait), not synchronize_rcu().
+ *
+ * The engine's lookup and everything that uses the probe afterwards runs in
+ * the #BP handler with interrupts disabled, and the trampoline runs with
+ * interrupts disabled (the handler clears IF; the sti at its end has a
+ * one-instruction shadow covering the jump back).  A CPU executes a
+ * cross-call function only where it is not inside either: from the IPI
+ * (taken only with IF set), or from the idle loop's queue flush when it was
+ * polling (outside any trampoline by construction).  An NMI may interrupt a
+ * trampoline, but an NMI handler never runs cross-call functions, and a
+ * nested hit inside it is itself IF-off code.  So when on_each_cpu() returns,
+ * every online CPU has passed a point outside all handlers and trampolines
+ * after the probes were removed from the table, and none can enter them
+ * again (no int3 left, no table entry left).  Offline CPUs run nothing.
+ *
+ * synchronize_rcu() would also wait for the IF-off regions (they are RCU
+ * read-side critical sections), but its correctness there rests on RCU's
+ * view of CPUs that may be in an extended quiescent state (idle, or code run
+ * while RCU is not watching); the IPI argument does not, and it is fast.
+ */
+void
+kinst_os_quiesce(void)
+{
+	on_each_cpu(kinst_quiesce_ipi, NULL, 1);
+}
+
+void *
+kinst_os_tramp_alloc(size_t size, uint64_t *addr)
+{
+	void *p;
+
+	size = PAGE_ALIGN(size);
+	p = k_module_alloc(size);
+	if (p == NULL)
+		return (NULL);
+	memset(p, 0xcc, size);		/* int3 in every unused byte */
+	*addr = (uint64_t)(uintptr_t)p;
+	return (p);
+}
+
+int
+kinst_os_tramp_seal(void *mem, size_t size)
+{
+	int n = PAGE_ALIGN(size) >> PAGE_SHIFT;
+
+	if (k_set_memory_ro((unsigned long)mem, n) != 0)
+		return (-1);
+	if (k_set_memory_x((unsigned long)mem, n) != 0)
+		return (-1);
+	return (0);
+}
+
+void
+kinst_os_tramp_free(void *mem, size_t size)
+{
+	int n = PAGE_ALIGN(size) >> PAGE_SHIFT;
+
+	(void)k_set_memory_nx((unsigned long)mem, n);
+	(void)k_set_memory_rw((unsigned long)mem, n);
+	k_module_memfree(mem);
+}

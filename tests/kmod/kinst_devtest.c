@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst_devtest: exercises /dev/kinst directly (no kinstctl), inside the
+ * guest.  Every subcommand prints what it checked and exits 0 only if every
+ * check held.
+ *
+ *   kinst_devtest fuzz [ITERATIONS]
+ *	malformed and boundary ioctl arguments, random structures, bad user
+ *	pointers, short reads: each must fail with the documented errno.
+ *   kinst_devtest cycle FUNC COUNT
+ *	arm the second instruction of FUNC (a syscall handler: getpid's),
+ *	call getpid COUNT times, read the records: exactly COUNT records of
+ *	this process at that address; LIST/STATS agree; TEXT shows the
+ *	original bytes while armed and after disarm.
+ *   kinst_devtest text FUNC
+ *	print the live text of FUNC as hex (to compare before/after).
+ *   kinst_devtest hold FUNC [all]
+ *	arm (FUNC's second instruction, or every instruction), print
+ *	"armed N", then sleep forever (for kill -9 tests).
+ *   kinst_devtest refuse
+ *	bad requests against real functions: mid-instruction offset,
+ *	unknown function, excluded function, ftrace site, offset past the end.
+ */
+
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kinst_abi.h"
+#include "kinst_classify.h"
+#include "kinst_decode.h"
+
+#define	DEV	"/dev/kinst"
+
+static int failures;
+
+#define	CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		failures++;						\
+		printf("FAIL %s:%d: ", __func__, __LINE__);		\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	}								\
+} while (0)
+
+static int
+dev_open(int flags)
+{
+	int fd;
+
+	fd = open(DEV, O_RDWR | flags);
+	if (fd < 0) {
+		perror(DEV);
+		exit(2);
+	}
+	return (fd);
+}
+
+/* ioctl returning -errno or 0. */
+static int
+xioctl(int fd, unsigned long cmd, void *arg)
+{
+	return (ioctl(fd, cmd, arg) == 0 ? 0 : -errno);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (rng);
+}
+
+static void
+rnd_fill(void *p, size_t n)
+{
+	uint8_t *b = p;
+
+	while (n-- > 0)
+		*b++ = (uint8_t)rnd();
+}
+
+static int
+get_text(int fd, const char *func, uint8_t *buf, uint32_t cap,
+    uint32_t *size, uint64_t *addr)
+{
+	struct kinst_text t;
+	int r;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.function, sizeof(t.function), "%s", func);
+	t.buf = (uintptr_t)buf;
+	t.cap = cap;
+	r = xioctl(fd, KINST_IOC_TEXT, &t);
+	*size = t.size;
+	*addr = t.addr;
+	return (r);
+}
+
+/* Offset of the n-th instruction (0-based) of func's text. */
+static uint32_t
+nth_insn(const uint8_t *text, uint32_t size, int n)
+{
+	uint32_t off = 0;
+	uint8_t len;
+
+	while (n-- > 0) {
+		len = kinst_insn_length(text + off, size - off);
+		if (len == 0)
+			return (UINT32_MAX);
+		off += len;
+	}
+	return (off < size ? off : UINT32_MAX);
+}
+
+static int
+do_arm(int fd, const char *func, uint32_t off, uint32_t flags,
+    struct kinst_arm *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->function, sizeof(a->function), "%s", func);
+	a->offset = off;
+	a->flags = flags;
+	return (xioctl(fd, KINST_IOC_ARM, a));
+}
+
+static int
+cmd_fuzz(long iters)
+{
+	struct kinst_version v;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct kinst_list l;
+	struct kinst_stats st;
+	struct kinst_text t;
+	uint8_t buf[4096], big[sizeof(struct kinst_hit_record) * 2];
+	unsigned long cmds[] = { KINST_IOC_VERSION, KINST_IOC_ARM,
+	    KINST_IOC_DISARM, KINST_IOC_LIST, KINST_IOC_STATS,
+	    KINST_IOC_TEXT };
+	long i;
+	int fd, r;
+	size_t k;
+
+	fd = dev_open(O_NONBLOCK);
+
+	CHECK(xioctl(fd, KINST_IOC_VERSION, &v) == 0, "VERSION");
+	CHECK(v.abi_version == KINST_ABI_VERSION, "abi %#x", v.abi_version);
+	CHECK(v.record_size == sizeof(struct kinst_hit_record),
+	    "record_size %u", v.record_size);
+	CHECK(v.ncpus > 0 && v.max_probes == KINST_MAX_PROBES, "ncpus/max");
+
+	/* NULL and wild pointers as the argument. */
+	for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		r = xioctl(fd, cmds[k], NULL);
+		CHECK(r == -EFAULT, "cmd %zu NULL: %d", k, r);
+		r = xioctl(fd, cmds[k], (void *)0xffff800000000000ull);
+		CHECK(r == -EFAULT, "cmd %zu kernel pointer: %d", k, r);
+		r = xioctl(fd, cmds[k], (void *)16);
+		CHECK(r == -EFAULT, "cmd %zu low pointer: %d", k, r);
+	}
+	/* Unknown commands, and known numbers with the wrong size. */
+	CHECK(xioctl(fd, _IOWR('K', 99, struct kinst_arm), &a) == -ENOTTY,
+	    "unknown cmd");
+	CHECK(xioctl(fd, _IOWR('K', 2, struct kinst_disarm), &a) == -ENOTTY,
+	    "ARM number with DISARM size");
+	CHECK(xioctl(fd, _IO('K', 1), NULL) == -ENOTTY, "VERSION w/o size");
+
+	/* ARM: unterminated names, bad flags, empty function. */
+	memset(&a, 'A', sizeof(a));
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "unterminated names");
+	do_arm(fd, "x", 0, 0, &a);
+	memset(a.function, 'f', sizeof(a.function));
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "unterminated function");
+	memset(&a, 0, sizeof(a));
+	memset(a.module, 'm', sizeof(a.module));
+	strcpy(a.function, "__x64_sys_getpid");
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "unterminated module");
+	CHECK(do_arm(fd, "", 0, 0, &a) == -EINVAL, "empty function");
+	memset(&a, 0, sizeof(a));
+	strcpy(a.function, "__x64_sys_getpid");
+	a.flags = 0x80000000u;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags");
+	a.flags = 0x2;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags 2");
+	CHECK(do_arm(fd, "__x64_sys_getpid", UINT32_MAX, 0, &a) == -EINVAL,
+	    "offset UINT32_MAX");
+	CHECK(do_arm(fd, "no_such_function_kinst", 0, 0, &a) == -ENOENT,
+	    "unknown function");
+	CHECK(do_arm(fd, "jiffies", 0, 0, &a) == -ENOENT, "data symbol");
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "no_such_module");
+	strcpy(a.function, "__x64_sys_getpid");
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -ENOENT, "unknown module");
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "kinst");
+	strcpy(a.function, "kinst_engine_hit");
+	r = xioctl(fd, KINST_IOC_ARM, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
+	    "own module: %d reason %u", r, a.refuse_reason);
+	memset(&a, 0, sizeof(a));
+	strcpy(a.function, "a:b");
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -ENOENT, "colon in name");
+
+	/* DISARM: ids that do not exist. */
+	d.probe_id = 0;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == -ENOENT, "disarm 0");
+	d.probe_id = 12345;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == -ENOENT, "disarm 12345");
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0 && d.ndisarmed == 0,
+	    "disarm all (none)");
+
+	/* LIST / STATS / TEXT with bad buffers and capacities. */
+	memset(&l, 0, sizeof(l));
+	CHECK(xioctl(fd, KINST_IOC_LIST, &l) == 0 && l.count == 0, "list 0");
+	l.cap = UINT32_MAX;
+	l.buf = 0;
+	/* No probe: nothing to copy, so no fault to report. */
+	CHECK(xioctl(fd, KINST_IOC_LIST, &l) == 0 && l.count == 0,
+	    "list NULL buf, no probes");
+	memset(&st, 0, sizeof(st));
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0 && st.ncpus == v.ncpus,
+	    "stats 0");
+	st.cap = UINT32_MAX;
+	st.buf = 0xdead0000ull;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == -EFAULT, "stats bad buf");
+	st.buf = (uintptr_t)buf;
+	st.cap = UINT32_MAX;	/* clamped to ncpus; buf is big enough */
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats big cap");
+	memset(&t, 0, sizeof(t));
+	strcpy(t.function, "__x64_sys_getpid");
+	CHECK(xioctl(fd, KINST_IOC_TEXT, &t) == 0 && t.size > 0 && t.addr != 0,
+	    "text cap 0");
+	t.cap = UINT32_MAX;
+	t.buf = 0;
+	CHECK(xioctl(fd, KINST_IOC_TEXT, &t) == -EFAULT, "text NULL buf");
+	t.buf = 0xffff888000000000ull;
+	t.cap = 16;
+	CHECK(xioctl(fd, KINST_IOC_TEXT, &t) == -EFAULT, "text kernel buf");
+	memset(t.function, 'x', sizeof(t.function));
+	t.buf = (uintptr_t)buf;
+	CHECK(xioctl(fd, KINST_IOC_TEXT, &t) == -EINVAL, "text unterminated");
+
+	/* read(2): short buffer, empty ring with O_NONBLOCK, bad pointer. */
+	CHECK(read(fd, big, sizeof(struct kinst_hit_record) - 1) < 0 &&
+	    errno == EINVAL, "short read");
+	CHECK(read(fd, big, 0) < 0 && errno == EINVAL, "zero read");
+	CHECK(read(fd, big, sizeof(big)) < 0 && errno == EAGAIN,
+	    "nonblock empty");
+
+	/* Random structures for every command. */
+	for (i = 0; i < iters; i++) {
+		uint8_t raw[512];
+
+		rnd_fill(raw, sizeof(raw));
+		k = rnd() % (sizeof(cmds) / sizeof(cmds[0]));
+		if (cmds[k] == KINST_IOC_ARM) {
+			/* Random bytes, terminated or not, maybe ARM_ALL. */
+			struct kinst_arm *ra = (void *)raw;
+
+			if (rnd() & 1)
+				ra->module[rnd() % sizeof(ra->module)] = 0;
+			if (rnd() & 1)
+				ra->function[rnd() % sizeof(ra->function)] = 0;
+			if (rnd() & 1)
+				ra->flags &= KINST_ARM_ALL;
+			r = xioctl(fd, KINST_IOC_ARM, raw);
+			CHECK(r == -EINVAL || r == -ENOENT,
+			    "random arm %ld: %d", i, r);
+		} else if (cmds[k] == KINST_IOC_DISARM) {
+			r = xioctl(fd, KINST_IOC_DISARM, raw);
+			CHECK(r == -ENOENT || r == 0, "random disarm: %d", r);
+		} else {
+			r = xioctl(fd, cmds[k], raw);
+			CHECK(r == 0 || r == -EFAULT || r == -EINVAL ||
+			    r == -ENOENT, "random cmd %zu: %d", k, r);
+		}
+	}
+	/* Random command numbers. */
+	for (i = 0; i < iters; i++) {
+		unsigned long c = (unsigned long)(uint32_t)rnd();
+		uint8_t raw[16384];
+
+		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+			if (c == cmds[k])
+				break;
+		if (k < sizeof(cmds) / sizeof(cmds[0]))
+			continue;
+		rnd_fill(raw, 64);
+		r = xioctl(fd, c, raw);
+		CHECK(r == -ENOTTY, "random cmd %#lx: %d", c, r);
+	}
+	CHECK(xioctl(fd, KINST_IOC_VERSION, &v) == 0, "VERSION after fuzz");
+	close(fd);
+	printf("fuzz: %ld iterations, %d failures\n", iters, failures);
+	return (failures != 0);
+}
+
+static int
+cmd_refuse(void)
+{
+	uint8_t text[65536];
+	struct kinst_arm a;
+	uint32_t size, off1;
+	uint64_t addr;
+	int fd, r;
+
+	fd = dev_open(0);
+	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text: %d", r);
+	off1 = nth_insn(text, size, 1);
+	CHECK(off1 != UINT32_MAX && off1 > 1, "second insn %u", off1);
+
+	/* Offset 0: the ftrace call site (5-byte nop). */
+	r = do_arm(fd, "__x64_sys_getpid", 0, 0, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_TEXT_PATCHED,
+	    "ftrace site: %d reason %u", r, a.refuse_reason);
+	/* Mid-instruction. */
+	r = do_arm(fd, "__x64_sys_getpid", 1, 0, &a);
+	CHECK(r == -EINVAL, "mid-instruction: %d", r);
+	r = do_arm(fd, "__x64_sys_getpid", size, 0, &a);
+	CHECK(r == -EINVAL, "offset == size: %d", r);
+	/* Excluded functions. */
+	r = do_arm(fd, "notify_die", 0, KINST_ARM_ALL, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
+	    "notify_die: %d reason %u", r, a.refuse_reason);
+	r = do_arm(fd, "exc_int3", 0, KINST_ARM_ALL, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
+	    "exc_int3 (noinstr): %d reason %u", r, a.refuse_reason);
+	r = do_arm(fd, "entry_SYSCALL_64", 0, KINST_ARM_ALL, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
+	    "entry_SYSCALL_64: %d reason %u", r, a.refuse_reason);
+	r = do_arm(fd, "irq_work_queue", 0, KINST_ARM_ALL, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
+	    "irq_work_queue: %d reason %u", r, a.refuse_reason);
+	r = do_arm(fd, "do_int3", 0, KINST_ARM_ALL, &a);
+	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
+	    "do_int3: %d reason %u", r, a.refuse_reason);
+	/* Arming the same instruction twice. */
+	r = do_arm(fd, "__x64_sys_getpid", off1, 0, &a);
+	CHECK(r == 0 && a.narmed == 1, "arm: %d", r);
+	r = do_arm(fd, "__x64_sys_getpid", off1, 0, &a);
+	CHECK(r == -EEXIST, "arm twice: %d", r);
+	close(fd);
+	printf("refuse: %d failures\n", failures);
+	return (failures != 0);
+}
+
+static int
+cmd_text(const char *func)
+{
+	uint8_t text[65536];
+	uint32_t size, i;
+	uint64_t addr;
+	int fd, r;
+
+	fd = dev_open(0);
+	r = get_text(fd, func, text, sizeof(text), &size, &addr);
+	if (r != 0) {
+		printf("text %s: %s\n", func, strerror(-r));
+		return (1);
+	}
+	printf("%s %#llx %u ", func, (unsigned long long)addr, size);
+	for (i = 0; i < size && i < sizeof(text); i++)
+		printf("%02x", text[i]);
+	printf("\n");
+	close(fd);
+	return (0);
+}
+
+static int
+cmd_hold(const char *func, int all)
+{
+	uint8_t text[65536];
+	struct kinst_arm a;
+	uint32_t size, off;
+	uint64_t addr;
+	int fd, r;
+
+	fd = dev_open(0);
+	r = get_text(fd, func, text, sizeof(text), &size, &addr);
+	if (r != 0) {
+		printf("text %s: %s\n", func, strerror(-r));
+		return (1);
+	}
+	off = nth_insn(text, size, 1);
+	r = do_arm(fd, func, off, all ? KINST_ARM_ALL : 0, &a);
+	if (r != 0) {
+		printf("arm %s: %s (reason %u)\n", func, strerror(-r),
+		    a.refuse_reason);
+		return (1);
+	}
+	printf("armed %u refused %u\n", a.narmed, a.nrefused);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int
+cmd_cycle(const char *func, long count)
+{
+	uint8_t text[65536], text2[65536];
+	static uint8_t rbuf[1 << 16];
+	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
+	struct kinst_probe_info pi[4];
+	struct kinst_hit_record *rec;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct kinst_list l;
+	struct kinst_stats st;
+	struct pollfd pfd;
+	uint64_t addr, addr2, hits, deliv, drop, ours;
+	uint32_t size, size2, off, i;
+	ssize_t n, j;
+	long k;
+	int fd, r;
+	pid_t me = getpid();
+
+	fd = dev_open(O_NONBLOCK);
+	r = get_text(fd, func, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text: %d", r);
+	off = nth_insn(text, size, 1);
+	CHECK(off != UINT32_MAX, "no second instruction");
+	r = do_arm(fd, func, off, 0, &a);
+	CHECK(r == 0 && a.narmed == 1 && a.addr == addr + off &&
+	    a.insn_len > 0 && memcmp(a.insn, text + off, a.insn_len) == 0,
+	    "arm %s+%#x: %d (%s) reason %u", func, off, r, strerror(-r),
+	    a.refuse_reason);
+	if (r != 0)
+		return (1);
+	printf("armed %s+%#x id %u addr %#llx len %u\n", func, off,
+	    a.probe_id, (unsigned long long)a.addr, a.insn_len);
+
+	/* TEXT hides the int3. */
+	r = get_text(fd, func, text2, sizeof(text2), &size2, &addr2);
+	CHECK(r == 0 && size2 == size && memcmp(text, text2, size) == 0,
+	    "TEXT while armed differs");
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	CHECK(poll(&pfd, 1, 0) == 0 || 1, "poll");
+	for (k = 0; k < count; k++)
+		(void)syscall(SYS_getpid);
+	/* poll must report data (readers are woken through irq_work). */
+	r = poll(&pfd, 1, 5000);
+	CHECK(r == 1 && (pfd.revents & POLLIN), "poll after hits: %d", r);
+
+	ours = 0;
+	for (;;) {
+		n = read(fd, rbuf, sizeof(rbuf));
+		if (n < 0) {
+			CHECK(errno == EAGAIN, "read: %s", strerror(errno));
+			break;
+		}
+		CHECK(n % sizeof(*rec) == 0, "read %zd not whole records", n);
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += sizeof(*rec)) {
+			rec = (void *)(rbuf + j);
+			CHECK(rec->hdr.type == KINST_REC_HIT &&
+			    rec->hdr.size == sizeof(*rec), "record header");
+			CHECK(rec->probe_id == a.probe_id, "probe id %u",
+			    rec->probe_id);
+			CHECK(rec->addr == a.addr && rec->regs.rip == a.addr,
+			    "record addr %#llx rip %#llx",
+			    (unsigned long long)rec->addr,
+			    (unsigned long long)rec->regs.rip);
+			if (rec->pid == me) {
+				ours++;
+				CHECK(strncmp(rec->comm, "kinst_devtest", 15) == 0,
+				    "comm %.16s", rec->comm);
+				CHECK(rec->tid == me, "tid %d", rec->tid);
+				/* getpid's pt_regs argument is in %rdi. */
+				CHECK(rec->regs.gpr[KINST_RSP] != 0 &&
+				    (rec->regs.rflags & KINST_FL_IF) != 0,
+				    "rsp/rflags %#llx",
+				    (unsigned long long)rec->regs.rflags);
+			}
+		}
+	}
+	CHECK(ours == (uint64_t)count, "records of this pid: %llu, want %ld",
+	    (unsigned long long)ours, count);
+
+	memset(&st, 0, sizeof(st));
+	st.buf = (uintptr_t)cpus;
+	st.cap = KINST_STATS_MAXCPU;
+	r = xioctl(fd, KINST_IOC_STATS, &st);
+	hits = deliv = drop = 0;
+	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++) {
+		hits += cpus[i].hits;
+		deliv += cpus[i].delivered;
+		drop += cpus[i].dropped;
+	}
+	CHECK(r == 0 && st.nprobes == 1, "stats: %d nprobes %llu", r,
+	    (unsigned long long)st.nprobes);
+	CHECK(hits == deliv + drop && hits >= (uint64_t)count,
+	    "hits %llu delivered %llu dropped %llu",
+	    (unsigned long long)hits, (unsigned long long)deliv,
+	    (unsigned long long)drop);
+	printf("hits %llu delivered %llu dropped %llu ours %llu\n",
+	    (unsigned long long)hits, (unsigned long long)deliv,
+	    (unsigned long long)drop, (unsigned long long)ours);
+
+	memset(&l, 0, sizeof(l));
+	l.buf = (uintptr_t)pi;
+	l.cap = 4;
+	r = xioctl(fd, KINST_IOC_LIST, &l);
+	CHECK(r == 0 && l.count == 1 && pi[0].probe_id == a.probe_id &&
+	    pi[0].addr == a.addr && pi[0].offset == off &&
+	    strcmp(pi[0].function, func) == 0 &&
+	    strcmp(pi[0].module, "kernel") == 0 &&
+	    pi[0].hits >= (uint64_t)count, "list: %d count %u", r, l.count);
+
+	l.buf = 0;
+	r = xioctl(fd, KINST_IOC_LIST, &l);
+	CHECK(r == -EFAULT, "list NULL buf with a probe: %d", r);
+	l.buf = 0xffff888000000000ull;
+	r = xioctl(fd, KINST_IOC_LIST, &l);
+	CHECK(r == -EFAULT, "list kernel buf with a probe: %d", r);
+
+	d.probe_id = a.probe_id;
+	r = xioctl(fd, KINST_IOC_DISARM, &d);
+	CHECK(r == 0 && d.ndisarmed == 1, "disarm: %d", r);
+	r = xioctl(fd, KINST_IOC_DISARM, &d);
+	CHECK(r == -ENOENT, "disarm twice: %d", r);
+	r = get_text(fd, func, text2, sizeof(text2), &size2, &addr2);
+	CHECK(r == 0 && memcmp(text, text2, size) == 0,
+	    "TEXT after disarm differs");
+	/* No more records after disarm. */
+	for (k = 0; k < 100; k++)
+		(void)syscall(SYS_getpid);
+	n = read(fd, rbuf, sizeof(rbuf));
+	CHECK(n < 0 && errno == EAGAIN, "records after disarm: %zd", n);
+	close(fd);
+	printf("cycle: %d failures\n", failures);
+	return (failures != 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && strcmp(argv[1], "fuzz") == 0)
+		return (cmd_fuzz(argc > 2 ? atol(argv[2]) : 10000));
+	if (argc >= 4 && strcmp(argv[1], "cycle") == 0)
+		return (cmd_cycle(argv[2], atol(argv[3])));
+	if (argc >= 3 && strcmp(argv[1], "text") == 0)
+		return (cmd_text(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
+		return (cmd_hold(argv[2], argc > 3));
+	if (argc >= 2 && strcmp(argv[1], "refuse") == 0)
+		return (cmd_refuse());
+	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
+	    "text FUNC | hold FUNC [all] | refuse\n");
+	return (2);
+}
