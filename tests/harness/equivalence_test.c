@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Out-of-line execution equivalence: real int3 breakpoints on every
+ * instruction boundary of a corpus of our own functions, handled by the
+ * portable engine from a SIGTRAP handler, compared with single-step ground
+ * truth (see kh_core.c).  Every test case prints one line per function and
+ * its totals; any divergence fails it.
+ */
+#include <atf-c.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kh_core.h"
+
+static void
+setup_or_fail(void)
+{
+	char err[256];
+
+	if (kh_setup(err, sizeof(err)) != 0)
+		atf_tc_fail("harness setup: %s", err);
+}
+
+static void
+finish(const char *title, const struct kh_stats *st)
+{
+	kh_print_stats(title, st);
+	if (st->functions == 0)
+		atf_tc_skip("no corpus function of this set can run here "
+		    "(%ju skipped, see the output)", (uintmax_t)st->skipped);
+	ATF_CHECK_EQ_MSG(st->harness_errors, 0,
+	    "%ju harness errors (see the output)",
+	    (uintmax_t)st->harness_errors);
+	ATF_CHECK_EQ_MSG(st->divergences, 0,
+	    "%ju divergences from ground truth (see the output)",
+	    (uintmax_t)st->divergences);
+	ATF_CHECK_MSG(st->runs > 0 || st->boundaries > 0,
+	    "nothing was traced");
+}
+
+#define	TABLE_TC(tcname, table, whole, descr)				\
+ATF_TC(tcname);								\
+ATF_TC_HEAD(tcname, tc)							\
+{									\
+	atf_tc_set_md_var(tc, "descr", descr);				\
+	atf_tc_set_md_var(tc, "timeout", "900");			\
+}									\
+ATF_TC_BODY(tcname, tc)							\
+{									\
+	struct kh_stats st = { 0 };					\
+									\
+	setup_or_fail();						\
+	kh_check_table(table, whole, &st);				\
+	finish(#tcname, &st);						\
+}
+
+TABLE_TC(each_asm, kh_corpus_asm, false,
+    "Each boundary of the hand-written corpus in turn equals single-step ground truth")
+TABLE_TC(each_c_o0, kh_corpus_o0, false,
+    "Each boundary of the C corpus at -O0 in turn equals ground truth")
+TABLE_TC(each_c_o2, kh_corpus_o2, false,
+    "Each boundary of the C corpus at -O2 -fPIE -fcf-protection in turn equals ground truth")
+TABLE_TC(each_c_o2np, kh_corpus_o2np, false,
+    "Each boundary of the C corpus at -O2 -fno-pie in turn equals ground truth")
+TABLE_TC(each_c_avx2, kh_corpus_avx, false,
+    "Each boundary of the AVX2 C corpus in turn equals ground truth")
+
+ATF_TC(whole_function);
+ATF_TC_HEAD(whole_function, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Every boundary of a function armed "
+	    "at once: the combined trace equals ground truth in order");
+	atf_tc_set_md_var(tc, "timeout", "900");
+}
+ATF_TC_BODY(whole_function, tc)
+{
+	struct kh_stats st = { 0 };
+
+	setup_or_fail();
+	kh_check_table(kh_corpus_asm, true, &st);
+	kh_check_table(kh_corpus_o0, true, &st);
+	kh_check_table(kh_corpus_o2, true, &st);
+	kh_check_table(kh_corpus_o2np, true, &st);
+	kh_check_table(kh_corpus_avx, true, &st);
+	finish("whole_function", &st);
+}
+
+ATF_TC(ground_truth);
+ATF_TC_HEAD(ground_truth, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The harness itself: single-step runs "
+	    "behave like untraced runs, start at the entry with the given "
+	    "register file, and only visit decoder boundaries");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(ground_truth, tc)
+{
+	struct kh_stats st = { 0 };
+
+	setup_or_fail();
+	kh_check_ground_truth(kh_corpus_asm, &st);
+	kh_check_ground_truth(kh_corpus_o0, &st);
+	kh_check_ground_truth(kh_corpus_o2, &st);
+	kh_check_ground_truth(kh_corpus_o2np, &st);
+	kh_check_ground_truth(kh_corpus_avx, &st);
+	kh_print_stats("ground_truth", &st);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+	ATF_CHECK_EQ(st.divergences, 0);
+	ATF_CHECK(st.functions > 0);
+}
+
+ATF_TC(selftest_detects);
+ATF_TC_HEAD(selftest_detects, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The harness catches an engine that "
+	    "corrupts a register, the flags, the resume address or the stack "
+	    "pointer (injected in the SIGTRAP handler), without crashing");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(selftest_detects, tc)
+{
+	static const struct { int mode; const char *name; } inj[] = {
+		{ KH_INJ_REG, "register" },
+		{ KH_INJ_FLAGS, "flags" },
+		{ KH_INJ_RIP, "resume address" },
+		{ KH_INJ_STACK, "stack pointer" },
+	};
+	struct kh_stats st;
+	size_t i;
+
+	setup_or_fail();
+	for (i = 0; i < sizeof(inj) / sizeof(inj[0]); i++) {
+		memset(&st, 0, sizeof(st));
+		printf("---- injecting a %s fault: divergences expected ----\n",
+		    inj[i].name);
+		kh_set_inject(inj[i].mode);
+		kh_check_table(kh_corpus_asm, false, &st);
+		kh_set_inject(KH_INJ_NONE);
+		kh_print_stats(inj[i].name, &st);
+		ATF_CHECK_MSG(st.divergences > 0,
+		    "an injected %s fault went unnoticed", inj[i].name);
+	}
+	/* And the harness still works afterwards. */
+	memset(&st, 0, sizeof(st));
+	kh_check_table(kh_corpus_asm, false, &st);
+	kh_print_stats("after injection", &st);
+	ATF_CHECK_EQ(st.divergences, 0);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, ground_truth);
+	ATF_TP_ADD_TC(tp, each_asm);
+	ATF_TP_ADD_TC(tp, each_c_o0);
+	ATF_TP_ADD_TC(tp, each_c_o2);
+	ATF_TP_ADD_TC(tp, each_c_o2np);
+	ATF_TP_ADD_TC(tp, each_c_avx2);
+	ATF_TP_ADD_TC(tp, whole_function);
+	ATF_TP_ADD_TC(tp, selftest_detects);
+	return (atf_no_error());
+}

@@ -1,0 +1,1236 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The user-space breakpoint harness.
+ *
+ * A corpus function is always called through kh_invoke (kh_call.S), so every
+ * run starts from the same register file, flags and stack pointer, on a
+ * fixed stack that is zeroed before the run.  Signal handlers run on an
+ * alternate stack, so no signal frame ever touches that stack.
+ *
+ *  - untraced run: the reference return registers, scratch and stack;
+ *  - single-step run (TF set by the popf right before the call): every
+ *    SIGTRAP inside the function records the register file about to execute
+ *    the instruction at rip: the ground truth;
+ *  - traced run: int3 on one boundary (or all of them); the SIGTRAP handler
+ *    maps the signal context to struct kinst_regs, calls kinst_engine_hit()
+ *    and maps the result back: the kernel's exact code path.  The records
+ *    in the session ring must equal the ground truth at that address, in
+ *    order, and the run must end with the same registers and memory.
+ */
+#include <sys/mman.h>
+#include <sys/time.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "kh_core.h"
+#include "kinst_engine.h"
+
+#define	KH_STACK_SIZE	(64 * 1024)
+#define	KH_ALTSTACK	(256 * 1024)
+#define	KH_RING_SIZE	(16u * 1024 * 1024)
+#define	KH_GT_MAX	(1u << 17)	/* in-function steps recorded per run */
+#define	KH_STEP_MAX	(4u << 20)	/* total steps per run */
+#define	KH_TRAMP_AREA	(2u * 1024 * 1024)
+#define	KH_TRAMP_SLOTS	(KH_TRAMP_AREA / KINST_TRAMP_SIZE)
+#define	KH_MAX_BOUNDS	4096
+#define	KH_MAX_DETAIL	5
+#define	KH_FL_TF	0x100ull
+#define	KH_IN_FLAGS	(0x202ull | KINST_FL_CF | KINST_FL_ZF | KINST_FL_AF)
+
+enum kh_mode { KH_IDLE = 0, KH_STEP, KH_TRACE };
+
+/* ---- state shared with the signal handlers ---- */
+static volatile sig_atomic_t kh_mode;
+static volatile sig_atomic_t kh_in_run;
+static sigjmp_buf kh_jmp;
+static struct {
+	int		sig;
+	int		code;
+	uint64_t	rip;
+	uint64_t	addr;
+	int		hitres;
+} kh_fault;
+
+static int kh_inject;			/* KH_INJ_*: harness self-test */
+static uint64_t kh_fstart, kh_fend;	/* function being stepped */
+static struct kinst_regs *kh_gt;	/* ground truth states */
+static uint32_t kh_ngt;
+static uint32_t kh_nsteps;
+static int kh_gt_overflow;
+static uint64_t kh_prev_rip;
+
+static struct kinst_engine kh_eng;
+static struct kinst_session kh_sess;
+static struct kinst_ring kh_ring;
+static uint64_t kh_hits[1];
+static uint8_t *kh_ringbuf, *kh_recbuf;
+
+static uint8_t kh_stack[KH_STACK_SIZE] __attribute__((aligned(64)));
+static uint8_t *kh_tramp_rx, *kh_tramp_rw;
+static long kh_pagesz;
+
+/* ---- helpers ---- */
+
+static void
+kh_regs_from_uc(const ucontext_t *uc, struct kinst_regs *r)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+
+	r->gpr[KINST_RAX] = (uint64_t)g[REG_RAX];
+	r->gpr[KINST_RCX] = (uint64_t)g[REG_RCX];
+	r->gpr[KINST_RDX] = (uint64_t)g[REG_RDX];
+	r->gpr[KINST_RBX] = (uint64_t)g[REG_RBX];
+	r->gpr[KINST_RSP] = (uint64_t)g[REG_RSP];
+	r->gpr[KINST_RBP] = (uint64_t)g[REG_RBP];
+	r->gpr[KINST_RSI] = (uint64_t)g[REG_RSI];
+	r->gpr[KINST_RDI] = (uint64_t)g[REG_RDI];
+	r->gpr[KINST_R8] = (uint64_t)g[REG_R8];
+	r->gpr[KINST_R9] = (uint64_t)g[REG_R9];
+	r->gpr[KINST_R10] = (uint64_t)g[REG_R10];
+	r->gpr[KINST_R11] = (uint64_t)g[REG_R11];
+	r->gpr[KINST_R12] = (uint64_t)g[REG_R12];
+	r->gpr[KINST_R13] = (uint64_t)g[REG_R13];
+	r->gpr[KINST_R14] = (uint64_t)g[REG_R14];
+	r->gpr[KINST_R15] = (uint64_t)g[REG_R15];
+	r->rip = (uint64_t)g[REG_RIP];
+	r->rflags = (uint64_t)g[REG_EFL];
+	r->cs = (uint16_t)((uint64_t)g[REG_CSGSFS] & 0xffff);
+	r->ss = (uint16_t)((uint64_t)g[REG_CSGSFS] >> 48);
+	r->_pad = 0;
+}
+
+static void
+kh_regs_to_uc(const struct kinst_regs *r, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	g[REG_RAX] = (greg_t)r->gpr[KINST_RAX];
+	g[REG_RCX] = (greg_t)r->gpr[KINST_RCX];
+	g[REG_RDX] = (greg_t)r->gpr[KINST_RDX];
+	g[REG_RBX] = (greg_t)r->gpr[KINST_RBX];
+	g[REG_RSP] = (greg_t)r->gpr[KINST_RSP];
+	g[REG_RBP] = (greg_t)r->gpr[KINST_RBP];
+	g[REG_RSI] = (greg_t)r->gpr[KINST_RSI];
+	g[REG_RDI] = (greg_t)r->gpr[KINST_RDI];
+	g[REG_R8] = (greg_t)r->gpr[KINST_R8];
+	g[REG_R9] = (greg_t)r->gpr[KINST_R9];
+	g[REG_R10] = (greg_t)r->gpr[KINST_R10];
+	g[REG_R11] = (greg_t)r->gpr[KINST_R11];
+	g[REG_R12] = (greg_t)r->gpr[KINST_R12];
+	g[REG_R13] = (greg_t)r->gpr[KINST_R13];
+	g[REG_R14] = (greg_t)r->gpr[KINST_R14];
+	g[REG_R15] = (greg_t)r->gpr[KINST_R15];
+	g[REG_RIP] = (greg_t)r->rip;
+	g[REG_EFL] = (greg_t)r->rflags;
+}
+
+/*
+ * A repeated string instruction single-steps once per iteration with rip
+ * unchanged; the probe fires once per execution.  Recognized without the
+ * decoder under test: legacy/REX prefixes, then a string opcode.
+ */
+static bool
+kh_is_rep_string(uint64_t rip)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)rip;
+	bool rep = false;
+	int i;
+
+	for (i = 0; i < 14; i++, p++) {
+		if (*p == 0xf2 || *p == 0xf3)
+			rep = true;
+		else if (*p == 0x66 || *p == 0x67 || *p == 0x2e ||
+		    *p == 0x3e || *p == 0x26 || *p == 0x36 || *p == 0x64 ||
+		    *p == 0x65 || *p == 0xf0)
+			continue;
+		else if ((*p & 0xf0) == 0x40)
+			continue;
+		else
+			break;
+	}
+	return (rep && ((*p >= 0x6c && *p <= 0x6f) ||
+	    (*p >= 0xa4 && *p <= 0xa7) || (*p >= 0xaa && *p <= 0xaf)));
+}
+
+static void
+kh_on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct kinst_regs regs;
+	uint64_t rip;
+	int res;
+
+	(void)sig;
+	switch (kh_mode) {
+	case KH_STEP:
+		rip = (uint64_t)g[REG_RIP];
+		if (rip == (uint64_t)(uintptr_t)kh_invoke_ret) {
+			g[REG_EFL] &= ~(greg_t)KH_FL_TF;
+			kh_mode = KH_IDLE;
+			return;
+		}
+		if (++kh_nsteps > KH_STEP_MAX) {
+			g[REG_EFL] &= ~(greg_t)KH_FL_TF;
+			kh_gt_overflow = 1;
+			kh_mode = KH_IDLE;
+			return;
+		}
+		if (rip >= kh_fstart && rip < kh_fend &&
+		    !(rip == kh_prev_rip && kh_is_rep_string(rip))) {
+			if (kh_ngt >= KH_GT_MAX) {
+				g[REG_EFL] &= ~(greg_t)KH_FL_TF;
+				kh_gt_overflow = 1;
+				kh_mode = KH_IDLE;
+				return;
+			}
+			kh_regs_from_uc(uc, &kh_gt[kh_ngt++]);
+		}
+		kh_prev_rip = rip;
+		return;
+	case KH_TRACE:
+		kh_regs_from_uc(uc, &regs);
+		regs.rip -= 1;		/* the int3 byte */
+		res = kinst_engine_hit(&kh_eng, &regs);
+		if (res == KINST_HIT_REDIRECT && kh_inject == KH_INJ_REG)
+			regs.gpr[KINST_RDX] ^= 0x10;
+		if (res == KINST_HIT_EMULATED && kh_inject == KH_INJ_FLAGS)
+			regs.rflags ^= KINST_FL_CF | KINST_FL_ZF;
+		if (res == KINST_HIT_REDIRECT && kh_inject == KH_INJ_RIP)
+			regs.rip = (regs.rip & ~(uint64_t)(KINST_TRAMP_SIZE - 1)) +
+			    KINST_TRAMP_SIZE - 1;
+		if (res == KINST_HIT_EMULATED && kh_inject == KH_INJ_STACK)
+			regs.gpr[KINST_RSP] -= 8;
+		if (res == KINST_HIT_REDIRECT || res == KINST_HIT_EMULATED) {
+			kh_regs_to_uc(&regs, uc);
+			return;
+		}
+		kh_fault.hitres = res;
+		break;
+	default:
+		break;
+	}
+	/* A trap nobody expected. */
+	kh_fault.sig = SIGTRAP;
+	kh_fault.code = si->si_code;
+	kh_fault.rip = (uint64_t)g[REG_RIP];
+	kh_fault.addr = (uint64_t)(uintptr_t)si->si_addr;
+	if (kh_in_run) {
+		kh_mode = KH_IDLE;
+		siglongjmp(kh_jmp, 1);
+	}
+	abort();
+}
+
+static void
+kh_on_fault(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	if (!kh_in_run) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	kh_mode = KH_IDLE;
+	kh_fault.sig = sig;
+	kh_fault.code = si->si_code;
+	kh_fault.rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	kh_fault.addr = (uint64_t)(uintptr_t)si->si_addr;
+	siglongjmp(kh_jmp, 1);
+}
+
+/* ---- symbols ---- */
+
+struct kh_sym {
+	char		*name;
+	uint64_t	addr;
+	uint64_t	size;
+};
+static struct kh_sym *kh_syms;
+static size_t kh_nsyms;
+
+static int
+kh_load_symbols(char *errbuf, size_t errlen)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *data;
+	uint64_t bias = 0;
+	bool have_bias = false;
+	size_t i, n;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(errbuf, errlen, "libelf: %s", elf_errmsg(-1));
+		return (-1);
+	}
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (fd < 0) {
+		snprintf(errbuf, errlen, "/proc/self/exe: %s", strerror(errno));
+		return (-1);
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf == NULL) {
+		snprintf(errbuf, errlen, "elf_begin: %s", elf_errmsg(-1));
+		close(fd);
+		return (-1);
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data == NULL || sh.sh_entsize == 0)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		kh_syms = calloc(n, sizeof(*kh_syms));
+		if (kh_syms == NULL)
+			break;
+		for (i = 0; i < n; i++) {
+			const char *name;
+
+			if (gelf_getsym(data, (int)i, &sym) == NULL ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name == NULL)
+				continue;
+			kh_syms[kh_nsyms].name = strdup(name);
+			kh_syms[kh_nsyms].addr = sym.st_value;
+			kh_syms[kh_nsyms].size = sym.st_size;
+			if (strcmp(name, "kh_invoke") == 0) {
+				bias = (uint64_t)(uintptr_t)kh_invoke -
+				    sym.st_value;
+				have_bias = true;
+			}
+			kh_nsyms++;
+		}
+		break;
+	}
+	elf_end(elf);
+	close(fd);
+	if (kh_nsyms == 0 || !have_bias) {
+		snprintf(errbuf, errlen,
+		    "/proc/self/exe has no symbol table (stripped?)");
+		return (-1);
+	}
+	for (i = 0; i < kh_nsyms; i++)
+		kh_syms[i].addr += bias;
+	return (0);
+}
+
+static const struct kh_sym *
+kh_find_symbol(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < kh_nsyms; i++)
+		if (strcmp(kh_syms[i].name, name) == 0)
+			return (&kh_syms[i]);
+	return (NULL);
+}
+
+/* ---- text and trampolines ---- */
+
+static void
+kh_text_write(uint64_t addr, uint8_t byte)
+{
+	uintptr_t pg = (uintptr_t)addr & ~(uintptr_t)(kh_pagesz - 1);
+
+	if (mprotect((void *)pg, (size_t)kh_pagesz,
+	    PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+		err(1, "mprotect RWX %#jx", (uintmax_t)pg);
+	*(volatile uint8_t *)(uintptr_t)addr = byte;
+	if (mprotect((void *)pg, (size_t)kh_pagesz,
+	    PROT_READ | PROT_EXEC) != 0)
+		err(1, "mprotect RX %#jx", (uintmax_t)pg);
+}
+
+static int
+kh_tramp_setup(char *errbuf, size_t errlen)
+{
+	uint64_t text = (uint64_t)(uintptr_t)kh_invoke, cand;
+	void *p;
+	int fd, k, dir;
+
+	fd = memfd_create("kinst-tramp", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, KH_TRAMP_AREA) != 0) {
+		snprintf(errbuf, errlen, "memfd: %s", strerror(errno));
+		return (-1);
+	}
+	kh_tramp_rw = mmap(NULL, KH_TRAMP_AREA, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0);
+	if (kh_tramp_rw == MAP_FAILED) {
+		snprintf(errbuf, errlen, "mmap rw: %s", strerror(errno));
+		return (-1);
+	}
+	/* An executable alias within +-2 GiB of our text (W^X, like a kernel). */
+	for (k = 1; k < 100; k++) {
+		for (dir = 1; dir >= -1; dir -= 2) {
+			cand = (text & ~0xfffffull) +
+			    (uint64_t)((int64_t)dir * k * (16ll << 20));
+			if (cand < 0x10000000ull)
+				continue;
+			p = mmap((void *)(uintptr_t)cand, KH_TRAMP_AREA,
+			    PROT_READ | PROT_EXEC,
+			    MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uint64_t)(uintptr_t)p != cand) {
+				munmap(p, KH_TRAMP_AREA);
+				continue;
+			}
+			kh_tramp_rx = p;
+			close(fd);
+			return (0);
+		}
+	}
+	snprintf(errbuf, errlen, "no executable mapping within 2 GiB of %#jx",
+	    (uintmax_t)text);
+	return (-1);
+}
+
+int
+kh_setup(char *errbuf, size_t errlen)
+{
+	static int done;
+	struct sigaction sa;
+	stack_t ss;
+
+	if (done)
+		return (0);
+	kh_pagesz = sysconf(_SC_PAGESIZE);
+	kh_os_init();
+	if (kh_load_symbols(errbuf, errlen) != 0)
+		return (-1);
+	if (kh_tramp_setup(errbuf, errlen) != 0)
+		return (-1);
+	kh_gt = calloc(KH_GT_MAX, sizeof(*kh_gt));
+	kh_ringbuf = aligned_alloc(4096, KH_RING_SIZE);
+	kh_recbuf = malloc(KH_RING_SIZE);
+	ss.ss_sp = malloc(KH_ALTSTACK);
+	ss.ss_size = KH_ALTSTACK;
+	ss.ss_flags = 0;
+	if (kh_gt == NULL || kh_ringbuf == NULL || kh_recbuf == NULL ||
+	    ss.ss_sp == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
+		return (-1);
+	}
+	if (sigaltstack(&ss, NULL) != 0) {
+		snprintf(errbuf, errlen, "sigaltstack: %s", strerror(errno));
+		return (-1);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = kh_on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, NULL) != 0) {
+		snprintf(errbuf, errlen, "sigaction: %s", strerror(errno));
+		return (-1);
+	}
+	sa.sa_sigaction = kh_on_fault;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+
+	kinst_engine_init(&kh_eng, 1, false);
+	if (kinst_ring_init(&kh_ring, kh_ringbuf, KH_RING_SIZE) != 0) {
+		snprintf(errbuf, errlen, "kinst_ring_init failed");
+		return (-1);
+	}
+	kinst_session_init(&kh_sess, &kh_ring, kh_hits, 1);
+	done = 1;
+	return (0);
+}
+
+const char *
+kh_unsupported(const struct kh_fn *f)
+{
+	__builtin_cpu_init();
+	if ((f->flags & KH_NEED_AVX2) && !__builtin_cpu_supports("avx2"))
+		return ("CPU/OS without AVX2");
+	if ((f->flags & KH_NEED_AVX512) && !__builtin_cpu_supports("avx512f"))
+		return ("CPU/OS without AVX-512F");
+	return (NULL);
+}
+
+/* ---- running a corpus function ---- */
+
+struct kh_out {
+	uint64_t	regs[16];
+	uint64_t	flags;		/* arithmetic flags only */
+	int		failed;		/* a signal ended the run */
+	int		sig, code, hitres;
+	uint64_t	rip, addr;
+};
+
+static uint8_t kh_ref_scratch[sizeof(struct kh_scratch)];
+static uint8_t kh_ref_stack[KH_STACK_SIZE];
+
+static void
+kh_reset_memory(void)
+{
+	uint8_t *s = (uint8_t *)&kh_scratch;
+	size_t i;
+
+	for (i = 0; i < sizeof(kh_scratch); i++)
+		s[i] = (uint8_t)(i * 37 + 11);
+	memset(kh_stack, 0, sizeof(kh_stack));
+}
+
+static void
+kh_run(const struct kh_fn *f, const uint64_t *args, int mode,
+    struct kh_out *o)
+{
+	struct itimerval it;
+	int i;
+
+	kh_reset_memory();
+	for (i = 0; i < 16; i++)
+		kh_in_regs[i] = 0x0101010101010101ull * (uint64_t)(i + 1) ^
+		    0x8000000000000000ull;
+	kh_in_regs[KINST_RDI] = args[0];
+	kh_in_regs[KINST_RSI] = args[1];
+	kh_in_regs[KINST_RDX] = args[2];
+	kh_in_regs[KINST_RCX] = args[3];
+	kh_in_regs[KINST_R8] = args[4];
+	kh_in_regs[KINST_R9] = args[5];
+	kh_in_flags = KH_IN_FLAGS | (mode == KH_STEP ? KH_FL_TF : 0);
+	kh_in_rsp = (uint64_t)(uintptr_t)(kh_stack + KH_STACK_SIZE - 256);
+	kh_in_fn = (uint64_t)(uintptr_t)f->fn;
+	memset(o, 0, sizeof(*o));
+	memset(&kh_fault, 0, sizeof(kh_fault));
+
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = mode == KH_STEP ? 30 : 5;
+	if (sigsetjmp(kh_jmp, 1) == 0) {
+		setitimer(ITIMER_REAL, &it, NULL);
+		kh_in_run = 1;
+		kh_mode = mode;
+		kh_invoke();
+		kh_mode = KH_IDLE;
+		kh_in_run = 0;
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_REAL, &it, NULL);
+		memcpy(o->regs, kh_out_regs, sizeof(o->regs));
+		o->flags = kh_out_flags & KINST_FL_ARITH;
+		return;
+	}
+	kh_mode = KH_IDLE;
+	kh_in_run = 0;
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	o->failed = 1;
+	o->sig = kh_fault.sig;
+	o->code = kh_fault.code;
+	o->rip = kh_fault.rip;
+	o->addr = kh_fault.addr;
+	o->hitres = kh_fault.hitres;
+}
+
+/* ---- reporting ---- */
+
+static const char *const kh_gpr_names[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+static int kh_ndetail;
+
+static void
+kh_detail_header(const char *fn, uint64_t start, uint64_t addr,
+    const char *what, int input)
+{
+	const uint8_t *b = (const uint8_t *)(uintptr_t)addr;
+	uint8_t len;
+	int i;
+
+	len = kinst_insn_length(b, 15);
+	printf("DIVERGENCE %s+%#jx (%#jx) input #%d: %s\n  bytes:", fn,
+	    (uintmax_t)(addr - start), (uintmax_t)addr, input, what);
+	for (i = 0; i < (len ? len : 8); i++)
+		printf(" %02x", b[i]);
+	printf("\n");
+}
+
+static void
+kh_print_regs_diff(const struct kinst_regs *exp, const struct kinst_regs *got)
+{
+	int i;
+
+	printf("    %-6s %-18s %-18s\n", "reg", "expected", "got");
+	for (i = 0; i < 16; i++)
+		printf("    %-6s %016jx %016jx%s\n", kh_gpr_names[i],
+		    (uintmax_t)exp->gpr[i], (uintmax_t)got->gpr[i],
+		    exp->gpr[i] != got->gpr[i] ? "  <--" : "");
+	printf("    %-6s %016jx %016jx%s\n", "rip", (uintmax_t)exp->rip,
+	    (uintmax_t)got->rip, exp->rip != got->rip ? "  <--" : "");
+	printf("    %-6s %016jx %016jx%s (arith)\n", "rflags",
+	    (uintmax_t)(exp->rflags & KINST_FL_ARITH),
+	    (uintmax_t)(got->rflags & KINST_FL_ARITH),
+	    ((exp->rflags ^ got->rflags) & KINST_FL_ARITH) ? "  <--" : "");
+}
+
+static bool
+kh_regs_equal(const struct kinst_regs *a, const struct kinst_regs *b)
+{
+	return (memcmp(a->gpr, b->gpr, sizeof(a->gpr)) == 0 &&
+	    a->rip == b->rip &&
+	    ((a->rflags ^ b->rflags) & KINST_FL_ARITH) == 0);
+}
+
+/* Same outcome as the reference run?  NULL or what differs. */
+static const char *
+kh_outcome_diff(const struct kh_out *ref, const struct kh_out *o,
+    char *buf, size_t len)
+{
+	const uint8_t *a, *b;
+	size_t i;
+
+	if (o->failed) {
+		if (o->sig == SIGTRAP)
+			snprintf(buf, len, "unexpected SIGTRAP (si_code %d, "
+			    "engine result %d) at rip %#jx", o->code,
+			    o->hitres, (uintmax_t)o->rip);
+		else if (o->sig == SIGALRM)
+			snprintf(buf, len, "run did not finish (timeout)");
+		else
+			snprintf(buf, len, "signal %d (%s) at rip %#jx addr "
+			    "%#jx", o->sig, strsignal(o->sig),
+			    (uintmax_t)o->rip, (uintmax_t)o->addr);
+		return (buf);
+	}
+	for (i = 0; i < 16; i++)
+		if (ref->regs[i] != o->regs[i]) {
+			snprintf(buf, len, "returned with %s = %#jx, "
+			    "untraced %#jx", kh_gpr_names[i],
+			    (uintmax_t)o->regs[i], (uintmax_t)ref->regs[i]);
+			return (buf);
+		}
+	if (ref->flags != o->flags) {
+		snprintf(buf, len, "returned with arithmetic flags %#jx, "
+		    "untraced %#jx", (uintmax_t)o->flags,
+		    (uintmax_t)ref->flags);
+		return (buf);
+	}
+	a = kh_ref_scratch;
+	b = (const uint8_t *)&kh_scratch;
+	for (i = 0; i < sizeof(kh_scratch); i++)
+		if (a[i] != b[i]) {
+			snprintf(buf, len, "scratch memory differs at offset "
+			    "%#zx: %#x, untraced %#x", i, b[i], a[i]);
+			return (buf);
+		}
+	for (i = 0; i < KH_STACK_SIZE; i++)
+		if (kh_ref_stack[i] != kh_stack[i]) {
+			snprintf(buf, len, "stack differs at rsp%+zd: %#x, "
+			    "untraced %#x", (ssize_t)i - (KH_STACK_SIZE - 256),
+			    kh_stack[i], kh_ref_stack[i]);
+			return (buf);
+		}
+	return (NULL);
+}
+
+/* ---- the checks ---- */
+
+struct kh_func {
+	const struct kh_fn *fn;
+	const char	*name;
+	uint64_t	start, size;
+	uint32_t	nb;
+	uint32_t	off[KH_MAX_BOUNDS];
+	uint8_t		*orig;			/* copy of the function's bytes */
+	bool		reached[KH_MAX_BOUNDS];
+};
+
+static struct kh_func kh_cur;
+
+/* Bounds from the symbol table, boundaries by linear decode.  0 or -1. */
+static int
+kh_func_load(const struct kh_fn *fn, struct kh_stats *st)
+{
+	struct kh_func *f = &kh_cur;
+	const struct kh_sym *sym;
+	struct kinst_insn insn;
+	uint64_t off;
+	int rc;
+
+	free(f->orig);
+	memset(f, 0, sizeof(*f));
+	f->fn = fn;
+	f->name = fn->name;
+	sym = kh_find_symbol(fn->name);
+	if (sym == NULL || sym->size == 0) {
+		printf("HARNESS ERROR %s: no sized STT_FUNC symbol\n", fn->name);
+		st->harness_errors++;
+		return (-1);
+	}
+	if (sym->addr != (uint64_t)(uintptr_t)fn->fn) {
+		printf("HARNESS ERROR %s: symbol at %#jx, pointer %p\n",
+		    fn->name, (uintmax_t)sym->addr, fn->fn);
+		st->harness_errors++;
+		return (-1);
+	}
+	f->start = sym->addr;
+	f->size = sym->size;
+	f->orig = malloc(f->size);
+	memcpy(f->orig, (void *)(uintptr_t)f->start, f->size);
+	for (off = 0; off < f->size; off += insn.len) {
+		if (f->nb == KH_MAX_BOUNDS) {
+			printf("HARNESS ERROR %s: more than %d instructions\n",
+			    fn->name, KH_MAX_BOUNDS);
+			st->harness_errors++;
+			return (-1);
+		}
+		rc = kinst_decode(f->orig + off, f->size - off, &insn);
+		if (rc != KINST_DEC_OK) {
+			printf("DIVERGENCE %s+%#jx: kinst_decode status %d in "
+			    "a function that runs (linear sweep stops)\n",
+			    fn->name, (uintmax_t)off, rc);
+			st->divergences++;
+			return (-1);
+		}
+		f->off[f->nb++] = (uint32_t)off;
+	}
+	return (0);
+}
+
+static int
+kh_boundary_index(uint64_t off)
+{
+	uint32_t lo = 0, hi = kh_cur.nb;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (kh_cur.off[mid] == off)
+			return ((int)mid);
+		if (kh_cur.off[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (-1);
+}
+
+/*
+ * Reference and ground truth for one input: untraced run (twice: the corpus
+ * must be deterministic), then the single-step run.  Leaves the reference
+ * outcome in ref/kh_ref_*, the ground truth in kh_gt[0..kh_ngt).
+ */
+static int
+kh_reference(const struct kh_fn *fn, int in, struct kh_out *ref,
+    struct kh_stats *st)
+{
+	struct kh_out o;
+	char why[256];
+	const char *d;
+	uint32_t i;
+
+	kh_run(fn, fn->in[in], KH_IDLE, ref);
+	if (ref->failed) {
+		printf("HARNESS ERROR %s input #%d: untraced run failed: %s\n",
+		    fn->name, in, kh_outcome_diff(ref, ref, why, sizeof(why)));
+		st->harness_errors++;
+		return (-1);
+	}
+	memcpy(kh_ref_scratch, &kh_scratch, sizeof(kh_scratch));
+	memcpy(kh_ref_stack, kh_stack, sizeof(kh_stack));
+	kh_run(fn, fn->in[in], KH_IDLE, &o);
+	if ((d = kh_outcome_diff(ref, &o, why, sizeof(why))) != NULL) {
+		printf("HARNESS ERROR %s input #%d: not deterministic: %s\n",
+		    fn->name, in, d);
+		st->harness_errors++;
+		return (-1);
+	}
+	kh_fstart = kh_cur.start;
+	kh_fend = kh_cur.start + kh_cur.size;
+	kh_ngt = 0;
+	kh_nsteps = 0;
+	kh_gt_overflow = 0;
+	kh_prev_rip = 0;
+	kh_run(fn, fn->in[in], KH_STEP, &o);
+	if (kh_gt_overflow) {
+		printf("HARNESS ERROR %s input #%d: single-step run too long\n",
+		    fn->name, in);
+		st->harness_errors++;
+		return (-1);
+	}
+	if ((d = kh_outcome_diff(ref, &o, why, sizeof(why))) != NULL) {
+		printf("HARNESS ERROR %s input #%d: single-step run differs "
+		    "from the untraced run: %s\n", fn->name, in, d);
+		st->harness_errors++;
+		return (-1);
+	}
+	if (kh_ngt == 0 || kh_gt[0].rip != kh_cur.start ||
+	    kh_gt[0].gpr[KINST_RDI] != fn->in[in][0] ||
+	    kh_gt[0].gpr[KINST_RSP] != kh_in_rsp - 8) {
+		printf("HARNESS ERROR %s input #%d: first single-step state is "
+		    "not the function entry\n", fn->name, in);
+		st->harness_errors++;
+		return (-1);
+	}
+	for (i = 0; i < kh_ngt; i++) {
+		int bi = kh_boundary_index(kh_gt[i].rip - kh_cur.start);
+
+		if (bi < 0) {
+			printf("DIVERGENCE %s+%#jx: executed, but not an "
+			    "instruction boundary by kinst_decode's linear "
+			    "sweep\n", fn->name,
+			    (uintmax_t)(kh_gt[i].rip - kh_cur.start));
+			st->divergences++;
+			return (-1);
+		}
+		kh_cur.reached[bi] = true;
+	}
+	return (0);
+}
+
+void
+kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st)
+{
+	const struct kh_fn *fn;
+	struct kh_out ref;
+	uint64_t steps;
+	uint32_t in, i, nreached;
+	const char *why;
+
+	for (fn = tab; fn->name != NULL; fn++) {
+		if ((why = kh_unsupported(fn)) != NULL) {
+			printf("SKIPPED %s: %s\n", fn->name, why);
+			st->skipped++;
+			continue;
+		}
+		st->functions++;
+		if (kh_func_load(fn, st) != 0)
+			continue;
+		steps = 0;
+		for (in = 0; in < fn->ninputs; in++) {
+			if (kh_reference(fn, (int)in, &ref, st) != 0)
+				break;
+			steps += kh_ngt;
+		}
+		for (i = nreached = 0; i < kh_cur.nb; i++)
+			nreached += kh_cur.reached[i];
+		st->boundaries += kh_cur.nb;
+		st->reached += nreached;
+		printf("%-24s %5ju bytes %4u insns %4u reached %7ju steps\n",
+		    fn->name, (uintmax_t)kh_cur.size, kh_cur.nb, nreached,
+		    (uintmax_t)steps);
+	}
+}
+
+/* Arm a probe at boundary bi using trampoline slot.  KINST_R_NONE or a reason. */
+static int
+kh_arm(struct kinst_probe *p, uint32_t bi, uint32_t slot, uint32_t id,
+    struct kh_stats *st)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+	uint64_t addr = kh_cur.start + kh_cur.off[bi];
+	uint64_t tramp = (uint64_t)(uintptr_t)kh_tramp_rx +
+	    (uint64_t)slot * KINST_TRAMP_SIZE;
+	int reason, rc;
+
+	memset(p, 0, sizeof(*p));
+	reason = kinst_probe_prepare(p, kh_cur.orig + kh_cur.off[bi],
+	    kh_cur.size - kh_cur.off[bi], addr, tramp, img);
+	if (reason != KINST_R_NONE)
+		return (reason);
+	if (p->orig[0] != kh_cur.orig[kh_cur.off[bi]]) {
+		printf("HARNESS ERROR %s+%#x: probe orig byte %#x, text %#x\n",
+		    kh_cur.name, kh_cur.off[bi], p->orig[0],
+		    kh_cur.orig[kh_cur.off[bi]]);
+		st->harness_errors++;
+	}
+	memcpy(kh_tramp_rw + (size_t)slot * KINST_TRAMP_SIZE, img,
+	    KINST_TRAMP_SIZE);
+	p->session = &kh_sess;
+	p->id = id;
+	p->offset = kh_cur.off[bi];
+	rc = kinst_ptable_insert(&kh_eng.table, p);
+	if (rc != KINST_PT_OK) {
+		printf("HARNESS ERROR %s+%#x: kinst_ptable_insert: %d\n",
+		    kh_cur.name, kh_cur.off[bi], rc);
+		st->harness_errors++;
+		return (KINST_R_COUNT + 1);
+	}
+	kh_text_write(addr, 0xcc);
+	return (KINST_R_NONE);
+}
+
+static void
+kh_disarm(struct kinst_probe *p, struct kh_stats *st)
+{
+	kh_text_write(p->addr, p->orig[0]);
+	if (kinst_ptable_remove(&kh_eng.table, p) != KINST_PT_OK) {
+		printf("HARNESS ERROR %s+%#x: kinst_ptable_remove failed\n",
+		    kh_cur.name, p->offset);
+		st->harness_errors++;
+	}
+	if (kinst_ptable_lookup(&kh_eng.table, p->addr) != NULL) {
+		printf("DIVERGENCE %s+%#x: probe still found after removal\n",
+		    kh_cur.name, p->offset);
+		st->divergences++;
+	}
+}
+
+static void
+kh_ring_reset(void)
+{
+	kinst_ring_init(&kh_ring, kh_ringbuf, KH_RING_SIZE);
+	kh_hits[0] = 0;
+}
+
+/* Pull every record out of the ring into kh_recbuf; returns the count. */
+static uint32_t
+kh_ring_drain(void)
+{
+	size_t off = 0, n;
+
+	while ((n = kinst_ring_get(&kh_ring, kh_recbuf + off,
+	    KH_RING_SIZE - off)) > 0)
+		off += n;
+	return ((uint32_t)(off / sizeof(struct kinst_hit_record)));
+}
+
+/*
+ * Compare the records of a traced run against the ground truth restricted
+ * to the armed addresses (armed[] marks boundary indexes).  0 or -1.
+ */
+static int
+kh_compare_records(const bool *armed, const struct kinst_probe *probes,
+    const uint32_t *probe_of, int in, uint32_t nrec, struct kh_stats *st)
+{
+	const struct kinst_hit_record *rec =
+	    (const struct kinst_hit_record *)kh_recbuf;
+	const struct kinst_regs *exp;
+	uint32_t i, j, nexp = 0;
+	int bi;
+	char what[256];
+
+	for (i = 0, j = 0; i < kh_ngt; i++) {
+		bi = kh_boundary_index(kh_gt[i].rip - kh_cur.start);
+		if (bi < 0 || !armed[bi])
+			continue;
+		nexp++;
+		exp = &kh_gt[i];
+		if (j >= nrec) {
+			j++;
+			continue;
+		}
+		st->records++;
+		if (rec[j].hdr.type != KINST_REC_HIT ||
+		    rec[j].hdr.size != sizeof(rec[j]) ||
+		    rec[j].addr != exp->rip || rec[j].regs.rip != exp->rip ||
+		    rec[j].probe_id != probes[probe_of[bi]].id ||
+		    rec[j].cpu != 0 || rec[j].pid != getpid() ||
+		    rec[j].comm[0] == 0 || !kh_regs_equal(exp, &rec[j].regs)) {
+			st->divergences++;
+			if (kh_ndetail++ < KH_MAX_DETAIL) {
+				snprintf(what, sizeof(what), "hit #%u of the "
+				    "run: record differs from ground truth "
+				    "(type %u size %u addr %#jx id %u cpu %u)",
+				    j, rec[j].hdr.type, rec[j].hdr.size,
+				    (uintmax_t)rec[j].addr, rec[j].probe_id,
+				    rec[j].cpu);
+				kh_detail_header(kh_cur.name, kh_cur.start,
+				    exp->rip, what, in);
+				kh_print_regs_diff(exp, &rec[j].regs);
+			}
+			return (-1);
+		}
+		j++;
+	}
+	if (nexp != nrec) {
+		st->divergences++;
+		if (kh_ndetail++ < KH_MAX_DETAIL) {
+			snprintf(what, sizeof(what), "%u hit records, ground "
+			    "truth has %u", nrec, nexp);
+			kh_detail_header(kh_cur.name, kh_cur.start,
+			    nrec > 0 ? rec[0].addr : kh_cur.start, what, in);
+		}
+		return (-1);
+	}
+	return (0);
+}
+
+/* Account the treatment of every boundary once per function. */
+static void
+kh_count_treatment(const struct kinst_probe *p, int reason,
+    struct kh_stats *st)
+{
+	if (reason != KINST_R_NONE) {
+		st->refused[reason < KINST_R_COUNT + 8 ? reason :
+		    KINST_R_COUNT + 7]++;
+		return;
+	}
+	switch (p->cls.treatment) {
+	case KINST_T_OOL:
+		st->ool++;
+		break;
+	case KINST_T_OOL_RIPREL:
+		st->ool_riprel++;
+		break;
+	case KINST_T_EMULATE:
+		st->emul[p->cls.emul < KINST_EM_COUNT ? p->cls.emul : 0]++;
+		break;
+	default:
+		st->refused[KINST_R_COUNT + 7]++;
+		break;
+	}
+}
+
+static struct kinst_probe kh_probes[KH_MAX_BOUNDS];
+static uint32_t kh_probe_of[KH_MAX_BOUNDS];
+static bool kh_armed[KH_MAX_BOUNDS];
+static struct kh_out kh_refs[KH_MAXIN];
+static struct kinst_regs *kh_gts[KH_MAXIN];
+static uint32_t kh_ngts[KH_MAXIN];
+
+static void
+kh_text_check(struct kh_stats *st)
+{
+	if (memcmp(kh_cur.orig, (void *)(uintptr_t)kh_cur.start,
+	    kh_cur.size) != 0) {
+		printf("DIVERGENCE %s: text differs from the original after "
+		    "disarming\n", kh_cur.name);
+		st->divergences++;
+		memcpy(kh_cur.orig, (void *)(uintptr_t)kh_cur.start,
+		    kh_cur.size);
+	}
+}
+
+/* One traced run of input in with the probes marked in kh_armed armed. */
+static void
+kh_traced_run(const struct kh_fn *fn, int in, const char *label,
+    struct kh_stats *st)
+{
+	struct kh_out o;
+	char why[256];
+	const char *d;
+	uint32_t nrec, narmed = 0, i;
+	uint64_t p_hits = 0;
+	int bad = 0;
+
+	/* Restore this input's ground truth and reference memory. */
+	memcpy(kh_gt, kh_gts[in], kh_ngts[in] * sizeof(*kh_gt));
+	kh_ngt = kh_ngts[in];
+	kh_ring_reset();
+	st->runs++;
+	kh_run(fn, fn->in[in], KH_TRACE, &o);
+	/* kh_ref_* hold this input's reference: recomputed by the caller. */
+	d = kh_outcome_diff(&kh_refs[in], &o, why, sizeof(why));
+	nrec = kh_ring_drain();
+	for (i = 0; i < kh_cur.nb; i++)
+		if (kh_armed[i]) {
+			narmed++;
+			p_hits += kh_probes[kh_probe_of[i]].hits;
+		}
+	if (d != NULL) {
+		st->divergences++;
+		bad = 1;
+		if (kh_ndetail++ < KH_MAX_DETAIL) {
+			uint64_t a = kh_cur.start;
+
+			for (i = 0; i < kh_cur.nb; i++)
+				if (kh_armed[i]) {
+					a += kh_cur.off[i];
+					break;
+				}
+			kh_detail_header(kh_cur.name, kh_cur.start, a, d, in);
+			printf("  (%s, %u probe(s) armed)\n", label, narmed);
+		}
+	}
+	if (!bad && kinst_ring_dropped(&kh_ring) != 0) {
+		printf("HARNESS ERROR %s input #%d: %ju records dropped\n",
+		    kh_cur.name, in, (uintmax_t)kinst_ring_dropped(&kh_ring));
+		st->harness_errors++;
+		bad = 1;
+	}
+	if (!bad && (kh_hits[0] != nrec || p_hits != nrec)) {
+		st->divergences++;
+		bad = 1;
+		printf("DIVERGENCE %s input #%d: session hits %ju, probe hits "
+		    "%ju, records %u\n", kh_cur.name, in,
+		    (uintmax_t)kh_hits[0], (uintmax_t)p_hits, nrec);
+	}
+	if (!bad)
+		kh_compare_records(kh_armed, kh_probes, kh_probe_of, in, nrec,
+		    st);
+}
+
+static void
+kh_check_function(const struct kh_fn *fn, bool whole, struct kh_stats *st)
+{
+	struct kh_stats before = *st;
+	int reason[KH_MAX_BOUNDS];
+	uint32_t bi, in, nreached = 0, narm = 0;
+	uint64_t nem = 0;
+	size_t k;
+
+	if (kh_func_load(fn, st) != 0)
+		return;
+	/* Ground truth and reference outcome for every input. */
+	for (in = 0; in < fn->ninputs; in++) {
+		if (kh_reference(fn, (int)in, &kh_refs[in], st) != 0)
+			return;
+		free(kh_gts[in]);
+		kh_gts[in] = malloc((kh_ngt ? kh_ngt : 1) * sizeof(*kh_gt));
+		memcpy(kh_gts[in], kh_gt, kh_ngt * sizeof(*kh_gt));
+		kh_ngts[in] = kh_ngt;
+	}
+	for (bi = 0; bi < kh_cur.nb; bi++)
+		nreached += kh_cur.reached[bi];
+	st->boundaries += kh_cur.nb;
+	st->reached += nreached;
+
+	/* Classification of every boundary (prepared once to count it). */
+	for (bi = 0; bi < kh_cur.nb; bi++) {
+		uint8_t img[KINST_TRAMP_SIZE];
+
+		memset(&kh_probes[bi], 0, sizeof(kh_probes[bi]));
+		reason[bi] = kinst_probe_prepare(&kh_probes[bi],
+		    kh_cur.orig + kh_cur.off[bi], kh_cur.size - kh_cur.off[bi],
+		    kh_cur.start + kh_cur.off[bi],
+		    (uint64_t)(uintptr_t)kh_tramp_rx, img);
+		kh_count_treatment(&kh_probes[bi], reason[bi], st);
+		if (reason[bi] == KINST_R_NONE)
+			narm++;
+		kh_armed[bi] = false;
+		kh_probe_of[bi] = bi;
+	}
+
+	if (!whole) {
+		for (bi = 0; bi < kh_cur.nb; bi++) {
+			if (reason[bi] != KINST_R_NONE)
+				continue;
+			for (in = 0; in < fn->ninputs; in++) {
+				/* The reference memory of this input. */
+				struct kh_out tmp;
+
+				kh_run(fn, fn->in[in], KH_IDLE, &tmp);
+				memcpy(kh_ref_scratch, &kh_scratch,
+				    sizeof(kh_scratch));
+				memcpy(kh_ref_stack, kh_stack,
+				    sizeof(kh_stack));
+				if (kh_arm(&kh_probes[bi], bi,
+				    (bi * 7) % KH_TRAMP_SLOTS, 1000 + bi, st) !=
+				    KINST_R_NONE)
+					continue;
+				kh_armed[bi] = true;
+				kh_traced_run(fn, (int)in, "one probe", st);
+				kh_armed[bi] = false;
+				kh_disarm(&kh_probes[bi], st);
+				kh_text_check(st);
+			}
+		}
+	} else {
+		for (in = 0; in < fn->ninputs; in++) {
+			struct kh_out tmp;
+
+			kh_run(fn, fn->in[in], KH_IDLE, &tmp);
+			memcpy(kh_ref_scratch, &kh_scratch, sizeof(kh_scratch));
+			memcpy(kh_ref_stack, kh_stack, sizeof(kh_stack));
+			for (bi = 0; bi < kh_cur.nb; bi++) {
+				if (reason[bi] != KINST_R_NONE)
+					continue;
+				if (kh_arm(&kh_probes[bi], bi, bi, 2000 + bi,
+				    st) == KINST_R_NONE)
+					kh_armed[bi] = true;
+			}
+			kh_traced_run(fn, (int)in, "whole function", st);
+			for (bi = 0; bi < kh_cur.nb; bi++)
+				if (kh_armed[bi]) {
+					kh_disarm(&kh_probes[bi], st);
+					kh_armed[bi] = false;
+				}
+			kh_text_check(st);
+		}
+	}
+
+	for (k = 0; k < KINST_EM_COUNT; k++)
+		nem += st->emul[k] - before.emul[k];
+	printf("%-24s %4u insns %4u reached  ool %3ju riprel %3ju emul %3ju "
+	    "refused %3u  runs %5ju hits %7ju  div %ju\n", fn->name,
+	    kh_cur.nb, nreached, (uintmax_t)(st->ool - before.ool),
+	    (uintmax_t)(st->ool_riprel - before.ool_riprel), (uintmax_t)nem,
+	    kh_cur.nb - narm, (uintmax_t)(st->runs - before.runs),
+	    (uintmax_t)(st->records - before.records),
+	    (uintmax_t)(st->divergences - before.divergences));
+	fflush(stdout);
+}
+
+void
+kh_set_inject(int mode)
+{
+	kh_inject = mode;
+}
+
+void
+kh_check_table(const struct kh_fn *tab, bool whole, struct kh_stats *st)
+{
+	const struct kh_fn *fn;
+	const char *why;
+
+	kh_ndetail = 0;
+	for (fn = tab; fn->name != NULL; fn++) {
+		if ((why = kh_unsupported(fn)) != NULL) {
+			printf("SKIPPED %s: %s\n", fn->name, why);
+			st->skipped++;
+			continue;
+		}
+		st->functions++;
+		kh_check_function(fn, whole, st);
+	}
+}
+
+void
+kh_print_stats(const char *title, const struct kh_stats *st)
+{
+	int k;
+
+	printf("== %s ==\n", title);
+	printf("functions %ju (skipped %ju)\n", (uintmax_t)st->functions,
+	    (uintmax_t)st->skipped);
+	printf("boundaries tried %ju (reached by the inputs %ju)\n",
+	    (uintmax_t)st->boundaries, (uintmax_t)st->reached);
+	printf("traced out-of-line %ju (plain %ju, rip-relative %ju)\n",
+	    (uintmax_t)(st->ool + st->ool_riprel), (uintmax_t)st->ool,
+	    (uintmax_t)st->ool_riprel);
+	printf("emulated:");
+	for (k = 1; k < KINST_EM_COUNT; k++)
+		if (st->emul[k])
+			printf(" %s %ju", kinst_emul_name(k),
+			    (uintmax_t)st->emul[k]);
+	printf("\nrefused:");
+	for (k = 1; k < KINST_R_COUNT; k++)
+		if (st->refused[k])
+			printf(" %s %ju", kinst_reason_name(k),
+			    (uintmax_t)st->refused[k]);
+	for (k = KINST_R_COUNT; k < KINST_R_COUNT + 8; k++)
+		if (st->refused[k])
+			printf(" reason-%d %ju", k, (uintmax_t)st->refused[k]);
+	printf("\ntraced runs %ju, hit records compared %ju\n",
+	    (uintmax_t)st->runs, (uintmax_t)st->records);
+	printf("divergences %ju, harness errors %ju\n",
+	    (uintmax_t)st->divergences, (uintmax_t)st->harness_errors);
+	fflush(stdout);
+}

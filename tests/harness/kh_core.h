@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The harness driver: setup, ground truth, per-boundary and whole-function runs. */
+#ifndef KH_CORE_H
+#define KH_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kh.h"
+#include "kinst_classify.h"
+
+struct kh_stats {
+	uint64_t	functions;
+	uint64_t	skipped;		/* functions the CPU cannot run */
+	uint64_t	boundaries;		/* instruction boundaries tried */
+	uint64_t	reached;		/* boundaries executed by some input */
+	uint64_t	ool;			/* traceable out of line, verbatim */
+	uint64_t	ool_riprel;		/* out of line, displacement rewritten */
+	uint64_t	emul[KINST_EM_COUNT];	/* emulated, by kind */
+	uint64_t	refused[KINST_R_COUNT + 8];	/* refused, by reason */
+	uint64_t	runs;			/* traced runs */
+	uint64_t	records;		/* hit records compared */
+	uint64_t	divergences;
+	uint64_t	harness_errors;		/* the harness itself could not decide */
+};
+
+/* One-time setup (signals, stacks, trampoline area, engine).  0 or -1 (with a message). */
+int	kh_setup(char *err, size_t errlen);
+
+/* CPU support for a function's needs: NULL if runnable, else why not. */
+const char *kh_unsupported(const struct kh_fn *f);
+
+/*
+ * Check every function of a NULL-terminated table: each boundary in turn
+ * (whole == false) or every boundary at once (whole == true).  Prints one
+ * line per function and the first divergences in detail to stdout.
+ */
+void	kh_check_table(const struct kh_fn *tab, bool whole, struct kh_stats *st);
+
+/* Ground truth only: single-step run == untraced run, boundaries agree. */
+void	kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st);
+
+/*
+ * Harness self-test: make the SIGTRAP handler corrupt what the engine hands
+ * back, to prove that such a bug is detected (0 turns it off).
+ */
+#define	KH_INJ_NONE	0
+#define	KH_INJ_REG	1	/* flip a bit of rdx after a redirect */
+#define	KH_INJ_FLAGS	2	/* flip CF and ZF after an emulation */
+#define	KH_INJ_RIP	3	/* redirect into the trampoline's int3 filler */
+#define	KH_INJ_STACK	4	/* rsp off by 8 after an emulation */
+void	kh_set_inject(int mode);
+
+void	kh_print_stats(const char *title, const struct kh_stats *st);
+
+#endif /* !KH_CORE_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * common/kinst_os.h for user space: the harness and the engine benchmark.
+ * One "CPU" (the engine runs in one thread's SIGTRAP handler), the
+ * monotonic clock, and plain memory copies for the emulator's stack and
+ * memory accesses (the emulated code is our own, so its addresses are
+ * valid; a wrong address crashes the test, which is a failure too).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kinst_os.h"
+#include "kh.h"
+
+static int32_t	kh_pid, kh_tid;
+static char	kh_comm[KINST_COMM_LEN];
+static int	kh_os_ready;
+
+void
+kh_os_init(void)
+{
+	kh_pid = (int32_t)getpid();
+	kh_tid = (int32_t)gettid();
+	memset(kh_comm, 0, sizeof(kh_comm));
+	strncpy(kh_comm, program_invocation_short_name, sizeof(kh_comm) - 1);
+	kh_os_ready = 1;
+}
+
+uint32_t
+kinst_os_cpu(void)
+{
+	return (0);
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+void
+kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
+{
+	if (!kh_os_ready)
+		kh_os_init();
+	*pid = kh_pid;
+	*tid = kh_tid;
+	memcpy(comm, kh_comm, KINST_COMM_LEN);
+}
+
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	(void)s;
+}
+
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	if (addr == 0)
+		return (EFAULT);
+	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return (0);
+}
+
+int
+kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
+{
+	if (addr == 0)
+		return (EFAULT);
+	memcpy((void *)(uintptr_t)addr, buf, len);
+	return (0);
+}
