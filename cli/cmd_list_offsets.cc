@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl list-offsets: every instruction of a function with the engine's
+// verdict on it.
+#include <memory>
+
+#include "commands.h"
+#include "error.h"
+#include "format.h"
+#include "resolver.h"
+#include "sources.h"
+
+namespace kinst {
+
+namespace {
+
+struct ListOffsets {
+	std::vector<std::string> specs;
+	bool all = false;
+	SourceOptions src;
+	OutputOptions out;
+
+	int run();
+	void list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
+	    const Style &st, Writer &w, Tally &total);
+};
+
+void
+ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
+    const Style &st, Writer &w, Tally &total)
+{
+	Module &m = syms.module(t.module);
+	Bytes b = m.bytes(*t.fn);
+	std::vector<Insn> insns = walk_function(b, t.fn->addr, dis);
+	Tally tally;
+	tally.functions = 1;
+	if (out.json)
+		w.line(json_line(json_function(syms, *t.fn)));
+	else
+		w.line(text_function_header(syms, *t.fn, st));
+	for (const auto &in : insns) {
+		if (!t.whole && in.offset != t.offset)
+			continue;
+		InsnText txt = insn_text(dis, in);
+		tally.add(in);
+		if (out.json)
+			w.line(json_line(json_insn(syms, *t.fn, in, txt)));
+		else
+			w.line(text_insn_row(in, txt, m.relocatable(), st));
+	}
+	if (out.json)
+		w.line(json_line(json_summary(&syms, t.fn, tally)));
+	else
+		w.line(text_summary(tally, false));
+	total.add(tally);
+}
+
+int
+ListOffsets::run()
+{
+	if (specs.empty() && !all)
+		throw Error(Exit::usage, "list-offsets: give a SPEC or --all");
+	if (!specs.empty() && all)
+		throw Error(Exit::usage, "list-offsets: --all and a SPEC are exclusive");
+	std::vector<Spec> parsed;
+	for (const auto &s : specs)
+		parsed.push_back(parse_spec(s));
+
+	Disassembler dis(out.syn());
+	Style st = Style::detect(stdout, out.no_color || out.json);
+	Writer w;
+	Tally total;
+
+	if (all && src.offline()) {
+		// One file at a time, so that memory stays that of the largest.
+		std::vector<SourceOptions> files;
+		if (!src.kernel.empty())
+			files.push_back(SourceOptions{src.kernel, {}});
+		for (const auto &m : src.modules)
+			files.push_back(SourceOptions{"", {m}});
+		for (const auto &f : files) {
+			SymbolTable syms;
+			try {
+				load_symbols(f, syms);
+			} catch (const Error &e) {
+				// A data-only module is not an error among many.
+				if (e.code() != Exit::no_symbols || files.size() == 1 ||
+				    syms.modules().empty())
+					throw;
+			}
+			for (size_t mi = 0; mi < syms.modules().size(); mi++)
+				for (const auto &fn : syms.module(mi).functions())
+					list_one(syms, Target{mi, &fn, true, 0}, dis, st, w, total);
+		}
+	} else {
+		SymbolTable syms;
+		load_symbols(src, syms);
+		std::vector<Target> targets;
+		if (all) {
+			for (size_t mi = 0; mi < syms.modules().size(); mi++)
+				for (const auto &fn : syms.module(mi).functions())
+					targets.push_back(Target{mi, &fn, true, 0});
+		} else {
+			for (const auto &sp : parsed)
+				targets.push_back(resolve_target(sp, syms));
+		}
+		for (const auto &t : targets)
+			list_one(syms, t, dis, st, w, total);
+	}
+	if (total.functions > 1) {
+		if (out.json)
+			w.line(json_line(json_summary(nullptr, nullptr, total)));
+		else
+			w.line(text_summary(total, true));
+	}
+	w.flush();
+	return 0;
+}
+
+} // namespace
+
+void
+add_list_offsets(CLI::App &app, Runner &run)
+{
+	auto o = std::make_shared<ListOffsets>();
+	CLI::App *sub = app.add_subcommand("list-offsets",
+	    "Disassemble functions; say for each instruction whether and how it can be traced");
+	sub->add_option("SPEC", o->specs, "Probe spec(s): the function(s) to list; with an "
+	    "offset or address, only that instruction");
+	sub->add_flag("--all", o->all, "Every function of the given --kernel/--module files");
+	add_output_options(sub, o->out);
+	add_source_options(sub, o->src);
+	sub->footer(spec_help);
+	sub->callback([o, &run]() { run = [o]() { return o->run(); }; });
+}
+
+} // namespace kinst

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "commands.h"
+
+namespace kinst {
+
+const char *const spec_help =
+    "Probe specs:\n"
+    "  FUNC                 every instruction of FUNC\n"
+    "  FUNC+OFFSET          the instruction at OFFSET (decimal or 0x-hex) bytes into FUNC\n"
+    "  MODULE:FUNC          FUNC in MODULE (\"kernel\" is the kernel itself)\n"
+    "  MODULE:FUNC:OFFSET   kinst style, e.g. kernel:vm_fault:28\n"
+    "  0xADDRESS            the instruction at ADDRESS (inside a known function)\n"
+    "Offsets must be instruction boundaries; ambiguous names (static duplicates)\n"
+    "are listed with their addresses: pick one with MODULE: or 0xADDRESS.";
+
+void
+add_output_options(CLI::App *app, OutputOptions &o)
+{
+	app->add_flag("--json", o.json, "One JSON object per line (schema: docs/json.md)");
+	app->add_option("--syntax", o.syntax, "Disassembly syntax")
+	    ->check(CLI::IsMember({"att", "intel"}))
+	    ->capture_default_str();
+	app->add_flag("--no-color", o.no_color,
+	    "No colour (colour is only used on a terminal, and never if NO_COLOR is set)");
+}
+
+} // namespace kinst

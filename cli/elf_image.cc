@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "elf_image.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "error.h"
+
+namespace kinst {
+
+namespace {
+
+struct ElfCloser {
+	void operator()(Elf *e) const { elf_end(e); }
+};
+using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
+
+struct Fd {
+	int fd;
+	explicit Fd(int f) : fd(f) {}
+	~Fd() { if (fd >= 0) close(fd); }
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+};
+
+void
+init_libelf()
+{
+	static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
+	if (!ok)
+		throw Error(Exit::internal, std::string("libelf: ") + elf_errmsg(-1));
+}
+
+[[noreturn]] void
+corrupt(const std::string &path, const std::string &why)
+{
+	throw Error(Exit::bad_elf, path + ": corrupt ELF: " + why);
+}
+
+} // namespace
+
+struct ElfImage::Impl {
+	ElfPtr elf;
+};
+
+ElfImage::ElfImage(const std::string &path) : path_(path), impl_(new Impl)
+{
+	struct stat st;
+	Fd f(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (f.fd < 0)
+		throw Error(Exit::file, path + ": " + strerror(errno));
+	if (fstat(f.fd, &st) != 0)
+		throw Error(Exit::file, path + ": " + strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		throw Error(Exit::file, path + ": is a directory");
+	if (!S_ISREG(st.st_mode))
+		throw Error(Exit::file, path + ": not a regular file");
+	if (st.st_size > (off_t)4 << 30)
+		throw Error(Exit::file, path + ": file too large (over 4 GiB)");
+	buf_.resize((size_t)st.st_size);
+	size_t got = 0;
+	while (got < buf_.size()) {
+		ssize_t n = read(f.fd, buf_.data() + got, buf_.size() - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			throw Error(Exit::file, path + ": " + strerror(errno));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf_.resize(got);
+	parse();
+}
+
+ElfImage::ElfImage(const std::string &label, const uint8_t *data, size_t size)
+    : path_(label), buf_(data, data + size), impl_(new Impl)
+{
+	parse();
+}
+
+ElfImage::~ElfImage() = default;
+
+void
+ElfImage::parse()
+{
+	init_libelf();
+	if (buf_.size() < 4 || memcmp(buf_.data(), ELFMAG, SELFMAG) != 0)
+		throw Error(Exit::bad_elf, path_ + ": not an ELF file");
+	if (buf_.size() < sizeof(Elf64_Ehdr))
+		throw Error(Exit::bad_elf, path_ + ": truncated ELF header");
+	switch (buf_[EI_CLASS]) {
+	case ELFCLASS64:
+		break;
+	case ELFCLASS32:
+		throw Error(Exit::unsupported_elf,
+		    path_ + ": 32-bit ELF: only 64-bit x86-64 is supported");
+	default:
+		corrupt(path_, "bad ELF class " + std::to_string(buf_[EI_CLASS]));
+	}
+	switch (buf_[EI_DATA]) {
+	case ELFDATA2LSB:
+		break;
+	case ELFDATA2MSB:
+		throw Error(Exit::unsupported_elf,
+		    path_ + ": big-endian ELF: only little-endian x86-64 is supported");
+	default:
+		corrupt(path_, "bad ELF data encoding " + std::to_string(buf_[EI_DATA]));
+	}
+
+	impl_->elf.reset(elf_memory(reinterpret_cast<char *>(buf_.data()), buf_.size()));
+	Elf *e = impl_->elf.get();
+	if (e == nullptr || elf_kind(e) != ELF_K_ELF)
+		corrupt(path_, elf_errmsg(-1));
+	GElf_Ehdr eh;
+	if (gelf_getehdr(e, &eh) == nullptr)
+		corrupt(path_, elf_errmsg(-1));
+	if (eh.e_machine != EM_X86_64)
+		throw Error(Exit::unsupported_elf, path_ + ": ELF machine " +
+		    std::to_string(eh.e_machine) + " is not x86-64");
+	type_ = eh.e_type;
+	if (type_ != ET_REL && type_ != ET_EXEC && type_ != ET_DYN)
+		throw Error(Exit::unsupported_elf, path_ + ": ELF type " +
+		    std::to_string(type_) + " is not an executable, shared object or relocatable object");
+	relocatable_ = type_ == ET_REL;
+
+	size_t nsec, shstrndx;
+	if (elf_getshdrnum(e, &nsec) != 0)
+		corrupt(path_, std::string("section header table: ") + elf_errmsg(-1));
+	if (nsec == 0)
+		throw Error(Exit::no_symbols, path_ + ": no section headers (no symbol table)");
+	if (nsec > 1000000)
+		corrupt(path_, "absurd section count " + std::to_string(nsec));
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		corrupt(path_, std::string("section name table: ") + elf_errmsg(-1));
+	if (eh.e_shoff > buf_.size() ||
+	    nsec * (uint64_t)sizeof(Elf64_Shdr) > buf_.size() - eh.e_shoff)
+		corrupt(path_, "section header table beyond end of file");
+
+	sections_.resize(nsec);
+	size_t symtab = 0, dynsym = 0;
+	for (size_t i = 1; i < nsec; i++) {
+		Elf_Scn *scn = elf_getscn(e, i);
+		GElf_Shdr sh;
+		if (scn == nullptr || gelf_getshdr(scn, &sh) == nullptr)
+			corrupt(path_, "section " + std::to_string(i) + ": " + elf_errmsg(-1));
+		ElfSection &s = sections_[i];
+		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		s.name = nm ? nm : "";
+		s.addr = sh.sh_addr;
+		s.size = sh.sh_size;
+		s.type = sh.sh_type;
+		s.flags = sh.sh_flags;
+		s.data = nullptr;
+		s.data_size = 0;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+			continue;
+		if (sh.sh_offset > buf_.size() || sh.sh_size > buf_.size() - sh.sh_offset) {
+			// Only fatal if we need the section (code or symbols).
+			if ((sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_SYMTAB ||
+			    sh.sh_type == SHT_DYNSYM)
+				corrupt(path_, "section " + std::to_string(i) + " (" + s.name +
+				    ") extends beyond end of file (truncated?)");
+			continue;
+		}
+		if (sh.sh_type == SHT_SYMTAB && symtab == 0)
+			symtab = i;
+		if (sh.sh_type == SHT_DYNSYM && dynsym == 0)
+			dynsym = i;
+		if ((sh.sh_flags & SHF_COMPRESSED) == 0) {
+			s.data = buf_.data() + sh.sh_offset;
+			s.data_size = sh.sh_size;
+		}
+		if (s.name == ".modinfo" && s.data != nullptr) {
+			const char *p = reinterpret_cast<const char *>(s.data);
+			size_t n = s.data_size, k = 0;
+			while (k < n) {
+				size_t len = strnlen(p + k, n - k);
+				if (len > 5 && strncmp(p + k, "name=", 5) == 0)
+					modinfo_name_.assign(p + k + 5, len - 5);
+				k += len + 1;
+			}
+		}
+	}
+	size_t symsec = symtab ? symtab : dynsym;
+	if (symsec == 0)
+		throw Error(Exit::no_symbols, path_ + ": no symbol table (stripped?)");
+
+	Elf_Scn *scn = elf_getscn(e, symsec);
+	GElf_Shdr sh;
+	if (scn == nullptr || gelf_getshdr(scn, &sh) == nullptr)
+		corrupt(path_, "symbol table: " + std::string(elf_errmsg(-1)));
+	if (sh.sh_link == 0 || sh.sh_link >= nsec || sections_[sh.sh_link].type != SHT_STRTAB)
+		corrupt(path_, "symbol table has no string table");
+	if (sh.sh_entsize != sizeof(Elf64_Sym))
+		corrupt(path_, "symbol table entry size " + std::to_string(sh.sh_entsize));
+	Elf_Data *d = elf_getdata(scn, nullptr);
+	if (d == nullptr || d->d_buf == nullptr)
+		corrupt(path_, "symbol table: " + std::string(elf_errmsg(-1)));
+	size_t nsym = d->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < nsym; i++) {
+		GElf_Sym sym;
+		if (gelf_getsym(d, (int)i, &sym) == nullptr)
+			corrupt(path_, "symbol " + std::to_string(i) + ": " + elf_errmsg(-1));
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		if (sym.st_size == 0 || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE || sym.st_shndx >= nsec) {
+			skipped_++;
+			continue;
+		}
+		const ElfSection &s = sections_[sym.st_shndx];
+		if (s.type != SHT_PROGBITS || (s.flags & SHF_EXECINSTR) == 0 ||
+		    s.data == nullptr) {
+			skipped_++;
+			continue;
+		}
+		uint64_t off = relocatable_ ? sym.st_value : sym.st_value - s.addr;
+		if ((!relocatable_ && sym.st_value < s.addr) || off > s.data_size ||
+		    sym.st_size > s.data_size - off) {
+			skipped_++;
+			continue;
+		}
+		const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
+		if (nm == nullptr || *nm == '\0') {
+			skipped_++;
+			continue;
+		}
+		int bind = GELF_ST_BIND(sym.st_info);
+		functions_.push_back(ElfFunction{nm, sym.st_value, sym.st_size,
+		    (uint32_t)sym.st_shndx, bind == STB_GLOBAL || bind == STB_WEAK});
+	}
+}
+
+const uint8_t *
+ElfImage::bytes(const ElfFunction &f) const
+{
+	const ElfSection &s = sections_.at(f.shndx);
+	uint64_t off = relocatable_ ? f.value : f.value - s.addr;
+	return s.data + off;
+}
+
+uint64_t
+ElfImage::address(const ElfFunction &f) const
+{
+	return f.value;
+}
+
+} // namespace kinst

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// A 64-bit little-endian x86-64 ELF file read with libelf: executables
+// (kernel images), shared objects and relocatable objects (kernel modules).
+// Every libelf handle is owned by an RAII wrapper; every table is bounds
+// checked, so a corrupt file is an Error(Exit::bad_elf), never a crash.
+#ifndef KINSTCTL_ELF_IMAGE_H
+#define KINSTCTL_ELF_IMAGE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kinst {
+
+struct ElfFunction {
+	std::string name;
+	uint64_t value;		// st_value: section-relative for ET_REL
+	uint64_t size;		// st_size
+	uint32_t shndx;		// section index
+	bool global;		// STB_GLOBAL or STB_WEAK
+};
+
+struct ElfSection {
+	std::string name;
+	uint64_t addr;		// sh_addr (0 in ET_REL)
+	uint64_t size;
+	uint32_t type;
+	uint64_t flags;
+	const uint8_t *data;	// nullptr for SHT_NOBITS / unreadable
+	size_t data_size;
+};
+
+class ElfImage {
+public:
+	// Reads the whole file.  Throws Error on any problem.
+	explicit ElfImage(const std::string &path);
+	// Parses an in-memory image (copied); used by the fuzzer and tests.
+	ElfImage(const std::string &label, const uint8_t *data, size_t size);
+	~ElfImage();
+	ElfImage(const ElfImage &) = delete;
+	ElfImage &operator=(const ElfImage &) = delete;
+
+	const std::string &path() const { return path_; }
+	bool relocatable() const { return relocatable_; }
+	uint16_t type() const { return type_; }
+	const std::vector<ElfSection> &sections() const { return sections_; }
+	// STT_FUNC symbols with a size, in a section with bytes (SHT_PROGBITS,
+	// SHF_EXECINSTR), and fully inside it.  Symbols that fail those checks
+	// are counted in skipped().
+	const std::vector<ElfFunction> &functions() const { return functions_; }
+	size_t skipped() const { return skipped_; }
+	// Linux .modinfo "name=" (empty if none).
+	const std::string &modinfo_name() const { return modinfo_name_; }
+	// Bytes of a function (valid while this object lives).
+	const uint8_t *bytes(const ElfFunction &f) const;
+	// Address of a function: for ET_REL the section-relative value.
+	uint64_t address(const ElfFunction &f) const;
+
+private:
+	void parse();
+	struct Impl;
+	std::string path_;
+	std::vector<uint8_t> buf_;
+	std::unique_ptr<Impl> impl_;
+	bool relocatable_ = false;
+	uint16_t type_ = 0;
+	std::vector<ElfSection> sections_;
+	std::vector<ElfFunction> functions_;
+	size_t skipped_ = 0;
+	std::string modinfo_name_;
+};
+
+} // namespace kinst
+
+#endif

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "format.h"
+
+#include <cstdio>
+
+namespace kinst {
+
+using nlohmann::json;
+
+std::string
+hex(uint64_t v)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "0x%llx", (unsigned long long)v);
+	return b;
+}
+
+std::string
+hex_bytes(const uint8_t *p, size_t n, const char *sep)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string s;
+	s.reserve(n * 3);
+	for (size_t i = 0; i < n; i++) {
+		if (i && *sep)
+			s += sep;
+		s += digits[p[i] >> 4];
+		s += digits[p[i] & 15];
+	}
+	return s;
+}
+
+InsnText
+insn_text(Disassembler &dis, const Insn &in)
+{
+	InsnText t;
+	Disassembler::Text d = dis.one(in.bytes, in.len, in.addr);
+	t.disasm_len = d.len;
+	if (d.len == 0) {
+		// Capstone only saw in.len bytes; retry with its own view so
+		// that we can say how it disagrees.
+		d = dis.one(in.bytes, KINST_MAX_INSN_LEN, in.addr);
+		t.disasm_len = d.len;
+	}
+	if (d.len == in.len) {
+		t.mnemonic = d.mnemonic;
+		t.operands = d.operands;
+		t.text = d.operands.empty() ? d.mnemonic : d.mnemonic + " " + d.operands;
+	} else {
+		t.mnemonic = "(bad)";
+		t.text = "(bad)";
+	}
+	return t;
+}
+
+void
+Tally::add(const Insn &in)
+{
+	instructions++;
+	if (!kinst::traceable(in)) {
+		refused++;
+		by_reason[reason_name(in)]++;
+	} else if (in.cls.treatment == KINST_T_OOL) {
+		ool++;
+	} else if (in.cls.treatment == KINST_T_OOL_RIPREL) {
+		ool_riprel++;
+	} else {
+		emulated++;
+	}
+}
+
+void
+Tally::add(const Tally &t)
+{
+	functions += t.functions;
+	instructions += t.instructions;
+	ool += t.ool;
+	ool_riprel += t.ool_riprel;
+	emulated += t.emulated;
+	refused += t.refused;
+	for (const auto &kv : t.by_reason)
+		by_reason[kv.first] += kv.second;
+}
+
+// ---- text ----
+
+std::string
+text_function_header(const SymbolTable &syms, const Function &f, const Style &st)
+{
+	std::string s = st.paint("1", syms.module(f.module).name() + ":" + f.name);
+	s += "  ";
+	if (!f.section.empty())
+		s += f.section + "+";
+	s += hex(f.addr) + "  " + std::to_string(f.size) + " bytes";
+	if (!f.aliases.empty()) {
+		s += "  (aliases:";
+		for (const auto &a : f.aliases)
+			s += " " + a;
+		s += ")";
+	}
+	return s;
+}
+
+std::string
+text_verdict(const Insn &in, const Style &st)
+{
+	std::string v = verdict_name(in);
+	if (!traceable(in))
+		return st.paint("31", "refused: " + reason_name(in));
+	if (in.cls.treatment == KINST_T_EMULATE)
+		return st.paint("36", "emulated: " + emulation_name(in));
+	return st.paint("32", v);
+}
+
+std::string
+text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &st)
+{
+	char head[64];
+	if (relocatable)
+		snprintf(head, sizeof(head), "  +0x%-5x %8llx  ", in.offset, (unsigned long long)in.addr);
+	else
+		snprintf(head, sizeof(head), "  +0x%-5x %016llx  ", in.offset, (unsigned long long)in.addr);
+	std::string s = head;
+	std::string b = hex_bytes(in.bytes, in.len, " ");
+	s += b;
+	if (b.size() < 24)
+		s.append(24 - b.size(), ' ');
+	s += "  ";
+	std::string txt = t.text;
+	if (t.disasm_len != in.len && t.disasm_len != 0)
+		txt += " [capstone: " + std::to_string(t.disasm_len) + " bytes]";
+	s += txt;
+	if (txt.size() < 40)
+		s.append(40 - txt.size(), ' ');
+	s += " ";
+	s += text_verdict(in, st);
+	return s;
+}
+
+std::string
+text_summary(const Tally &t, bool total)
+{
+	std::string s = total ? "total: " + std::to_string(t.functions) + " functions, " : "  ";
+	s += std::to_string(t.instructions) + " instructions, " + std::to_string(t.traceable()) +
+	    " traceable (" + std::to_string(t.ool) + " out-of-line, " + std::to_string(t.ool_riprel) +
+	    " rip-relative, " + std::to_string(t.emulated) + " emulated), " +
+	    std::to_string(t.refused) + " refused";
+	if (!t.by_reason.empty()) {
+		s += " (";
+		bool first = true;
+		for (const auto &kv : t.by_reason) {
+			s += (first ? "" : ", ") + kv.first + ": " + std::to_string(kv.second);
+			first = false;
+		}
+		s += ")";
+	}
+	return s;
+}
+
+// ---- JSON ----
+
+json
+json_function(const SymbolTable &syms, const Function &f)
+{
+	const Module &m = syms.module(f.module);
+	json j = {{"schema", KINST_JSON_SCHEMA}, {"type", "function"}, {"module", m.name()},
+	    {"function", f.name}, {"aliases", f.aliases}, {"address", hex(f.addr)},
+	    {"size", f.size}, {"global", f.global}, {"relocatable", m.relocatable()},
+	    {"file", m.path()}};
+	if (!f.section.empty())
+		j["section"] = f.section;
+	return j;
+}
+
+json
+json_insn(const SymbolTable &syms, const Function &f, const Insn &in, const InsnText &t)
+{
+	json j = {{"schema", KINST_JSON_SCHEMA}, {"type", "insn"},
+	    {"module", syms.module(f.module).name()}, {"function", f.name},
+	    {"offset", in.offset}, {"address", hex(in.addr)}, {"length", in.len},
+	    {"bytes", hex_bytes(in.bytes, in.len, "")}, {"mnemonic", t.mnemonic},
+	    {"operands", t.operands}, {"text", t.text}, {"verdict", verdict_name(in)},
+	    {"riprel", (in.cls.flags & KINST_CF_RIPREL) != 0}};
+	if (!f.section.empty())
+		j["section"] = f.section;
+	if (in.cls.treatment == KINST_T_EMULATE && traceable(in))
+		j["emulation"] = emulation_name(in);
+	if (!traceable(in))
+		j["reason"] = reason_name(in);
+	if (t.disasm_len != in.len)
+		j["disasm_length"] = t.disasm_len;
+	return j;
+}
+
+json
+json_summary(const SymbolTable *syms, const Function *f, const Tally &t)
+{
+	json j = {{"schema", KINST_JSON_SCHEMA}, {"type", f ? "summary" : "total"},
+	    {"instructions", t.instructions}, {"traceable", t.traceable()},
+	    {"out_of_line", t.ool}, {"out_of_line_riprel", t.ool_riprel},
+	    {"emulated", t.emulated}, {"refused", t.refused},
+	    {"refused_by_reason", t.by_reason}};
+	if (f) {
+		j["module"] = syms->module(f->module).name();
+		j["function"] = f->name;
+	} else {
+		j["functions"] = t.functions;
+	}
+	return j;
+}
+
+std::string
+json_line(const json &j)
+{
+	return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// ---- registers ----
+
+const char *const gpr_names[KINST_NGPR] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp",
+    "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"};
+
+std::string
+text_rflags(uint64_t fl)
+{
+	static const struct { uint64_t bit; const char *name; } bits[] = {
+		{KINST_FL_CF, "CF"}, {KINST_FL_PF, "PF"}, {KINST_FL_AF, "AF"},
+		{KINST_FL_ZF, "ZF"}, {KINST_FL_SF, "SF"}, {KINST_FL_TF, "TF"},
+		{KINST_FL_IF, "IF"}, {KINST_FL_DF, "DF"}, {KINST_FL_OF, "OF"},
+		{KINST_FL_NT, "NT"}, {KINST_FL_RF, "RF"}, {KINST_FL_AC, "AC"},
+		{KINST_FL_ID, "ID"},
+	};
+	std::string s = hex(fl) + "[";
+	bool first = true;
+	for (const auto &b : bits)
+		if (fl & b.bit) {
+			s += (first ? "" : " ") + std::string(b.name);
+			first = false;
+		}
+	return s + "]";
+}
+
+std::string
+text_regs(const struct kinst_regs &r, bool all)
+{
+	std::string s = "rip=" + hex(r.rip) + " rsp=" + hex(r.gpr[KINST_RSP]);
+	if (!all) {
+		// The System V argument and return registers.
+		static const int order[] = {KINST_RAX, KINST_RDI, KINST_RSI, KINST_RDX,
+		    KINST_RCX, KINST_R8, KINST_R9};
+		for (int g : order)
+			s += std::string(" ") + gpr_names[g] + "=" + hex(r.gpr[g]);
+		return s;
+	}
+	for (int g = 0; g < KINST_NGPR; g++)
+		if (g != KINST_RSP)
+			s += std::string(" ") + gpr_names[g] + "=" + hex(r.gpr[g]);
+	s += " rflags=" + text_rflags(r.rflags) + " cs=" + hex(r.cs) + " ss=" + hex(r.ss);
+	return s;
+}
+
+json
+json_regs(const struct kinst_regs &r)
+{
+	json j = json::object();
+	for (int g = 0; g < KINST_NGPR; g++)
+		j[gpr_names[g]] = hex(r.gpr[g]);
+	j["rip"] = hex(r.rip);
+	j["rflags"] = hex(r.rflags);
+	j["cs"] = hex(r.cs);
+	j["ss"] = hex(r.ss);
+	return j;
+}
+
+} // namespace kinst

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Text and JSON renderings of functions, instructions and registers, shared
+// by list-offsets, resolve and trace.  The JSON schema is docs/json.md;
+// every object carries "schema": KINST_JSON_SCHEMA and a "type".
+#ifndef KINSTCTL_FORMAT_H
+#define KINSTCTL_FORMAT_H
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "disasm.h"
+#include "output.h"
+#include "resolver.h"
+
+#include "abi.h"
+
+namespace kinst {
+
+constexpr int KINST_JSON_SCHEMA = 1;
+
+std::string hex(uint64_t v);			// "0x1f"
+std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
+
+// Capstone's text for an instruction the engine delimited; notes a length
+// disagreement ("(bad)" if Capstone cannot decode it).
+struct InsnText {
+	std::string mnemonic, operands, text;
+	unsigned disasm_len = 0;	// Capstone's length, 0 if undecodable
+};
+InsnText insn_text(Disassembler &dis, const Insn &in);
+
+// Per-function or total counts of verdicts.
+struct Tally {
+	uint64_t functions = 0, instructions = 0, ool = 0, ool_riprel = 0, emulated = 0, refused = 0;
+	std::map<std::string, uint64_t> by_reason;
+	void add(const Insn &in);
+	void add(const Tally &t);
+	uint64_t traceable() const { return ool + ool_riprel + emulated; }
+};
+
+// ---- text ----
+std::string text_function_header(const SymbolTable &syms, const Function &f, const Style &st);
+std::string text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &st);
+std::string text_verdict(const Insn &in, const Style &st);
+std::string text_summary(const Tally &t, bool total);
+
+// ---- JSON (one object per line) ----
+nlohmann::json json_function(const SymbolTable &syms, const Function &f);
+nlohmann::json json_insn(const SymbolTable &syms, const Function &f, const Insn &in, const InsnText &t);
+nlohmann::json json_summary(const SymbolTable *syms, const Function *f, const Tally &t);
+std::string json_line(const nlohmann::json &j);
+
+// ---- registers (trace) ----
+extern const char *const gpr_names[KINST_NGPR];
+// Compact: "rip=... rsp=... rax=... rdi=... rsi=... rdx=... rcx=..." ;
+// all: every general register, rflags (decoded), cs, ss.
+std::string text_regs(const struct kinst_regs &r, bool all);
+std::string text_rflags(uint64_t fl);
+nlohmann::json json_regs(const struct kinst_regs &r);
+
+} // namespace kinst
+
+#endif

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The running FreeBSD kernel: the kernel file (kern.bootfile) and every
+// loaded module's file (kldnext/kldstat), read as ELF; module functions are
+// placed at their live addresses with kldsym(2).  Function bytes come from
+// the files.  Not testable on the Linux build host; compiled only on FreeBSD.
+#ifdef __FreeBSD__
+
+#include <sys/param.h>
+#include <sys/linker.h>
+#include <sys/sysctl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "elf_image.h"
+#include "error.h"
+#include "sources.h"
+
+namespace kinst {
+
+void
+load_live_symbols(SymbolTable &syms)
+{
+	char boot[MAXPATHLEN];
+	size_t len = sizeof(boot);
+	if (sysctlbyname("kern.bootfile", boot, &len, nullptr, 0) != 0)
+		throw Error(Exit::live, std::string("sysctl kern.bootfile: ") + strerror(errno) +
+		    " (give the kernel file with --kernel)");
+	boot[sizeof(boot) - 1] = '\0';
+	for (int id = kldnext(0); id > 0; id = kldnext(id)) {
+		struct kld_file_stat st;
+		memset(&st, 0, sizeof(st));
+		st.version = sizeof(st);
+		if (kldstat(id, &st) != 0)
+			continue;
+		if (strcmp(st.name, "kernel") == 0) {
+			syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(boot), "kernel"));
+			continue;
+		}
+		std::string name = module_name_from_path(st.name);
+		auto m = std::make_unique<ElfModule>(std::make_unique<ElfImage>(st.pathname), name);
+		int fid = id;
+		m->relocate([fid](const std::string &sym, uint64_t *addr, uint64_t *size) {
+			struct kld_sym_lookup l;
+			memset(&l, 0, sizeof(l));
+			l.version = sizeof(l);
+			l.symname = const_cast<char *>(sym.c_str());
+			if (kldsym(fid, KLDSYM_LOOKUP, &l) != 0)
+				return false;
+			*addr = l.symvalue;
+			*size = l.symsize;
+			return true;
+		});
+		syms.add(std::move(m));
+	}
+	if (syms.modules().empty())
+		throw Error(Exit::live, "no loaded kernel files found (give them with --kernel/--module)");
+}
+
+} // namespace kinst
+
+#elif !defined(__linux__)
+
+#include "error.h"
+#include "sources.h"
+
+namespace kinst {
+
+void
+load_live_symbols(SymbolTable &)
+{
+	throw Error(Exit::live, "no live kernel support on this OS: give --kernel/--module");
+}
+
+} // namespace kinst
+
+#endif

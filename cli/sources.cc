@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "sources.h"
+
+#include "elf_image.h"
+#include "error.h"
+
+namespace kinst {
+
+void
+add_source_options(CLI::App *app, SourceOptions &o)
+{
+	app->add_option("--kernel", o.kernel,
+	    "Kernel image to read instead of the running kernel (vmlinux, /boot/kernel/kernel)")
+	    ->type_name("FILE");
+	app->add_option("--module", o.modules,
+	    "Kernel module file (.ko) to read; repeatable")
+	    ->type_name("FILE")
+	    ->allow_extra_args(false);
+}
+
+void
+load_symbols(const SourceOptions &o, SymbolTable &syms)
+{
+	if (!o.offline()) {
+		load_live_symbols(syms);
+		return;
+	}
+	if (!o.kernel.empty())
+		syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(o.kernel), "kernel"));
+	for (const auto &m : o.modules)
+		syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(m), ""));
+	if (syms.nfunctions() == 0)
+		throw Error(Exit::no_symbols, (o.modules.size() + !o.kernel.empty() == 1 ?
+		    syms.module(0).path() + ": " : std::string()) +
+		    "no functions (no sized STT_FUNC symbol in an executable section)");
+}
+
+} // namespace kinst

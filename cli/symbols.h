@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The functions kinstctl knows about, from any source: ELF files given with
+// --kernel/--module, the running kernel (kallsyms + the kinst device on
+// Linux, the kernel and module files on FreeBSD).  A Module is one kernel
+// image or module; a Function is one body of code (aliases at the same
+// address are one Function with several names).
+#ifndef KINSTCTL_SYMBOLS_H
+#define KINSTCTL_SYMBOLS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kinst {
+
+class ElfImage;
+
+struct Function {
+	std::string name;			// canonical name (global first, then shortest)
+	std::vector<std::string> aliases;	// other names at the same address
+	uint64_t addr = 0;			// ET_REL: section-relative
+	uint64_t size = 0;
+	std::string section;			// ET_REL: its section, else ""
+	bool global = false;
+	size_t module = 0;			// index in SymbolTable::modules()
+	size_t handle = 0;			// the Module's own reference
+};
+
+struct Bytes {
+	const uint8_t *data = nullptr;
+	size_t size = 0;
+};
+
+class Module {
+public:
+	virtual ~Module() = default;
+	const std::string &name() const { return name_; }
+	const std::string &path() const { return path_; }
+	// Addresses are section-relative (an unlinked ET_REL module file).
+	bool relocatable() const { return relocatable_; }
+	const std::vector<Function> &functions() const { return functions_; }
+	// The function's bytes; may fetch them (live).  Throws Error.
+	virtual Bytes bytes(const Function &f) = 0;
+
+protected:
+	std::string name_, path_;
+	bool relocatable_ = false;
+	std::vector<Function> functions_;
+	friend class SymbolTable;
+};
+
+// A module read from an ELF file (kernel image or .ko).
+class ElfModule : public Module {
+public:
+	// name empty: "kernel" for executables, else .modinfo name or the
+	// file's base name without ".ko".
+	ElfModule(std::unique_ptr<ElfImage> img, const std::string &name);
+	~ElfModule() override;
+	Bytes bytes(const Function &f) override;
+	const ElfImage &image() const { return *img_; }
+	// A loaded module: replace section-relative addresses by live ones.
+	// lookup(name, &addr, &size) is the kernel's view; if any function
+	// cannot be placed the module stays section-relative.  Returns
+	// whether it was relocated.
+	bool relocate(const std::function<bool(const std::string &, uint64_t *, uint64_t *)> &lookup);
+
+private:
+	std::unique_ptr<ElfImage> img_;
+};
+
+// Module name for a file: its base name without directories and ".ko".
+std::string module_name_from_path(const std::string &path);
+
+class SymbolTable {
+public:
+	void add(std::unique_ptr<Module> m);
+	const std::vector<std::unique_ptr<Module>> &modules() const { return modules_; }
+	Module &module(size_t i) const { return *modules_.at(i); }
+	// Modules whose name is name (normalising '-' and '_' as Linux does).
+	std::vector<size_t> find_module(const std::string &name) const;
+	// Functions (module index, function index) with this name or alias.
+	struct Ref { size_t module, index; };
+	std::vector<Ref> find(const std::string &name) const;
+	// Functions whose name starts with prefix + "." (compiler clones).
+	std::vector<Ref> find_clones(const std::string &name) const;
+	// Functions containing addr (addr in [start, start+size)).
+	std::vector<Ref> containing(uint64_t addr) const;
+	const Function &function(Ref r) const { return modules_.at(r.module)->functions()[r.index]; }
+	size_t nfunctions() const;
+
+private:
+	std::vector<std::unique_ptr<Module>> modules_;
+	std::unordered_map<std::string, std::vector<Ref>> by_name_;
+};
+
+// Groups raw symbols into Functions: same (section, address) = one Function
+// with aliases.  Raw entries: name, addr, size, section, global.
+struct RawSymbol {
+	std::string name;
+	uint64_t addr, size;
+	std::string section;
+	bool global;
+	size_t handle;
+};
+std::vector<Function> group_aliases(std::vector<RawSymbol> raw);
+
+} // namespace kinst
+
+#endif
