@@ -51,4 +51,12 @@ int	kinst_ptable_insert(struct kinst_ptable *t, struct kinst_probe *p);
 int	kinst_ptable_remove(struct kinst_ptable *t, struct kinst_probe *p);
 struct kinst_probe *kinst_ptable_lookup(const struct kinst_ptable *t, uint64_t addr);
 
+/*
+ * Introspection for tests and debugging: the slot a lookup for addr starts
+ * at, and the value a tombstone slot holds (never a valid probe pointer,
+ * never dereferenced).
+ */
+uint32_t kinst_ptable_home(uint64_t addr);
+#define	KINST_PTABLE_TOMB	((struct kinst_probe *)(uintptr_t)1)
+
 #endif /* !KINST_PROBE_H */
