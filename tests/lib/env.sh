@@ -9,7 +9,7 @@ KINST_CACHE=${KINST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kinst}
 KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  libcapstone-dev libelf-dev libcli11-dev nlohmann-json3-dev \
  kyua atf-sh libatf-dev clang libclang-rt-14-dev binutils jq cpio gzip \
- busybox-static qemu-system-x86 linux-headers-amd64 kmod"
+ busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils"
 
 export KINST_BUILD KINST_CACHE
 

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Helpers for guest scripts (busybox sh).  In the guest it is
+# /kinst/lib/guest-lib.sh:   . /kinst/lib/guest-lib.sh
+#
+# Conventions (tests/vm/README.md):
+#   exit 0    the scenario's claims held
+#   exit 77   skipped; the line "SKIP: reason" says why (kt_skip)
+#   other     failed; "FAIL: ..." lines say why (kt_fail)
+#
+# Independent hit counters come from tracefs (Debian's kernel has no ftrace
+# function profiler, CONFIG_FUNCTION_PROFILER is off): a kprobe event or an
+# existing trace event, with a hist trigger keyed on the pid, so that the
+# count is per process and exact (the trigger runs even with tracing_on 0,
+# and its "Dropped" total says whether the table overflowed).
+
+KT_TRACING=/sys/kernel/tracing
+KT_GROUP=kinst_test
+
+kt_log() {
+	echo "kt: $*"
+}
+
+kt_fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+kt_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# kt_need_kinst: skip unless the module is loaded and kinstctl is here.
+kt_need_kinst() {
+	[ -e /dev/kinst ] || kt_skip "kinst.ko is not loaded (not built? make -C kmod/linux)"
+	command -v kinstctl >/dev/null || kt_skip "kinstctl is not built"
+}
+
+# kt_expect_eq WHAT EXPECTED ACTUAL
+kt_expect_eq() {
+	if [ "$2" != "$3" ]; then
+		kt_fail "$1: expected $2, got $3"
+	fi
+	kt_log "$1: $3 (as expected)"
+}
+
+# kt_run_ok CMD...: run, fail the scenario with its output if it fails.
+kt_run_ok() {
+	out=$("$@" 2>&1) || kt_fail "$*: exit $?: $out"
+	[ -z "$out" ] || echo "$out"
+}
+
+# kt_counter_kprobe NAME PROBE: count hits of PROBE (SYMBOL or SYMBOL+OFF,
+# kprobe_events syntax) per pid as event kinst_test/NAME.
+kt_counter_kprobe() {
+	echo "p:$KT_GROUP/$1 $2" >>"$KT_TRACING/kprobe_events" ||
+	    kt_fail "cannot add kprobe event $1 at $2 (see $KT_TRACING/error_log: $(tail -n 3 "$KT_TRACING/error_log" 2>/dev/null))"
+	kt_counter_event "$KT_GROUP/$1"
+}
+
+# kt_counter_event SUBSYS/EVENT: count hits of an existing trace event per
+# pid (e.g. syscalls/sys_enter_getpid).
+kt_counter_event() {
+	ev=$KT_TRACING/events/$1
+	[ -d "$ev" ] || kt_fail "no trace event $1"
+	echo 0 >"$KT_TRACING/tracing_on"
+	echo 'hist:keys=common_pid:size=8192' >"$ev/trigger" ||
+	    kt_fail "cannot set a hist trigger on $1"
+	echo 1 >"$ev/enable" || kt_fail "cannot enable $1"
+}
+
+# kt_count SUBSYS/EVENT PID: hits by PID so far.
+kt_count() {
+	hist=$KT_TRACING/events/$1/hist
+	[ -r "$hist" ] || kt_fail "no hist for $1"
+	dropped=$(sed -n 's/^ *Dropped: *//p' "$hist")
+	[ "${dropped:-0}" = 0 ] || kt_fail "hist of $1 dropped $dropped entries"
+	n=$(awk -v pid="$2" '
+		/common_pid:/ {
+			sub(/.*common_pid: */, "")
+			p = $1
+			sub(/.*hitcount: */, "")
+			if (p == pid) print $1
+		}' "$hist")
+	echo "${n:-0}"
+}
+
+# kt_count_total SUBSYS/EVENT: hits by everyone so far.
+kt_count_total() {
+	sed -n 's/^ *Hits: *//p' "$KT_TRACING/events/$1/hist"
+}
+
+# kt_counter_remove SUBSYS/EVENT: disable, drop the trigger (and the kprobe
+# event, for ours).
+kt_counter_remove() {
+	ev=$KT_TRACING/events/$1
+	echo 0 >"$ev/enable"
+	echo '!hist:keys=common_pid:size=8192' >"$ev/trigger"
+	case $1 in
+	"$KT_GROUP"/*) echo "-:$1" >>"$KT_TRACING/kprobe_events" ;;
+	esac
+}
+

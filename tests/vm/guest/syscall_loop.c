@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * syscall_loop: a guest workload for the scenario tests (linked -static, so
+ * it needs nothing in the initramfs).
+ *
+ *	syscall_loop getpid COUNT	COUNT getpid(2) calls
+ *	syscall_loop write COUNT BYTES	COUNT write(2)s of BYTES bytes to /dev/null
+ *	syscall_loop read COUNT BYTES	COUNT read(2)s of BYTES bytes from /dev/zero
+ *
+ * Prints its own pid first (found through /proc/self, not getpid(2), so the
+ * counts stay exact), then makes exactly COUNT system calls of that kind
+ * and nothing else of that kind.  Exit status 0, or 1 with a message.
+ */
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char buf[1 << 20];
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: syscall_loop getpid COUNT\n"
+	    "       syscall_loop read|write COUNT BYTES\n");
+	exit(1);
+}
+
+static long
+number(const char *s, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno != 0 || *s == '\0' || *end != '\0' || v < 0 || v > max) {
+		fprintf(stderr, "syscall_loop: bad number: %s\n", s);
+		exit(1);
+	}
+	return (v);
+}
+
+int
+main(int argc, char **argv)
+{
+	char self[32];
+	ssize_t n;
+	long count, bytes, i;
+	int fd;
+
+	if (argc < 3)
+		usage();
+	count = number(argv[2], LONG_MAX);
+	bytes = 0;
+	if (strcmp(argv[1], "getpid") != 0) {
+		if (argc != 4)
+			usage();
+		bytes = number(argv[3], (long)sizeof(buf));
+	} else if (argc != 3)
+		usage();
+
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	if (n <= 0) {
+		perror("syscall_loop: readlink /proc/self");
+		return (1);
+	}
+	self[n] = '\0';
+	printf("%s\n", self);
+	fflush(stdout);
+
+	if (strcmp(argv[1], "getpid") == 0) {
+		for (i = 0; i < count; i++)
+			(void)syscall(SYS_getpid);
+	} else if (strcmp(argv[1], "write") == 0) {
+		if ((fd = open("/dev/null", O_WRONLY)) < 0) {
+			perror("syscall_loop: /dev/null");
+			return (1);
+		}
+		for (i = 0; i < count; i++)
+			if (write(fd, buf, (size_t)bytes) != (ssize_t)bytes) {
+				perror("syscall_loop: write");
+				return (1);
+			}
+	} else if (strcmp(argv[1], "read") == 0) {
+		if ((fd = open("/dev/zero", O_RDONLY)) < 0) {
+			perror("syscall_loop: /dev/zero");
+			return (1);
+		}
+		for (i = 0; i < count; i++)
+			if (read(fd, buf, (size_t)bytes) != (ssize_t)bytes) {
+				perror("syscall_loop: read");
+				return (1);
+			}
+	} else
+		usage();
+	return (0);
+}

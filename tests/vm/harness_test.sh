@@ -1,0 +1,207 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Tests of the QEMU guest harness itself (tests/vm/run-in-guest): the guest
+# boots and runs a script, its exit status comes back, tracefs works in it,
+# and the harness fails runs that time out, panic, or leave kernel trouble
+# in the log.  Each boot costs 5-15 s under TCG, so a test checks several
+# things per boot.
+
+KINST_DEFAULT_SRCDIR="@KINST_SRCDIR@"
+KINST_DEFAULT_BUILDDIR="@KINST_BUILDDIR@"
+. "$KINST_DEFAULT_SRCDIR/tests/lib/vm.sh"
+
+atf_test_case exit_status
+exit_status_head() {
+	atf_set descr "A script runs in the guest booted as a boot loader would (bzImage), sees its arguments, and its non-zero exit status is run-in-guest's"
+	atf_set timeout 240
+}
+exit_status_body() {
+	vm_setup
+	vm_require_guest
+	cat >script.sh <<'EOF'
+echo "args: <$1> <$2> <$#>"
+echo "kernel: $(uname -r)"
+echo "pid1: $(cat /proc/1/comm)"
+echo "cmdline: $(cat /proc/cmdline)"
+echo "no newline at the end" | tr -d '\n'
+exit 42
+EOF
+	vm_run --bzimage script.sh "two words" "it's \$HOME"
+	vm_expect_status 42
+	vm_expect_out "^args: <two words> <it's \\\$HOME> <2>\$"
+	kver=$(basename "$(ls "$KINST_CACHE"/kernel/root/boot/vmlinuz-* | sort -V | tail -n 1)")
+	vm_expect_out "^kernel: ${kver#vmlinuz-}\$"
+	vm_expect_out "^pid1: init\$"
+	vm_expect_out "^no newline at the end\$"
+	vm_expect_out "^cmdline: .*panic=-1"
+	vm_expect_err "\(bzImage"
+	vm_expect_err "guest script exit status: 42"
+	# The console log was kept and is the kernel's.
+	grep -q "Linux version" guest/console.log ||
+	    atf_fail "guest/console.log has no kernel banner"
+	grep -q "KINST-GUEST-EXIT .* 42" guest/console.log ||
+	    atf_fail "no exit marker on the console"
+}
+
+atf_test_case guest_environment
+guest_environment_head() {
+	atf_set descr "The guest has proc, sysfs, devtmpfs, debugfs, tracefs (kprobe events, hist triggers, function tracer), jq and kinstctl on PATH, and reports exit status 0"
+	atf_set timeout 240
+}
+guest_environment_body() {
+	vm_setup
+	vm_require_guest
+	cat >script.sh <<'EOF'
+set -e
+. /kinst/lib/guest-lib.sh
+for fs in proc:/proc sysfs:/sys devtmpfs:/dev debugfs:/sys/kernel/debug \
+    tracefs:/sys/kernel/tracing tmpfs:/tmp; do
+	grep -q "^[^ ]* ${fs#*:} ${fs%%:*} " /proc/mounts || kt_fail "${fs#*:} is not ${fs%%:*}"
+done
+echo "mounts: ok"
+[ "$(echo '{"a":[1,2,3]}' | jq -c '.a | add')" = 6 ] || kt_fail "jq does not work"
+echo "jq: ok"
+T=/sys/kernel/tracing
+grep -qw function $T/available_tracers || kt_fail "no function tracer"
+grep -q 'kprobe_events' $T/README || kt_fail "no kprobe_events in this kernel"
+grep -q 'hist trigger' $T/README || kt_fail "no hist triggers in this kernel"
+[ -e $T/function_profile_enabled ] && echo "function profiler: yes" || echo "function profiler: no"
+# A kprobe event that counts, per pid: syscall_loop makes exactly 3 getpids.
+kt_counter_kprobe env_getpid __x64_sys_getpid
+pid=$(syscall_loop getpid 3)
+kt_expect_eq "kprobe hits by $pid" 3 "$(kt_count kinst_test/env_getpid "$pid")"
+kt_counter_remove kinst_test/env_getpid
+echo "tracefs: ok"
+if [ "$KINST_MODULE_LOADED" = 1 ]; then
+	[ -c /dev/kinst ] || kt_fail "module loaded but no /dev/kinst"
+	echo "module: loaded, /dev/kinst mode $(stat -c %a /dev/kinst)"
+else
+	[ ! -e /dev/kinst ] || kt_fail "/dev/kinst without the module"
+	echo "module: not loaded"
+fi
+if command -v kinstctl >/dev/null; then
+	kinstctl --help >/dev/null 2>&1 || kinstctl --version >/dev/null 2>&1 ||
+	    kt_fail "kinstctl does not run (libraries?)"
+	echo "kinstctl: runs"
+else
+	echo "kinstctl: not built"
+fi
+exit 0
+EOF
+	vm_run script.sh
+	vm_expect_status 0
+	vm_expect_out "^mounts: ok\$"
+	vm_expect_out "^jq: ok\$"
+	vm_expect_out "^tracefs: ok\$"
+	if [ -f "$top/kmod/linux/kinst.ko" ]; then
+		vm_expect_out "^module: loaded, /dev/kinst mode 600\$"
+	else
+		vm_expect_out "^module: not loaded\$"
+		vm_expect_err "NOTE: .*kinst.ko is not built"
+	fi
+	if [ -x "$KINST_BUILD/cli/kinstctl" ]; then
+		vm_expect_out "^kinstctl: runs\$"
+	else
+		vm_expect_out "^kinstctl: not built\$"
+	fi
+}
+
+atf_test_case dmesg_checker
+dmesg_checker_head() {
+	atf_set descr "A WARNING line in the guest's kernel log fails a run whose script succeeded, and is printed; --expect-dmesg allows a line and fails when one is missing"
+	atf_set timeout 300
+}
+dmesg_checker_body() {
+	vm_setup
+	vm_require_guest
+	cat >script.sh <<'EOF'
+echo "WARNING: CPU: 0 PID: 1 at planted/by/kinst_harness_test.c:1" >/dev/kmsg
+echo planted
+exit 0
+EOF
+	vm_run script.sh
+	vm_expect_status 125
+	vm_expect_out "^planted\$"
+	vm_expect_err "FAIL: kernel trouble in the guest's log"
+	vm_expect_err "! .*WARNING: CPU: 0 PID: 1 at planted/by/kinst_harness_test.c:1"
+	vm_expect_err "guest script exit status: 0"
+
+	# The same line expected: it is no longer trouble; a second expected
+	# line that never comes fails the run, and says which.
+	vm_run --expect-dmesg 'planted/by/kinst' \
+	    --expect-dmesg 'never printed by anyone' script.sh
+	vm_expect_status 125
+	vm_expect_err "expected a kernel log line matching /never printed by anyone/"
+	if grep -q "kernel trouble" vm.err; then
+		atf_fail "an expected line was reported as trouble"
+	fi
+}
+
+atf_test_case timeout
+timeout_head() {
+	atf_set descr "A guest that does not finish in time is killed and reported as timed out (exit 124), not waited for"
+	atf_set timeout 180
+}
+timeout_body() {
+	vm_setup
+	vm_require_guest
+	printf 'echo sleeping\nsleep 1000\necho woke\n' >script.sh
+	start=$(date +%s)
+	vm_run -t 25 script.sh
+	end=$(date +%s)
+	vm_expect_status 124
+	vm_expect_err "FAIL: timed out after 25s"
+	if grep -q woke vm.out; then
+		atf_fail "the script finished: it was not killed"
+	fi
+	[ $((end - start)) -lt 100 ] ||
+	    atf_fail "run-in-guest took $((end - start)) s to time out after 25 s"
+}
+
+atf_test_case kernel_panic
+kernel_panic_head() {
+	atf_set descr "A kernel panic in the guest ends the run at once with a clear failure (exit 126) and the panic on stderr"
+	atf_set timeout 240
+}
+kernel_panic_body() {
+	vm_setup
+	vm_require_guest
+	printf 'echo crashing\necho c >/proc/sysrq-trigger\nsleep 1000\n' >script.sh
+	vm_run script.sh
+	vm_expect_status 126
+	vm_expect_err "FAIL: the guest ended without reporting a status"
+	vm_expect_err "Kernel panic"
+}
+
+atf_test_case bad_usage
+bad_usage_head() {
+	atf_set descr "Bad command lines and a module built for another kernel are refused with a message, without booting"
+}
+bad_usage_body() {
+	vm_setup
+	vm_require_guest
+	atf_check -s exit:2 -e match:"usage:" "$vm_runner"
+	atf_check -s exit:2 -e match:"no such file" "$vm_runner" /nonexistent/script.sh
+	echo 'exit 0' >script.sh
+	atf_check -s exit:2 -e match:"unknown option --bogus" "$vm_runner" --bogus script.sh
+	atf_check -s exit:2 -e match:"bad timeout" "$vm_runner" -t soon script.sh
+	# A "module" whose vermagic names another kernel.
+	printf 'vermagic=0.0.1-fake SMP mod_unload\0' >modinfo
+	echo 'int x;' >fake.c
+	cc -c fake.c -o fake.o || atf_skip "no C compiler to build the fake module"
+	objcopy --add-section .modinfo=modinfo fake.o fake.ko
+	atf_check -s exit:126 -e match:"built for 0.0.1-fake \(vermagic\)" \
+	    "$vm_runner" --module "$PWD/fake.ko" script.sh
+	atf_check -s exit:126 -e match:"is not built" \
+	    "$vm_runner" --require-module --module "$PWD/none.ko" script.sh
+}
+
+atf_init_test_cases() {
+	atf_add_test_case exit_status
+	atf_add_test_case guest_environment
+	atf_add_test_case dmesg_checker
+	atf_add_test_case timeout
+	atf_add_test_case kernel_panic
+	atf_add_test_case bad_usage
+}
