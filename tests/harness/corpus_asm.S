@@ -572,6 +572,105 @@ FUNC(asm_misc)
 	ret
 END(asm_misc)
 
+/*
+ * Prefixed control flow: branch hints (2e/3e), bnd (f2), notrack (3e),
+ * ignored REX.W, 16-bit pushf/popf, 66+REX.W pushf (REX.W wins: 8 bytes),
+ * 32-bit (0x67) EIP-relative operands, absolute disp32 without base.
+ */
+FUNC(asm_prefixes)
+	pushq	%rbx
+	movq	%rdi, %rax
+	movq	%rsi, %rbx
+	testq	$1, %rbx
+	.byte	0x2e, 0x74, 1f - 0f		/* "not taken" hint je */
+0:	addq	$3, %rax
+1:	testq	$2, %rbx
+	.byte	0x3e, 0x75, 3f - 2f		/* "taken" hint jne */
+2:	addq	$5, %rax
+3:	testq	$4, %rbx
+	.byte	0xf2, 0x0f, 0x84		/* bnd je rel32 */
+	.long	5f - 4f
+4:	addq	$7, %rax
+5:	.byte	0xf2, 0xe8			/* bnd call rel32 */
+	.long	asm_sub1 - 6f
+6:	.byte	0x48, 0xe8			/* rex.W call rel32 */
+	.long	asm_sub2 - 7f
+7:	leaq	asm_sub3(%rip), %rcx
+	.byte	0x3e, 0xff, 0xd1		/* notrack call *%rcx */
+	.byte	0xf2, 0xff, 0xd1		/* bnd call *%rcx */
+	.byte	0x3e, 0xff, 0x15		/* notrack call *asm_fp(%rip) */
+	.long	asm_fp - 8f
+8:	call	*asm_fp				/* ff 14 25 disp32: absolute */
+	.byte	0x67, 0xff, 0x15		/* addr32 call *asm_fp(%eip) */
+	.long	asm_fp - 9f
+9:	.byte	0x67, 0x48, 0x03, 0x05		/* addr32 add asm_rodata(%eip), %rax */
+	.long	asm_rodata - 10f
+10:	leaq	12f(%rip), %rdx
+	.byte	0x48, 0xff, 0xe2		/* rex.W jmp *%rdx */
+11:	addq	$1000, %rax
+12:	leaq	14f(%rip), %rdx
+	.byte	0x3e, 0xff, 0xe2		/* notrack jmp *%rdx */
+13:	addq	$1000, %rax
+14:	.byte	0xf2, 0xe9			/* bnd jmp rel32 */
+	.long	16f - 15f
+15:	addq	$1000, %rax
+16:	jmp	*.Ljpfx				/* ff 24 25 disp32: absolute */
+	addq	$1000, %rax
+.Lpfx1:	movl	$3, %ecx
+17:	addq	$1, %rax
+	.byte	0x48, 0xe2, 17b - 18f		/* rex.W loop */
+18:	call	20f
+	pushfw
+	orw	$1, (%rsp)
+	popfw					/* 66 9d: CF set */
+	movw	$0, -2(%rsp)
+	adcq	$0, %rax
+	.byte	0x66, 0x48, 0x9c		/* pushfq: REX.W overrides 66 */
+	andq	$ARITH, (%rsp)
+	popq	%rdx
+	addq	%rdx, %rax
+	popq	%rbx
+	.byte	0xf2, 0xc3			/* bnd ret */
+20:	addq	$9, %rax
+	.byte	0x40, 0xc3			/* rex ret */
+END(asm_prefixes)
+
+/*
+ * Instructions the engine must refuse, jumped over (never executed): the
+ * harness only checks that they are classified as refused and not armed.
+ */
+FUNC(asm_refusals)
+	movq	%rdi, %rax
+	jmp	1f
+	ud2
+	.byte	0x0f, 0xb9, 0xc0		/* ud1 %eax, %eax */
+	int3
+	int	$0x80
+	.byte	0xf1				/* int1 */
+	hlt
+	syscall
+	sysretq
+	sysenter
+	.byte	0x0f, 0x35			/* sysexit */
+	iretq
+	lretq
+	lcall	*(%rax)
+	ljmp	*(%rax)
+	swapgs
+	.byte	0xc7, 0xf8, 0, 0, 0, 0		/* xbegin */
+	movl	%eax, %ss
+	.byte	0x66, 0xff, 0xd0		/* call *%ax: operand size */
+	.byte	0x66, 0xc3			/* retw */
+	.byte	0x64, 0xff, 0x10		/* call *%fs:(%rax) */
+	.byte	0x65, 0xff, 0x20		/* jmp *%gs:(%rax) */
+	mwait
+	vmlaunch
+	sti
+	hlt
+1:	addq	$1, %rax
+	ret
+END(asm_refusals)
+
 	.data
 	.balign	64
 	.globl	asm_fptab
@@ -585,6 +684,7 @@ asm_fp:	.quad	asm_sub2
 .Ljt_rel:
 	.quad	.Lk0, .Lk1, .Lk2, .Lk3, .Lk4
 .Ljfp:	.quad	.Lk5
+.Ljpfx:	.quad	.Lpfx1
 .Ljt_end:
 	.quad	.Le0, .Le1, .Le2, .Le3
 

@@ -148,6 +148,50 @@ ATF_TC_BODY(selftest_detects, tc)
 	ATF_CHECK_EQ(st.harness_errors, 0);
 }
 
+static const struct kh_fn *
+find_fn(const struct kh_fn *tab, const char *name)
+{
+	for (; tab->name != NULL; tab++)
+		if (strcmp(tab->name, name) == 0)
+			return (tab);
+	atf_tc_fail("corpus function %s missing", name);
+	return (NULL);
+}
+
+ATF_TC(concurrent_threads);
+ATF_TC_HEAD(concurrent_threads, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Threads run the same traced "
+	    "functions at once (shared trampolines, concurrent lookups and "
+	    "emulation): every call returns the untraced value and every "
+	    "thread's ring holds the ground-truth hit sequence");
+	atf_tc_set_md_var(tc, "timeout", "600");
+}
+ATF_TC_BODY(concurrent_threads, tc)
+{
+	static const struct { const struct kh_fn *tab; const char *name;
+	    int in; } sel[] = {
+		{ kh_corpus_o2, "o2_collatz", 1 },
+		{ kh_corpus_o0, "o0_fib_rec", 2 },
+		{ kh_corpus_o2np, "o2np_switch_dense", 11 },
+		{ kh_corpus_o2, "o2_fnptr_apply", 1 },
+		{ kh_corpus_asm, "asm_call_mem", 2 },
+		{ kh_corpus_asm, "asm_jcc32", 1 },
+		{ kh_corpus_asm, "asm_loop", 2 },
+		{ kh_corpus_asm, "asm_ret", 1 },
+	};
+	struct kh_stats st = { 0 };
+	size_t i;
+
+	setup_or_fail();
+	for (i = 0; i < sizeof(sel) / sizeof(sel[0]); i++)
+		kh_check_concurrent(find_fn(sel[i].tab, sel[i].name),
+		    sel[i].in, KH_MT_THREADS, 100, &st);
+	kh_print_stats("concurrent_threads", &st);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+	ATF_CHECK_EQ(st.divergences, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, ground_truth);
@@ -158,5 +202,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, each_c_avx2);
 	ATF_TP_ADD_TC(tp, whole_function);
 	ATF_TP_ADD_TC(tp, selftest_detects);
+	ATF_TP_ADD_TC(tp, concurrent_threads);
 	return (atf_no_error());
 }

@@ -67,5 +67,6 @@ extern char	kh_invoke_ret[];	/* the return address of that call */
 
 /* User-space OS interface (kh_os.c): cache pid/tid/comm once. */
 void	kh_os_init(void);
+extern __thread uint32_t kh_os_cpu_index;	/* kinst_os_cpu() of this thread */
 
 #endif /* !KH_H */

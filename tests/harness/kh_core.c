@@ -26,6 +26,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,9 +49,13 @@
 #define	KH_MAX_BOUNDS	4096
 #define	KH_MAX_DETAIL	5
 #define	KH_FL_TF	0x100ull
+/* Flags compared: the arithmetic ones and DF (TF differs by design). */
+#define	KH_FL_CMP	(KINST_FL_ARITH | KINST_FL_DF)
 #define	KH_IN_FLAGS	(0x202ull | KINST_FL_CF | KINST_FL_ZF | KINST_FL_AF)
 
 enum kh_mode { KH_IDLE = 0, KH_STEP, KH_TRACE };
+
+#define	KH_MT_RING	(4u * 1024 * 1024)
 
 /* ---- state shared with the signal handlers ---- */
 static volatile sig_atomic_t kh_mode;
@@ -71,6 +76,7 @@ static uint32_t kh_ngt;
 static uint32_t kh_nsteps;
 static int kh_gt_overflow;
 static uint64_t kh_prev_rip;
+static uint64_t kh_folded;		/* rep-string iteration traps folded */
 
 static struct kinst_engine kh_eng;
 static struct kinst_session kh_sess;
@@ -189,8 +195,11 @@ kh_on_trap(int sig, siginfo_t *si, void *ucv)
 			kh_mode = KH_IDLE;
 			return;
 		}
-		if (rip >= kh_fstart && rip < kh_fend &&
-		    !(rip == kh_prev_rip && kh_is_rep_string(rip))) {
+		if (rip == kh_prev_rip && kh_is_rep_string(rip)) {
+			kh_folded++;
+			return;
+		}
+		if (rip >= kh_fstart && rip < kh_fend) {
 			if (kh_ngt >= KH_GT_MAX) {
 				g[REG_EFL] &= ~(greg_t)KH_FL_TF;
 				kh_gt_overflow = 1;
@@ -451,7 +460,8 @@ kh_setup(char *errbuf, size_t errlen)
 	sigaction(SIGFPE, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
 
-	kinst_engine_init(&kh_eng, 1, false);
+	/* One "CPU" per thread: the main thread is 0, kh_check_concurrent's workers 0..n-1. */
+	kinst_engine_init(&kh_eng, KH_MT_THREADS, false);
 	if (kinst_ring_init(&kh_ring, kh_ringbuf, KH_RING_SIZE) != 0) {
 		snprintf(errbuf, errlen, "kinst_ring_init failed");
 		return (-1);
@@ -531,7 +541,7 @@ kh_run(const struct kh_fn *f, const uint64_t *args, int mode,
 		memset(&it, 0, sizeof(it));
 		setitimer(ITIMER_REAL, &it, NULL);
 		memcpy(o->regs, kh_out_regs, sizeof(o->regs));
-		o->flags = kh_out_flags & KINST_FL_ARITH;
+		o->flags = kh_out_flags & KH_FL_CMP;
 		return;
 	}
 	kh_mode = KH_IDLE;
@@ -583,10 +593,10 @@ kh_print_regs_diff(const struct kinst_regs *exp, const struct kinst_regs *got)
 		    exp->gpr[i] != got->gpr[i] ? "  <--" : "");
 	printf("    %-6s %016jx %016jx%s\n", "rip", (uintmax_t)exp->rip,
 	    (uintmax_t)got->rip, exp->rip != got->rip ? "  <--" : "");
-	printf("    %-6s %016jx %016jx%s (arith)\n", "rflags",
-	    (uintmax_t)(exp->rflags & KINST_FL_ARITH),
-	    (uintmax_t)(got->rflags & KINST_FL_ARITH),
-	    ((exp->rflags ^ got->rflags) & KINST_FL_ARITH) ? "  <--" : "");
+	printf("    %-6s %016jx %016jx%s (arith+DF)\n", "rflags",
+	    (uintmax_t)(exp->rflags & KH_FL_CMP),
+	    (uintmax_t)(got->rflags & KH_FL_CMP),
+	    ((exp->rflags ^ got->rflags) & KH_FL_CMP) ? "  <--" : "");
 }
 
 static bool
@@ -594,7 +604,7 @@ kh_regs_equal(const struct kinst_regs *a, const struct kinst_regs *b)
 {
 	return (memcmp(a->gpr, b->gpr, sizeof(a->gpr)) == 0 &&
 	    a->rip == b->rip &&
-	    ((a->rflags ^ b->rflags) & KINST_FL_ARITH) == 0);
+	    ((a->rflags ^ b->rflags) & KH_FL_CMP) == 0);
 }
 
 /* Same outcome as the reference run?  NULL or what differs. */
@@ -626,7 +636,7 @@ kh_outcome_diff(const struct kh_out *ref, const struct kh_out *o,
 			return (buf);
 		}
 	if (ref->flags != o->flags) {
-		snprintf(buf, len, "returned with arithmetic flags %#jx, "
+		snprintf(buf, len, "returned with flags (arith+DF) %#jx, "
 		    "untraced %#jx", (uintmax_t)o->flags,
 		    (uintmax_t)ref->flags);
 		return (buf);
@@ -836,6 +846,9 @@ kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st)
 		    fn->name, (uintmax_t)kh_cur.size, kh_cur.nb, nreached,
 		    (uintmax_t)steps);
 	}
+	printf("trampolines at %p, text at %p; single-step traps folded into "
+	    "the first of a repeated string instruction: %ju\n",
+	    (void *)kh_tramp_rx, (void *)kh_invoke, (uintmax_t)kh_folded);
 }
 
 /* Arm a probe at boundary bi using trampoline slot.  KINST_R_NONE or a reason. */
@@ -1233,4 +1246,180 @@ kh_print_stats(const char *title, const struct kh_stats *st)
 	printf("divergences %ju, harness errors %ju\n",
 	    (uintmax_t)st->divergences, (uintmax_t)st->harness_errors);
 	fflush(stdout);
+}
+
+/* ---- concurrency: many threads in the same trampolines at once ---- */
+
+struct kh_mt_arg {
+	const struct kh_fn *fn;
+	int		in;
+	uint32_t	idx;
+	uint32_t	calls;
+	uint64_t	expect_ret;
+	const uint64_t	*expect_rip;
+	uint32_t	nexpect;
+	uint64_t	records;
+	int32_t		tid;
+	char		msg[256];
+	pthread_t	thr;
+};
+
+static struct kinst_session kh_mt_sess;
+static struct kinst_ring kh_mt_rings[KH_MT_THREADS];
+static uint64_t kh_mt_hits[KH_MT_THREADS];
+static uint8_t *kh_mt_ringbuf[KH_MT_THREADS];
+
+static void *
+kh_mt_thread(void *v)
+{
+	struct kh_mt_arg *a = v;
+	const uint64_t *x = a->fn->in[a->in];
+	uint64_t (*f)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+	    uint64_t) = (uint64_t (*)(uint64_t, uint64_t, uint64_t, uint64_t,
+	    uint64_t, uint64_t))a->fn->fn;
+	struct kinst_ring *ring = &kh_mt_rings[a->idx];
+	uint8_t *buf;
+	const struct kinst_hit_record *rec;
+	size_t off, n;
+	uint32_t c, i, nrec;
+	uint64_t ret;
+	stack_t ss;
+
+	kh_os_cpu_index = a->idx;
+	a->tid = (int32_t)gettid();
+	ss.ss_sp = malloc(KH_ALTSTACK);
+	ss.ss_size = KH_ALTSTACK;
+	ss.ss_flags = 0;
+	buf = malloc(KH_MT_RING);
+	if (ss.ss_sp == NULL || buf == NULL || sigaltstack(&ss, NULL) != 0) {
+		snprintf(a->msg, sizeof(a->msg), "thread setup failed");
+		return (NULL);
+	}
+	for (c = 0; c < a->calls && a->msg[0] == 0; c++) {
+		ret = f(x[0], x[1], x[2], x[3], x[4], x[5]);
+		if (ret != a->expect_ret) {
+			snprintf(a->msg, sizeof(a->msg), "call %u returned "
+			    "%#jx, untraced %#jx", c, (uintmax_t)ret,
+			    (uintmax_t)a->expect_ret);
+			break;
+		}
+		/* This thread is its ring's only producer and consumer. */
+		off = 0;
+		while ((n = kinst_ring_get(ring, buf + off, KH_MT_RING - off))
+		    > 0)
+			off += n;
+		nrec = (uint32_t)(off / sizeof(*rec));
+		rec = (const struct kinst_hit_record *)buf;
+		a->records += nrec;
+		if (nrec != a->nexpect) {
+			snprintf(a->msg, sizeof(a->msg), "call %u: %u records, "
+			    "ground truth %u", c, nrec, a->nexpect);
+			break;
+		}
+		for (i = 0; i < nrec; i++)
+			if (rec[i].regs.rip != a->expect_rip[i] ||
+			    rec[i].cpu != a->idx || rec[i].tid != a->tid) {
+				snprintf(a->msg, sizeof(a->msg), "call %u hit "
+				    "%u: rip %#jx cpu %u tid %d, expected rip "
+				    "%#jx cpu %u tid %d", c, i,
+				    (uintmax_t)rec[i].regs.rip, rec[i].cpu,
+				    rec[i].tid, (uintmax_t)a->expect_rip[i],
+				    a->idx, a->tid);
+				break;
+			}
+	}
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	free(buf);
+	return (NULL);
+}
+
+void
+kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
+    uint32_t calls, struct kh_stats *st)
+{
+	struct kh_mt_arg args[KH_MT_THREADS];
+	struct kh_out ref;
+	uint64_t *rips, hits = 0, dropped = 0, total = 0;
+	uint32_t bi, i, n = 0, narmed = 0;
+	int rc;
+
+	if (nthreads > KH_MT_THREADS)
+		nthreads = KH_MT_THREADS;
+	st->functions++;
+	if (kh_func_load(fn, st) != 0 ||
+	    kh_reference(fn, in, &ref, st) != 0)
+		return;
+	for (i = 0; i < KH_MT_THREADS; i++) {
+		if (kh_mt_ringbuf[i] == NULL)
+			kh_mt_ringbuf[i] = aligned_alloc(4096, KH_MT_RING);
+		kinst_ring_init(&kh_mt_rings[i], kh_mt_ringbuf[i], KH_MT_RING);
+	}
+	kinst_session_init(&kh_mt_sess, kh_mt_rings, kh_mt_hits, nthreads);
+
+	/* Arm every traceable boundary for the thread session. */
+	for (bi = 0; bi < kh_cur.nb; bi++) {
+		kh_armed[bi] = false;
+		kh_probe_of[bi] = bi;
+		if (kh_arm(&kh_probes[bi], bi, bi, 3000 + bi, st) !=
+		    KINST_R_NONE)
+			continue;
+		kh_probes[bi].session = &kh_mt_sess;
+		kh_armed[bi] = true;
+		narmed++;
+	}
+	rips = malloc((kh_ngt ? kh_ngt : 1) * sizeof(*rips));
+	for (i = 0; i < kh_ngt; i++) {
+		int b = kh_boundary_index(kh_gt[i].rip - kh_cur.start);
+
+		if (b >= 0 && kh_armed[b])
+			rips[n++] = kh_gt[i].rip;
+	}
+	memset(args, 0, sizeof(args));
+	kh_mode = KH_TRACE;
+	for (i = 0; i < nthreads; i++) {
+		args[i].fn = fn;
+		args[i].in = in;
+		args[i].idx = i;
+		args[i].calls = calls;
+		args[i].expect_ret = ref.regs[KINST_RAX];
+		args[i].expect_rip = rips;
+		args[i].nexpect = n;
+		rc = pthread_create(&args[i].thr, NULL, kh_mt_thread, &args[i]);
+		if (rc != 0)
+			errx(1, "pthread_create: %s", strerror(rc));
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(args[i].thr, NULL);
+	kh_mode = KH_IDLE;
+	for (bi = 0; bi < kh_cur.nb; bi++)
+		if (kh_armed[bi]) {
+			hits += kh_probes[bi].hits;
+			kh_disarm(&kh_probes[bi], st);
+			kh_armed[bi] = false;
+		}
+	kh_text_check(st);
+	for (i = 0; i < nthreads; i++) {
+		total += args[i].records;
+		dropped += kinst_ring_dropped(&kh_mt_rings[i]);
+		if (args[i].msg[0] != 0) {
+			printf("DIVERGENCE %s (thread %u of %u): %s\n", fn->name,
+			    i, nthreads, args[i].msg);
+			st->divergences++;
+		}
+	}
+	st->runs += (uint64_t)nthreads * calls;
+	st->records += total;
+	st->boundaries += kh_cur.nb;
+	if (dropped != 0 || hits != total + dropped) {
+		printf("DIVERGENCE %s: probe hits %ju, records %ju, dropped "
+		    "%ju\n", fn->name, (uintmax_t)hits, (uintmax_t)total,
+		    (uintmax_t)dropped);
+		st->divergences++;
+	}
+	printf("%-24s %u threads x %u calls, %u probes armed, %u hits per "
+	    "call, %ju records\n", fn->name, nthreads, calls, narmed, n,
+	    (uintmax_t)total);
+	fflush(stdout);
+	free(rips);
 }

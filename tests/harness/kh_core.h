@@ -51,6 +51,16 @@ void	kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st);
 #define	KH_INJ_STACK	4	/* rsp off by 8 after an emulation */
 void	kh_set_inject(int mode);
 
+/*
+ * nthreads threads call fn (input in) directly, calls times each, with
+ * every boundary armed: each thread's own ring ("CPU" = thread) must hold
+ * the ground-truth sequence of addresses for every call, and every call
+ * must return the untraced value.
+ */
+#define	KH_MT_THREADS	4
+void	kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
+	    uint32_t calls, struct kh_stats *st);
+
 void	kh_print_stats(const char *title, const struct kh_stats *st);
 
 #endif /* !KH_CORE_H */

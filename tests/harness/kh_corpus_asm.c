@@ -17,7 +17,7 @@ uint64_t asm_jcc8(uint64_t), asm_jcc32(uint64_t), asm_jmp(uint64_t),
     asm_jmp_ind(uint64_t), asm_loop(uint64_t), asm_ret(uint64_t),
     asm_pushf(uint64_t), asm_riprel(uint64_t), asm_avx_riprel(uint64_t),
     asm_avx512_riprel(uint64_t), asm_string(uint64_t), asm_atomic(uint64_t),
-    asm_misc(uint64_t);
+    asm_misc(uint64_t), asm_prefixes(uint64_t), asm_refusals(uint64_t);
 
 #define	E(n, fl, ni, ...)	{ #n, (void *)n, fl, ni, { __VA_ARGS__ } }
 /* Arithmetic flag combinations: every condition code both ways. */
@@ -45,5 +45,7 @@ const struct kh_fn kh_corpus_asm[] = {
 	E(asm_string, 0, 4, { 0 }, { 5 }, { 15 }, { 31 }),
 	E(asm_atomic, 0, 2, { 1, 2 }, { 5, 0x0102030405060708ull }),
 	E(asm_misc, 0, 2, { 0x0102030405060708ull, 3 }, { 1, 15 }),
+	E(asm_prefixes, 0, 4, { 1, 0 }, { 2, 1 }, { 3, 2 }, { 4, 7 }),
+	E(asm_refusals, 0, 1, { 1 }),
 	{ NULL, NULL, 0, 0, { { 0 } } },
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * common/kinst_os.h for user space: the harness and the engine benchmark.
- * One "CPU" (the engine runs in one thread's SIGTRAP handler), the
+ * A "CPU" is a thread (kh_os_cpu_index, 0 unless a test sets it), the
  * monotonic clock, and plain memory copies for the emulator's stack and
  * memory accesses (the emulated code is our own, so its addresses are
  * valid; a wrong address crashes the test, which is a failure too).
@@ -14,7 +14,9 @@
 #include "kinst_os.h"
 #include "kh.h"
 
-static int32_t	kh_pid, kh_tid;
+__thread uint32_t kh_os_cpu_index;
+static __thread int32_t kh_os_tid;
+static int32_t	kh_pid;
 static char	kh_comm[KINST_COMM_LEN];
 static int	kh_os_ready;
 
@@ -22,7 +24,6 @@ void
 kh_os_init(void)
 {
 	kh_pid = (int32_t)getpid();
-	kh_tid = (int32_t)gettid();
 	memset(kh_comm, 0, sizeof(kh_comm));
 	strncpy(kh_comm, program_invocation_short_name, sizeof(kh_comm) - 1);
 	kh_os_ready = 1;
@@ -31,7 +32,7 @@ kh_os_init(void)
 uint32_t
 kinst_os_cpu(void)
 {
-	return (0);
+	return (kh_os_cpu_index);
 }
 
 uint64_t
@@ -49,7 +50,9 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	if (!kh_os_ready)
 		kh_os_init();
 	*pid = kh_pid;
-	*tid = kh_tid;
+	if (kh_os_tid == 0)
+		kh_os_tid = (int32_t)gettid();	/* async-signal-safe */
+	*tid = kh_os_tid;
 	memcpy(comm, kh_comm, KINST_COMM_LEN);
 }
 
