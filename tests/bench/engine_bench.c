@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Engine cost per hit in user space, signal delivery excluded: times
+ * kinst_engine_hit() on a prepared register file, the way the trap hook
+ * calls it.  Prints ns/hit for an out-of-line probe (redirect), an emulated
+ * jcc, an emulated call, a miss (not ours), and the same hits without the
+ * ring write (no session) and with a full ring (drops).  A figure, never a
+ * pass/fail.
+ *
+ * usage: engine_bench [iterations]   (default 5000000 per case)
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kinst_engine.h"
+#include "kinst_os.h"
+
+void	kh_os_init(void);
+
+#define	RING_SIZE	(1u << 20)
+#define	RESET_EVERY	2048	/* hits between ring resets (< RING_SIZE / record) */
+
+static struct kinst_engine eng;
+static struct kinst_session sess;
+static struct kinst_ring ring;
+static uint64_t hits[1];
+static uint8_t ringbuf[RING_SIZE] __attribute__((aligned(64)));
+static uint64_t stack[512];
+
+/* The probed "text": never executed, only decoded and looked up. */
+static const uint8_t code[64] __attribute__((aligned(16))) = {
+	[0] = 0x48, 0x89, 0xc3,			/* mov %rax,%rbx: out of line */
+	[16] = 0x74, 0x10,			/* je +0x10: emulated jcc */
+	[32] = 0xe8, 0x00, 0x01, 0x00, 0x00,	/* call +0x100: emulated call */
+};
+
+static struct kinst_probe probes[3];
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+static void
+arm(struct kinst_probe *p, size_t off, uint32_t id)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+	uint64_t addr = (uint64_t)(uintptr_t)&code[off];
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = kinst_probe_prepare(p, &code[off], sizeof(code) - off, addr,
+	    addr + 0x100000, img);
+	if (r != KINST_R_NONE)
+		errx(1, "probe at +%zu refused: %s", off, kinst_reason_name(r));
+	p->session = &sess;
+	p->id = id;
+	if (kinst_ptable_insert(&eng.table, p) != KINST_PT_OK)
+		errx(1, "kinst_ptable_insert failed");
+}
+
+enum ring_mode { RING_RESET, RING_FULL };
+
+/* ns per kinst_engine_hit() (best of 3 rounds), minus nothing. */
+static double
+measure(uint64_t addr, uint64_t n, enum ring_mode rm, int expect,
+    double *baseline)
+{
+	struct kinst_regs tmpl, r;
+	double best = 1e30, base = 1e30;
+	uint64_t i, t0, t1, acc = 0;
+	int round, res;
+
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.rip = addr;
+	tmpl.rflags = 0x246;
+	tmpl.gpr[KINST_RSP] = (uint64_t)(uintptr_t)&stack[256];
+	tmpl.cs = 0x33;
+	for (round = 0; round < 3; round++) {
+		kinst_ring_init(&ring, ringbuf, RING_SIZE);
+		if (rm == RING_FULL) {
+			struct kinst_hit_record rec;
+
+			memset(&rec, 0, sizeof(rec));
+			rec.hdr.size = sizeof(rec);
+			rec.hdr.type = KINST_REC_HIT;
+			while (kinst_ring_put(&ring, &rec, sizeof(rec)) == 0)
+				;
+		}
+		t0 = now_ns();
+		for (i = 0; i < n; i++) {
+			if (rm == RING_RESET && (i % RESET_EVERY) == 0)
+				kinst_ring_init(&ring, ringbuf, RING_SIZE);
+			r = tmpl;
+			res = kinst_engine_hit(&eng, &r);
+			if (res != expect)
+				errx(1, "unexpected engine result %d", res);
+			acc += r.rip;
+		}
+		t1 = now_ns();
+		if ((double)(t1 - t0) / (double)n < best)
+			best = (double)(t1 - t0) / (double)n;
+		/* The loop without the engine: copy, check, accumulate. */
+		t0 = now_ns();
+		for (i = 0; i < n; i++) {
+			if (rm == RING_RESET && (i % RESET_EVERY) == 0)
+				kinst_ring_init(&ring, ringbuf, RING_SIZE);
+			r = tmpl;
+			__asm__ __volatile__("" : : "r"(&r) : "memory");
+			acc += r.rip;
+		}
+		t1 = now_ns();
+		if ((double)(t1 - t0) / (double)n < base)
+			base = (double)(t1 - t0) / (double)n;
+	}
+	if (acc == 42)
+		printf("(unlikely)\n");
+	*baseline = base;
+	return (best);
+}
+
+static void
+row(const char *what, uint64_t addr, uint64_t n, enum ring_mode rm,
+    int expect)
+{
+	double base, ns;
+
+	ns = measure(addr, n, rm, expect, &base);
+	printf("%-44s %8.1f ns/hit  (loop overhead %.1f, net %.1f)\n", what,
+	    ns, base, ns - base);
+}
+
+int
+main(int argc, char **argv)
+{
+	uint64_t n = 5000000;
+	uint64_t a_ool, a_jcc, a_call;
+	int i;
+
+	if (argc > 2 || (argc == 2 && (n = strtoull(argv[1], NULL, 0)) == 0))
+		errx(2, "usage: engine_bench [iterations]");
+	kh_os_init();
+	kinst_engine_init(&eng, 1, false);
+	kinst_ring_init(&ring, ringbuf, RING_SIZE);
+	kinst_session_init(&sess, &ring, hits, 1);
+	arm(&probes[0], 0, 1);
+	arm(&probes[1], 16, 2);
+	arm(&probes[2], 32, 3);
+	a_ool = probes[0].addr;
+	a_jcc = probes[1].addr;
+	a_call = probes[2].addr;
+	printf("engine_bench: %ju hits per case, best of 3, one thread, "
+	    "record %zu bytes, ring %u KiB\n", (uintmax_t)n,
+	    sizeof(struct kinst_hit_record), RING_SIZE / 1024);
+	row("out-of-line probe (redirect), recorded", a_ool, n, RING_RESET,
+	    KINST_HIT_REDIRECT);
+	row("emulated jcc, recorded", a_jcc, n, RING_RESET,
+	    KINST_HIT_EMULATED);
+	row("emulated call rel32, recorded", a_call, n, RING_RESET,
+	    KINST_HIT_EMULATED);
+	row("miss (address not ours)", a_ool + 1, n, RING_RESET,
+	    KINST_HIT_NOT_OURS);
+	row("out-of-line probe, ring full (drop)", a_ool, n, RING_FULL,
+	    KINST_HIT_REDIRECT);
+	row("emulated call, ring full (drop)", a_call, n, RING_FULL,
+	    KINST_HIT_EMULATED);
+	for (i = 0; i < 3; i++)
+		probes[i].session = NULL;
+	row("out-of-line probe, no session (no record)", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	row("emulated jcc, no session (no record)", a_jcc, n, RING_RESET,
+	    KINST_HIT_EMULATED);
+	row("emulated call, no session (no record)", a_call, n, RING_RESET,
+	    KINST_HIT_EMULATED);
+	printf("kinst_os_now_ns() alone: ");
+	{
+		uint64_t t0 = now_ns(), acc = 0, j;
+
+		for (j = 0; j < n; j++)
+			acc += kinst_os_now_ns();
+		printf("%.1f ns/call%s\n", (double)(now_ns() - t0) / (double)n,
+		    acc == 1 ? " " : "");
+	}
+	return (0);
+}
