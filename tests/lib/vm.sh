@@ -9,7 +9,7 @@
 vm_setup() {
 	top=$(atf_config_get srcdir "$KINST_DEFAULT_SRCDIR")
 	KINST_BUILD=$(atf_config_get builddir "$KINST_DEFAULT_BUILDDIR")
-	KINST_CACHE=$(atf_config_get cache "${KINST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kinst}")
+	KINST_CACHE=$(atf_config_get cache "$KINST_DEFAULT_CACHE")
 	export KINST_BUILD KINST_CACHE
 	vm_runner=$top/tests/vm/run-in-guest
 	[ -x "$vm_runner" ] || atf_fail "$vm_runner is missing"

@@ -102,3 +102,31 @@ kt_counter_remove() {
 	esac
 }
 
+
+# kt_trace_start OUT ERR ARG...: `kinstctl trace ARG...` in the background,
+# stdout to OUT and stderr to ERR; returns once it says it is tracing (its
+# "kinstctl: tracing N probes" line), fails the scenario if it exits or
+# has not armed within 60 s.  $KT_TRACE_PID is its pid.
+kt_trace_start() {
+	_out=$1 _err=$2
+	shift 2
+	kinstctl trace "$@" >"$_out" 2>"$_err" &
+	KT_TRACE_PID=$!
+	_i=0
+	while ! grep -q '^kinstctl: tracing ' "$_err" 2>/dev/null; do
+		if ! kill -0 "$KT_TRACE_PID" 2>/dev/null; then
+			wait "$KT_TRACE_PID"
+			kt_fail "kinstctl trace $* exited ($?) before tracing: $(cat "$_err")"
+		fi
+		_i=$((_i + 1))
+		[ $_i -lt 600 ] || kt_fail "kinstctl trace $* did not start in 60 s: $(cat "$_err")"
+		sleep 0.1
+	done
+}
+
+# kt_trace_stop [SIGNAL]: send SIGNAL (INT) to the tracer, wait for it, and
+# return its exit status.
+kt_trace_stop() {
+	kill -"${1:-INT}" "$KT_TRACE_PID" 2>/dev/null
+	wait "$KT_TRACE_PID"
+}
