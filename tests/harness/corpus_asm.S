@@ -121,7 +121,17 @@ FUNC(asm_jmp)
 	.byte	0xe9			/* jmp rel32 backward */
 	.long	6b - 7f
 7:
-8:	ret
+8:	movq	%rdx, %rcx
+	andq	$3, %rcx
+9:	addq	$11, %rax
+	decq	%rcx
+	.byte	0x0f, 0x89			/* jns rel32 backward */
+	.long	9b - 10f
+10:	movq	%rsi, %rcx
+11:	addq	$13, %rax
+	subq	$1, %rcx
+	.byte	0x77, 11b - 12f			/* ja rel8 backward */
+12:	ret
 END(asm_jmp)
 
 /* Subroutines reached through the call forms (act on rax). */
@@ -315,6 +325,8 @@ FUNC(asm_ret)
 	call	2f
 	call	3f
 	call	4f
+	subq	$0x8000, %rsp		/* a 32 KiB argument area... */
+	call	5f			/* ...popped by ret $0x8000 */
 	popq	%rbx
 	ret
 1:	addq	$11, %rax
@@ -326,6 +338,8 @@ FUNC(asm_ret)
 	ret	$0
 4:	addq	$1, %rax
 	.byte	0xf3, 0xc3		/* rep ret */
+5:	addq	$0x8000, %rax
+	ret	$0x8000			/* imm16 above 0x7fff: unsigned */
 END(asm_ret)
 
 /* pushf (64 and 16 bit), popf changing CF and DF, std/cld. */
@@ -422,6 +436,12 @@ FUNC(asm_riprel)
 	movsd	%xmm3, SBIG+48(%rip)
 	cvttsd2si asm_dconst(%rip), %rcx
 	addq	%rcx, %rax
+	movdqa	asm_xconst(%rip), %xmm8			/* REX.R */
+	pxor	asm_xconst+16(%rip), %xmm8
+	movdqu	%xmm8, SBIG+64(%rip)
+	.byte	0x67, 0xa1				/* addr32 mov moffs32, %eax */
+	.long	asm_rodata + 8
+	addq	%rcx, %rax
 	movq	%rax, SQ(14)(%rip)
 	movabsq	SQ(14), %rax			/* a1 moffs64 (not RIP-relative) */
 	movabsq	%rax, SQ(15)			/* a3 moffs64 */
@@ -451,6 +471,9 @@ FUNC(asm_avx_riprel)
 	vmulps	%ymm5, %ymm5, %ymm5
 	vmovdqu	%ymm4, SBIG+64(%rip)
 	vmovups	%ymm5, SBIG+96(%rip)
+	vmovdqu	asm_xconst(%rip), %ymm12		/* VEX3, ~R */
+	vpaddq	asm_xconst+32(%rip), %ymm12, %ymm13
+	vmovdqu	%ymm13, SBIG+192(%rip)
 	vmovq	%xmm4, %rax
 	vpextrq	$1, %xmm1, %rdx
 	vzeroupper
@@ -470,6 +493,9 @@ FUNC(asm_avx512_riprel)
 	vmovdqu64 asm_zconst+64(%rip), %zmm3{%k1}{z}
 	vpaddq	%zmm3, %zmm2, %zmm2
 	vmovdqu64 %zmm2, SBIG+128(%rip)
+	vmovdqu64 asm_zconst+64(%rip), %zmm17		/* EVEX R' */
+	vpaddq	asm_zconst(%rip), %zmm17, %zmm30
+	vmovdqu64 %zmm30, SBIG+256(%rip)
 	vmovq	%xmm2, %rax
 	vzeroupper
 	addq	%rdi, %rax
@@ -568,6 +594,11 @@ FUNC(asm_misc)
 	endbr64
 	xchgq	%rax, %rdx
 	xchgq	%rax, %rdx
+	/*
+	 * No cpuid: under a hypervisor that emulates it (this machine's PVM)
+	 * the single-step trap after it is lost, so ground truth would miss
+	 * the next instruction.
+	 */
 	leave
 	ret
 END(asm_misc)
