@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The OS-independent part of the FreeBSD shim: trap frame arithmetic,
+ * exclusions by name, module name matching.  See kinst_freebsd.h and
+ * docs/freebsd.md.
+ */
+
+#include "kinst_classify.h"
+#include "kinst_control.h"
+#include "kinst_freebsd.h"
+
+uint64_t
+kinst_fbsd_frame_at(uint64_t isp)
+{
+	return ((isp & ~(uint64_t)15) - KINST_FBSD_TF_SIZE);
+}
+
+uint64_t
+kinst_fbsd_moved_frame_at(uint64_t isp)
+{
+	return (kinst_fbsd_frame_at(isp) - KINST_FBSD_FRAME_SHIFT);
+}
+
+bool
+kinst_stack_write_ok(uint64_t isp, uint64_t addr, size_t len, size_t room)
+{
+	if (len == 0 || len > room || isp < room)
+		return (false);
+	if (addr < isp - room || addr > isp)
+		return (false);
+	return (len <= isp - addr);
+}
+
+/*
+ * Functions that run with pcb_onfault armed (amd64/amd64/support.S): a
+ * fault inside them is recovered by jumping to the handler pcb_onfault
+ * names, which is only correct while the faulting instruction is theirs.
+ * Executed out of line, the faulting instruction would be in a trampoline
+ * and the recovery would skip the trampoline's jump back (and run with
+ * interrupts off).  Every variant (_nosmap_std, _smap_erms, ...) is
+ * covered by the prefix.
+ */
+const char *const kinst_fbsd_onfault[] = {
+	"copyin*", "copyout*", "copyinstr*",
+	"fubyte*", "fuword*", "fueword*",
+	"subyte*", "suword*",
+	"casueword*", "casuword*",
+	"rdmsr_safe", "wrmsr_safe",
+};
+const size_t kinst_fbsd_nonfault = KINST_NELEM(kinst_fbsd_onfault);
+
+/*
+ * Functions kinst refuses on FreeBSD (kinst_name_listed(): "x*" is a
+ * prefix).  Besides these, the shim refuses its own module as a whole and
+ * every address in [start_exceptions, end_exceptions) of the kernel when
+ * those symbols exist (the trap and interrupt entry code of exception.S,
+ * apic_vector.S, atpic_vector.S).
+ *
+ * - Trap and interrupt entry/exit by name (covers kernels without the
+ *   start_exceptions/end_exceptions markers): the IDT vectors (IDTVEC(x)
+ *   is "Xx"), alltraps*, calltrap, doreti*, fast_syscall*, the NMI/MC#
+ *   paths, fork_trampoline, the IBRS entry/exit helpers, and the C trap
+ *   handlers the #BP path falls back to (trap, trap_check, trap_fatal).
+ * - The debuggers and DTrace: kdb_*, db_*, gdb_*, dtrace_*; kinst_* (a
+ *   kernel with kinst compiled in).
+ * - Lock owner methods (owner_mtx, owner_rm, owner_rw, owner_sx), which
+ *   upstream kinst excludes because probe context may call them.
+ * - Context switch assembly: cpu_switch, cpu_throw, savectx, resumectx.
+ * - What the control path runs while probes are live on other CPUs:
+ *   disable_wp/restore_wp, smp_rendezvous*.
+ * - What the trap handler calls: the clock (binuptime, sbinuptime and the
+ *   timecounter read functions), and memcpy/memset/memmove/bcopy/bzero,
+ *   which the compiler may emit for structure copies.
+ *
+ * "X*" also refuses the few C functions whose name starts with a capital
+ * X (e.g. zstd's XXH*): refusing too much is safe, too little is not.
+ */
+const char *const kinst_fbsd_excluded[] = {
+	"X*", "alltraps*", "calltrap", "doreti*", "fast_syscall*",
+	"nmi_calltrap", "mchk_calltrap", "fork_trampoline", "handle_ibrs_*",
+	"trap", "trap_check", "trap_fatal", "trap_pfault", "dblfault_handler",
+	"ipi_nmi_handler", "nmi_handle_intr", "nmi_call_kdb*",
+	"kdb_*", "db_*", "gdb_*", "dtrace_*", "kinst_*",
+	"owner_mtx", "owner_rm", "owner_rw", "owner_sx",
+	"cpu_switch", "cpu_throw", "savectx", "resumectx",
+	"disable_wp", "restore_wp", "smp_rendezvous*",
+	"binuptime", "sbinuptime", "tsc_get_timecount*", "hpet_get_timecount",
+	"acpi_timer_get_timecount*", "i8254_get_timecount", "kvm_clock_*",
+	"pvclock_*",
+	"memcpy*", "memmove*", "memset*", "bcopy*", "bzero*", "__memcpy*",
+	"__memset*", "__memmove*",
+};
+const size_t kinst_fbsd_nexcluded = KINST_NELEM(kinst_fbsd_excluded);
+
+int
+kinst_fbsd_func_reason(const char *name)
+{
+	if (kinst_name_listed(name, kinst_fbsd_onfault, kinst_fbsd_nonfault))
+		return (KINST_R_ONFAULT);
+	if (kinst_name_listed(name, kinst_fbsd_excluded, kinst_fbsd_nexcluded))
+		return (KINST_R_EXCLUDED);
+	return (KINST_R_NONE);
+}
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	while (*a != '\0' && *a == *b) {
+		a++;
+		b++;
+	}
+	return (*a == *b);
+}
+
+bool
+kinst_fbsd_is_kernel_file(const char *filename)
+{
+	return (str_eq(filename, "kernel"));
+}
+
+bool
+kinst_fbsd_modname_match(const char *want, const char *filename)
+{
+	size_t i;
+
+	if (want[0] == '\0' || str_eq(want, "kernel"))
+		return (kinst_fbsd_is_kernel_file(filename));
+	for (i = 0; want[i] != '\0' && want[i] == filename[i]; i++)
+		;
+	if (want[i] != '\0')
+		return (false);
+	return (filename[i] == '\0' || str_eq(filename + i, ".ko"));
+}

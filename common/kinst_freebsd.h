@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The OS-independent part of the FreeBSD/amd64 shim (kmod/freebsd), kept
+ * here so that it is compiled and tested on every build host:
+ *
+ * - the geometry of the kernel-mode #BP trap frame (struct trapframe of
+ *   sys/x86/include/frame.h, as amd64/amd64/exception.S leaves it) and the
+ *   arithmetic that makes room below the interrupted stack pointer for an
+ *   emulated call/pushf (kmod/freebsd/kinst_hook.S moves the frame down);
+ * - the functions kinst refuses by name on FreeBSD, and why;
+ * - how a module name given by the user matches a linker file name.
+ *
+ * docs/freebsd.md derives every constant below from FreeBSD's sources.
+ * This header is also included by kinst_hook.S: everything outside the
+ * !__ASSEMBLER__ block must stay plain #defines.
+ */
+#ifndef KINST_FREEBSD_H
+#define KINST_FREEBSD_H
+
+/*
+ * struct trapframe (amd64): byte offsets.  kmod/freebsd/kinst_freebsd_os.c
+ * checks every one against the kernel's own header with _Static_assert.
+ */
+#define	KINST_FBSD_TF_RDI	0x00
+#define	KINST_FBSD_TF_RSI	0x08
+#define	KINST_FBSD_TF_RDX	0x10
+#define	KINST_FBSD_TF_RCX	0x18
+#define	KINST_FBSD_TF_R8	0x20
+#define	KINST_FBSD_TF_R9	0x28
+#define	KINST_FBSD_TF_RAX	0x30
+#define	KINST_FBSD_TF_RBX	0x38
+#define	KINST_FBSD_TF_RBP	0x40
+#define	KINST_FBSD_TF_R10	0x48
+#define	KINST_FBSD_TF_R11	0x50
+#define	KINST_FBSD_TF_R12	0x58
+#define	KINST_FBSD_TF_R13	0x60
+#define	KINST_FBSD_TF_R14	0x68
+#define	KINST_FBSD_TF_R15	0x70
+#define	KINST_FBSD_TF_TRAPNO	0x78	/* uint32_t, then tf_fs, tf_gs (uint16_t) */
+#define	KINST_FBSD_TF_ADDR	0x80
+#define	KINST_FBSD_TF_FLAGS	0x88	/* uint32_t, then tf_es, tf_ds (uint16_t) */
+#define	KINST_FBSD_TF_ERR	0x90
+#define	KINST_FBSD_TF_RIP	0x98	/* lowest word the CPU pushed (#BP has no error code) */
+#define	KINST_FBSD_TF_CS	0xa0
+#define	KINST_FBSD_TF_RFLAGS	0xa8
+#define	KINST_FBSD_TF_RSP	0xb0
+#define	KINST_FBSD_TF_SS	0xb8
+#define	KINST_FBSD_TF_SIZE	0xc0
+
+/*
+ * The hook moves the whole trap frame this many bytes down before it calls
+ * the engine.  A multiple of 16, so the frame stays 16-byte aligned (the
+ * call into C then sees the ABI's alignment).
+ */
+#define	KINST_FBSD_FRAME_SHIFT	16
+
+/*
+ * Bytes just below the interrupted %rsp that the engine may write (an
+ * emulated call pushes 8, a pushf 8 or 2).  Guaranteed free by the shift.
+ */
+#define	KINST_FBSD_STACK_ROOM	16
+
+#ifndef __ASSEMBLER__
+
+#include "kinst_types.h"
+
+_Static_assert(KINST_FBSD_FRAME_SHIFT % 16 == 0, "frame shift keeps alignment");
+_Static_assert(KINST_FBSD_STACK_ROOM >= 8, "room for one emulated push");
+_Static_assert(KINST_FBSD_FRAME_SHIFT >= KINST_FBSD_STACK_ROOM,
+    "the shift frees at least the room");
+_Static_assert(KINST_FBSD_TF_SIZE % 16 == 0 && KINST_FBSD_TF_RIP % 16 == 8,
+    "trapframe geometry the alignment argument relies on");
+
+/*
+ * Where the #BP entry of a kernel-mode trap leaves the struct trapframe,
+ * given the interrupted stack pointer isp: the CPU aligns %rsp down to 16
+ * bytes and pushes ss, rsp, rflags, cs, rip (5 words); the entry code
+ * (IDTVEC(bpt): subq $TF_RIP, %rsp) reserves the software part below.
+ */
+uint64_t kinst_fbsd_frame_at(uint64_t isp);
+
+/* The same frame after the hook moved it down by KINST_FBSD_FRAME_SHIFT. */
+uint64_t kinst_fbsd_moved_frame_at(uint64_t isp);
+
+/*
+ * May the engine write [addr, addr + len) during the trap whose interrupted
+ * stack pointer is isp?  Only within room bytes below isp, never at or
+ * above it, never wrapping.  (Also usable by any shim with a stack gap.)
+ */
+bool	kinst_stack_write_ok(uint64_t isp, uint64_t addr, size_t len,
+	    size_t room);
+
+/*
+ * Function-level refusal on FreeBSD by name: KINST_R_ONFAULT (runs with
+ * pcb_onfault armed), KINST_R_EXCLUDED (trap path, debugger, what the
+ * handler calls), or KINST_R_NONE.
+ */
+int	kinst_fbsd_func_reason(const char *name);
+
+/* The name lists behind kinst_fbsd_func_reason (for tests and docs). */
+extern const char *const kinst_fbsd_onfault[];
+extern const size_t kinst_fbsd_nonfault;
+extern const char *const kinst_fbsd_excluded[];
+extern const size_t kinst_fbsd_nexcluded;
+
+/*
+ * Does the module name the user gave (kinst_arm.module) name the linker
+ * file called filename ("kernel", "zfs.ko", ...)?  "" and "kernel" name
+ * the kernel; "zfs" and "zfs.ko" both name zfs.ko.
+ */
+bool	kinst_fbsd_modname_match(const char *want, const char *filename);
+
+/* Is this the kernel's own linker file name? */
+bool	kinst_fbsd_is_kernel_file(const char *filename);
+
+#endif /* !__ASSEMBLER__ */
+
+#endif /* !KINST_FREEBSD_H */

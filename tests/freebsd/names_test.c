@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * FreeBSD exclusions by name and module-name matching
+ * (common/kinst_freebsd.c).
+ */
+#include <atf-c.h>
+#include <string.h>
+
+#include "kinst_classify.h"
+#include "kinst_control.h"
+#include "kinst_freebsd.h"
+
+ATF_TC_WITHOUT_HEAD(onfault);
+ATF_TC_BODY(onfault, tc)
+{
+	static const char *const names[] = {
+		"copyin", "copyout", "copyinstr", "copyin_nosmap_std",
+		"copyin_smap_erms", "copyout_nosmap_erms", "copyinstr_smap",
+		"fubyte", "fuword", "fuword16", "fuword32", "fuword64",
+		"fueword", "fueword32", "fueword64", "subyte", "suword",
+		"suword16", "suword32", "suword64", "casueword", "casueword32",
+		"casuword32", "rdmsr_safe", "wrmsr_safe", "copyin.cold",
+	};
+	size_t i;
+
+	for (i = 0; i < KINST_NELEM(names); i++)
+		ATF_CHECK_EQ_MSG(kinst_fbsd_func_reason(names[i]),
+		    KINST_R_ONFAULT, "%s", names[i]);
+}
+
+ATF_TC_WITHOUT_HEAD(excluded);
+ATF_TC_BODY(excluded, tc)
+{
+	static const char *const names[] = {
+		"Xbpt", "Xpage", "Xtimerint", "Xfast_syscall", "alltraps",
+		"alltraps_noen", "calltrap", "doreti", "doreti_iret",
+		"doreti_exit", "fast_syscall_common", "nmi_calltrap",
+		"fork_trampoline", "handle_ibrs_entry", "handle_ibrs_exit",
+		"trap", "trap_check", "trap_fatal", "trap_pfault",
+		"dblfault_handler", "ipi_nmi_handler", "kdb_trap", "kdb_enter",
+		"db_trap", "db_command", "gdb_trap", "dtrace_probe",
+		"dtrace_invop", "kinst_invop", "owner_mtx", "owner_rm",
+		"owner_rw", "owner_sx", "cpu_switch", "cpu_throw", "savectx",
+		"resumectx", "disable_wp", "restore_wp", "smp_rendezvous",
+		"smp_rendezvous_cpus", "smp_rendezvous_action", "binuptime",
+		"sbinuptime", "tsc_get_timecount", "tsc_get_timecount_low",
+		"tsc_get_timecount_lfence", "hpet_get_timecount",
+		"acpi_timer_get_timecount", "acpi_timer_get_timecount_safe",
+		"i8254_get_timecount", "kvm_clock_tc_get_timecount",
+		"memcpy", "memcpy_erms", "memcpy_std", "memmove", "memset",
+		"memset_erms", "bcopy", "bzero", "__memcpy",
+	};
+	size_t i;
+
+	for (i = 0; i < KINST_NELEM(names); i++)
+		ATF_CHECK_EQ_MSG(kinst_fbsd_func_reason(names[i]),
+		    KINST_R_EXCLUDED, "%s", names[i]);
+}
+
+/* Ordinary kernel functions, several chosen to sit next to a prefix. */
+ATF_TC_WITHOUT_HEAD(traceable);
+ATF_TC_BODY(traceable, tc)
+{
+	static const char *const names[] = {
+		"vm_fault", "vm_fault_trap", "malloc", "uma_zalloc_arg",
+		"sys_getpid", "amd64_syscall", "trapsignal", "trap_",
+		"traps", "dbuf_read", "dbuf_hold", "kdbx", "dtraceall",
+		"copy_file_range", "kern_copy_file_range", "copyfd",
+		"sched_switch", "mi_switch", "xpt_action", "ipi_bitmap_handler",
+		"memcmp", "bcmp", "fuse_vnop_read", "subr_nothing",
+		"binuptime_adjust", "tsc_freq_changed", "cpu_idle",
+		"ktrsyscall", "sbintime_compute", "getsbinuptime",
+	};
+	size_t i;
+
+	for (i = 0; i < KINST_NELEM(names); i++)
+		ATF_CHECK_EQ_MSG(kinst_fbsd_func_reason(names[i]),
+		    KINST_R_NONE, "%s", names[i]);
+}
+
+static void
+check_list(const char *const *list, size_t n, const char *what)
+{
+	size_t i, len;
+	const char *star;
+
+	ATF_CHECK(n > 0);
+	for (i = 0; i < n; i++) {
+		len = strlen(list[i]);
+		ATF_CHECK_MSG(len > 0, "%s[%zu] is empty", what, i);
+		star = strchr(list[i], '*');
+		ATF_CHECK_MSG(star == NULL || star == list[i] + len - 1,
+		    "%s: '*' not at the end of %s", what, list[i]);
+		ATF_CHECK_MSG(strchr(list[i], '.') == NULL,
+		    "%s: %s has a '.', which matching ignores", what, list[i]);
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(lists_well_formed);
+ATF_TC_BODY(lists_well_formed, tc)
+{
+	size_t i;
+
+	check_list(kinst_fbsd_onfault, kinst_fbsd_nonfault, "onfault");
+	check_list(kinst_fbsd_excluded, kinst_fbsd_nexcluded, "excluded");
+	/* No onfault function is shadowed into a mere "excluded". */
+	for (i = 0; i < kinst_fbsd_nonfault; i++)
+		ATF_CHECK_MSG(!kinst_name_listed(kinst_fbsd_onfault[i],
+		    kinst_fbsd_excluded, kinst_fbsd_nexcluded),
+		    "%s in both lists", kinst_fbsd_onfault[i]);
+}
+
+ATF_TC_WITHOUT_HEAD(modname);
+ATF_TC_BODY(modname, tc)
+{
+	ATF_CHECK(kinst_fbsd_modname_match("", "kernel"));
+	ATF_CHECK(kinst_fbsd_modname_match("kernel", "kernel"));
+	ATF_CHECK(!kinst_fbsd_modname_match("", "zfs.ko"));
+	ATF_CHECK(!kinst_fbsd_modname_match("kernel", "zfs.ko"));
+	ATF_CHECK(kinst_fbsd_modname_match("zfs", "zfs.ko"));
+	ATF_CHECK(kinst_fbsd_modname_match("zfs.ko", "zfs.ko"));
+	ATF_CHECK(kinst_fbsd_modname_match("if_em", "if_em.ko"));
+	ATF_CHECK(!kinst_fbsd_modname_match("zf", "zfs.ko"));
+	ATF_CHECK(!kinst_fbsd_modname_match("zfs.k", "zfs.ko"));
+	ATF_CHECK(!kinst_fbsd_modname_match("zfs", "zfsctl.ko"));
+	ATF_CHECK(!kinst_fbsd_modname_match("zfs.ko.ko", "zfs.ko"));
+	ATF_CHECK(!kinst_fbsd_modname_match("zfs", "kernel"));
+	ATF_CHECK(!kinst_fbsd_modname_match("kern", "kernel"));
+	ATF_CHECK(kinst_fbsd_modname_match("foo", "foo"));
+	ATF_CHECK(kinst_fbsd_is_kernel_file("kernel"));
+	ATF_CHECK(!kinst_fbsd_is_kernel_file("kernel.ko"));
+	ATF_CHECK(!kinst_fbsd_is_kernel_file(""));
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, onfault);
+	ATF_TP_ADD_TC(tp, excluded);
+	ATF_TP_ADD_TC(tp, traceable);
+	ATF_TP_ADD_TC(tp, lists_well_formed);
+	ATF_TP_ADD_TC(tp, modname);
+	return (atf_no_error());
+}
