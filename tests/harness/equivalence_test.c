@@ -192,6 +192,28 @@ ATF_TC_BODY(concurrent_threads, tc)
 	ATF_CHECK_EQ(st.divergences, 0);
 }
 
+ATF_TC(drops);
+ATF_TC_HEAD(drops, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "A hit nested inside the handler "
+	    "(probe on kinst_os_now_ns, SIGTRAP allowed to nest) runs "
+	    "correctly and is counted as a drop; a full ring drops records "
+	    "without changing execution, hits == records + drops");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(drops, tc)
+{
+	struct kh_stats st = { 0 };
+
+	setup_or_fail();
+	kh_check_nested(&st);
+	kh_check_ring_full(&st);
+	kh_print_stats("drops", &st);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+	ATF_CHECK_EQ(st.divergences, 0);
+	ATF_CHECK(st.records > 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, ground_truth);
@@ -203,5 +225,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, whole_function);
 	ATF_TP_ADD_TC(tp, selftest_detects);
 	ATF_TP_ADD_TC(tp, concurrent_threads);
+	ATF_TP_ADD_TC(tp, drops);
 	return (atf_no_error());
 }

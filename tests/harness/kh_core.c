@@ -1423,3 +1423,196 @@ kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
 	fflush(stdout);
 	free(rips);
 }
+
+/* ---- drops: a hit nested in the handler, and a full ring ---- */
+
+/* Arm one probe at a live text address (not already patched).  0 or -1. */
+static int
+kh_arm_addr(struct kinst_probe *p, uint64_t addr, size_t avail, uint32_t slot,
+    uint32_t id)
+{
+	uint8_t img[KINST_TRAMP_SIZE], bytes[16];
+	uint64_t tramp = (uint64_t)(uintptr_t)kh_tramp_rx +
+	    (uint64_t)slot * KINST_TRAMP_SIZE;
+	int r;
+
+	memcpy(bytes, (const void *)(uintptr_t)addr, avail < 16 ? avail : 16);
+	memset(p, 0, sizeof(*p));
+	r = kinst_probe_prepare(p, bytes, avail < 16 ? avail : 16, addr, tramp,
+	    img);
+	if (r != KINST_R_NONE) {
+		printf("HARNESS ERROR: probe at %#jx refused: %s\n",
+		    (uintmax_t)addr, kinst_reason_name(r));
+		return (-1);
+	}
+	memcpy(kh_tramp_rw + (size_t)slot * KINST_TRAMP_SIZE, img,
+	    KINST_TRAMP_SIZE);
+	p->session = &kh_sess;
+	p->id = id;
+	if (kinst_ptable_insert(&kh_eng.table, p) != KINST_PT_OK)
+		return (-1);
+	kh_text_write(addr, 0xcc);
+	return (0);
+}
+
+static void
+kh_disarm_addr(struct kinst_probe *p)
+{
+	kh_text_write(p->addr, p->orig[0]);
+	kinst_ptable_remove(&kh_eng.table, p);
+}
+
+/*
+ * A probe inside the handler's own path (kinst_os_now_ns, called while the
+ * outer hit writes its record), with SIGTRAP allowed to nest (SA_NODEFER):
+ * the kernel's "NMI hits a probe inside the handler" case.  The nested hit
+ * must still run its instruction correctly and be counted as a drop; the
+ * outer record must be intact.
+ */
+void
+kh_check_nested(struct kh_stats *st)
+{
+	static const struct kh_fn *fn;
+	struct kinst_probe outer, inner;
+	struct sigaction sa, old;
+	struct kh_out ref, o;
+	const struct kh_sym *sym;
+	const struct kinst_hit_record *rec;
+	char why[256];
+	const char *d;
+	uint32_t nrec;
+	int i;
+
+	for (i = 0; kh_corpus_asm[i].name != NULL; i++)
+		if (strcmp(kh_corpus_asm[i].name, "asm_call") == 0)
+			fn = &kh_corpus_asm[i];
+	sym = kh_find_symbol("kinst_os_now_ns");
+	if (fn == NULL || sym == NULL) {
+		printf("HARNESS ERROR: asm_call or kinst_os_now_ns missing\n");
+		st->harness_errors++;
+		return;
+	}
+	st->functions++;
+	kh_run(fn, fn->in[1], KH_IDLE, &ref);
+	memcpy(kh_ref_scratch, &kh_scratch, sizeof(kh_scratch));
+	memcpy(kh_ref_stack, kh_stack, sizeof(kh_stack));
+
+	sigaction(SIGTRAP, NULL, &old);
+	sa = old;
+	sa.sa_flags |= SA_NODEFER;
+	sigaction(SIGTRAP, &sa, NULL);
+	if (kh_arm_addr(&outer, (uint64_t)(uintptr_t)fn->fn, 16, 100, 77) != 0 ||
+	    kh_arm_addr(&inner, sym->addr, sym->size, 101, 78) != 0) {
+		st->harness_errors++;
+		sigaction(SIGTRAP, &old, NULL);
+		return;
+	}
+	kh_ring_reset();
+	st->runs++;
+	kh_run(fn, fn->in[1], KH_TRACE, &o);
+	kh_disarm_addr(&inner);
+	kh_disarm_addr(&outer);
+	sigaction(SIGTRAP, &old, NULL);
+
+	d = kh_outcome_diff(&ref, &o, why, sizeof(why));
+	nrec = kh_ring_drain();
+	rec = (const struct kinst_hit_record *)kh_recbuf;
+	printf("nested: outer hits %ju, inner hits %ju, session hits %ju, "
+	    "records %u, dropped %ju\n", (uintmax_t)outer.hits,
+	    (uintmax_t)inner.hits, (uintmax_t)kh_hits[0], nrec,
+	    (uintmax_t)kinst_ring_dropped(&kh_ring));
+	if (d != NULL) {
+		printf("DIVERGENCE nested hit: %s\n", d);
+		st->divergences++;
+	} else if (outer.hits != 1 || inner.hits != 1 || nrec != 1 ||
+	    kinst_ring_dropped(&kh_ring) != 1 || kh_hits[0] != 2 ||
+	    rec[0].probe_id != 77 || rec[0].addr != outer.addr ||
+	    rec[0].regs.gpr[KINST_RDI] != fn->in[1][0] ||
+	    rec[0].regs.gpr[KINST_RSP] != kh_in_rsp - 8) {
+		printf("DIVERGENCE nested hit: expected one outer record, one "
+		    "drop, two session hits\n");
+		st->divergences++;
+	}
+	st->records += nrec;
+}
+
+/*
+ * A ring too small for a run: the run is still exact, the records that
+ * fit are the ground truth's first ones, and hits == records + drops.
+ */
+void
+kh_check_ring_full(struct kh_stats *st)
+{
+	const struct kh_fn *fn = NULL;
+	struct kinst_probe p;
+	struct kinst_ring small;
+	static uint8_t smallbuf[4096] __attribute__((aligned(64)));
+	struct kh_out ref, o;
+	const struct kinst_hit_record *rec;
+	char why[256];
+	const char *d;
+	uint32_t i, j, nrec, bi;
+	uint64_t dropped;
+
+	for (i = 0; kh_corpus_o2np[i].name != NULL; i++)
+		if (strcmp(kh_corpus_o2np[i].name, "o2np_collatz") == 0)
+			fn = &kh_corpus_o2np[i];
+	if (fn == NULL || kh_func_load(fn, st) != 0 ||
+	    kh_reference(fn, 1, &ref, st) != 0)
+		return;
+	st->functions++;
+	/* The loop's most frequent address. */
+	bi = kh_boundary_index(kh_gt[kh_ngt / 2].rip - kh_cur.start);
+	if (kh_arm_addr(&p, kh_cur.start + kh_cur.off[bi],
+	    kh_cur.size - kh_cur.off[bi], 200, 99) != 0) {
+		st->harness_errors++;
+		return;
+	}
+	kinst_ring_init(&small, smallbuf, sizeof(smallbuf));
+	kh_sess.rings = &small;
+	kh_hits[0] = 0;
+	st->runs++;
+	kh_run(fn, fn->in[1], KH_TRACE, &o);
+	kh_sess.rings = &kh_ring;
+	kh_disarm_addr(&p);
+	d = kh_outcome_diff(&ref, &o, why, sizeof(why));
+	dropped = kinst_ring_dropped(&small);
+	nrec = 0;
+	{
+		size_t off = 0, n;
+
+		while ((n = kinst_ring_get(&small, kh_recbuf + off,
+		    KH_RING_SIZE - off)) > 0)
+			off += n;
+		nrec = (uint32_t)(off / sizeof(*rec));
+	}
+	rec = (const struct kinst_hit_record *)kh_recbuf;
+	printf("ring full: %ju hits, %u records in a %zu-byte ring, %ju "
+	    "dropped\n", (uintmax_t)p.hits, nrec, sizeof(smallbuf),
+	    (uintmax_t)dropped);
+	if (d != NULL) {
+		printf("DIVERGENCE ring full: %s\n", d);
+		st->divergences++;
+		return;
+	}
+	if (dropped == 0 || p.hits != nrec + dropped || kh_hits[0] != p.hits) {
+		printf("DIVERGENCE ring full: hits %ju != records %u + dropped "
+		    "%ju (session hits %ju)\n", (uintmax_t)p.hits, nrec,
+		    (uintmax_t)dropped, (uintmax_t)kh_hits[0]);
+		st->divergences++;
+		return;
+	}
+	for (i = 0, j = 0; i < kh_ngt && j < nrec; i++) {
+		if (kh_gt[i].rip != p.addr)
+			continue;
+		st->records++;
+		if (!kh_regs_equal(&kh_gt[i], &rec[j].regs)) {
+			printf("DIVERGENCE ring full: record %u differs from "
+			    "ground truth\n", j);
+			kh_print_regs_diff(&kh_gt[i], &rec[j].regs);
+			st->divergences++;
+			return;
+		}
+		j++;
+	}
+}

@@ -61,6 +61,10 @@ void	kh_set_inject(int mode);
 void	kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
 	    uint32_t calls, struct kh_stats *st);
 
+/* Drops: a hit nested inside the handler; a ring too small for the run. */
+void	kh_check_nested(struct kh_stats *st);
+void	kh_check_ring_full(struct kh_stats *st);
+
 void	kh_print_stats(const char *title, const struct kh_stats *st);
 
 #endif /* !KH_CORE_H */
