@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* kinst for FreeBSD: what the files of the shim share. */
+#ifndef KINST_FBSD_H
+#define KINST_FBSD_H
+
+#include "kinst_abi.h"
+#include "kinst_control.h"
+#include "kinst_engine.h"
+#include "kinst_freebsd.h"
+#include "kinst_os.h"
+
+#ifdef MALLOC_DECLARE
+MALLOC_DECLARE(M_KINST);
+#endif
+
+struct trapframe;
+
+/* The engine and the control state (kinst_fbsd_dev.c). */
+extern struct kinst_engine *kinst_engine;
+extern struct kinst_ctl kinst_ctl;
+
+/* kinst_hook.S */
+void	kinst_hook(void);
+int	kinst_hook_install(void);
+int	kinst_hook_remove(void);
+void	*kinst_hook_owner(void);
+
+/* kinst_fbsd_os.c */
+int	kinst_fbsd_trap(struct trapframe *tf);	/* called by kinst_hook */
+int	kinst_fbsd_os_init(void);
+void	kinst_fbsd_os_fini(void);
+u_long	kinst_fbsd_emu_faults(void);
+
+#endif /* !KINST_FBSD_H */

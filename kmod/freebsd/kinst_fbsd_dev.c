@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst for FreeBSD/amd64: module load/unload and the /dev/kinst device.
+ *
+ * Each open file is a session (devfs cdevpriv): per-CPU rings for every
+ * CPU (CPU_FOREACH), per-CPU hit counters, and the probes it armed.  The
+ * cdevpriv destructor runs when the last reference to the file goes away
+ * (close, exit of a killed process) and when the device is destroyed at
+ * unload: it disarms and frees everything the file armed.
+ *
+ * The ioctls, records and read/poll semantics are those of the Linux
+ * module (kmod/linux/kinst_linux.c); only the kernel interfaces differ.
+ */
+
+#include <sys/param.h>
+#include <sys/systm.h>
+#include <sys/conf.h>
+#include <sys/eventhandler.h>
+#include <sys/fcntl.h>
+#include <sys/ioccom.h>
+#include <sys/kernel.h>
+#include <sys/linker.h>
+#include <sys/lock.h>
+#include <sys/malloc.h>
+#include <sys/module.h>
+#include <sys/mutex.h>
+#include <sys/poll.h>
+#include <sys/proc.h>
+#include <sys/selinfo.h>
+#include <sys/smp.h>
+#include <sys/sx.h>
+#include <sys/uio.h>
+#include <sys/callout.h>
+
+#include "kinst_fbsd.h"
+
+MALLOC_DEFINE(M_KINST, "kinst", "kinst instruction tracer");
+
+#define	KINST_RING_SIZE		(512 * 1024)	/* bytes per CPU per open file */
+#define	KINST_READ_MAX		(64 * 1024)	/* bytes one read(2) returns at most */
+#define	KINST_POLL_TICKS	(hz / 100 > 0 ? hz / 100 : 1)	/* ~10 ms */
+
+struct kinst_engine *kinst_engine;
+struct kinst_ctl kinst_ctl;
+
+static struct cdev *kinst_cdev;
+static bool kinst_dying;
+static u_int kinst_nfiles;
+static eventhandler_tag kinst_kld_load_tag;
+
+struct kinst_file {
+	struct kinst_csession cs;
+	struct kinst_ring *rings;
+	uint64_t	*hits;
+	void		**bufs;		/* ring memory, per CPU (NULL if absent) */
+	uint32_t	ncpus;		/* mp_maxid + 1 */
+	uint32_t	next_cpu;	/* read(2) round robin */
+	struct sx	read_sx;	/* one consumer at a time */
+	struct mtx	poll_mtx;	/* the callout and last_poll */
+	struct callout	poll_co;
+	struct selinfo	sel;
+	int		last_poll;	/* ticks of the last poll(2) without data */
+	uint8_t		*bounce;
+};
+
+static int
+kinst_errno(int err)
+{
+	switch (err) {
+	case KINST_E_OK:	return (0);
+	case KINST_E_INVAL:	return (EINVAL);
+	case KINST_E_NOENT:	return (ENOENT);
+	case KINST_E_REFUSED:	return (EOPNOTSUPP);
+	case KINST_E_EXIST:	return (EEXIST);
+	case KINST_E_NOSPC:	return (ENOSPC);
+	case KINST_E_NOMEM:	return (ENOMEM);
+	case KINST_E_FAULT:	return (EFAULT);
+	case KINST_E_TOOBIG:	return (EFBIG);
+	default:		return (EIO);
+	}
+}
+
+static bool
+kinst_has_data(struct kinst_file *kf)
+{
+	uint32_t i;
+
+	for (i = 0; i < kf->ncpus; i++)
+		if (!kinst_ring_empty(&kf->rings[i]))
+			return (true);
+	return (false);
+}
+
+static void
+kinst_file_free(struct kinst_file *kf)
+{
+	uint32_t i;
+
+	if (kf->bufs != NULL)
+		for (i = 0; i < kf->ncpus; i++)
+			free(kf->bufs[i], M_KINST);
+	free(kf->bufs, M_KINST);
+	free(kf->rings, M_KINST);
+	free(kf->hits, M_KINST);
+	free(kf->bounce, M_KINST);
+	free(kf, M_KINST);
+}
+
+/*
+ * The poll(2) completion: runs every KINST_POLL_TICKS while a poller
+ * found no data in the last second, with poll_mtx held.  Thread context
+ * of the callout subsystem, never probe context.
+ */
+static void
+kinst_poll_tick(void *arg)
+{
+	struct kinst_file *kf;
+
+	kf = arg;
+	mtx_assert(&kf->poll_mtx, MA_OWNED);
+	if (kinst_has_data(kf) || kinst_dying) {
+		selwakeup(&kf->sel);
+		return;
+	}
+	if (ticks - kf->last_poll < hz)
+		callout_schedule(&kf->poll_co, KINST_POLL_TICKS);
+}
+
+/* cdevpriv destructor: the file's last close, or destroy_dev() at unload. */
+static void
+kinst_dtor(void *arg)
+{
+	struct kinst_file *kf;
+
+	kf = arg;
+	/* Disarm, restore, quiesce, free trampolines: no producer is left. */
+	kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+	callout_drain(&kf->poll_co);
+	seldrain(&kf->sel);
+	mtx_destroy(&kf->poll_mtx);
+	sx_destroy(&kf->read_sx);
+	kinst_file_free(kf);
+	atomic_subtract_int(&kinst_nfiles, 1);
+}
+
+static int
+kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
+{
+	struct kinst_file *kf;
+	uint32_t n;
+	int error, i;
+
+	(void)dev;
+	(void)oflags;
+	(void)devtype;
+	(void)td;
+	n = mp_maxid + 1;
+	kf = malloc(sizeof(*kf), M_KINST, M_WAITOK | M_ZERO);
+	kf->ncpus = n;
+	kf->rings = mallocarray(n, sizeof(*kf->rings), M_KINST,
+	    M_WAITOK | M_ZERO);
+	kf->hits = mallocarray(n, sizeof(*kf->hits), M_KINST,
+	    M_WAITOK | M_ZERO);
+	kf->bufs = mallocarray(n, sizeof(*kf->bufs), M_KINST,
+	    M_WAITOK | M_ZERO);
+	kf->bounce = malloc(KINST_READ_MAX, M_KINST, M_WAITOK);
+	/* Absent CPU ids never run, so their ring stays empty (zeroed). */
+	CPU_FOREACH(i) {
+		kf->bufs[i] = malloc(KINST_RING_SIZE, M_KINST,
+		    M_WAITOK | M_ZERO);
+		if (kinst_ring_init(&kf->rings[i], kf->bufs[i],
+		    KINST_RING_SIZE) != 0) {
+			kinst_file_free(kf);
+			return (ENOMEM);
+		}
+	}
+	sx_init(&kf->read_sx, "kinst read");
+	mtx_init(&kf->poll_mtx, "kinst poll", NULL, MTX_DEF);
+	callout_init_mtx(&kf->poll_co, &kf->poll_mtx, 0);
+	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
+	kf->cs.s.os_priv = kf;
+	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
+	atomic_add_int(&kinst_nfiles, 1);
+	error = devfs_set_cdevpriv(kf, kinst_dtor);
+	if (error != 0)
+		kinst_dtor(kf);
+	return (error);
+}
+
+/* Whole records from the per-CPU rings, round robin, at most cap bytes. */
+static size_t
+kinst_drain(struct kinst_file *kf, uint8_t *dst, size_t cap)
+{
+	size_t done, got;
+	uint32_t i, cpu;
+	bool progress;
+
+	done = 0;
+	do {
+		progress = false;
+		for (i = 0; i < kf->ncpus; i++) {
+			cpu = (kf->next_cpu + i) % kf->ncpus;
+			got = kinst_ring_get(&kf->rings[cpu], dst + done,
+			    cap - done);
+			if (got != 0) {
+				done += got;
+				progress = true;
+			}
+		}
+		kf->next_cpu = (kf->next_cpu + 1) % kf->ncpus;
+	} while (progress && cap - done >= sizeof(struct kinst_hit_record));
+	return (done);
+}
+
+static int
+kinst_read(struct cdev *dev, struct uio *uio, int ioflag)
+{
+	struct kinst_file *kf;
+	size_t cap, n;
+	int error;
+
+	(void)dev;
+	error = devfs_get_cdevpriv((void **)&kf);
+	if (error != 0)
+		return (error);
+	if (uio->uio_resid < (ssize_t)sizeof(struct kinst_hit_record))
+		return (EINVAL);
+	cap = MIN((size_t)uio->uio_resid, KINST_READ_MAX);
+	error = sx_xlock_sig(&kf->read_sx);
+	if (error != 0)
+		return (error);
+	for (;;) {
+		n = kinst_drain(kf, kf->bounce, cap);
+		if (n != 0)
+			break;
+		if (kinst_dying) {
+			error = ENXIO;
+			goto out;
+		}
+		/* devfs passes the file's O_NONBLOCK in ioflag (IO_NDELAY). */
+		if ((ioflag & O_NONBLOCK) != 0) {
+			error = EWOULDBLOCK;
+			goto out;
+		}
+		/* No wakeup comes from probe context: look again soon. */
+		error = tsleep(kf, PCATCH, "kinstrd", KINST_POLL_TICKS);
+		if (error != 0 && error != EWOULDBLOCK)
+			goto out;
+	}
+	error = uiomove(kf->bounce, n, uio);
+out:
+	sx_xunlock(&kf->read_sx);
+	return (error);
+}
+
+static int
+kinst_poll(struct cdev *dev, int events, struct thread *td)
+{
+	struct kinst_file *kf;
+	int revents;
+
+	(void)dev;
+	if (devfs_get_cdevpriv((void **)&kf) != 0)
+		return (events & (POLLIN | POLLRDNORM | POLLHUP));
+	revents = 0;
+	if ((events & (POLLIN | POLLRDNORM)) == 0)
+		return (0);
+	if (kinst_has_data(kf) || kinst_dying)
+		return (events & (POLLIN | POLLRDNORM));
+	selrecord(td, &kf->sel);
+	mtx_lock(&kf->poll_mtx);
+	kf->last_poll = ticks;
+	if (!callout_pending(&kf->poll_co))
+		callout_reset(&kf->poll_co, KINST_POLL_TICKS, kinst_poll_tick,
+		    kf);
+	mtx_unlock(&kf->poll_mtx);
+	return (revents);
+}
+
+static int
+kinst_ioc_list(struct kinst_file *kf, struct kinst_list *l)
+{
+	struct kinst_probe_info *pi;
+	uint32_t cap, n;
+	int error;
+
+	cap = MIN(l->cap, KINST_MAX_PROBES);
+	pi = NULL;
+	if (cap != 0)
+		pi = mallocarray(cap, sizeof(*pi), M_KINST, M_WAITOK | M_ZERO);
+	n = kinst_ctl_list(&kinst_ctl, &kf->cs, pi, cap);
+	error = 0;
+	if (cap != 0)
+		error = copyout(pi, (void *)(uintptr_t)l->buf,
+		    (size_t)MIN(n, cap) * sizeof(*pi));
+	free(pi, M_KINST);
+	if (error == 0)
+		l->count = n;
+	return (error);
+}
+
+static int
+kinst_ioc_stats(struct kinst_file *kf, struct kinst_stats *st)
+{
+	struct kinst_cpu_stats *cs;
+	uint32_t cap;
+	int error;
+
+	cap = MIN(st->cap, kf->ncpus);
+	cs = NULL;
+	if (cap != 0)
+		cs = mallocarray(cap, sizeof(*cs), M_KINST, M_WAITOK | M_ZERO);
+	kinst_ctl_stats(&kinst_ctl, &kf->cs, cs, cap, st);
+	error = 0;
+	if (cap != 0)
+		error = copyout(cs, (void *)(uintptr_t)st->buf,
+		    (size_t)cap * sizeof(*cs));
+	free(cs, M_KINST);
+	return (error);
+}
+
+static int
+kinst_ioc_text(struct kinst_text *t)
+{
+	uint8_t *buf;
+	uint32_t cap, n;
+	int err, error;
+
+	cap = MIN(t->cap, KINST_FUNC_MAX);
+	buf = malloc(cap == 0 ? 1 : cap, M_KINST, M_WAITOK);
+	err = kinst_ctl_text(&kinst_ctl, t, buf, cap);
+	error = kinst_errno(err);
+	if (err == KINST_E_OK) {
+		n = MIN(cap, t->size);
+		if (n != 0)
+			error = copyout(buf, (void *)(uintptr_t)t->buf, n);
+	}
+	free(buf, M_KINST);
+	return (error);
+}
+
+/*
+ * The ioctl layer (sys_generic.c) copies the argument structure in before
+ * and out after this, the latter only when 0 is returned.
+ */
+static int
+kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
+    struct thread *td)
+{
+	struct kinst_file *kf;
+	struct kinst_version *v;
+	int error;
+
+	(void)dev;
+	(void)fflag;
+	(void)td;
+	error = devfs_get_cdevpriv((void **)&kf);
+	if (error != 0)
+		return (error);
+	switch (cmd) {
+	case KINST_IOC_VERSION:
+		v = (struct kinst_version *)data;
+		memset(v, 0, sizeof(*v));
+		v->abi_version = KINST_ABI_VERSION;
+		v->max_probes = KINST_MAX_PROBES;
+		v->ncpus = kf->ncpus;
+		v->record_size = sizeof(struct kinst_hit_record);
+		return (0);
+	case KINST_IOC_ARM:
+		if (kinst_hook_owner() != (void *)kinst_hook) {
+			printf("kinst: the #BP hook was taken over "
+			    "(DTrace loaded?): refusing to arm\n");
+			return (EBUSY);
+		}
+		return (kinst_errno(kinst_ctl_arm(&kinst_ctl, &kf->cs,
+		    (struct kinst_arm *)data)));
+	case KINST_IOC_DISARM:
+		return (kinst_errno(kinst_ctl_disarm(&kinst_ctl, &kf->cs,
+		    (struct kinst_disarm *)data)));
+	case KINST_IOC_LIST:
+		return (kinst_ioc_list(kf, (struct kinst_list *)data));
+	case KINST_IOC_STATS:
+		return (kinst_ioc_stats(kf, (struct kinst_stats *)data));
+	case KINST_IOC_TEXT:
+		return (kinst_ioc_text((struct kinst_text *)data));
+	default:
+		return (ENOTTY);
+	}
+}
+
+static struct cdevsw kinst_cdevsw = {
+	.d_version =	D_VERSION,
+	.d_name =	"kinst",
+	.d_open =	kinst_open,
+	.d_read =	kinst_read,
+	.d_ioctl =	kinst_ioctl,
+	.d_poll =	kinst_poll,
+};
+
+/*
+ * dtrace.ko's load stores its own handler in dtrace_invop_jump_addr without
+ * looking at what is there.  Nothing can stop that from here; say it loudly
+ * (every armed kinst breakpoint now reaches DTrace, which does not know it)
+ * and refuse new probes (kinst_ioctl).
+ */
+static void
+kinst_kld_load(void *arg, linker_file_t lf)
+{
+	(void)arg;
+	if (kinst_hook_owner() != (void *)kinst_hook)
+		printf("kinst: WARNING: %s took over the #BP hook; kinst "
+		    "probes will panic the kernel: close kinstctl and unload "
+		    "%s now\n", lf->filename, lf->filename);
+}
+
+static void
+kinst_teardown(void)
+{
+	if (kinst_hook_remove() != 0)
+		printf("kinst: the #BP hook is not kinst's any more; "
+		    "left as it is\n");
+	/* No CPU is still between the hook's jump and its return. */
+	kinst_os_quiesce();
+}
+
+static int
+kinst_load(void)
+{
+	struct make_dev_args mda;
+	struct kinst_engine *e;
+	void *owner;
+	int error;
+
+	owner = kinst_hook_owner();
+	if (owner != NULL) {
+		printf("kinst: the #BP hook (dtrace_invop_jump_addr) is owned "
+		    "by %p (DTrace or its kinst provider is loaded): "
+		    "kldunload dtraceall/dtrace first\n", owner);
+		return (EBUSY);
+	}
+	error = kinst_fbsd_os_init();
+	if (error != 0)
+		return (error);
+	e = malloc(sizeof(*e), M_KINST, M_WAITOK | M_ZERO);
+	kinst_engine_init(e, mp_maxid + 1, true);
+	kinst_ctl_init(&kinst_ctl, e);
+	__atomic_store_n(&kinst_engine, e, __ATOMIC_RELEASE);
+	if (kinst_hook_install() != 0) {
+		printf("kinst: the #BP hook was taken while loading\n");
+		error = EBUSY;
+		goto fail;
+	}
+	make_dev_args_init(&mda);
+	mda.mda_flags = MAKEDEV_WAITOK | MAKEDEV_CHECKNAME;
+	mda.mda_devsw = &kinst_cdevsw;
+	mda.mda_uid = UID_ROOT;
+	mda.mda_gid = GID_WHEEL;
+	mda.mda_mode = 0600;
+	error = make_dev_s(&mda, &kinst_cdev, "kinst");
+	if (error != 0) {
+		printf("kinst: cannot create /dev/kinst: %d\n", error);
+		kinst_teardown();
+		goto fail;
+	}
+	kinst_kld_load_tag = EVENTHANDLER_REGISTER(kld_load, kinst_kld_load,
+	    NULL, EVENTHANDLER_PRI_ANY);
+	printf("kinst: ABI %u.%u, %d CPUs, ring %u bytes per CPU\n",
+	    KINST_ABI_VERSION_MAJOR, KINST_ABI_VERSION_MINOR, mp_ncpus,
+	    KINST_RING_SIZE);
+	return (0);
+fail:
+	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
+	kinst_os_quiesce();
+	free(e, M_KINST);
+	kinst_fbsd_os_fini();
+	return (error);
+}
+
+static int
+kinst_unload(void)
+{
+	struct kinst_engine *e;
+
+	EVENTHANDLER_DEREGISTER(kld_load, kinst_kld_load_tag);
+	kinst_dying = true;
+	/*
+	 * destroy_dev() waits for threads in our methods (read(2) sleeps
+	 * at most KINST_POLL_TICKS and sees kinst_dying) and runs the
+	 * destructor of every file still open: all probes are disarmed and
+	 * their trampolines freed after quiescence.
+	 */
+	destroy_dev(kinst_cdev);
+	kinst_teardown();
+	e = kinst_engine;
+	if (kinst_ctl.nprobes != 0) {
+		/* Cannot happen; leak rather than free what a CPU may read. */
+		printf("kinst: %u probes left at unload; leaking the engine\n",
+		    kinst_ctl.nprobes);
+		return (0);
+	}
+	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
+	free(e, M_KINST);
+	if (kinst_fbsd_emu_faults() != 0)
+		printf("kinst: %lu emulation faults\n", kinst_fbsd_emu_faults());
+	kinst_fbsd_os_fini();
+	return (0);
+}
+
+static int
+kinst_modevent(module_t mod, int type, void *data)
+{
+	(void)mod;
+	(void)data;
+	switch (type) {
+	case MOD_LOAD:
+		return (kinst_load());
+	case MOD_QUIESCE:
+		/* Plain kldunload: not while a file (and its probes) is open. */
+		if (atomic_load_int(&kinst_nfiles) != 0) {
+			printf("kinst: /dev/kinst is open; close kinstctl "
+			    "first (or kldunload -f)\n");
+			return (EBUSY);
+		}
+		return (0);
+	case MOD_UNLOAD:
+		return (kinst_unload());
+	case MOD_SHUTDOWN:
+		return (0);
+	default:
+		return (EOPNOTSUPP);
+	}
+}
+
+static moduledata_t kinst_mod = {
+	"kinst",
+	kinst_modevent,
+	NULL
+};
+
+DECLARE_MODULE(kinst, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_ANY);
+MODULE_VERSION(kinst, 1);

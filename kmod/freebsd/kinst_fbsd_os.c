@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst for FreeBSD/amd64: the OS interface (common/kinst_os.h) and the C
+ * side of the #BP hook.
+ *
+ * Every FreeBSD interface used here is listed, with the source file it was
+ * checked against and the facts relied on, in docs/freebsd.md.  Nothing in
+ * this file decides anything the Linux shim would also have to decide; the
+ * arithmetic and the name lists live in common/kinst_freebsd.c.
+ */
+
+#include <sys/param.h>
+#include <sys/systm.h>
+#include <sys/kernel.h>
+#include <sys/eventhandler.h>
+#include <sys/linker.h>
+#include <sys/lock.h>
+#include <sys/malloc.h>
+#include <sys/mutex.h>
+#include <sys/pcpu.h>
+#include <sys/proc.h>
+#include <sys/queue.h>
+#include <sys/smp.h>
+#include <sys/sx.h>
+#include <sys/time.h>
+
+#include <vm/vm.h>
+#include <vm/vm_param.h>
+#include <vm/vm_extern.h>
+#include <vm/vm_kern.h>
+#include <vm/vm_map.h>
+#include <vm/vm_object.h>
+#include <vm/pmap.h>
+
+#include <machine/cpu.h>
+#include <machine/cpufunc.h>
+#include <machine/frame.h>
+#include <machine/md_var.h>
+
+#include "kinst_fbsd.h"
+
+/* The frame geometry common/ and kinst_hook.S assume is the kernel's. */
+#define	KINST_TF_AT(f, off)						\
+	_Static_assert(offsetof(struct trapframe, f) == (off), #f)
+KINST_TF_AT(tf_rdi, KINST_FBSD_TF_RDI);
+KINST_TF_AT(tf_rsi, KINST_FBSD_TF_RSI);
+KINST_TF_AT(tf_rdx, KINST_FBSD_TF_RDX);
+KINST_TF_AT(tf_rcx, KINST_FBSD_TF_RCX);
+KINST_TF_AT(tf_r8, KINST_FBSD_TF_R8);
+KINST_TF_AT(tf_r9, KINST_FBSD_TF_R9);
+KINST_TF_AT(tf_rax, KINST_FBSD_TF_RAX);
+KINST_TF_AT(tf_rbx, KINST_FBSD_TF_RBX);
+KINST_TF_AT(tf_rbp, KINST_FBSD_TF_RBP);
+KINST_TF_AT(tf_r10, KINST_FBSD_TF_R10);
+KINST_TF_AT(tf_r11, KINST_FBSD_TF_R11);
+KINST_TF_AT(tf_r12, KINST_FBSD_TF_R12);
+KINST_TF_AT(tf_r13, KINST_FBSD_TF_R13);
+KINST_TF_AT(tf_r14, KINST_FBSD_TF_R14);
+KINST_TF_AT(tf_r15, KINST_FBSD_TF_R15);
+KINST_TF_AT(tf_trapno, KINST_FBSD_TF_TRAPNO);
+KINST_TF_AT(tf_addr, KINST_FBSD_TF_ADDR);
+KINST_TF_AT(tf_flags, KINST_FBSD_TF_FLAGS);
+KINST_TF_AT(tf_err, KINST_FBSD_TF_ERR);
+KINST_TF_AT(tf_rip, KINST_FBSD_TF_RIP);
+KINST_TF_AT(tf_cs, KINST_FBSD_TF_CS);
+KINST_TF_AT(tf_rflags, KINST_FBSD_TF_RFLAGS);
+KINST_TF_AT(tf_rsp, KINST_FBSD_TF_RSP);
+KINST_TF_AT(tf_ss, KINST_FBSD_TF_SS);
+_Static_assert(sizeof(struct trapframe) == KINST_FBSD_TF_SIZE, "tf size");
+_Static_assert(sizeof(((struct thread *)0)->td_name) >= KINST_COMM_LEN,
+    "td_name");
+
+/* ---- trap context ---- */
+
+/*
+ * Per CPU (indexed by curcpu; kinst_fbsd_os_init() refuses mp_maxid >=
+ * KINST_MAXCPU): the interrupted %rsp of the #BP being handled (bounds
+ * kinst_os_write_stack), and hits whose emulation faulted.
+ */
+static uint64_t kinst_trap_sp[KINST_MAXCPU];
+static u_long kinst_emu_faults[KINST_MAXCPU];
+
+uint32_t
+kinst_os_cpu(void)
+{
+	return (PCPU_GET(cpuid));
+}
+
+/*
+ * sbinuptime(): the monotonic uptime, lock-free (timehands generation
+ * protocol; tc_windup() updates the timehands the readers are not using)
+ * and usable with interrupts disabled.  See docs/freebsd.md.
+ */
+uint64_t
+kinst_os_now_ns(void)
+{
+	return ((uint64_t)sbttons(sbinuptime()));
+}
+
+void
+kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
+{
+	struct thread *td;
+	int i;
+
+	td = curthread;
+	*pid = td->td_proc != NULL ? td->td_proc->p_pid : -1;
+	*tid = td->td_tid;
+	/* A byte loop: no call to a (traceable) string function. */
+	for (i = 0; i < KINST_COMM_LEN - 1 && td->td_name[i] != '\0'; i++)
+		comm[i] = td->td_name[i];
+	for (; i < KINST_COMM_LEN; i++)
+		comm[i] = '\0';
+}
+
+/*
+ * FreeBSD has no non-faulting kernel read usable with interrupts disabled
+ * outside DTrace.  The engine reads only what the traced instruction itself
+ * would read (an indirect call's or jump's memory operand, ret's return
+ * address) and the control path reads linker-file text, so an address
+ * check is all that is done: a wild pointer faults here exactly as the
+ * instruction would have faulted without kinst.  docs/freebsd.md.
+ */
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	volatile const uint8_t *s;
+	uint8_t *d;
+
+	if (len == 0)
+		return (0);
+	if (addr < VM_MIN_KERNEL_ADDRESS || addr + len < addr)
+		return (-1);
+	s = (volatile const uint8_t *)(uintptr_t)addr;
+	d = buf;
+	while (len-- > 0)
+		*d++ = *s++;
+	return (0);
+}
+
+int
+kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
+{
+	volatile uint8_t *d;
+	const uint8_t *s;
+	uint64_t sp;
+	u_int cpu;
+
+	cpu = PCPU_GET(cpuid);
+	sp = cpu < KINST_MAXCPU ? kinst_trap_sp[cpu] : 0;
+	if (sp == 0 ||
+	    !kinst_stack_write_ok(sp, addr, len, KINST_FBSD_STACK_ROOM))
+		return (-1);
+	d = (volatile uint8_t *)(uintptr_t)addr;
+	s = buf;
+	while (len-- > 0)
+		*d++ = *s++;
+	return (0);
+}
+
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	/*
+	 * Nothing to do in trap context: read(2) sleeps at most
+	 * KINST_POLL_TICKS between looks at the rings, and a callout completes
+	 * poll(2) (kinst_fbsd_dev.c).  No wakeup is ever issued from here.
+	 */
+	(void)s;
+}
+
+static void
+kinst_regs_in(const struct trapframe *tf, struct kinst_regs *r)
+{
+	r->gpr[KINST_RAX] = tf->tf_rax;
+	r->gpr[KINST_RCX] = tf->tf_rcx;
+	r->gpr[KINST_RDX] = tf->tf_rdx;
+	r->gpr[KINST_RBX] = tf->tf_rbx;
+	r->gpr[KINST_RSP] = tf->tf_rsp;
+	r->gpr[KINST_RBP] = tf->tf_rbp;
+	r->gpr[KINST_RSI] = tf->tf_rsi;
+	r->gpr[KINST_RDI] = tf->tf_rdi;
+	r->gpr[KINST_R8] = tf->tf_r8;
+	r->gpr[KINST_R9] = tf->tf_r9;
+	r->gpr[KINST_R10] = tf->tf_r10;
+	r->gpr[KINST_R11] = tf->tf_r11;
+	r->gpr[KINST_R12] = tf->tf_r12;
+	r->gpr[KINST_R13] = tf->tf_r13;
+	r->gpr[KINST_R14] = tf->tf_r14;
+	r->gpr[KINST_R15] = tf->tf_r15;
+	r->rip = tf->tf_rip - 1;	/* #BP is a trap: tf_rip is past the int3 */
+	r->rflags = tf->tf_rflags;
+	r->cs = (uint16_t)tf->tf_cs;
+	r->ss = (uint16_t)tf->tf_ss;
+	r->_pad = 0;
+}
+
+static void
+kinst_regs_out(const struct kinst_regs *r, struct trapframe *tf)
+{
+	tf->tf_rax = r->gpr[KINST_RAX];
+	tf->tf_rcx = r->gpr[KINST_RCX];
+	tf->tf_rdx = r->gpr[KINST_RDX];
+	tf->tf_rbx = r->gpr[KINST_RBX];
+	tf->tf_rsp = r->gpr[KINST_RSP];
+	tf->tf_rbp = r->gpr[KINST_RBP];
+	tf->tf_rsi = r->gpr[KINST_RSI];
+	tf->tf_rdi = r->gpr[KINST_RDI];
+	tf->tf_r8 = r->gpr[KINST_R8];
+	tf->tf_r9 = r->gpr[KINST_R9];
+	tf->tf_r10 = r->gpr[KINST_R10];
+	tf->tf_r11 = r->gpr[KINST_R11];
+	tf->tf_r12 = r->gpr[KINST_R12];
+	tf->tf_r13 = r->gpr[KINST_R13];
+	tf->tf_r14 = r->gpr[KINST_R14];
+	tf->tf_r15 = r->gpr[KINST_R15];
+	tf->tf_rip = r->rip;
+	tf->tf_rflags = r->rflags;
+	/* %cs and %ss never change. */
+}
+
+/*
+ * Called by kinst_hook with the (moved) trap frame of a kernel-mode #BP,
+ * interrupts disabled, on any CPU, possibly nested inside an NMI or inside
+ * this very function.  Returns 0: not kinst's (frame untouched, the kernel's
+ * trap() handles it); 1: the frame was rewritten, return through doreti.
+ * Takes no lock, does not sleep or allocate; everything it calls is in this
+ * module, inlined, or on kinst_fbsd_excluded[].
+ */
+int
+kinst_fbsd_trap(struct trapframe *tf)
+{
+	struct kinst_engine *e;
+	struct kinst_regs r;
+	uint64_t saved;
+	u_int cpu;
+	int res;
+
+	e = __atomic_load_n(&kinst_engine, __ATOMIC_ACQUIRE);
+	if (e == NULL || TRAPF_USERMODE(tf))
+		return (0);
+	cpu = PCPU_GET(cpuid);
+	if (cpu >= KINST_MAXCPU)
+		return (0);
+	kinst_regs_in(tf, &r);
+	saved = kinst_trap_sp[cpu];
+	kinst_trap_sp[cpu] = tf->tf_rsp;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	res = kinst_engine_hit(e, &r);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	kinst_trap_sp[cpu] = saved;
+
+	switch (res) {
+	case KINST_HIT_REDIRECT:
+	case KINST_HIT_EMULATED:
+		kinst_regs_out(&r, tf);
+		return (1);
+	case KINST_HIT_ERROR:
+		/*
+		 * Ours, but emulating it read or wrote memory it may not:
+		 * the instruction would have faulted too.  Let trap() report
+		 * the breakpoint (kdb or panic) with the frame unchanged.
+		 */
+		kinst_emu_faults[cpu]++;
+		return (0);
+	default:
+		return (0);
+	}
+}
+
+u_long
+kinst_fbsd_emu_faults(void)
+{
+	u_long n;
+	u_int i;
+
+	n = 0;
+	for (i = 0; i < KINST_MAXCPU; i++)
+		n += kinst_emu_faults[i];
+	return (n);
+}
+
+/* ---- control path ---- */
+
+static struct sx kinst_ctl_sx;
+static struct sx kinst_text_sx;
+
+void
+kinst_os_ctl_lock(void)
+{
+	sx_xlock(&kinst_ctl_sx);
+}
+
+void
+kinst_os_ctl_unlock(void)
+{
+	sx_xunlock(&kinst_ctl_sx);
+}
+
+void *
+kinst_os_alloc(size_t size)
+{
+	return (malloc(size == 0 ? 1 : size, M_KINST, M_WAITOK | M_ZERO));
+}
+
+void
+kinst_os_free(void *p, size_t size)
+{
+	(void)size;
+	free(p, M_KINST);
+}
+
+/*
+ * Linker files kinst has probes in.  A file with a reference here cannot
+ * be unloaded: the kld_unload_try handler vetoes it (EBUSY), so its text
+ * stays where the probes are.  kinst_modref_mtx is a leaf lock: taken with
+ * kld_sx held (resolve, the veto) or alone (release), never the reverse.
+ */
+struct kinst_modref {
+	LIST_ENTRY(kinst_modref) link;
+	linker_file_t	lf;
+	u_int		refs;
+	bool		self;		/* kinst's own module */
+};
+
+static LIST_HEAD(, kinst_modref) kinst_modrefs =
+    LIST_HEAD_INITIALIZER(kinst_modrefs);
+static struct mtx kinst_modref_mtx;
+static eventhandler_tag kinst_unload_try_tag;
+static vm_offset_t kinst_exc_start, kinst_exc_end;
+
+static void
+kinst_kld_unload_try(void *arg, linker_file_t lf, int *error)
+{
+	struct kinst_modref *m;
+
+	(void)arg;
+	mtx_lock(&kinst_modref_mtx);
+	LIST_FOREACH(m, &kinst_modrefs, link)
+		if (m->lf == lf && m->refs != 0) {
+			*error = EBUSY;
+			printf("kinst: %s has armed kinst probes; "
+			    "close kinstctl first\n", lf->filename);
+			break;
+		}
+	mtx_unlock(&kinst_modref_mtx);
+}
+
+/* kld_sx is held (linker_file_foreach), so lf stays while we look. */
+static struct kinst_modref *
+kinst_modref_get(linker_file_t lf, bool self)
+{
+	struct kinst_modref *m, *n;
+
+	n = malloc(sizeof(*n), M_KINST, M_WAITOK | M_ZERO);
+	mtx_lock(&kinst_modref_mtx);
+	LIST_FOREACH(m, &kinst_modrefs, link)
+		if (m->lf == lf)
+			break;
+	if (m == NULL) {
+		m = n;
+		n = NULL;
+		m->lf = lf;
+		m->self = self;
+		LIST_INSERT_HEAD(&kinst_modrefs, m, link);
+	}
+	m->refs++;
+	mtx_unlock(&kinst_modref_mtx);
+	if (n != NULL)
+		free(n, M_KINST);
+	return (m);
+}
+
+static void
+kinst_modref_put(struct kinst_modref *m)
+{
+	bool last;
+
+	mtx_lock(&kinst_modref_mtx);
+	KASSERT(m->refs > 0, ("kinst: modref underflow"));
+	last = --m->refs == 0;
+	if (last)
+		LIST_REMOVE(m, link);
+	mtx_unlock(&kinst_modref_mtx);
+	if (last)
+		free(m, M_KINST);
+}
+
+struct kinst_resolve {
+	const char	*module;
+	const char	*function;
+	bool		kernel_pass;	/* looking at the kernel, or modules */
+	bool		found;
+	linker_symval_t	sym;
+	struct kinst_func *f;
+};
+
+static int
+kinst_resolve_sym(linker_file_t lf, int symidx, linker_symval_t *sv,
+    void *arg)
+{
+	struct kinst_resolve *ra;
+
+	(void)lf;
+	(void)symidx;
+	ra = arg;
+	if (sv->name == NULL || sv->value == 0 ||
+	    strcmp(sv->name, ra->function) != 0)
+		return (0);
+	ra->sym = *sv;
+	ra->found = true;
+	return (1);		/* the first definition in the file wins */
+}
+
+static bool
+kinst_lf_contains(linker_file_t lf, vm_offset_t a)
+{
+	vm_offset_t base;
+
+	base = (vm_offset_t)lf->address;
+	return (a >= base && a - base < lf->size);
+}
+
+static int
+kinst_resolve_file(linker_file_t lf, void *arg)
+{
+	struct kinst_resolve *ra;
+	struct kinst_func *f;
+	vm_offset_t a;
+	bool kernel, self;
+
+	ra = arg;
+	kernel = kinst_fbsd_is_kernel_file(lf->filename);
+	if (kernel != ra->kernel_pass)
+		return (0);
+	if (ra->module[0] != '\0' &&
+	    !kinst_fbsd_modname_match(ra->module, lf->filename))
+		return (0);
+	ra->found = false;
+	(void)linker_file_function_listall(lf, kinst_resolve_sym, ra);
+	if (!ra->found)
+		return (0);
+	a = (vm_offset_t)ra->sym.value;
+	if (!kinst_lf_contains(lf, a) || ra->sym.size == 0 ||
+	    ra->sym.size > lf->size - (a - (vm_offset_t)lf->address)) {
+		ra->found = false;	/* not text of this file */
+		return (0);
+	}
+	self = !kernel && kinst_lf_contains(lf, (vm_offset_t)kinst_hook);
+	f = ra->f;
+	f->addr = (uint64_t)a;
+	f->size = (uint64_t)ra->sym.size;
+	strlcpy(f->module, lf->filename, sizeof(f->module));
+	f->os_ref = kinst_modref_get(lf, self);
+	return (1);
+}
+
+int
+kinst_os_func_resolve(const char *module, const char *function,
+    struct kinst_func *f)
+{
+	struct kinst_resolve ra;
+
+	memset(f, 0, sizeof(*f));
+	memset(&ra, 0, sizeof(ra));
+	ra.module = module;
+	ra.function = function;
+	ra.f = f;
+	/* "" and "kernel": the kernel first; "": then every module. */
+	ra.kernel_pass = true;
+	if (module[0] == '\0' || kinst_fbsd_modname_match(module, "kernel")) {
+		if (linker_file_foreach(kinst_resolve_file, &ra) != 0)
+			return (KINST_E_OK);
+		if (module[0] != '\0')
+			return (KINST_E_NOENT);
+	}
+	ra.kernel_pass = false;
+	if (linker_file_foreach(kinst_resolve_file, &ra) != 0)
+		return (KINST_E_OK);
+	return (KINST_E_NOENT);
+}
+
+void
+kinst_os_func_release(struct kinst_func *f)
+{
+	if (f->os_ref != NULL)
+		kinst_modref_put(f->os_ref);
+	f->os_ref = NULL;
+}
+
+int
+kinst_os_func_check(const struct kinst_func *f, const char *function)
+{
+	const struct kinst_modref *m;
+	vm_offset_t a;
+
+	m = f->os_ref;
+	if (m != NULL && m->self)
+		return (KINST_R_EXCLUDED);
+	a = (vm_offset_t)f->addr;
+	if (kinst_exc_start != 0 && a >= kinst_exc_start && a < kinst_exc_end)
+		return (KINST_R_EXCLUDED);
+	return (kinst_fbsd_func_reason(function));
+}
+
+void
+kinst_os_text_lock(void)
+{
+	sx_xlock(&kinst_text_sx);
+}
+
+void
+kinst_os_text_unlock(void)
+{
+	sx_xunlock(&kinst_text_sx);
+}
+
+/*
+ * Nothing else patches kernel text on a kernel kinst can load into: DTrace
+ * (fbt, kinst, and on 15 the SDT hot-patching), the only other patcher,
+ * needs the #BP hook kinst owns (see kinst_fbsd_dev.c on loading DTrace
+ * afterwards).  FreeBSD has no exception tables: fault recovery is
+ * pcb_onfault, refused per function.  An int3 already there is refused by
+ * the classifier.
+ */
+int
+kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
+{
+	(void)f;
+	(void)addr;
+	(void)len;
+	return (KINST_R_NONE);
+}
+
+/*
+ * One byte of kernel text: interrupts off (no preemption, no interrupt
+ * handler runs with CR0.WP clear) and write protection lifted around a
+ * single store.  Other CPUs see it after kinst_os_text_sync().
+ */
+void
+kinst_os_text_write(uint64_t addr, uint8_t byte)
+{
+	register_t rflags;
+	bool wp;
+
+	sx_assert(&kinst_text_sx, SA_XLOCKED);
+	rflags = intr_disable();
+	wp = disable_wp();
+	*(volatile uint8_t *)(uintptr_t)addr = byte;
+	restore_wp(wp);
+	intr_restore(rflags);
+}
+
+static void
+kinst_serialize(void *arg)
+{
+	u_int regs[4];
+
+	(void)arg;
+	do_cpuid(0, regs);	/* cpuid serializes the instruction stream */
+}
+
+/*
+ * Both the cross-modifying-code synchronization and the quiescence proof
+ * are one smp_rendezvous(): every other CPU takes the rendezvous IPI (only
+ * with interrupts enabled, i.e. outside any trampoline and outside the #BP
+ * handler, both of which run with IF clear), runs kinst_serialize and
+ * returns through iretq; the calling CPU runs kinst_serialize itself and is
+ * in thread context.  smp_rendezvous() returns when every CPU has finished.
+ */
+void
+kinst_os_text_sync(void)
+{
+	smp_rendezvous(smp_no_rendezvous_barrier, kinst_serialize,
+	    smp_no_rendezvous_barrier, NULL);
+}
+
+void
+kinst_os_quiesce(void)
+{
+	smp_rendezvous(smp_no_rendezvous_barrier, kinst_serialize,
+	    smp_no_rendezvous_barrier, NULL);
+}
+
+/*
+ * Trampolines: kernel_map space at or above KERNBASE (where the kernel and
+ * every module live, so any two addresses there are within 2 GiB: rel32
+ * jumps and rewritten RIP-relative displacements reach), backed by wired
+ * pages mapped read/write/execute (kmem_back with M_EXEC), then made
+ * read+execute only by kinst_os_tramp_seal().  kmem_malloc() is not used:
+ * its kernel_arena lies far below KERNBASE.
+ */
+void *
+kinst_os_tramp_alloc(size_t size, uint64_t *addr)
+{
+	vm_offset_t va;
+	uint8_t *p;
+	size_t i;
+
+	size = round_page(size);
+	va = KERNBASE;
+	if (vm_map_find(kernel_map, NULL, 0, &va, size, 0, VMFS_ANY_SPACE,
+	    VM_PROT_ALL, VM_PROT_ALL, 0) != KERN_SUCCESS)
+		return (NULL);
+	if (va < KERNBASE) {
+		(void)vm_map_remove(kernel_map, va, va + size);
+		return (NULL);
+	}
+	if (kmem_back(kernel_object, va, size, M_WAITOK | M_EXEC) !=
+	    KERN_SUCCESS) {
+		(void)vm_map_remove(kernel_map, va, va + size);
+		return (NULL);
+	}
+	p = (uint8_t *)va;
+	for (i = 0; i < size; i++)
+		p[i] = 0xcc;	/* int3 in every unused byte */
+	*addr = (uint64_t)va;
+	return (p);
+}
+
+int
+kinst_os_tramp_seal(void *mem, size_t size)
+{
+	vm_offset_t va;
+	int rv;
+
+	va = (vm_offset_t)mem;
+	size = round_page(size);
+#if __FreeBSD_version >= 1300135
+	rv = vm_map_protect(kernel_map, va, va + size,
+	    VM_PROT_READ | VM_PROT_EXECUTE, 0, VM_MAP_PROTECT_SET_PROT);
+#else
+	rv = vm_map_protect(kernel_map, va, va + size,
+	    VM_PROT_READ | VM_PROT_EXECUTE, FALSE);
+#endif
+	return (rv == KERN_SUCCESS ? 0 : -1);
+}
+
+void
+kinst_os_tramp_free(void *mem, size_t size)
+{
+	vm_offset_t va;
+
+	va = (vm_offset_t)mem;
+	size = round_page(size);
+	kmem_unback(kernel_object, va, size);
+	(void)vm_map_remove(kernel_map, va, va + size);
+}
+
+/* ---- setup ---- */
+
+int
+kinst_fbsd_os_init(void)
+{
+	if (mp_maxid >= KINST_MAXCPU) {
+		printf("kinst: mp_maxid %u: at most %u CPUs are supported\n",
+		    mp_maxid, KINST_MAXCPU);
+		return (ENXIO);
+	}
+	sx_init(&kinst_ctl_sx, "kinst ctl");
+	sx_init(&kinst_text_sx, "kinst text");
+	mtx_init(&kinst_modref_mtx, "kinst modref", NULL, MTX_DEF);
+	/* The entry code's extent, when the kernel marks it. */
+	kinst_exc_start = (vm_offset_t)linker_file_lookup_symbol(
+	    linker_kernel_file, "start_exceptions", 0);
+	kinst_exc_end = (vm_offset_t)linker_file_lookup_symbol(
+	    linker_kernel_file, "end_exceptions", 0);
+	if (kinst_exc_start == 0 || kinst_exc_end <= kinst_exc_start)
+		kinst_exc_start = kinst_exc_end = 0;
+	kinst_unload_try_tag = EVENTHANDLER_REGISTER(kld_unload_try,
+	    kinst_kld_unload_try, NULL, EVENTHANDLER_PRI_ANY);
+	return (0);
+}
+
+void
+kinst_fbsd_os_fini(void)
+{
+	EVENTHANDLER_DEREGISTER(kld_unload_try, kinst_unload_try_tag);
+	mtx_destroy(&kinst_modref_mtx);
+	sx_destroy(&kinst_text_sx);
+	sx_destroy(&kinst_ctl_sx);
+}
