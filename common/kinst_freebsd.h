@@ -40,7 +40,8 @@
 #define	KINST_FBSD_TF_ADDR	0x80
 #define	KINST_FBSD_TF_FLAGS	0x88	/* uint32_t, then tf_es, tf_ds (uint16_t) */
 #define	KINST_FBSD_TF_ERR	0x90
-#define	KINST_FBSD_TF_RIP	0x98	/* lowest word the CPU pushed (#BP has no error code) */
+/* From tf_rip up: what the CPU pushed (#BP pushes no error code). */
+#define	KINST_FBSD_TF_RIP	0x98
 #define	KINST_FBSD_TF_CS	0xa0
 #define	KINST_FBSD_TF_RFLAGS	0xa8
 #define	KINST_FBSD_TF_RSP	0xb0
