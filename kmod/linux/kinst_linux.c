@@ -28,6 +28,7 @@
 #include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/ioctl.h>
+#include <linux/list.h>
 #include <linux/kprobes.h>
 
 #include "kinst_linux.h"
@@ -42,8 +43,13 @@ MODULE_PARM_DESC(ring_size,
 struct kinst_engine *kinst_engine;
 static struct kinst_ctl kinst_ctl;
 
+/* Open files, for the unload path's sweep (see kinst_exit). */
+static LIST_HEAD(kinst_files);
+static DEFINE_MUTEX(kinst_files_lock);
+
 struct kinst_file {
 	struct kinst_csession cs;
+	struct list_head link;		/* kinst_files */
 	struct kinst_ring *rings;
 	uint64_t	*hits;
 	void		**bufs;		/* ring memory, per CPU */
@@ -153,6 +159,9 @@ kinst_open(struct inode *ip, struct file *fp)
 	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
 	kf->cs.s.os_priv = kf;
 	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
+	mutex_lock(&kinst_files_lock);
+	list_add(&kf->link, &kinst_files);
+	mutex_unlock(&kinst_files_lock);
 	fp->private_data = kf;
 	return (nonseekable_open(ip, fp));
 nomem:
@@ -168,6 +177,9 @@ kinst_release(struct inode *ip, struct file *fp)
 	/* Disarm, restore, quiesce, free trampolines: no producer is left. */
 	kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
 	irq_work_sync(&kf->work);
+	mutex_lock(&kinst_files_lock);
+	list_del(&kf->link);
+	mutex_unlock(&kinst_files_lock);
 	kinst_file_free(kf);
 	return (0);
 }
@@ -459,16 +471,29 @@ fail:
 static void __exit
 kinst_exit(void)
 {
+	struct kinst_file *kf;
+
 	misc_deregister(&kinst_misc);
-	kinst_linux_hook_fini();
 	/*
-	 * No file is open (each holds a module reference), so no probe is
-	 * armed: every release() restored its bytes and freed its
-	 * trampolines after quiescence.  Should that ever not hold, leak the
-	 * engine rather than free a table a CPU may read.
+	 * Every open file holds a module reference, so normally no file is
+	 * open here and no probe is armed: each release() restored its bytes
+	 * and freed its trampolines after quiescence.  Only a forced unload
+	 * (rmmod -f, CONFIG_MODULE_FORCE_UNLOAD) gets here with files open;
+	 * it is unsupported (those files then point at unloaded code), but
+	 * even then restore every byte and free trampolines only after
+	 * quiescence, while the trap hook is still registered, so that no
+	 * CPU is left with a kinst int3 nobody claims.
 	 */
+	mutex_lock(&kinst_files_lock);
+	list_for_each_entry(kf, &kinst_files, link) {
+		pr_warn("kinst: forced unload with a file open: disarming\n");
+		kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+		irq_work_sync(&kf->work);
+	}
+	mutex_unlock(&kinst_files_lock);
+	kinst_linux_hook_fini();
 	if (WARN_ON(kinst_ctl.nprobes != 0))
-		return;
+		return;		/* leak rather than free what a CPU may read */
 	kinst_os_quiesce();
 	vfree(kinst_engine);
 	if (kinst_linux_emu_faults() != 0)

@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of common/kinst_control.c, the OS-independent control path both
+ * kernel shims use, against a fake OS: "kernel text" is an array here, the
+ * text writes, synchronizations, quiescence and trampoline operations are
+ * logged, and each test checks the order the design requires:
+ *
+ *   arm:    seal trampolines < insert in table < int3 written < text sync
+ *   disarm: original byte written < text sync < removal from table <
+ *           quiesce < trampoline freed / module reference dropped
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atf-c.h>
+
+#include "kinst_control.h"
+#include "kinst_os.h"
+
+/* ---- the fake kernel ---- */
+
+/*
+ * Functions in fake text: f_small (5 instructions), f_big (9000 one-byte
+ * nops: more than KINST_MAX_PROBES), f_excluded, f_fixup (second insn has a
+ * "fixup").
+ */
+#define	TEXT_BASE	0xffffffff81000000ull
+static uint8_t text[16384];
+
+static const uint8_t small_code[] = {
+	0x55,				/* push %rbp */
+	0x48, 0x89, 0xe5,		/* mov %rsp,%rbp */
+	0x48, 0x8b, 0x47, 0x08,		/* mov 0x8(%rdi),%rax */
+	0x5d,				/* pop %rbp */
+	0xc3,				/* ret */
+};
+#define	SMALL_OFF	0
+#define	SMALL_SIZE	sizeof(small_code)
+#define	EXCL_OFF	64
+#define	FIXUP_OFF	128
+#define	BIG_OFF		256
+#define	BIG_SIZE	9000
+
+struct fn {
+	const char *name;
+	uint32_t off, size;
+};
+static const struct fn fns[] = {
+	{ "f_small", SMALL_OFF, SMALL_SIZE },
+	{ "f_excluded", EXCL_OFF, SMALL_SIZE },
+	{ "f_fixup", FIXUP_OFF, SMALL_SIZE },
+	{ "f_big", BIG_OFF, BIG_SIZE },
+};
+
+static struct kinst_engine *engine;
+static struct kinst_ctl ctl;
+static int ctl_locked, text_locked;
+static long nalloc, nrefs, ntramps;
+static char log_buf[1 << 16];
+static size_t log_len;
+static uint64_t fixup_addr;
+
+static void
+tlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_len += vsnprintf(log_buf + log_len, sizeof(log_buf) - log_len,
+	    fmt, ap);
+	va_end(ap);
+	if (log_len >= sizeof(log_buf))
+		log_len = sizeof(log_buf) - 1;
+}
+
+static void
+fake_reset(void)
+{
+	size_t i;
+
+	memset(text, 0xcc, sizeof(text));
+	memcpy(text + SMALL_OFF, small_code, SMALL_SIZE);
+	memcpy(text + EXCL_OFF, small_code, SMALL_SIZE);
+	memcpy(text + FIXUP_OFF, small_code, SMALL_SIZE);
+	for (i = 0; i < BIG_SIZE; i++)
+		text[BIG_OFF + i] = 0x90;
+	fixup_addr = TEXT_BASE + FIXUP_OFF + 1;
+	free(engine);
+	engine = calloc(1, sizeof(*engine));
+	ATF_REQUIRE(engine != NULL);
+	kinst_engine_init(engine, 2, true);
+	kinst_ctl_init(&ctl, engine);
+	ctl_locked = text_locked = 0;
+	nalloc = nrefs = ntramps = 0;
+	log_len = 0;
+	log_buf[0] = '\0';
+}
+
+/* Trap-context hooks: not exercised here. */
+uint32_t kinst_os_cpu(void) { return (0); }
+uint64_t kinst_os_now_ns(void) { return (0); }
+void
+kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
+{
+	*pid = *tid = 1;
+	memset(comm, 0, KINST_COMM_LEN);
+}
+void kinst_os_wake_deferred(struct kinst_session *s) { (void)s; }
+int
+kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
+{
+	(void)addr; (void)buf; (void)len;
+	return (-1);
+}
+
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	if (addr < TEXT_BASE || addr + len > TEXT_BASE + sizeof(text))
+		return (-1);
+	memcpy(buf, text + (addr - TEXT_BASE), len);
+	return (0);
+}
+
+void kinst_os_ctl_lock(void) { ATF_REQUIRE(!ctl_locked); ctl_locked = 1; }
+void kinst_os_ctl_unlock(void) { ATF_REQUIRE(ctl_locked); ctl_locked = 0; }
+
+void
+kinst_os_text_lock(void)
+{
+	ATF_REQUIRE(ctl_locked && !text_locked);
+	text_locked = 1;
+}
+
+void
+kinst_os_text_unlock(void)
+{
+	ATF_REQUIRE(text_locked);
+	text_locked = 0;
+}
+
+void *
+kinst_os_alloc(size_t size)
+{
+	ATF_REQUIRE(ctl_locked);
+	nalloc++;
+	return (calloc(1, size == 0 ? 1 : size));
+}
+
+void
+kinst_os_free(void *p, size_t size)
+{
+	(void)size;
+	if (p != NULL)
+		nalloc--;
+	free(p);
+}
+
+int
+kinst_os_func_resolve(const char *module, const char *function,
+    struct kinst_func *f)
+{
+	size_t i;
+
+	ATF_REQUIRE(ctl_locked);
+	memset(f, 0, sizeof(*f));
+	if (module[0] != '\0' && strcmp(module, "kernel") != 0)
+		return (KINST_E_NOENT);
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (strcmp(fns[i].name, function) == 0) {
+			f->addr = TEXT_BASE + fns[i].off;
+			f->size = fns[i].size;
+			strcpy(f->module, "kernel");
+			f->os_ref = (void *)1;
+			nrefs++;
+			return (KINST_E_OK);
+		}
+	return (KINST_E_NOENT);
+}
+
+void
+kinst_os_func_release(struct kinst_func *f)
+{
+	if (f->os_ref != NULL)
+		nrefs--;
+	f->os_ref = NULL;
+}
+
+int
+kinst_os_func_check(const struct kinst_func *f, const char *function)
+{
+	static const char *const excl[] = { "f_excl*" };
+
+	(void)f;
+	return (kinst_name_listed(function, excl, 1) ? KINST_R_EXCLUDED :
+	    KINST_R_NONE);
+}
+
+int
+kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
+{
+	(void)f; (void)len;
+	ATF_REQUIRE(text_locked);
+	return (addr == fixup_addr ? KINST_R_FIXUP : KINST_R_NONE);
+}
+
+void
+kinst_os_text_write(uint64_t addr, uint8_t byte)
+{
+	struct kinst_probe *p;
+
+	ATF_REQUIRE(text_locked);
+	ATF_REQUIRE(addr >= TEXT_BASE && addr < TEXT_BASE + sizeof(text));
+	p = kinst_ptable_lookup(&engine->table, addr);
+	/* The probe is in the table whenever its int3 is written or removed. */
+	ATF_REQUIRE_MSG(p != NULL && p->addr == addr,
+	    "text write at %#llx without a table entry",
+	    (unsigned long long)addr);
+	if (byte == 0xcc)
+		ATF_REQUIRE(text[addr - TEXT_BASE] != 0xcc);
+	else
+		ATF_REQUIRE(text[addr - TEXT_BASE] == 0xcc);
+	text[addr - TEXT_BASE] = byte;
+	tlog("W%02x ", byte);
+}
+
+void
+kinst_os_text_sync(void)
+{
+	ATF_REQUIRE(text_locked);
+	tlog("S ");
+}
+
+void
+kinst_os_quiesce(void)
+{
+	tlog("Q ");
+}
+
+struct tramp {
+	uint64_t magic;
+	int sealed;
+	size_t size;
+	uint8_t mem[];
+};
+
+void *
+kinst_os_tramp_alloc(size_t size, uint64_t *addr)
+{
+	struct tramp *t;
+
+	t = calloc(1, sizeof(*t) + size);
+	ATF_REQUIRE(t != NULL);
+	t->magic = 0x7472616d70ull;
+	t->size = size;
+	ntramps++;
+	/* Pretend it sits near the text, as the kernel's module area does. */
+	*addr = TEXT_BASE + 0x1000000 + (uint64_t)ntramps * 0x100000;
+	tlog("A ");
+	return (t->mem);
+}
+
+static struct tramp *
+tramp_of(void *mem)
+{
+	return ((struct tramp *)((uint8_t *)mem - offsetof(struct tramp, mem)));
+}
+
+int
+kinst_os_tramp_seal(void *mem, size_t size)
+{
+	struct tramp *t = tramp_of(mem);
+
+	ATF_REQUIRE(t->magic == 0x7472616d70ull && t->size == size);
+	ATF_REQUIRE(!t->sealed);
+	t->sealed = 1;
+	tlog("R ");
+	return (0);
+}
+
+void
+kinst_os_tramp_free(void *mem, size_t size)
+{
+	struct tramp *t = tramp_of(mem);
+
+	ATF_REQUIRE(t->magic == 0x7472616d70ull && t->size == size);
+	t->magic = 0;
+	ntramps--;
+	tlog("F ");
+	free(t);
+}
+
+/* ---- helpers ---- */
+
+struct sess {
+	struct kinst_csession cs;
+	struct kinst_ring rings[2];
+	uint64_t hits[2];
+	uint8_t buf[2][4096];
+};
+
+static void
+sess_init(struct sess *s)
+{
+	memset(s, 0, sizeof(*s));
+	ATF_REQUIRE(kinst_ring_init(&s->rings[0], s->buf[0], 4096) == 0);
+	ATF_REQUIRE(kinst_ring_init(&s->rings[1], s->buf[1], 4096) == 0);
+	kinst_session_init(&s->cs.s, s->rings, s->hits, 2);
+	kinst_ctl_session_init(&ctl, &s->cs);
+}
+
+static int
+arm(struct sess *s, const char *fn, uint32_t off, uint32_t flags,
+    struct kinst_arm *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->function, sizeof(a->function), "%s", fn);
+	a->offset = off;
+	a->flags = flags;
+	return (kinst_ctl_arm(&ctl, &s->cs, a));
+}
+
+static void
+check_text_clean(void)
+{
+	ATF_CHECK(memcmp(text + SMALL_OFF, small_code, SMALL_SIZE) == 0);
+	ATF_CHECK(memcmp(text + FIXUP_OFF, small_code, SMALL_SIZE) == 0);
+	ATF_CHECK(engine->table.count == 0);
+	ATF_CHECK_EQ(ctl.nprobes, 0);
+}
+
+static void
+check_no_leaks(void)
+{
+	ATF_CHECK_EQ(nalloc, 0);
+	ATF_CHECK_EQ(nrefs, 0);
+	ATF_CHECK_EQ(ntramps, 0);
+	ATF_CHECK(!ctl_locked && !text_locked);
+}
+
+/* ---- tests ---- */
+
+ATF_TC_WITHOUT_HEAD(arm_one_disarm_order);
+ATF_TC_BODY(arm_one_disarm_order, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct kinst_probe *p;
+
+	fake_reset();
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 4, 0, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.narmed, 1);
+	ATF_CHECK(a.probe_id != 0 && a.probe_id != KINST_ALL_PROBES);
+	ATF_CHECK_EQ(a.addr, TEXT_BASE + 4);
+	ATF_CHECK_EQ(a.insn_len, 4);
+	ATF_CHECK(memcmp(a.insn, small_code + 4, 4) == 0);
+	ATF_CHECK_EQ(text[4], 0xcc);
+	ATF_CHECK_STREQ(log_buf, "A R Wcc S ");
+	p = kinst_ptable_lookup(&engine->table, TEXT_BASE + 4);
+	ATF_REQUIRE(p != NULL);
+	ATF_CHECK(p->session == &s.cs.s);
+	ATF_CHECK_EQ(nrefs, 1);
+
+	log_len = 0;
+	d.probe_id = a.probe_id;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
+	ATF_CHECK_EQ(d.ndisarmed, 1);
+	/* byte back, sync (probe still in table: checked in text_write), quiesce, free */
+	ATF_CHECK_STREQ(log_buf, "W48 S Q F ");
+	check_text_clean();
+	ATF_CHECK_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_NOENT);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_no_leaks();
+}
+
+ATF_TC_WITHOUT_HEAD(boundaries_never_trusted);
+ATF_TC_BODY(boundaries_never_trusted, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	uint32_t off;
+
+	fake_reset();
+	sess_init(&s);
+	for (off = 0; off < SMALL_SIZE + 3; off++) {
+		int r = arm(&s, "f_small", off, 0, &a);
+
+		if (off == 0 || off == 1 || off == 4 || off == 8 || off == 9)
+			ATF_CHECK_EQ_MSG(r, KINST_E_OK, "off %u", off);
+		else
+			ATF_CHECK_EQ_MSG(r, KINST_E_INVAL, "off %u: %d", off, r);
+	}
+	ATF_CHECK_EQ(ctl.nprobes, 5);
+	ATF_CHECK_EQ(arm(&s, "f_small", UINT32_MAX, 0, &a), KINST_E_INVAL);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
+ATF_TC_WITHOUT_HEAD(bad_requests);
+ATF_TC_BODY(bad_requests, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	int r;
+
+	fake_reset();
+	sess_init(&s);
+	memset(&a, 'x', sizeof(a));
+	ATF_CHECK_EQ(kinst_ctl_arm(&ctl, &s.cs, &a), KINST_E_INVAL);
+	ATF_CHECK_EQ(arm(&s, "", 0, 0, &a), KINST_E_INVAL);
+	ATF_CHECK_EQ(arm(&s, "f_small", 0, 0x80, &a), KINST_E_INVAL);
+	ATF_CHECK_EQ(arm(&s, "nope", 0, 0, &a), KINST_E_NOENT);
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "somemod");
+	strcpy(a.function, "f_small");
+	ATF_CHECK_EQ(kinst_ctl_arm(&ctl, &s.cs, &a), KINST_E_NOENT);
+	r = arm(&s, "f_excluded", 0, KINST_ARM_ALL, &a);
+	ATF_CHECK_EQ(r, KINST_E_REFUSED);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_EXCLUDED);
+	r = arm(&s, "f_fixup", 1, 0, &a);
+	ATF_CHECK_EQ(r, KINST_E_REFUSED);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_FIXUP);
+	/* The last byte is ret; the int3 padding after it is not in f_small. */
+	ATF_CHECK_EQ(arm(&s, "f_small", 9, 0, &a), KINST_E_OK);
+	ATF_CHECK_EQ(arm(&s, "f_small", 9, 0, &a), KINST_E_EXIST);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
+ATF_TC_WITHOUT_HEAD(arm_all_and_refusals);
+ATF_TC_BODY(arm_all_and_refusals, tc)
+{
+	struct sess s, s2;
+	struct kinst_arm a;
+	struct kinst_probe_info pi[8];
+	struct kinst_text t;
+	uint8_t buf[64];
+	uint32_t n;
+
+	fake_reset();
+	sess_init(&s);
+	sess_init(&s2);
+	/* Another session owns offset 1 already. */
+	ATF_REQUIRE_EQ(arm(&s2, "f_fixup", 4, 0, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm(&s, "f_fixup", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.narmed, 3);	/* 0, 8, 9 */
+	ATF_CHECK_EQ(a.nrefused, 2);	/* 1: fixup, 4: already armed */
+	ATF_CHECK_EQ(text[FIXUP_OFF + 0], 0xcc);
+	ATF_CHECK_EQ(text[FIXUP_OFF + 1], 0x48);
+	ATF_CHECK_EQ(text[FIXUP_OFF + 4], 0xcc);
+	ATF_CHECK_EQ(text[FIXUP_OFF + 8], 0xcc);
+
+	n = kinst_ctl_list(&ctl, &s.cs, pi, 8);
+	ATF_CHECK_EQ(n, 3);
+	ATF_CHECK_STREQ(pi[0].function, "f_fixup");
+	ATF_CHECK_STREQ(pi[0].module, "kernel");
+	ATF_CHECK_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 1), 3);
+
+	/* TEXT hides every kinst int3, of any session. */
+	memset(&t, 0, sizeof(t));
+	strcpy(t.function, "f_fixup");
+	ATF_REQUIRE_EQ(kinst_ctl_text(&ctl, &t, buf, sizeof(buf)), KINST_E_OK);
+	ATF_CHECK_EQ(t.size, SMALL_SIZE);
+	ATF_CHECK(memcmp(buf, small_code, SMALL_SIZE) == 0);
+
+	/* Closing one session leaves the other's probe alone. */
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	ATF_CHECK_EQ(text[FIXUP_OFF + 0], 0x55);
+	ATF_CHECK_EQ(text[FIXUP_OFF + 4], 0xcc);
+	ATF_CHECK_EQ(ctl.nprobes, 1);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
+ATF_TC_WITHOUT_HEAD(probe_limit);
+ATF_TC_BODY(probe_limit, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	struct kinst_stats st;
+	struct kinst_cpu_stats cs[2];
+
+	fake_reset();
+	sess_init(&s);
+	ATF_CHECK_EQ(arm(&s, "f_big", 0, KINST_ARM_ALL, &a), KINST_E_NOSPC);
+	ATF_CHECK_EQ(text[BIG_OFF], 0x90);
+	ATF_CHECK_EQ(ctl.nprobes, 0);
+	ATF_CHECK_EQ(arm(&s, "f_small", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.narmed, 5);
+	memset(&st, 0, sizeof(st));
+	kinst_ctl_stats(&ctl, &s.cs, cs, 2, &st);
+	ATF_CHECK_EQ(st.ncpus, 2);
+	ATF_CHECK_EQ(st.nprobes, 5);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
+ATF_TC_WITHOUT_HEAD(disarm_one_of_group);
+ATF_TC_BODY(disarm_one_of_group, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+
+	fake_reset();
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(a.narmed, 5);
+	log_len = 0;
+	d.probe_id = a.probe_id + 2;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
+	/* The group's trampoline block stays while other probes use it. */
+	ATF_CHECK_STREQ(log_buf, "W48 S Q ");
+	ATF_CHECK_EQ(ntramps, 1);
+	log_len = 0;
+	d.probe_id = KINST_ALL_PROBES;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
+	ATF_CHECK_EQ(d.ndisarmed, 4);
+	ATF_CHECK_STREQ(log_buf, "W55 W48 W5d Wc3 S Q F ");
+	check_text_clean();
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_no_leaks();
+}
+
+ATF_TC_WITHOUT_HEAD(name_list);
+ATF_TC_BODY(name_list, tc)
+{
+	static const char *const l[] = { "do_int3", "irq_work_*", "x" };
+
+	ATF_CHECK(kinst_name_listed("do_int3", l, 3));
+	ATF_CHECK(kinst_name_listed("do_int3.cold", l, 3));
+	ATF_CHECK(kinst_name_listed("do_int3.isra.0", l, 3));
+	ATF_CHECK(!kinst_name_listed("do_int3x", l, 3));
+	ATF_CHECK(!kinst_name_listed("do_int", l, 3));
+	ATF_CHECK(kinst_name_listed("irq_work_queue", l, 3));
+	ATF_CHECK(kinst_name_listed("irq_work_", l, 3));
+	ATF_CHECK(!kinst_name_listed("irq_wor", l, 3));
+	ATF_CHECK(kinst_name_listed("x", l, 3));
+	ATF_CHECK(!kinst_name_listed("", l, 3));
+	ATF_CHECK(!kinst_name_listed("y", l, 3));
+	ATF_CHECK(kinst_str_ok("ab", 3));
+	ATF_CHECK(!kinst_str_ok("abc", 3));
+	ATF_CHECK_STREQ(kinst_ctl_err_name(KINST_E_REFUSED), "EOPNOTSUPP");
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
+	ATF_TP_ADD_TC(tp, boundaries_never_trusted);
+	ATF_TP_ADD_TC(tp, bad_requests);
+	ATF_TP_ADD_TC(tp, arm_all_and_refusals);
+	ATF_TP_ADD_TC(tp, probe_limit);
+	ATF_TP_ADD_TC(tp, disarm_one_of_group);
+	ATF_TP_ADD_TC(tp, name_list);
+	return (atf_no_error());
+}

@@ -1,0 +1,68 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# kinst.ko in Debian's kernel under QEMU, driven through /dev/kinst by
+# kinst_devtest (tests/kmod/kinst_devtest.c) and the scripts in
+# tests/kmod/guest/.  run-in-guest fails a run whose kernel log shows BUG,
+# WARNING, Oops, general protection or RCU stall lines.
+
+KINST_DEFAULT_SRCDIR="@KINST_SRCDIR@"
+KINST_DEFAULT_BUILDDIR="@KINST_BUILDDIR@"
+KINST_DEFAULT_CACHE="@KINST_CACHE_DEFAULT@"
+. "$KINST_DEFAULT_SRCDIR/tests/lib/vm.sh"
+
+kmod_run() {
+	vm_setup
+	vm_require_guest
+	[ -f "$top/kmod/linux/kinst.ko" ] ||
+	    atf_skip "SKIPPED: kmod/linux/kinst.ko is not built (make -C kmod/linux): the module tests cannot run"
+	devtest=$KINST_BUILD/tests/kmod/kinst_devtest
+	[ -x "$devtest" ] || atf_fail "$devtest is missing"
+	script=$1
+	shift
+	vm_run --require-module -f "$devtest" "$@" \
+	    "$top/tests/kmod/guest/$script"
+	if [ "$vm_status" != 0 ]; then
+		vm_show_logs
+		atf_fail "guest script $script failed (exit $vm_status): $(grep -h '^FAIL' vm.out | head -n 3 | tr '\n' ' ')"
+	fi
+}
+
+atf_test_case ioctl_fuzz
+ioctl_fuzz_head() {
+	atf_set descr "malformed ioctl structures (random and boundary), bad requests: errnos, no oops"
+	atf_set timeout 400
+}
+ioctl_fuzz_body() {
+	kmod_run fuzz.sh -t 300
+	vm_expect_out '^fuzz: [0-9]+ iterations, 0 failures'
+	vm_expect_out '^refuse: 0 failures'
+}
+
+atf_test_case arm_hit_read_disarm
+arm_hit_read_disarm_head() {
+	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores"
+	atf_set timeout 400
+}
+arm_hit_read_disarm_body() {
+	kmod_run cycle.sh -t 300
+	vm_expect_out '^hits [0-9]+ delivered [0-9]+ dropped 0 ours 1000$'
+	vm_expect_out '^cycle: 0 failures'
+}
+
+atf_test_case kill9_restores_text
+kill9_restores_text_head() {
+	atf_set descr "whole busy functions armed, holders killed with SIGKILL under load: text restored, rmmod refused then clean"
+	atf_set timeout 600
+}
+kill9_restores_text_body() {
+	kmod_run kill9.sh -t 480
+	vm_expect_out '^rmmod refused while armed'
+	vm_expect_out '^rmmod ok'
+}
+
+atf_init_test_cases() {
+	atf_add_test_case ioctl_fuzz
+	atf_add_test_case arm_hit_read_disarm
+	atf_add_test_case kill9_restores_text
+}
