@@ -103,6 +103,7 @@ ATF_TC_BODY(ground_truth, tc)
 	kh_check_ground_truth(kh_corpus_o2, &st);
 	kh_check_ground_truth(kh_corpus_o2np, &st);
 	kh_check_ground_truth(kh_corpus_avx, &st);
+	kh_print_env();
 	kh_print_stats("ground_truth", &st);
 	ATF_CHECK_EQ(st.harness_errors, 0);
 	ATF_CHECK_EQ(st.divergences, 0);

@@ -846,8 +846,13 @@ kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st)
 		    fn->name, (uintmax_t)kh_cur.size, kh_cur.nb, nreached,
 		    (uintmax_t)steps);
 	}
+}
+
+void
+kh_print_env(void)
+{
 	printf("trampolines at %p, text at %p; single-step traps folded into "
-	    "the first of a repeated string instruction: %ju\n",
+	    "the first of a repeated string instruction so far: %ju\n",
 	    (void *)kh_tramp_rx, (void *)kh_invoke, (uintmax_t)kh_folded);
 }
 

@@ -39,6 +39,7 @@ void	kh_check_table(const struct kh_fn *tab, bool whole, struct kh_stats *st);
 
 /* Ground truth only: single-step run == untraced run, boundaries agree. */
 void	kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st);
+void	kh_print_env(void);	/* trampoline/text addresses, folded traps */
 
 /*
  * Harness self-test: make the SIGTRAP handler corrupt what the engine hands
