@@ -67,14 +67,21 @@ _Static_assert(KINST_MAX_PROBES <= KINST_PTABLE_SLOTS / 2,
  * take the top bits.  Consecutive instruction addresses of one function,
  * the common case, land far apart.
  */
-uint32_t
-kinst_ptable_home(uint64_t addr)
+static inline __attribute__((__always_inline__)) uint32_t
+kinst_ptable_hash(uint64_t addr)
 {
 	uint64_t x;
 
 	x = addr ^ (addr >> 32);
 	x *= 0x9e3779b97f4a7c15ull;
 	return ((uint32_t)(x >> (64 - KINST_PT_BITS)));
+}
+
+uint32_t
+kinst_ptable_home(uint64_t addr)
+{
+
+	return (kinst_ptable_hash(addr));
 }
 
 void
@@ -94,7 +101,7 @@ kinst_ptable_lookup(const struct kinst_ptable *t, uint64_t addr)
 	struct kinst_probe *p;
 	uint32_t i, n;
 
-	i = kinst_ptable_home(addr);
+	i = kinst_ptable_hash(addr);	/* inlined: no call on the trap path */
 	for (n = 0; n < KINST_PTABLE_SLOTS; n++) {
 		/* Pairs with the release store that published the probe. */
 		p = KINST_LOAD_ACQUIRE(&t->slots[i]);
@@ -121,7 +128,7 @@ kinst_ptable_insert(struct kinst_ptable *t, struct kinst_probe *p)
 	 */
 	have_dest = false;
 	dest = 0;
-	i = kinst_ptable_home(p->addr);
+	i = kinst_ptable_hash(p->addr);
 	for (n = 0; n < KINST_PTABLE_SLOTS; n++) {
 		q = t->slots[i];		/* only we write slots */
 		if (q == NULL) {
@@ -191,7 +198,7 @@ kinst_ptable_sweep(struct kinst_ptable *t, uint32_t j)
 				t->tombstones--;
 			}
 		} else {
-			dh = (kinst_ptable_home(q->addr) - s) & KINST_PT_MASK;
+			dh = (kinst_ptable_hash(q->addr) - s) & KINST_PT_MASK;
 			if (dh < minhome)
 				minhome = dh;
 		}
@@ -204,7 +211,7 @@ kinst_ptable_remove(struct kinst_ptable *t, struct kinst_probe *p)
 	struct kinst_probe *q;
 	uint32_t i, n;
 
-	i = kinst_ptable_home(p->addr);
+	i = kinst_ptable_hash(p->addr);
 	for (n = 0; n < KINST_PTABLE_SLOTS; n++) {
 		q = t->slots[i];
 		if (q == NULL)
