@@ -146,14 +146,15 @@ kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len)
 	if (len > room) {
 		struct kinst_rec_hdr pad;
 
-		pad.size = (uint32_t)room;	/* >= 8: off and size are 8-aligned */
+		/* room >= 8: off and size are multiples of 8. */
+		pad.size = (uint32_t)room;
 		pad.type = KINST_REC_PAD;
 		pad.flags = 0;
 		kinst_ring_copy(r->buf + off, &pad, sizeof(pad));
 		off = 0;
 	}
 	kinst_ring_copy(r->buf + off, rec, len);
-	/* Publish the bytes above: pairs with the consumer's acquire of head. */
+	/* Publish the bytes above: pairs with the consumer's acquire. */
 	KINST_STORE_RELEASE(&r->head, head + need);
 	KINST_STORE_RELAXED(&r->written, KINST_LOAD_RELAXED(&r->written) + 1);
 	return (0);
@@ -182,7 +183,8 @@ kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
 		 * trust it: discard everything published and stop rather
 		 * than copy garbage or loop.
 		 */
-		if (h.size < sizeof(h) || (h.size & (KINST_REC_ALIGN - 1)) != 0 ||
+		if (h.size < sizeof(h) ||
+		    (h.size & (KINST_REC_ALIGN - 1)) != 0 ||
 		    h.size > r->size - off || h.size > head - tail) {
 			tail = head;
 			break;
