@@ -132,7 +132,8 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	 */
 	depth = ++e->depth[cpu];
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (depth != 1) {
+	if (depth != 1 || !kinst_ring_room(ring, sizeof(rec))) {
+		/* Nested, or the reader fell behind: drop without the work. */
 		kinst_ring_count_drop(ring);
 	} else {
 		rec.hdr.size = sizeof(rec);
@@ -145,6 +146,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 		rec.pid = pid;
 		rec.tid = tid;
 		rec.regs = *regs;
+		rec.regs._pad = 0;	/* never leak the caller's stack */
 		if (kinst_ring_put(ring, &rec, sizeof(rec)) == 0)
 			kinst_os_wake_deferred(s);
 	}

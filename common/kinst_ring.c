@@ -163,6 +163,20 @@ drop:
 	return (-1);
 }
 
+bool
+kinst_ring_room(const struct kinst_ring *r, uint32_t len)
+{
+	uint64_t head, tail, room, need;
+
+	if (len > r->size)
+		return (false);
+	head = KINST_LOAD_RELAXED(&r->head);
+	tail = KINST_LOAD_ACQUIRE(&r->tail);
+	room = r->size - (head & r->mask);
+	need = len <= room ? len : room + len;
+	return (head - tail + need <= r->size);
+}
+
 size_t
 kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
 {

@@ -35,6 +35,13 @@ int	kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size);
  */
 int	kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len);
 
+/*
+ * Producer: would a record of len bytes fit now?  Lets the producer skip
+ * building a record that kinst_ring_put() would drop (it still must call
+ * kinst_ring_count_drop() to account for it).
+ */
+bool	kinst_ring_room(const struct kinst_ring *r, uint32_t len);
+
 /* Producer: count a record dropped for another reason (nested hit). */
 void	kinst_ring_count_drop(struct kinst_ring *r);
 

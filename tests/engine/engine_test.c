@@ -793,8 +793,39 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	(void)test_mem;
 }
 
+ATF_TC_WITHOUT_HEAD(hit_ring_full);
+ATF_TC_BODY(hit_ring_full, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	static uint8_t small[512] __attribute__((aligned(8)));
+	struct kinst_probe p;
+	struct kinst_regs r;
+	struct kinst_hit_record rec;
+	int i;
+
+	setup_engine(true);
+	ATF_REQUIRE_EQ(kinst_ring_init(&rings[0], small, sizeof(small)), 0);
+	arm(&p, mov, 3, 0x400000, 0x500000, 1);
+	for (i = 0; i < 5; i++) {
+		regs_init(&r, 0x400000);
+		r._pad = 0xdeadbeef;
+		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	}
+	/* 512 bytes hold two records: the rest are dropped, and counted. */
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 2);
+	ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 3);
+	ATF_CHECK_EQ(shits[0], 5);
+	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], &rec, sizeof(rec)), sizeof(rec));
+	ATF_CHECK_EQ(rec.regs._pad, 0);		/* nothing of the caller leaks */
+	/* Room again: the next hit is delivered. */
+	regs_init(&r, 0x400000);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 3);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, hit_ring_full);
 	ATF_TP_ADD_TC(tp, classify_table);
 	ATF_TP_ADD_TC(tp, classify_undecodable);
 	ATF_TP_ADD_TC(tp, sti_shadow);
