@@ -7,6 +7,7 @@
 
 #include "kinst_classify.h"
 #include "kinst_control.h"
+#include "kinst_engine.h"
 #include "kinst_freebsd.h"
 
 uint64_t
@@ -29,6 +30,93 @@ kinst_stack_write_ok(uint64_t isp, uint64_t addr, size_t len, size_t room)
 	if (addr < isp - room || addr > isp)
 		return (false);
 	return (len <= isp - addr);
+}
+
+/* The frame as words: every KINST_FBSD_TF_* register offset is 8-aligned. */
+#define	TFW(tf, off)	(((uint64_t *)(tf))[(off) / 8])
+#define	TFR(tf, off)	(((const uint64_t *)(tf))[(off) / 8])
+
+void
+kinst_fbsd_frame_to_regs(const void *tf, struct kinst_regs *r)
+{
+	r->gpr[KINST_RAX] = TFR(tf, KINST_FBSD_TF_RAX);
+	r->gpr[KINST_RCX] = TFR(tf, KINST_FBSD_TF_RCX);
+	r->gpr[KINST_RDX] = TFR(tf, KINST_FBSD_TF_RDX);
+	r->gpr[KINST_RBX] = TFR(tf, KINST_FBSD_TF_RBX);
+	r->gpr[KINST_RSP] = TFR(tf, KINST_FBSD_TF_RSP);
+	r->gpr[KINST_RBP] = TFR(tf, KINST_FBSD_TF_RBP);
+	r->gpr[KINST_RSI] = TFR(tf, KINST_FBSD_TF_RSI);
+	r->gpr[KINST_RDI] = TFR(tf, KINST_FBSD_TF_RDI);
+	r->gpr[KINST_R8] = TFR(tf, KINST_FBSD_TF_R8);
+	r->gpr[KINST_R9] = TFR(tf, KINST_FBSD_TF_R9);
+	r->gpr[KINST_R10] = TFR(tf, KINST_FBSD_TF_R10);
+	r->gpr[KINST_R11] = TFR(tf, KINST_FBSD_TF_R11);
+	r->gpr[KINST_R12] = TFR(tf, KINST_FBSD_TF_R12);
+	r->gpr[KINST_R13] = TFR(tf, KINST_FBSD_TF_R13);
+	r->gpr[KINST_R14] = TFR(tf, KINST_FBSD_TF_R14);
+	r->gpr[KINST_R15] = TFR(tf, KINST_FBSD_TF_R15);
+	r->rip = TFR(tf, KINST_FBSD_TF_RIP) - 1;
+	r->rflags = TFR(tf, KINST_FBSD_TF_RFLAGS);
+	r->cs = (uint16_t)TFR(tf, KINST_FBSD_TF_CS);
+	r->ss = (uint16_t)TFR(tf, KINST_FBSD_TF_SS);
+	r->_pad = 0;
+}
+
+void
+kinst_fbsd_regs_to_frame(const struct kinst_regs *r, void *tf)
+{
+	TFW(tf, KINST_FBSD_TF_RAX) = r->gpr[KINST_RAX];
+	TFW(tf, KINST_FBSD_TF_RCX) = r->gpr[KINST_RCX];
+	TFW(tf, KINST_FBSD_TF_RDX) = r->gpr[KINST_RDX];
+	TFW(tf, KINST_FBSD_TF_RBX) = r->gpr[KINST_RBX];
+	TFW(tf, KINST_FBSD_TF_RSP) = r->gpr[KINST_RSP];
+	TFW(tf, KINST_FBSD_TF_RBP) = r->gpr[KINST_RBP];
+	TFW(tf, KINST_FBSD_TF_RSI) = r->gpr[KINST_RSI];
+	TFW(tf, KINST_FBSD_TF_RDI) = r->gpr[KINST_RDI];
+	TFW(tf, KINST_FBSD_TF_R8) = r->gpr[KINST_R8];
+	TFW(tf, KINST_FBSD_TF_R9) = r->gpr[KINST_R9];
+	TFW(tf, KINST_FBSD_TF_R10) = r->gpr[KINST_R10];
+	TFW(tf, KINST_FBSD_TF_R11) = r->gpr[KINST_R11];
+	TFW(tf, KINST_FBSD_TF_R12) = r->gpr[KINST_R12];
+	TFW(tf, KINST_FBSD_TF_R13) = r->gpr[KINST_R13];
+	TFW(tf, KINST_FBSD_TF_R14) = r->gpr[KINST_R14];
+	TFW(tf, KINST_FBSD_TF_R15) = r->gpr[KINST_R15];
+	TFW(tf, KINST_FBSD_TF_RIP) = r->rip;
+	TFW(tf, KINST_FBSD_TF_RFLAGS) = r->rflags;
+}
+
+int
+kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
+    uint64_t *faults)
+{
+	struct kinst_regs r;
+	uint64_t saved;
+	int res;
+
+	kinst_fbsd_frame_to_regs(tf, &r);
+	saved = *trap_sp;
+	*trap_sp = r.gpr[KINST_RSP];
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	res = kinst_engine_hit(e, &r);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*trap_sp = saved;
+
+	switch (res) {
+	case KINST_HIT_REDIRECT:
+	case KINST_HIT_EMULATED:
+		kinst_fbsd_regs_to_frame(&r, tf);
+		return (1);
+	case KINST_HIT_ERROR:
+		/*
+		 * Ours, but emulating it read or wrote memory it may not: the
+		 * instruction would have faulted too.  Let trap() report the
+		 * breakpoint with the frame unchanged.
+		 */
+		(*faults)++;
+		return (0);
+	default:
+		return (0);
+	}
 }
 
 /*

@@ -65,6 +65,9 @@
 
 #include "kinst_types.h"
 
+struct kinst_engine;
+struct kinst_regs;
+
 _Static_assert(KINST_FBSD_FRAME_SHIFT % 16 == 0, "frame shift keeps alignment");
 _Static_assert(KINST_FBSD_STACK_ROOM >= 8, "room for one emulated push");
 _Static_assert(KINST_FBSD_FRAME_SHIFT >= KINST_FBSD_STACK_ROOM,
@@ -90,6 +93,25 @@ uint64_t kinst_fbsd_moved_frame_at(uint64_t isp);
  */
 bool	kinst_stack_write_ok(uint64_t isp, uint64_t addr, size_t len,
 	    size_t room);
+
+/*
+ * The C side of the #BP hook without its FreeBSD calls: tf is the (moved)
+ * struct trapframe of a kernel-mode #BP, accessed as 64-bit words at the
+ * KINST_FBSD_TF_* offsets (the shim asserts them against machine/frame.h).
+ * Converts it to registers (rip = tf_rip - 1: #BP is a trap), runs the
+ * engine with *trap_sp (this CPU's "interrupted %rsp of the trap being
+ * handled", which kinst_os_write_stack() bounds writes by) set to tf_rsp and
+ * restored afterwards (nested traps), and writes the result back.  Returns
+ * 1 when the frame was rewritten (return through doreti), 0 when the trap
+ * is not kinst's or its emulation faulted (frame untouched; *faults counts
+ * the latter).
+ */
+int	kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
+	    uint64_t *faults);
+
+/* Frame <-> registers (cs and ss are never written back). */
+void	kinst_fbsd_frame_to_regs(const void *tf, struct kinst_regs *r);
+void	kinst_fbsd_regs_to_frame(const struct kinst_regs *r, void *tf);
 
 /*
  * Function-level refusal on FreeBSD by name: KINST_R_ONFAULT (runs with

@@ -78,7 +78,7 @@ _Static_assert(sizeof(((struct thread *)0)->td_name) >= KINST_COMM_LEN,
  * kinst_os_write_stack), and hits whose emulation faulted.
  */
 static uint64_t kinst_trap_sp[KINST_MAXCPU];
-static u_long kinst_emu_faults[KINST_MAXCPU];
+static uint64_t kinst_emu_faults[KINST_MAXCPU];
 
 uint32_t
 kinst_os_cpu(void)
@@ -169,72 +169,20 @@ kinst_os_wake_deferred(struct kinst_session *s)
 	(void)s;
 }
 
-static void
-kinst_regs_in(const struct trapframe *tf, struct kinst_regs *r)
-{
-	r->gpr[KINST_RAX] = tf->tf_rax;
-	r->gpr[KINST_RCX] = tf->tf_rcx;
-	r->gpr[KINST_RDX] = tf->tf_rdx;
-	r->gpr[KINST_RBX] = tf->tf_rbx;
-	r->gpr[KINST_RSP] = tf->tf_rsp;
-	r->gpr[KINST_RBP] = tf->tf_rbp;
-	r->gpr[KINST_RSI] = tf->tf_rsi;
-	r->gpr[KINST_RDI] = tf->tf_rdi;
-	r->gpr[KINST_R8] = tf->tf_r8;
-	r->gpr[KINST_R9] = tf->tf_r9;
-	r->gpr[KINST_R10] = tf->tf_r10;
-	r->gpr[KINST_R11] = tf->tf_r11;
-	r->gpr[KINST_R12] = tf->tf_r12;
-	r->gpr[KINST_R13] = tf->tf_r13;
-	r->gpr[KINST_R14] = tf->tf_r14;
-	r->gpr[KINST_R15] = tf->tf_r15;
-	r->rip = tf->tf_rip - 1;	/* #BP is a trap: tf_rip is past the int3 */
-	r->rflags = tf->tf_rflags;
-	r->cs = (uint16_t)tf->tf_cs;
-	r->ss = (uint16_t)tf->tf_ss;
-	r->_pad = 0;
-}
-
-static void
-kinst_regs_out(const struct kinst_regs *r, struct trapframe *tf)
-{
-	tf->tf_rax = r->gpr[KINST_RAX];
-	tf->tf_rcx = r->gpr[KINST_RCX];
-	tf->tf_rdx = r->gpr[KINST_RDX];
-	tf->tf_rbx = r->gpr[KINST_RBX];
-	tf->tf_rsp = r->gpr[KINST_RSP];
-	tf->tf_rbp = r->gpr[KINST_RBP];
-	tf->tf_rsi = r->gpr[KINST_RSI];
-	tf->tf_rdi = r->gpr[KINST_RDI];
-	tf->tf_r8 = r->gpr[KINST_R8];
-	tf->tf_r9 = r->gpr[KINST_R9];
-	tf->tf_r10 = r->gpr[KINST_R10];
-	tf->tf_r11 = r->gpr[KINST_R11];
-	tf->tf_r12 = r->gpr[KINST_R12];
-	tf->tf_r13 = r->gpr[KINST_R13];
-	tf->tf_r14 = r->gpr[KINST_R14];
-	tf->tf_r15 = r->gpr[KINST_R15];
-	tf->tf_rip = r->rip;
-	tf->tf_rflags = r->rflags;
-	/* %cs and %ss never change. */
-}
-
 /*
  * Called by kinst_hook with the (moved) trap frame of a kernel-mode #BP,
  * interrupts disabled, on any CPU, possibly nested inside an NMI or inside
  * this very function.  Returns 0: not kinst's (frame untouched, the kernel's
  * trap() handles it); 1: the frame was rewritten, return through doreti.
  * Takes no lock, does not sleep or allocate; everything it calls is in this
- * module, inlined, or on kinst_fbsd_excluded[].
+ * module, inlined, or on kinst_fbsd_excluded[].  The work is
+ * kinst_fbsd_hit() (common/kinst_freebsd.c, tested on the build host).
  */
 int
 kinst_fbsd_trap(struct trapframe *tf)
 {
 	struct kinst_engine *e;
-	struct kinst_regs r;
-	uint64_t saved;
 	u_int cpu;
-	int res;
 
 	e = __atomic_load_n(&kinst_engine, __ATOMIC_ACQUIRE);
 	if (e == NULL || TRAPF_USERMODE(tf))
@@ -242,30 +190,8 @@ kinst_fbsd_trap(struct trapframe *tf)
 	cpu = PCPU_GET(cpuid);
 	if (cpu >= KINST_MAXCPU)
 		return (0);
-	kinst_regs_in(tf, &r);
-	saved = kinst_trap_sp[cpu];
-	kinst_trap_sp[cpu] = tf->tf_rsp;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	res = kinst_engine_hit(e, &r);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	kinst_trap_sp[cpu] = saved;
-
-	switch (res) {
-	case KINST_HIT_REDIRECT:
-	case KINST_HIT_EMULATED:
-		kinst_regs_out(&r, tf);
-		return (1);
-	case KINST_HIT_ERROR:
-		/*
-		 * Ours, but emulating it read or wrote memory it may not:
-		 * the instruction would have faulted too.  Let trap() report
-		 * the breakpoint (kdb or panic) with the frame unchanged.
-		 */
-		kinst_emu_faults[cpu]++;
-		return (0);
-	default:
-		return (0);
-	}
+	return (kinst_fbsd_hit(e, tf, &kinst_trap_sp[cpu],
+	    &kinst_emu_faults[cpu]));
 }
 
 u_long

@@ -8,6 +8,11 @@
  * kinst_fbsd_trap() -- in the kernel the shim's C entry -- is a scripted
  * stand-in here that checks what the hook passed it.
  *
+ * engine_through_hook replaces the stand-in by the real thing
+ * (kinst_fbsd_hit() and the engine, with this file's trap-context OS
+ * functions) for an emulated call, an out-of-line instruction and a
+ * foreign int3.
+ *
  * What this proves about the assembly: the frame is moved down by exactly
  * KINST_FBSD_FRAME_SHIFT with every word intact; the C function gets the
  * moved frame; "not ours" leaves through calltrap and "ours" through doreti,
@@ -20,7 +25,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kinst_engine.h"
 #include "kinst_freebsd.h"
+#include "kinst_os.h"
 
 int	kh_run_hook(void *frame);
 int	kinst_fbsd_trap(void *tf);
@@ -32,7 +39,7 @@ void	*kinst_hook_owner(void);
 extern uint64_t kh_exit_rsp;
 extern void *dtrace_invop_jump_addr;
 
-enum scenario { SC_NOT_OURS, SC_REDIRECT, SC_CALL };
+enum scenario { SC_NOT_OURS, SC_REDIRECT, SC_CALL, SC_ENGINE };
 
 #define	STACK_SIZE	(256 * 1024)
 #define	W(tf, off)	(*(uint64_t *)((uint8_t *)(tf) + (off)))
@@ -47,6 +54,67 @@ static int kh_bad_frame_ptr, kh_bad_frame_copy, kh_bad_write;
 #define	RETADDR		0xffffffff80a1b2c3ull
 #define	TARGET		0xffffffff80c0ffeeull
 #define	TRAMP		0xffffffff81234500ull
+#define	TRAPRIP		0xffffffff80400001ull	/* tf_rip of the scripted traps */
+
+/*
+ * The real engine, for SC_ENGINE: one CPU, one session, probes armed by
+ * hand in its table, and the trap-context OS functions below in place of
+ * the shim's (kinst_fbsd_os.c).
+ */
+static struct kinst_engine kh_eng;
+static struct kinst_session kh_sess;
+static struct kinst_ring kh_ring;
+static uint64_t kh_hits;
+static uint8_t kh_ringbuf[1 << 16];
+static uint64_t kh_trap_sp = 0x5a5a;	/* this CPU's slot; restored after */
+static uint64_t kh_faults;
+static int kh_stack_writes;
+
+uint32_t
+kinst_os_cpu(void)
+{
+	return (0);
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	return (1000);
+}
+
+void
+kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
+{
+	*pid = 42;
+	*tid = 100042;
+	memset(comm, 0, KINST_COMM_LEN);
+	strcpy(comm, "khtest");
+}
+
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	(void)s;
+}
+
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return (0);
+}
+
+/* What kinst_fbsd_os.c does: only inside the room below this trap's %rsp. */
+int
+kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
+{
+	if (!kinst_stack_write_ok(kh_trap_sp, addr, len,
+	    KINST_FBSD_STACK_ROOM))
+		return (-1);
+	memcpy((void *)(uintptr_t)addr, buf, len);
+	kh_stack_writes++;
+	return (0);
+}
 
 /* Stand-in for the shim's C entry (kinst_fbsd_os.c). */
 int
@@ -66,6 +134,8 @@ kinst_fbsd_trap(void *tf)
 		W(tf, KINST_FBSD_TF_RIP) = TRAMP;
 		W(tf, KINST_FBSD_TF_RFLAGS) &= ~(uint64_t)0x200;
 		return (1);
+	case SC_ENGINE:
+		return (kinst_fbsd_hit(&kh_eng, tf, &kh_trap_sp, &kh_faults));
 	case SC_CALL:
 		/* What kinst_os_write_stack() does for an emulated call. */
 		sp = W(tf, KINST_FBSD_TF_RSP) - 8;
@@ -94,7 +164,7 @@ pattern(size_t i)
  * responsible for.  Returns the exit the hook took.
  */
 static int
-run(const atf_tc_t *tc, enum scenario sc, unsigned r)
+run_at(const atf_tc_t *tc, enum scenario sc, unsigned r, uint64_t rip)
 {
 	uint64_t base, isp, f, m;
 	size_t i, top;
@@ -110,7 +180,7 @@ run(const atf_tc_t *tc, enum scenario sc, unsigned r)
 	for (i = 0; i < KINST_FBSD_TF_SIZE; i++)
 		kh_orig[i] = (uint8_t)(0x40 + i);
 	/* The words the CPU pushed, as a kernel-mode #BP has them. */
-	W(kh_orig, KINST_FBSD_TF_RIP) = 0xffffffff80400001ull;
+	W(kh_orig, KINST_FBSD_TF_RIP) = rip;
 	W(kh_orig, KINST_FBSD_TF_CS) = 0x20;
 	W(kh_orig, KINST_FBSD_TF_RFLAGS) = 0x246;
 	W(kh_orig, KINST_FBSD_TF_RSP) = isp;
@@ -139,6 +209,12 @@ run(const atf_tc_t *tc, enum scenario sc, unsigned r)
 			break;
 		}
 	return (exit);
+}
+
+static int
+run(const atf_tc_t *tc, enum scenario sc, unsigned r)
+{
+	return (run_at(tc, sc, r, TRAPRIP));
 }
 
 ATF_TC_WITHOUT_HEAD(not_ours);
@@ -198,6 +274,104 @@ ATF_TC_BODY(emulated_call, tc)
 	}
 }
 
+/* Arm one probe at addr (bytes, padded with nops) in the test engine. */
+static void
+arm(struct kinst_probe *p, uint32_t id, const uint8_t *insn, size_t len,
+    uint64_t addr, uint64_t tramp)
+{
+	uint8_t bytes[32], img[KINST_TRAMP_SIZE];
+
+	memset(bytes, 0x90, sizeof(bytes));
+	memcpy(bytes, insn, len);
+	memset(p, 0, sizeof(*p));
+	ATF_REQUIRE_EQ(kinst_probe_prepare(p, bytes, sizeof(bytes), addr, tramp,
+	    img), KINST_R_NONE);
+	p->id = id;
+	p->session = &kh_sess;
+	ATF_REQUIRE_EQ(kinst_ptable_insert(&kh_eng.table, p), KINST_PT_OK);
+}
+
+static void
+engine_setup(void)
+{
+	kinst_engine_init(&kh_eng, 1, true);
+	ATF_REQUIRE_EQ(kinst_ring_init(&kh_ring, kh_ringbuf,
+	    sizeof(kh_ringbuf)), 0);
+	kinst_session_init(&kh_sess, &kh_ring, &kh_hits, 1);
+}
+
+/*
+ * The whole FreeBSD trap path but the kernel: the real hook assembly, the
+ * real frame conversion (kinst_fbsd_hit) and the real engine.  An emulated
+ * call, an out-of-line instruction, and an int3 that is not kinst's.
+ */
+ATF_TC_WITHOUT_HEAD(engine_through_hook);
+ATF_TC_BODY(engine_through_hook, tc)
+{
+	static const uint8_t call[] = { 0xe8, 0x10, 0x20, 0x00, 0x00 };
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };	/* mov %rdi,%rax */
+	static struct kinst_probe pcall, pmov;
+	const uint64_t acall = 0xffffffff80500000ull;
+	const uint64_t amov = 0xffffffff80500100ull;
+	const uint64_t tcall = 0xffffffff81000000ull;
+	const uint64_t tmov = 0xffffffff81000040ull;
+	struct kinst_hit_record rec;
+	uint64_t m, got;
+	unsigned r;
+
+	engine_setup();
+	arm(&pcall, 7, call, sizeof(call), acall, tcall);
+	arm(&pmov, 8, mov, sizeof(mov), amov, tmov);
+
+	for (r = 0; r < 16; r += 8) {
+		/* call rel32: emulated, return address pushed below isp. */
+		kh_stack_writes = 0;
+		ATF_CHECK_EQ(run_at(tc, SC_ENGINE, r, acall + 1), 1);
+		m = kinst_fbsd_moved_frame_at(kh_isp);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RIP), acall + 5 + 0x2010);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RSP), kh_isp - 8);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RFLAGS), 0x246);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RDI), W(kh_orig,
+		    KINST_FBSD_TF_RDI));
+		memcpy(&got, (void *)(uintptr_t)(kh_isp - 8), sizeof(got));
+		ATF_CHECK_EQ(got, acall + 5);
+		ATF_CHECK_EQ(kh_stack_writes, 1);
+		ATF_CHECK_EQ(kh_trap_sp, 0x5a5a);
+		/* The snapshot: the registers as the call saw them. */
+		ATF_REQUIRE_EQ(kinst_ring_get(&kh_ring, &rec, sizeof(rec)),
+		    sizeof(rec));
+		ATF_CHECK_EQ(rec.probe_id, 7);
+		ATF_CHECK_EQ(rec.regs.rip, acall);
+		ATF_CHECK_EQ(rec.regs.gpr[KINST_RSP], kh_isp);
+		ATF_CHECK_EQ(rec.regs.gpr[KINST_RDI],
+		    W(kh_orig, KINST_FBSD_TF_RDI));
+		ATF_CHECK_EQ(rec.regs.gpr[KINST_R15],
+		    W(kh_orig, KINST_FBSD_TF_R15));
+		ATF_CHECK_EQ(rec.regs.cs, 0x20);
+		ATF_CHECK_EQ(rec.pid, 42);
+
+		/* mov: out of line, with IF cleared, via the sti variant. */
+		ATF_CHECK_EQ(run_at(tc, SC_ENGINE, r, amov + 1), 1);
+		m = kinst_fbsd_moved_frame_at(kh_isp);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RIP), tmov + KINST_TRAMP_STI);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RFLAGS), 0x046);
+		ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RSP), kh_isp);
+		ATF_REQUIRE_EQ(kinst_ring_get(&kh_ring, &rec, sizeof(rec)),
+		    sizeof(rec));
+		ATF_CHECK_EQ(rec.probe_id, 8);
+		ATF_CHECK_EQ(rec.regs.rip, amov);
+
+		/* Someone else's int3: calltrap, frame untouched, no record. */
+		ATF_CHECK_EQ(run_at(tc, SC_ENGINE, r, amov + 0x10 + 1), 2);
+		m = kinst_fbsd_moved_frame_at(kh_isp);
+		ATF_CHECK(memcmp((void *)(uintptr_t)m, kh_orig,
+		    sizeof(kh_orig)) == 0);
+		ATF_CHECK(kinst_ring_empty(&kh_ring));
+	}
+	ATF_CHECK_EQ(kh_faults, 0);
+	ATF_CHECK_EQ(kh_hits, 4);
+}
+
 ATF_TC_WITHOUT_HEAD(install_remove);
 ATF_TC_BODY(install_remove, tc)
 {
@@ -228,6 +402,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, not_ours);
 	ATF_TP_ADD_TC(tp, redirect);
 	ATF_TP_ADD_TC(tp, emulated_call);
+	ATF_TP_ADD_TC(tp, engine_through_hook);
 	ATF_TP_ADD_TC(tp, install_remove);
 	return (atf_no_error());
 }

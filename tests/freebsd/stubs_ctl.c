@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The OS interface (common/kinst_os.h) for test programs that link the
- * control path only for kinst_name_listed() and never arm a probe: every
- * function aborts, so a test that reaches one fails loudly.
+ * The control-path half of the OS interface (common/kinst_os.h) for test
+ * programs that link common/kinst_control.c only for kinst_name_listed()
+ * and never arm through it: every function aborts, so a test that reaches
+ * one fails loudly.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,16 +18,6 @@ unexpected(const char *what)
 	abort();
 }
 
-uint32_t kinst_os_cpu(void) { unexpected(__func__); return (0); }
-uint64_t kinst_os_now_ns(void) { unexpected(__func__); return (0); }
-void kinst_os_thread(int32_t *p, int32_t *t, char c[KINST_COMM_LEN])
-{ (void)p; (void)t; (void)c; unexpected(__func__); }
-void kinst_os_wake_deferred(struct kinst_session *s)
-{ (void)s; unexpected(__func__); }
-int kinst_os_read(uint64_t a, void *b, size_t l)
-{ (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }
-int kinst_os_write_stack(uint64_t a, const void *b, size_t l)
-{ (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }
 void kinst_os_ctl_lock(void) { unexpected(__func__); }
 void kinst_os_ctl_unlock(void) { unexpected(__func__); }
 void *kinst_os_alloc(size_t s) { (void)s; unexpected(__func__); return (NULL); }
