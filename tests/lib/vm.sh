@@ -40,7 +40,10 @@ vm_require_kinst() {
 # test only while it runs: they are printed on failure by vm_show_logs).
 vm_run() {
 	vm_status=0
-	"$vm_runner" -k "$PWD/guest" "$@" >vm.out 2>vm.err || vm_status=$?
+	# A generous default limit, below the test cases' Kyua timeouts (a
+	# boot takes 5-15 s on an idle 2-core host, but over a minute when the
+	# host is overloaded); a later -t in "$@" wins.
+	"$vm_runner" -k "$PWD/guest" -t "${VM_TIMEOUT:-420}" "$@" >vm.out 2>vm.err || vm_status=$?
 	echo "--- run-in-guest $* (exit $vm_status)"
 	sed 's/^/  out| /' vm.out
 	sed 's/^/  err| /' vm.err

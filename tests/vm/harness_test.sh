@@ -15,7 +15,7 @@ KINST_DEFAULT_CACHE="@KINST_CACHE_DEFAULT@"
 atf_test_case exit_status
 exit_status_head() {
 	atf_set descr "A script runs in the guest booted as a boot loader would (bzImage), sees its arguments, and its non-zero exit status is run-in-guest's"
-	atf_set timeout 240
+	atf_set timeout 600
 }
 exit_status_body() {
 	vm_setup
@@ -48,7 +48,7 @@ EOF
 atf_test_case guest_environment
 guest_environment_head() {
 	atf_set descr "The guest has proc, sysfs, devtmpfs, debugfs, tracefs (kprobe events, hist triggers, function tracer), jq and kinstctl on PATH, and reports exit status 0"
-	atf_set timeout 240
+	atf_set timeout 600
 }
 guest_environment_body() {
 	vm_setup
@@ -111,7 +111,7 @@ EOF
 atf_test_case dmesg_checker
 dmesg_checker_head() {
 	atf_set descr "A WARNING line in the guest's kernel log fails a run whose script succeeded, and is printed; --expect-dmesg allows a line and fails when one is missing"
-	atf_set timeout 300
+	atf_set timeout 1000
 }
 dmesg_checker_body() {
 	vm_setup
@@ -142,7 +142,7 @@ EOF
 atf_test_case timeout
 timeout_head() {
 	atf_set descr "A guest that does not finish in time is killed and reported as timed out (exit 124), not waited for"
-	atf_set timeout 180
+	atf_set timeout 300
 }
 timeout_body() {
 	vm_setup
@@ -163,7 +163,7 @@ timeout_body() {
 atf_test_case kernel_panic
 kernel_panic_head() {
 	atf_set descr "A kernel panic in the guest ends the run at once with a clear failure (exit 126) and the panic on stderr"
-	atf_set timeout 240
+	atf_set timeout 600
 }
 kernel_panic_body() {
 	vm_setup

@@ -53,7 +53,7 @@ atf_init_test_cases() {
 		atf_test_case "$name"
 		eval "${name}_head() {
 			atf_set descr \"\$(scenario_field '$file' '')\"
-			atf_set timeout $(( ${t:-240} + 120 ))
+			atf_set timeout $(( ${t:-240} + 180 ))
 		}
 		${name}_body() {
 			scenario_run '$file'

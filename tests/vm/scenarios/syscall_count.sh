@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # scenario: tracefs counts a static program's getpid calls exactly, twice
-# scenario-timeout: 120
+# scenario-timeout: 300
 #
 # The pattern every kinst scenario follows, without kinst: a workload built
 # on the host (tests/vm/guest/syscall_loop.c, gcc -static) makes K system
