@@ -226,3 +226,17 @@ kinst_fbsd_modname_match(const char *want, const char *filename)
 		return (false);
 	return (filename[i] == '\0' || str_eq(filename + i, ".ko"));
 }
+
+void
+kinst_fbsd_modname(const char *filename, char *out, size_t size)
+{
+	size_t i, len;
+
+	for (len = 0; filename[len] != '\0'; len++)
+		;
+	if (len > 3 && str_eq(filename + len - 3, ".ko"))
+		len -= 3;
+	for (i = 0; i < len && i + 1 < size; i++)
+		out[i] = filename[i];
+	out[i] = '\0';
+}

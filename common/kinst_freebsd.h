@@ -133,6 +133,13 @@ extern const size_t kinst_fbsd_nexcluded;
  */
 bool	kinst_fbsd_modname_match(const char *want, const char *filename);
 
+/*
+ * The module name kinst reports for a linker file (kinst_func.module, LIST):
+ * the file name without a trailing ".ko", as kinstctl names modules
+ * ("kernel", "zfs").  Always NUL-terminated within size (> 0) bytes.
+ */
+void	kinst_fbsd_modname(const char *filename, char *out, size_t size);
+
 /* Is this the kernel's own linker file name? */
 bool	kinst_fbsd_is_kernel_file(const char *filename);
 

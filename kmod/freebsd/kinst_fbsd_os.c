@@ -376,7 +376,7 @@ kinst_resolve_file(linker_file_t lf, void *arg)
 	f = ra->f;
 	f->addr = (uint64_t)a;
 	f->size = (uint64_t)ra->sym.size;
-	strlcpy(f->module, lf->filename, sizeof(f->module));
+	kinst_fbsd_modname(lf->filename, f->module, sizeof(f->module));
 	f->os_ref = kinst_modref_get(lf, self);
 	return (1);
 }

@@ -134,6 +134,32 @@ ATF_TC_BODY(modname, tc)
 	ATF_CHECK(!kinst_fbsd_is_kernel_file(""));
 }
 
+ATF_TC_WITHOUT_HEAD(reported_name);
+ATF_TC_BODY(reported_name, tc)
+{
+	char b[KINST_MODNAME_MAX], small[4];
+
+	kinst_fbsd_modname("kernel", b, sizeof(b));
+	ATF_CHECK_STREQ(b, "kernel");
+	kinst_fbsd_modname("zfs.ko", b, sizeof(b));
+	ATF_CHECK_STREQ(b, "zfs");
+	kinst_fbsd_modname("if_em.ko", b, sizeof(b));
+	ATF_CHECK_STREQ(b, "if_em");
+	kinst_fbsd_modname(".ko", b, sizeof(b));
+	ATF_CHECK_STREQ(b, ".ko");
+	kinst_fbsd_modname("a.ko.ko", b, sizeof(b));
+	ATF_CHECK_STREQ(b, "a.ko");
+	kinst_fbsd_modname("nodot", b, sizeof(b));
+	ATF_CHECK_STREQ(b, "nodot");
+	/* Truncated, but always terminated. */
+	memset(small, 'x', sizeof(small));
+	kinst_fbsd_modname("linux64.ko", small, sizeof(small));
+	ATF_CHECK_STREQ(small, "lin");
+	/* What is reported names the same file again. */
+	kinst_fbsd_modname("zfs.ko", b, sizeof(b));
+	ATF_CHECK(kinst_fbsd_modname_match(b, "zfs.ko"));
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, onfault);
@@ -141,5 +167,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, traceable);
 	ATF_TP_ADD_TC(tp, lists_well_formed);
 	ATF_TP_ADD_TC(tp, modname);
+	ATF_TP_ADD_TC(tp, reported_name);
 	return (atf_no_error());
 }
