@@ -480,6 +480,7 @@ static int
 kinst_unload(void)
 {
 	struct kinst_engine *e;
+	uint32_t left;
 
 	EVENTHANDLER_DEREGISTER(kld_load, kinst_kld_load_tag);
 	kinst_dying = true;
@@ -490,14 +491,21 @@ kinst_unload(void)
 	 * their trampolines freed after quiescence.
 	 */
 	destroy_dev(kinst_cdev);
+	kinst_os_ctl_lock();
+	left = kinst_ctl.nprobes;
+	kinst_os_ctl_unlock();
+	if (left != 0) {
+		/*
+		 * Cannot happen (every file's destructor has run).  Should it,
+		 * an int3 may still be in kernel text: keep the hook, the
+		 * engine and the module, and refuse the unload.
+		 */
+		printf("kinst: %u probes left at unload; staying loaded\n",
+		    left);
+		return (EBUSY);
+	}
 	kinst_teardown();
 	e = kinst_engine;
-	if (kinst_ctl.nprobes != 0) {
-		/* Cannot happen; leak rather than free what a CPU may read. */
-		printf("kinst: %u probes left at unload; leaking the engine\n",
-		    kinst_ctl.nprobes);
-		return (0);
-	}
 	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
 	free(e, M_KINST);
 	if (kinst_fbsd_emu_faults() != 0)
