@@ -7,8 +7,9 @@
  * Closing the file (including the exit of a killed process) disarms and
  * frees everything it armed.  The misc device's fops hold a reference on
  * this module for as long as a file is open, so the module cannot be
- * unloaded while any probe exists: rmmod then fails with EBUSY, and
- * succeeds once the files are closed, by which time every original byte
+ * unloaded while any probe exists: rmmod then fails (delete_module(2):
+ * EWOULDBLOCK with O_NONBLOCK, as rmmod calls it), and succeeds once the
+ * files are closed, by which time every original byte
  * has been restored and every trampoline freed after quiescence.
  */
 

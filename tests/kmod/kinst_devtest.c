@@ -20,6 +20,8 @@
  *   kinst_devtest refuse
  *	bad requests against real functions: mid-instruction offset,
  *	unknown function, excluded function, ftrace site, offset past the end.
+ *   kinst_devtest bench [N]
+ *	figures only: ns per getpid call with and without a probe.
  */
 
 #include <sys/ioctl.h>
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kinst_abi.h"
@@ -90,6 +93,20 @@ rnd_fill(void *p, size_t n)
 		*b++ = (uint8_t)rnd();
 }
 
+/* "module:function" or "function" into the two name fields. */
+static void
+split_name(const char *spec, char *mod, size_t modsz, char *fn, size_t fnsz)
+{
+	const char *c = strchr(spec, ':');
+
+	if (c == NULL) {
+		snprintf(fn, fnsz, "%s", spec);
+		return;
+	}
+	snprintf(mod, modsz, "%.*s", (int)(c - spec), spec);
+	snprintf(fn, fnsz, "%s", c + 1);
+}
+
 static int
 get_text(int fd, const char *func, uint8_t *buf, uint32_t cap,
     uint32_t *size, uint64_t *addr)
@@ -98,7 +115,8 @@ get_text(int fd, const char *func, uint8_t *buf, uint32_t cap,
 	int r;
 
 	memset(&t, 0, sizeof(t));
-	snprintf(t.function, sizeof(t.function), "%s", func);
+	split_name(func, t.module, sizeof(t.module), t.function,
+	    sizeof(t.function));
 	t.buf = (uintptr_t)buf;
 	t.cap = cap;
 	r = xioctl(fd, KINST_IOC_TEXT, &t);
@@ -128,7 +146,8 @@ do_arm(int fd, const char *func, uint32_t off, uint32_t flags,
     struct kinst_arm *a)
 {
 	memset(a, 0, sizeof(*a));
-	snprintf(a->function, sizeof(a->function), "%s", func);
+	split_name(func, a->module, sizeof(a->module), a->function,
+	    sizeof(a->function));
 	a->offset = off;
 	a->flags = flags;
 	return (xioctl(fd, KINST_IOC_ARM, a));
@@ -544,6 +563,71 @@ cmd_cycle(const char *func, long count)
 	return (failures != 0);
 }
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+/* ns per call of a getpid loop, in batches of 1000, draining between. */
+static double
+bench_loop(int fd, long n)
+{
+	static uint8_t rbuf[1 << 16];
+	uint64_t t, total = 0;
+	long i, k;
+
+	for (i = 0; i < n; i += 1000) {
+		t = now_ns();
+		for (k = 0; k < 1000; k++)
+			(void)syscall(SYS_getpid);
+		total += now_ns() - t;
+		while (fd >= 0 && read(fd, rbuf, sizeof(rbuf)) > 0)
+			;
+	}
+	return ((double)total / (double)n);
+}
+
+/*
+ * Per-hit cost of a kinst probe on getpid's second instruction: the same
+ * loop with no probe and with the probe (records read between batches).
+ * Prints figures only; never fails on timing.
+ */
+static int
+cmd_bench(long n)
+{
+	uint8_t text[65536];
+	struct kinst_arm a;
+	uint32_t size, off;
+	uint64_t addr;
+	double base, probed;
+	int fd, r;
+
+	fd = dev_open(O_NONBLOCK);
+	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	if (r != 0)
+		return (1);
+	off = nth_insn(text, size, 1);
+	(void)bench_loop(-1, 10000);	/* warm up */
+	base = bench_loop(-1, n);
+	printf("bench: %ld getpid calls, no kinst probe: %.0f ns/call\n", n,
+	    base);
+	r = do_arm(fd, "__x64_sys_getpid", off, 0, &a);
+	if (r != 0) {
+		printf("bench: arm __x64_sys_getpid+%#x: %s\n", off,
+		    strerror(-r));
+		return (1);
+	}
+	probed = bench_loop(fd, n);
+	printf("bench: %ld getpid calls, kinst probe at +%#x: %.0f ns/call, "
+	    "%.0f ns/hit\n", n, off, probed, probed - base);
+	close(fd);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -556,6 +640,8 @@ main(int argc, char **argv)
 		return (cmd_text(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
 		return (cmd_hold(argv[2], argc > 3));
+	if (argc >= 2 && strcmp(argv[1], "bench") == 0)
+		return (cmd_bench(argc > 2 ? atol(argv[2]) : 100000));
 	if (argc >= 2 && strcmp(argv[1], "refuse") == 0)
 		return (cmd_refuse());
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "

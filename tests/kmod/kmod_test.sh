@@ -61,7 +61,23 @@ kill9_restores_text_body() {
 	vm_expect_out '^rmmod ok'
 }
 
+atf_test_case module_function
+module_function_head() {
+	atf_set descr "module:function resolves in its module, probes hold the module, kill -9 restores and releases it"
+	atf_set timeout 400
+}
+module_function_body() {
+	vm_setup
+	loop_ko=$(ls "$KINST_CACHE"/kernel/root/lib/modules/*/kernel/drivers/block/loop.ko 2>/dev/null | head -n 1)
+	[ -n "$loop_ko" ] ||
+	    atf_skip "SKIPPED: no loop.ko in Debian's kernel package under $KINST_CACHE/kernel: no module to probe"
+	kmod_run modfunc.sh -t 300 -f "$loop_ko"
+	vm_expect_out '^rmmod loop refused while probed'
+	vm_expect_out '^loop text restored'
+}
+
 atf_init_test_cases() {
+	atf_add_test_case module_function
 	atf_add_test_case ioctl_fuzz
 	atf_add_test_case arm_hit_read_disarm
 	atf_add_test_case kill9_restores_text
