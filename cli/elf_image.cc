@@ -114,6 +114,18 @@ ElfImage::parse()
 		corrupt(path_, "bad ELF data encoding " + std::to_string(buf_[EI_DATA]));
 	}
 
+	// Check the section header table's extent ourselves: libelf quietly
+	// reports no sections for a table cut off by a truncated file.
+	Elf64_Ehdr raw;
+	memcpy(&raw, buf_.data(), sizeof(raw));
+	if (raw.e_shoff != 0) {
+		uint64_t n = raw.e_shnum ? raw.e_shnum : 1;
+		if (raw.e_shentsize != sizeof(Elf64_Shdr))
+			corrupt(path_, "section header size " + std::to_string(raw.e_shentsize));
+		if (raw.e_shoff > buf_.size() || n * sizeof(Elf64_Shdr) > buf_.size() - raw.e_shoff)
+			corrupt(path_, "section header table beyond end of file (truncated?)");
+	}
+
 	impl_->elf.reset(elf_memory(reinterpret_cast<char *>(buf_.data()), buf_.size()));
 	Elf *e = impl_->elf.get();
 	if (e == nullptr || elf_kind(e) != ELF_K_ELF)

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl internals: the spec parser, the kallsyms parser (fixture files),
+// alias grouping, the in-memory ELF reader on crafted bad input, and the
+// replay of every fuzz regression input (tests/fuzz/regress/cli_*).
+#include <atf-c++.hpp>
+
+#include <dirent.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "elf_image.h"
+#include "error.h"
+#include "fuzz_cli_entry.h"
+#include "kallsyms.h"
+#include "spec.h"
+#include "symbols.h"
+
+using namespace kinst;
+
+static Exit
+spec_error(const std::string &s)
+{
+	try {
+		parse_spec(s);
+	} catch (const Error &e) {
+		return e.code();
+	}
+	return Exit::ok;
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(spec_forms);
+ATF_TEST_CASE_BODY(spec_forms)
+{
+	Spec s = parse_spec("vm_fault");
+	ATF_REQUIRE_EQ(s.function, "vm_fault");
+	ATF_REQUIRE(s.module.empty() && !s.has_offset && !s.is_address);
+
+	s = parse_spec("vm_fault+0x1c");
+	ATF_REQUIRE(s.has_offset && s.offset == 0x1c && s.function == "vm_fault");
+	s = parse_spec("vm_fault+28");
+	ATF_REQUIRE(s.has_offset && s.offset == 28);
+	s = parse_spec("kernel:vm_fault:28");
+	ATF_REQUIRE(s.module == "kernel" && s.function == "vm_fault" && s.offset == 28);
+	s = parse_spec("ext4:ext4_sync_fs");
+	ATF_REQUIRE(s.module == "ext4" && s.function == "ext4_sync_fs" && !s.has_offset);
+	s = parse_spec("ext4:ext4_sync_fs+0x10");
+	ATF_REQUIRE(s.module == "ext4" && s.offset == 0x10);
+	s = parse_spec("kinst:ext4:ext4_sync_fs:4");
+	ATF_REQUIRE(s.module == "ext4" && s.function == "ext4_sync_fs" && s.offset == 4);
+	s = parse_spec("kinst:ext4:ext4_sync_fs");
+	ATF_REQUIRE(s.module == "ext4" && s.function == "ext4_sync_fs" && !s.has_offset);
+	s = parse_spec(":vm_fault:3");
+	ATF_REQUIRE(s.module.empty() && s.offset == 3);
+	s = parse_spec("foo.isra.0+0");
+	ATF_REQUIRE(s.function == "foo.isra.0" && s.has_offset && s.offset == 0);
+	s = parse_spec("snd-hda-intel:azx_probe");
+	ATF_REQUIRE(s.module == "snd-hda-intel");
+	s = parse_spec("0xffffffff81234567");
+	ATF_REQUIRE(s.is_address && s.address == 0xffffffff81234567ull && s.function.empty());
+	s = parse_spec("f+0xffffffff");
+	ATF_REQUIRE(s.offset == 0xffffffffu);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(spec_errors);
+ATF_TEST_CASE_BODY(spec_errors)
+{
+	const char *bad[] = {"", "+", "f+", "f+x", "f+-1", "f++1", "f+0x", "f+1:2", "a:b:c:d:e",
+	    "a:b:", "a:", ":", "::", "1f", "f g", "f\n", "f+4294967296", "f+0x100000000",
+	    "f+99999999999999999999999999999", "0x", "0xg", "0x10000000000000000",
+	    "m@d:f", "f:1x", "kernel:f+1:2"};
+	for (const char *b : bad)
+		if (spec_error(b) != Exit::bad_spec)
+			ATF_FAIL(std::string("not refused as a bad spec: '") + b + "'");
+	ATF_REQUIRE(spec_error(std::string(200, 'f')) == Exit::bad_spec);
+	ATF_REQUIRE(spec_error(std::string(100, 'm') + ":f") == Exit::bad_spec);
+	ATF_REQUIRE(spec_error(std::string(5000, '1')) == Exit::bad_spec);
+	ATF_REQUIRE(spec_error(std::string("f\0g", 3)) == Exit::bad_spec);
+	ATF_REQUIRE(spec_error(std::string(127, 'f')) == Exit::ok);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(numbers);
+ATF_TEST_CASE_BODY(numbers)
+{
+	uint64_t v;
+	ATF_REQUIRE(parse_number("0", 10, &v) && v == 0);
+	ATF_REQUIRE(parse_number("0x0A", 10, &v) && v == 10);
+	ATF_REQUIRE(!parse_number("11", 10, &v));
+	ATF_REQUIRE(parse_number("18446744073709551615", UINT64_MAX, &v) && v == UINT64_MAX);
+	ATF_REQUIRE(!parse_number("18446744073709551616", UINT64_MAX, &v));
+	ATF_REQUIRE(parse_number("0xffffffffffffffff", UINT64_MAX, &v) && v == UINT64_MAX);
+	ATF_REQUIRE(!parse_number("0x1ffffffffffffffff", UINT64_MAX, &v));
+}
+
+static KallsymsParse
+fixture(const atf::tests::tc &tc, const char *name)
+{
+	std::string path = tc.get_config_var("fixtures", FIXTURES_DIR) + "/" + name;
+	std::ifstream in(path);
+	if (!in)
+		ATF_FAIL("cannot open fixture " + path);
+	return parse_kallsyms(in);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(kallsyms_parse);
+ATF_TEST_CASE_BODY(kallsyms_parse)
+{
+	KallsymsParse p = fixture(*this, "kallsyms.txt");
+	ATF_REQUIRE_EQ(p.bad_lines, 3u);	// garbage, bad address, unterminated module
+	ATF_REQUIRE_EQ(p.entries.size(), 15u);
+	ATF_REQUIRE(!p.all_zero);
+	ATF_REQUIRE_EQ(p.entries[2].name, "startup_64");
+	ATF_REQUIRE_EQ(p.entries[2].addr, 0xffffffff81000010ull);
+	ATF_REQUIRE_EQ(p.entries[2].type, 'T');
+	ATF_REQUIRE(p.entries[2].module.empty());
+	ATF_REQUIRE_EQ(p.entries[10].name, "ext4_sync_fs");
+	ATF_REQUIRE_EQ(p.entries[10].module, "ext4");
+
+	KallsymsParse h = fixture(*this, "kallsyms-hidden.txt");
+	ATF_REQUIRE(h.all_zero);
+	ATF_REQUIRE_EQ(h.entries.size(), 3u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(kallsyms_modules);
+ATF_TEST_CASE_BODY(kallsyms_modules)
+{
+	KallsymsParse p = fixture(*this, "kallsyms.txt");
+	int fetched = 0;
+	TextFetcher fetch = [&fetched](const std::string &m, const std::string &f, uint64_t a) {
+		fetched++;
+		ATF_REQUIRE_EQ(m, "kernel");
+		ATF_REQUIRE_EQ(f, "vm_fault");
+		ATF_REQUIRE_EQ(a, 0xffffffff81000140ull);
+		return std::vector<uint8_t>{0x55, 0xc3};
+	};
+	SymbolTable syms;
+	for (auto &m : modules_from_kallsyms(p, fetch))
+		syms.add(std::move(m));
+	ATF_REQUIRE_EQ(syms.modules().size(), 3u);
+	ATF_REQUIRE_EQ(syms.module(0).name(), "kernel");
+	ATF_REQUIRE_EQ(syms.module(1).name(), "e1000");
+	ATF_REQUIRE_EQ(syms.module(2).name(), "ext4");
+	// Static duplicates stay two functions; aliases are one.
+	ATF_REQUIRE_EQ(syms.find("dup_static").size(), 2u);
+	auto v = syms.find("vm_fault_alias");
+	ATF_REQUIRE_EQ(v.size(), 1u);
+	const Function &vf = syms.function(v[0]);
+	ATF_REQUIRE_EQ(vf.name, "vm_fault");
+	ATF_REQUIRE_EQ(vf.aliases.size(), 1u);
+	// Sizes: up to the next symbol of any type (here some_data? no: the
+	// next address after 0x140 is dup_static at 0x200).
+	ATF_REQUIRE_EQ(vf.size, 0xc0u);
+	ATF_REQUIRE_EQ(syms.function(syms.find("dup_static")[1]).size, 0x30u);
+	ATF_REQUIRE(syms.find("some_data").empty());		// not text
+	ATF_REQUIRE_EQ(syms.find("weak_func").size(), 1u);	// W is text
+	ATF_REQUIRE(syms.find("ext4_table").empty());
+	ATF_REQUIRE_EQ(syms.function(syms.find("ext4_sync_fs")[0]).size, 0x100u);
+	// The last function of a module has no known size until read.
+	ATF_REQUIRE_EQ(syms.function(syms.find("e1000_last")[0]).size, 0u);
+	ATF_REQUIRE_EQ(syms.find_module("e1000").size(), 1u);
+	ATF_REQUIRE_EQ(syms.containing(0xffffffff81000150ull).size(), 1u);
+
+	// Bytes are fetched lazily, once, and the kernel's size wins.
+	ATF_REQUIRE_EQ(fetched, 0);
+	Bytes b = syms.module(0).bytes(vf);
+	ATF_REQUIRE_EQ(b.size, 2u);
+	syms.module(0).bytes(vf);
+	ATF_REQUIRE_EQ(fetched, 1);
+	ATF_REQUIRE_EQ(syms.function(v[0]).size, 2u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(group_aliases);
+ATF_TEST_CASE_BODY(group_aliases)
+{
+	std::vector<RawSymbol> raw = {
+	    {"__x64_sys_foo", 0x100, 16, ".text", true, 0},
+	    {"sys_foo", 0x100, 16, ".text", true, 1},
+	    {"local_foo", 0x100, 16, ".text", false, 2},
+	    {"other", 0x100, 16, ".init.text", false, 3},	// other section
+	    {"shorter", 0x100, 8, ".text", false, 4},		// other size
+	    {"sys_foo", 0x100, 16, ".text", true, 5},		// duplicate entry
+	};
+	std::vector<Function> f = kinst::group_aliases(raw);
+	ATF_REQUIRE_EQ(f.size(), 3u);
+	const Function *g = nullptr;
+	for (const auto &x : f)
+		if (x.size == 16 && x.section == ".text")
+			g = &x;
+	ATF_REQUIRE(g != nullptr);
+	ATF_REQUIRE_EQ(g->name, "sys_foo");	// global, not __-prefixed
+	ATF_REQUIRE_EQ(g->aliases.size(), 2u);
+}
+
+static Exit
+elf_error(const std::vector<uint8_t> &b)
+{
+	try {
+		ElfImage img("mem", b.data(), b.size());
+	} catch (const Error &e) {
+		return e.code();
+	}
+	return Exit::ok;
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(elf_memory_errors);
+ATF_TEST_CASE_BODY(elf_memory_errors)
+{
+	ATF_REQUIRE(elf_error({}) == Exit::bad_elf);
+	ATF_REQUIRE(elf_error({0x7f, 'E', 'L', 'F'}) == Exit::bad_elf);
+	std::vector<uint8_t> h(64, 0);
+	h[0] = 0x7f; h[1] = 'E'; h[2] = 'L'; h[3] = 'F';
+	h[4] = 2; h[5] = 1; h[6] = 1;
+	h[16] = 1;	// ET_REL
+	h[18] = 62;	// EM_X86_64
+	h[20] = 1;
+	ATF_REQUIRE(elf_error(h) == Exit::no_symbols);	// no sections at all
+	h[4] = 1;
+	ATF_REQUIRE(elf_error(h) == Exit::unsupported_elf);
+	h[4] = 2; h[5] = 2;
+	ATF_REQUIRE(elf_error(h) == Exit::unsupported_elf);
+	h[5] = 1; h[18] = 40;
+	ATF_REQUIRE(elf_error(h) == Exit::unsupported_elf);
+	h[18] = 62;
+	h[0x28] = 0xff; h[0x2f] = 0x7f;	// e_shoff far away
+	h[0x3a] = 64; h[0x3c] = 3;	// shentsize, shnum
+	ATF_REQUIRE(elf_error(h) == Exit::bad_elf);
+}
+
+static std::vector<std::string>
+files_in(const std::string &dir)
+{
+	std::vector<std::string> r;
+	DIR *d = opendir(dir.c_str());
+	if (d == nullptr)
+		return r;
+	while (struct dirent *e = readdir(d))
+		if (e->d_name[0] != '.')
+			r.push_back(dir + "/" + e->d_name);
+	closedir(d);
+	return r;
+}
+
+static std::vector<uint8_t>
+slurp(const std::string &p)
+{
+	std::ifstream in(p, std::ios::binary);
+	return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(fuzz_regressions);
+ATF_TEST_CASE_BODY(fuzz_regressions)
+{
+	std::string fuzz = FUZZ_DIR;
+	size_t n = 0;
+	for (const char *t : {"cli_elf", "corpus-elf"}) {
+		std::string dir = std::string(t) == "cli_elf" ? fuzz + "/regress/cli_elf" :
+		    fuzz + "/corpus/fuzz_cli_elf";
+		for (const auto &f : files_in(dir)) {
+			auto b = slurp(f);
+			fuzz_cli_elf_one(b.data(), b.size());
+			n++;
+		}
+	}
+	for (const char *dir : {"/regress/cli_spec", "/corpus/fuzz_cli_spec"})
+		for (const auto &f : files_in(fuzz + dir)) {
+			auto b = slurp(f);
+			fuzz_cli_spec_one(b.data(), b.size());
+			n++;
+		}
+	if (n == 0)
+		ATF_FAIL("no fuzz inputs found under " + fuzz);
+	std::cout << "replayed " << n << " fuzz inputs\n";
+}
+
+ATF_INIT_TEST_CASES(tcs)
+{
+	ATF_ADD_TEST_CASE(tcs, spec_forms);
+	ATF_ADD_TEST_CASE(tcs, spec_errors);
+	ATF_ADD_TEST_CASE(tcs, numbers);
+	ATF_ADD_TEST_CASE(tcs, kallsyms_parse);
+	ATF_ADD_TEST_CASE(tcs, kallsyms_modules);
+	ATF_ADD_TEST_CASE(tcs, group_aliases);
+	ATF_ADD_TEST_CASE(tcs, elf_memory_errors);
+	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
+}

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# kinstctl fuzz targets (libFuzzer + ASan/UBSan): the ELF reader and the probe
+# spec parser.  The CLI and engine sources are compiled again here with the
+# sanitizers so that they are instrumented.  Seeds: tests/fuzz/regress/<t>/
+# (crashers found and fixed, replayed by tests/cli/cli_unit_test).
+if(TARGET kinstctl_core)
+  set(_kinst_fuzz_flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1)
+  find_package(nlohmann_json 3 REQUIRED)
+  pkg_check_modules(CAPSTONE REQUIRED IMPORTED_TARGET capstone)
+  pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+  foreach(t fuzz_cli_elf fuzz_cli_spec)
+    add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
+      ${KINST_COMMON_SOURCES})
+    target_include_directories(${t} PRIVATE ${KINSTCTL_INCLUDE_DIRS}
+      ${CMAKE_SOURCE_DIR}/common ${CMAKE_CURRENT_LIST_DIR})
+    target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})
+    target_link_options(${t} PRIVATE ${_kinst_fuzz_flags})
+    target_link_libraries(${t} PRIVATE PkgConfig::CAPSTONE PkgConfig::LIBELF
+      nlohmann_json::nlohmann_json)
+  endforeach()
+endif()

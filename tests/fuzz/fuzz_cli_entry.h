@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The bodies of the kinstctl fuzz targets, shared with the Kyua test that
+// replays tests/fuzz/regress/<target>/* (tests/cli/cli_unit_test.cc), so a
+// crasher found once is checked on every run without libFuzzer.
+#ifndef KINST_FUZZ_CLI_ENTRY_H
+#define KINST_FUZZ_CLI_ENTRY_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "disasm.h"
+#include "elf_image.h"
+#include "error.h"
+#include "resolver.h"
+#include "spec.h"
+#include "symbols.h"
+
+namespace kinst {
+
+// ELF reader, symbol grouping, function walk and spec resolution over an
+// arbitrary file image.  Errors are expected; crashes are bugs.
+inline void
+fuzz_cli_elf_one(const uint8_t *data, size_t size)
+{
+	try {
+		auto img = std::make_unique<ElfImage>("fuzz", data, size);
+		SymbolTable syms;
+		syms.add(std::make_unique<ElfModule>(std::move(img), ""));
+		Disassembler dis(Syntax::att);
+		Module &m = syms.module(0);
+		size_t n = 0;
+		for (const auto &f : m.functions()) {
+			if (++n > 64)
+				break;
+			Bytes b = m.bytes(f);
+			walk_function(b, f.addr, dis);
+			try {
+				Spec sp = parse_spec(f.name + "+1");
+				resolve_target(sp, syms);
+			} catch (const Error &) {
+			}
+		}
+	} catch (const Error &) {
+	}
+}
+
+// Spec parser: any string.  A parsed spec must print back consistently.
+inline void
+fuzz_cli_spec_one(const uint8_t *data, size_t size)
+{
+	std::string s(reinterpret_cast<const char *>(data), size);
+	try {
+		Spec sp = parse_spec(s);
+		if (sp.is_address == !sp.function.empty())
+			__builtin_trap();
+		if (sp.function.size() >= 128 || sp.module.size() >= 64)
+			__builtin_trap();
+	} catch (const Error &e) {
+		if (e.code() != Exit::bad_spec)
+			__builtin_trap();
+	}
+}
+
+} // namespace kinst
+
+#endif
