@@ -91,6 +91,8 @@ struct kinst_insn {
 	int64_t		disp;		/* sign-extended displacement (moffs: zero-extended) */
 	int64_t		imm;		/* first immediate, sign-extended from imm_size */
 	int64_t		imm2;		/* second immediate */
+	/* Added after the original layout: */
+	uint8_t		seg;		/* effective segment override byte (last of 26/2e/36/3e/64/65 wins) or 0 */
 };
 
 /*
