@@ -175,6 +175,31 @@ kernel_panic_body() {
 	vm_expect_err "Kernel panic"
 }
 
+atf_test_case module_load_failure
+module_load_failure_head() {
+	atf_set descr "A module that the guest kernel refuses to load fails the run clearly (exit 126) instead of running the script without it"
+	atf_set timeout 600
+}
+module_load_failure_body() {
+	vm_setup
+	vm_require_guest
+	kver=$(basename "$(ls "$KINST_CACHE"/kernel/root/boot/vmlinuz-* | sort -V | tail -n 1)")
+	kver=${kver#vmlinuz-}
+	# Right vermagic, but not a module: the kernel says ENOEXEC.
+	printf 'vermagic=%s SMP preempt mod_unload modversions \0' "$kver" >modinfo
+	echo 'int x;' >fake.c
+	cc -c fake.c -o fake.o || atf_skip "no C compiler to build the fake module"
+	objcopy --add-section .modinfo=modinfo fake.o fake.ko
+	echo 'echo script ran' >script.sh
+	vm_run --module "$PWD/fake.ko" script.sh
+	vm_expect_status 126
+	vm_expect_err "FAIL: kinst.ko did not load in the guest"
+	vm_expect_out "insmod kinst.ko failed"
+	if grep -q "script ran" vm.out; then
+		atf_fail "the script ran without its module"
+	fi
+}
+
 atf_test_case bad_usage
 bad_usage_head() {
 	atf_set descr "Bad command lines and a module built for another kernel are refused with a message, without booting"
@@ -204,5 +229,6 @@ atf_init_test_cases() {
 	atf_add_test_case dmesg_checker
 	atf_add_test_case timeout
 	atf_add_test_case kernel_panic
+	atf_add_test_case module_load_failure
 	atf_add_test_case bad_usage
 }
