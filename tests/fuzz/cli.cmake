@@ -9,8 +9,9 @@ if(TARGET kinstctl_core)
   pkg_check_modules(CAPSTONE REQUIRED IMPORTED_TARGET capstone)
   pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
   foreach(t fuzz_cli_elf fuzz_cli_spec)
+    # kinstctl uses only the decoder and the classifier from common/.
     add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
-      ${KINST_COMMON_SOURCES})
+      ${CMAKE_SOURCE_DIR}/common/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/kinst_classify.c)
     target_include_directories(${t} PRIVATE ${KINSTCTL_INCLUDE_DIRS}
       ${CMAKE_SOURCE_DIR}/common ${CMAKE_CURRENT_LIST_DIR})
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})
