@@ -39,7 +39,11 @@ void	*kinst_hook_owner(void);
 extern uint64_t kh_exit_rsp;
 extern void *dtrace_invop_jump_addr;
 
-enum scenario { SC_NOT_OURS, SC_REDIRECT, SC_CALL, SC_ENGINE };
+enum scenario {
+	SC_NOT_OURS, SC_REDIRECT, SC_CALL,
+	SC_ENGINE,		/* the real engine behind the hook */
+	SC_ENGINE_RAX0,		/* the same, with tf_rax = 0 */
+};
 
 #define	STACK_SIZE	(256 * 1024)
 #define	W(tf, off)	(*(uint64_t *)((uint8_t *)(tf) + (off)))
@@ -97,9 +101,12 @@ kinst_os_wake_deferred(struct kinst_session *s)
 	(void)s;
 }
 
+/* The first page stands for memory the emulation must not read. */
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
+	if (addr < 4096)
+		return (-1);
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
 	return (0);
 }
@@ -185,6 +192,10 @@ run_at(const atf_tc_t *tc, enum scenario sc, unsigned r, uint64_t rip)
 	W(kh_orig, KINST_FBSD_TF_RFLAGS) = 0x246;
 	W(kh_orig, KINST_FBSD_TF_RSP) = isp;
 	W(kh_orig, KINST_FBSD_TF_SS) = 0x28;
+	if (sc == SC_ENGINE_RAX0) {
+		W(kh_orig, KINST_FBSD_TF_RAX) = 0;
+		sc = SC_ENGINE;
+	}
 	memcpy(kh_stack + (f - base), kh_orig, sizeof(kh_orig));
 
 	kh_sc = sc;
@@ -372,6 +383,33 @@ ATF_TC_BODY(engine_through_hook, tc)
 	ATF_CHECK_EQ(kh_hits, 4);
 }
 
+/*
+ * An emulation that faults (call *(%rax) with %rax pointing at memory the
+ * OS says cannot be read): counted, and the trap goes to the kernel's
+ * calltrap with the frame exactly as it was.
+ */
+ATF_TC_WITHOUT_HEAD(engine_emulation_fault);
+ATF_TC_BODY(engine_emulation_fault, tc)
+{
+	static const uint8_t callind[] = { 0xff, 0x10 };	/* call *(%rax) */
+	static struct kinst_probe p;
+	const uint64_t a = 0xffffffff80600000ull;
+	struct kinst_hit_record rec;
+	uint64_t m;
+
+	engine_setup();
+	kh_faults = 0;
+	arm(&p, 9, callind, sizeof(callind), a, 0xffffffff81000080ull);
+	ATF_CHECK_EQ(run_at(tc, SC_ENGINE_RAX0, 8, a + 1), 2);
+	m = kinst_fbsd_moved_frame_at(kh_isp);
+	ATF_CHECK(memcmp((void *)(uintptr_t)m, kh_orig, sizeof(kh_orig)) == 0);
+	ATF_CHECK_EQ(kh_faults, 1);
+	ATF_CHECK_EQ(kh_trap_sp, 0x5a5a);
+	/* The hit itself was recorded before the emulation was tried. */
+	ATF_CHECK_EQ(kinst_ring_get(&kh_ring, &rec, sizeof(rec)), sizeof(rec));
+	ATF_CHECK_EQ(rec.probe_id, 9);
+}
+
 ATF_TC_WITHOUT_HEAD(install_remove);
 ATF_TC_BODY(install_remove, tc)
 {
@@ -403,6 +441,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, redirect);
 	ATF_TP_ADD_TC(tp, emulated_call);
 	ATF_TP_ADD_TC(tp, engine_through_hook);
+	ATF_TP_ADD_TC(tp, engine_emulation_fault);
 	ATF_TP_ADD_TC(tp, install_remove);
 	return (atf_no_error());
 }
