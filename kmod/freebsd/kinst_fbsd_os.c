@@ -381,6 +381,31 @@ kinst_resolve_file(linker_file_t lf, void *arg)
 	return (1);
 }
 
+/*
+ * The address must map back to the name.  linker_file_function_listall()
+ * also reports ifunc symbols (STT_GNU_IFUNC), with the address of the
+ * implementation the resolver picked but the size of the resolver: decoding
+ * that range would cross into other functions.  The implementation's own
+ * name is what to trace.  (A function with an alias may be refused here
+ * too, when the reverse lookup prefers the other name: refusing is safe.)
+ * Called without kld_sx, which linker_search_symbol_name() takes; the
+ * module reference keeps the file loaded.
+ */
+static int
+kinst_resolve_check(struct kinst_func *f, const char *function)
+{
+	char name[KINST_NAME_MAX];
+	long off;
+
+	if (linker_search_symbol_name((caddr_t)(uintptr_t)f->addr, name,
+	    sizeof(name), &off) != 0 || off != 0 ||
+	    strcmp(name, function) != 0) {
+		kinst_os_func_release(f);
+		return (KINST_E_NOENT);
+	}
+	return (KINST_E_OK);
+}
+
 int
 kinst_os_func_resolve(const char *module, const char *function,
     struct kinst_func *f)
@@ -396,13 +421,13 @@ kinst_os_func_resolve(const char *module, const char *function,
 	ra.kernel_pass = true;
 	if (module[0] == '\0' || kinst_fbsd_modname_match(module, "kernel")) {
 		if (linker_file_foreach(kinst_resolve_file, &ra) != 0)
-			return (KINST_E_OK);
+			return (kinst_resolve_check(f, function));
 		if (module[0] != '\0')
 			return (KINST_E_NOENT);
 	}
 	ra.kernel_pass = false;
 	if (linker_file_foreach(kinst_resolve_file, &ra) != 0)
-		return (KINST_E_OK);
+		return (kinst_resolve_check(f, function));
 	return (KINST_E_NOENT);
 }
 
