@@ -33,6 +33,7 @@ extern const char *const spec_help;
 
 void add_list_offsets(CLI::App &app, Runner &run);
 void add_resolve(CLI::App &app, Runner &run);
+void add_trace(CLI::App &app, Runner &run);
 
 } // namespace kinst
 

@@ -43,6 +43,7 @@ main(int argc, char **argv)
 	Runner run;
 	add_list_offsets(app, run);
 	add_resolve(app, run);
+	add_trace(app, run);
 
 	try {
 		try {

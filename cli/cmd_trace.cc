@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl trace SPEC... : the command line; the work is in trace.cc.
+#include <cmath>
+#include <memory>
+
+#include "commands.h"
+#include "error.h"
+#include "trace.h"
+
+namespace kinst {
+
+void
+add_trace(CLI::App &app, Runner &run)
+{
+	auto o = std::make_shared<TraceOptions>();
+	auto out = std::make_shared<OutputOptions>();
+	auto regs = std::make_shared<std::string>("compact");
+	CLI::App *sub = app.add_subcommand("trace",
+	    "Arm probes through /dev/kinst and print every hit (registers, cpu, pid/tid/comm) "
+	    "until Ctrl-C, -n or --duration; a summary goes to stderr.");
+	sub->add_option("spec", o->specs,
+	    "probe specs: FUNC (every instruction), FUNC+OFF, MODULE:FUNC:OFF, 0xADDRESS")
+	    ->required();
+	add_output_options(sub, *out);
+	sub->add_option("-n,--count", o->count, "stop after this many hits");
+	sub->add_option("--duration", o->duration, "stop after this many seconds")
+	    ->check(CLI::NonNegativeNumber);
+	sub->add_option("--cpu", o->cpu, "only print hits on this CPU")
+	    ->check(CLI::NonNegativeNumber);
+	sub->add_option("--pid", o->pid, "only print hits in this process")
+	    ->check(CLI::NonNegativeNumber);
+	sub->add_option("--regs", *regs, "registers per hit: compact (one line) or all")
+	    ->check(CLI::IsMember({"compact", "all"}));
+	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
+	sub->footer(spec_help);
+	sub->callback([&run, o, out, regs]() {
+		run = [o, out, regs]() {
+			if (!std::isfinite(o->duration))
+				throw Error(Exit::usage, "trace: --duration must be a finite number");
+			o->json = out->json;
+			o->no_color = out->no_color;
+			o->syntax = out->syn();
+			o->regs_all = *regs == "all";
+			return run_trace(*o);
+		};
+	});
+}
+
+} // namespace kinst
