@@ -599,10 +599,16 @@ kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 	(void)c;
 	s = &cs->s;
 	n = cap < s->ncpus ? cap : s->ncpus;
+	/*
+	 * The engine counts a hit before it writes or drops its record: read
+	 * the ring's counters first, so that a snapshot taken while probes
+	 * fire has hits >= delivered + dropped (equal once they are quiet).
+	 */
 	for (i = 0; i < n; i++) {
-		out[i].hits = KINST_LOAD_RELAXED(&s->hits[i]);
 		out[i].delivered = kinst_ring_written(&s->rings[i]);
 		out[i].dropped = kinst_ring_dropped(&s->rings[i]);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		out[i].hits = KINST_LOAD_RELAXED(&s->hits[i]);
 	}
 	kinst_os_ctl_lock();
 	st->ncpus = s->ncpus;

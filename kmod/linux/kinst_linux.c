@@ -39,7 +39,7 @@ module_param(ring_size, uint, 0444);
 MODULE_PARM_DESC(ring_size,
     "bytes of ring per CPU per open file (power of two, 4 KiB .. 64 MiB)");
 
-#define	KINST_READ_MAX	(64 * 1024)	/* bytes one read(2) returns at most */
+#define	KINST_READ_MAX	(256 * 1024)	/* bytes one read(2) returns at most */
 
 struct kinst_engine *kinst_engine;
 static struct kinst_ctl kinst_ctl;

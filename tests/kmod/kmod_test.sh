@@ -1,6 +1,8 @@
 #! /usr/bin/env atf-sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
+# kmod_run SCRIPT [run-in-guest options] [-- script arguments]
+#
 # kinst.ko in Debian's kernel under QEMU, driven through /dev/kinst by
 # kinst_devtest (tests/kmod/kinst_devtest.c) and the scripts in
 # tests/kmod/guest/.  run-in-guest fails a run whose kernel log shows BUG,
@@ -20,8 +22,15 @@ kmod_run() {
 	[ -x "$devtest" ] || atf_fail "$devtest is missing"
 	script=$1
 	shift
-	vm_run --require-module -f "$devtest" "$@" \
-	    "$top/tests/kmod/guest/$script"
+	# run-in-guest options, then "--" and the script's arguments.
+	opts=
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts="$opts '$1'"
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	eval "vm_run --require-module -f \"\$devtest\" $opts \
+	    \"\$top/tests/kmod/guest/\$script\" \"\$@\""
 	if [ "$vm_status" != 0 ]; then
 		vm_show_logs
 		atf_fail "guest script $script failed (exit $vm_status): $(grep -h '^FAIL' vm.out | head -n 3 | tr '\n' ' ')"
@@ -76,7 +85,18 @@ module_function_body() {
 	vm_expect_out '^loop text restored'
 }
 
+atf_test_case disarm_with_hits_in_flight
+disarm_with_hits_in_flight_head() {
+	atf_set descr "hot functions armed whole and disarmed (SIGKILL and close) repeatedly while both CPUs hit them: text restored, log clean"
+	atf_set timeout 600
+}
+disarm_with_hits_in_flight_body() {
+	kmod_run churn.sh -t 480 -- 6
+	vm_expect_out '^churn: 6 rounds, text restored'
+}
+
 atf_init_test_cases() {
+	atf_add_test_case disarm_with_hits_in_flight
 	atf_add_test_case module_function
 	atf_add_test_case ioctl_fuzz
 	atf_add_test_case arm_hit_read_disarm
