@@ -20,6 +20,9 @@
  *   kinst_devtest refuse
  *	bad requests against real functions: mid-instruction offset,
  *	unknown function, excluded function, ftrace site, offset past the end.
+ *   kinst_devtest regs [COUNT]
+ *	write(2) COUNT times with known arguments; the records taken at
+ *	ksys_write's second instruction show them in rdi/rsi/rdx.
  *   kinst_devtest bench [N]
  *	figures only: ns per getpid call with and without a probe.
  */
@@ -568,6 +571,82 @@ cmd_cycle(const char *func, long count)
 	return (failures != 0);
 }
 
+/*
+ * The register file in the records: arm ksys_write's second instruction
+ * (its first is the ftrace nop, so the arguments are still in place) and
+ * write(2) COUNT times with a known fd, buffer and length: every record of
+ * this process must show them in %rdi, %rsi and %rdx.
+ */
+static int
+cmd_regs(long count)
+{
+	static uint8_t rbuf[1 << 16];
+	static char wbuf[4096];
+	uint8_t text[65536];
+	struct kinst_hit_record *rec;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	uint32_t size, off;
+	uint64_t addr, ours, good;
+	size_t len;
+	ssize_t n, j;
+	long k;
+	int fd, nul, r;
+	pid_t me = getpid();
+
+	fd = dev_open(O_NONBLOCK);
+	nul = open("/dev/null", O_WRONLY);
+	CHECK(nul >= 0, "open /dev/null");
+	r = get_text(fd, "ksys_write", text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text ksys_write: %d", r);
+	off = nth_insn(text, size, 1);
+	r = do_arm(fd, "ksys_write", off, 0, &a);
+	CHECK(r == 0, "arm ksys_write+%#x: %s", off, strerror(-r));
+	if (r != 0)
+		return (1);
+	for (k = 0; k < count; k++) {
+		len = 1000 + (size_t)k % 3000;
+		if (write(nul, wbuf, len) != (ssize_t)len)
+			CHECK(0, "write");
+	}
+	d.probe_id = a.probe_id;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	ours = good = 0;
+	k = 0;
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0) {
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += sizeof(*rec)) {
+			rec = (void *)(rbuf + j);
+			if (rec->pid != me)
+				continue;
+			ours++;
+			len = 1000 + (size_t)k % 3000;
+			k++;
+			if (rec->regs.gpr[KINST_RDI] == (uint64_t)nul &&
+			    rec->regs.gpr[KINST_RSI] == (uintptr_t)wbuf &&
+			    rec->regs.gpr[KINST_RDX] == len &&
+			    rec->regs.rip == a.addr &&
+			    rec->regs.cs == 0x10)
+				good++;
+			else if (good + 3 > ours)
+				printf("record %llu: rdi %#llx rsi %#llx rdx %#llx "
+				    "(want %d %p %zu) cs %#x\n",
+				    (unsigned long long)ours,
+				    (unsigned long long)rec->regs.gpr[KINST_RDI],
+				    (unsigned long long)rec->regs.gpr[KINST_RSI],
+				    (unsigned long long)rec->regs.gpr[KINST_RDX],
+				    nul, (void *)wbuf, len, rec->regs.cs);
+		}
+	}
+	CHECK(ours == (uint64_t)count && good == ours,
+	    "records %llu, with the right registers %llu, want %ld",
+	    (unsigned long long)ours, (unsigned long long)good, count);
+	printf("regs: ksys_write+%#x: %llu records, %llu with fd/buf/len "
+	    "in rdi/rsi/rdx; %d failures\n", off, (unsigned long long)ours,
+	    (unsigned long long)good, failures);
+	close(fd);
+	return (failures != 0);
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -645,6 +724,8 @@ main(int argc, char **argv)
 		return (cmd_text(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
 		return (cmd_hold(argv[2], argc > 3));
+	if (argc >= 2 && strcmp(argv[1], "regs") == 0)
+		return (cmd_regs(argc > 2 ? atol(argv[2]) : 500));
 	if (argc >= 2 && strcmp(argv[1], "bench") == 0)
 		return (cmd_bench(argc > 2 ? atol(argv[2]) : 100000));
 	if (argc >= 2 && strcmp(argv[1], "refuse") == 0)

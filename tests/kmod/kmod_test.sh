@@ -50,13 +50,14 @@ ioctl_fuzz_body() {
 
 atf_test_case arm_hit_read_disarm
 arm_hit_read_disarm_head() {
-	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores"
+	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments"
 	atf_set timeout 400
 }
 arm_hit_read_disarm_body() {
 	kmod_run cycle.sh -t 300
 	vm_expect_out '^hits [0-9]+ delivered [0-9]+ dropped 0 ours 1000$'
 	vm_expect_out '^cycle: 0 failures'
+	vm_expect_out '^regs: ksys_write\+0x[0-9a-f]+: 500 records, 500 with fd/buf/len in rdi/rsi/rdx; 0 failures'
 }
 
 atf_test_case kill9_restores_text

@@ -4,3 +4,4 @@
 set -u
 kinst_devtest cycle __x64_sys_getpid "${1:-1000}" || exit 1
 kinst_devtest cycle __x64_sys_getpid 1 || exit 1
+kinst_devtest regs 500 || exit 1
