@@ -40,47 +40,6 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 		hits[i] = 0;
 }
 
-int
-kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
-    size_t avail, uint64_t addr, uint64_t tramp,
-    uint8_t img[KINST_TRAMP_SIZE])
-{
-	int st;
-	size_t i;
-
-	p->addr = addr;
-	p->tramp = tramp;
-	p->hits = 0;
-	for (i = 0; i < sizeof(p->orig); i++)
-		p->orig[i] = 0;
-	for (i = 0; i < KINST_TRAMP_SIZE; i++)
-		img[i] = 0xcc;
-
-	st = kinst_decode(bytes, avail, &p->insn);
-	kinst_classify(st, &p->insn, bytes, &p->cls);
-	if (p->cls.treatment == KINST_T_REFUSE)
-		return (p->cls.reason);
-	for (i = 0; i < p->insn.len; i++)
-		p->orig[i] = bytes[i];
-
-	if (kinst_sti_shadow_matters(&p->insn, bytes + p->insn.len,
-	    avail - p->insn.len)) {
-		p->cls.treatment = KINST_T_REFUSE;
-		p->cls.reason = KINST_R_STI_SHADOW;
-		return (p->cls.reason);
-	}
-	if (p->cls.treatment == KINST_T_EMULATE)
-		return (KINST_R_NONE);
-	if (kinst_tramp_build(bytes, &p->insn, &p->cls, addr, tramp, img) !=
-	    KINST_RELOC_OK) {
-		p->cls.treatment = KINST_T_REFUSE;
-		p->cls.emul = KINST_EM_NONE;
-		p->cls.reason = KINST_R_RIPREL_RANGE;
-		return (p->cls.reason);
-	}
-	return (KINST_R_NONE);
-}
-
 static int
 mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
