@@ -51,12 +51,36 @@ kt_run_ok() {
 	[ -z "$out" ] || echo "$out"
 }
 
-# kt_counter_kprobe NAME PROBE: count hits of PROBE (SYMBOL or SYMBOL+OFF,
-# kprobe_events syntax) per pid as event kinst_test/NAME.
+# kt_counter_kprobe NAME PROBE [FETCHARG...]: count hits of PROBE (SYMBOL
+# or SYMBOL+OFF, kprobe_events syntax) per pid as event kinst_test/NAME;
+# FETCHARGs (e.g. count=%dx:u64) become fields for kt_counter_values.
 kt_counter_kprobe() {
-	echo "p:$KT_GROUP/$1 $2" >>"$KT_TRACING/kprobe_events" ||
-	    kt_fail "cannot add kprobe event $1 at $2 (see $KT_TRACING/error_log: $(tail -n 3 "$KT_TRACING/error_log" 2>/dev/null))"
-	kt_counter_event "$KT_GROUP/$1"
+	_name=$1 _probe=$2
+	shift 2
+	echo "p:$KT_GROUP/$_name $_probe $*" >>"$KT_TRACING/kprobe_events" ||
+	    kt_fail "cannot add kprobe event $_name at $_probe $* (error_log: $(tail -n 3 "$KT_TRACING/error_log" 2>/dev/null))"
+	kt_counter_event "$KT_GROUP/$_name"
+}
+
+# kt_counter_values SUBSYS/EVENT FIELD: also count, per pid, each value the
+# event's FIELD takes (after kt_counter_kprobe/kt_counter_event).
+kt_counter_values() {
+	echo "hist:keys=common_pid,$2:size=8192" >>"$KT_TRACING/events/$1/trigger" ||
+	    kt_fail "cannot add a hist trigger on $1 keyed by $2"
+}
+
+# kt_values SUBSYS/EVENT PID FIELD: "VALUE HITS" lines, one per value of
+# FIELD that PID's hits had.
+kt_values() {
+	_hist=$KT_TRACING/events/$1/hist
+	_dropped=$(sed -n 's/^ *Dropped: *//p' "$_hist" | sort -n | tail -n 1)
+	[ "${_dropped:-0}" = 0 ] || kt_fail "hist of $1 dropped $_dropped entries"
+	awk -v pid="$2" -v field="$3" '
+		$0 ~ "common_pid: *" pid ", " field ":" {
+			v = $0; sub(".*, " field ": *", "", v); sub(/[ }].*/, "", v)
+			n = $0; sub(/.*hitcount: */, "", n)
+			print v, n + 0
+		}' "$_hist"
 }
 
 # kt_counter_event SUBSYS/EVENT: count hits of an existing trace event per
@@ -65,30 +89,31 @@ kt_counter_event() {
 	ev=$KT_TRACING/events/$1
 	[ -d "$ev" ] || kt_fail "no trace event $1"
 	echo 0 >"$KT_TRACING/tracing_on"
-	echo 'hist:keys=common_pid:size=8192' >"$ev/trigger" ||
+	echo 'hist:keys=common_pid:size=8192' >>"$ev/trigger" ||
 	    kt_fail "cannot set a hist trigger on $1"
 	echo 1 >"$ev/enable" || kt_fail "cannot enable $1"
 }
 
-# kt_count SUBSYS/EVENT PID: hits by PID so far.
+# kt_count SUBSYS/EVENT PID: hits by PID so far (from the histogram keyed
+# by the pid alone).
 kt_count() {
-	hist=$KT_TRACING/events/$1/hist
-	[ -r "$hist" ] || kt_fail "no hist for $1"
-	dropped=$(sed -n 's/^ *Dropped: *//p' "$hist")
-	[ "${dropped:-0}" = 0 ] || kt_fail "hist of $1 dropped $dropped entries"
-	n=$(awk -v pid="$2" '
-		/common_pid:/ {
-			sub(/.*common_pid: */, "")
-			p = $1
-			sub(/.*hitcount: */, "")
-			if (p == pid) print $1
-		}' "$hist")
-	echo "${n:-0}"
+	_hist=$KT_TRACING/events/$1/hist
+	[ -r "$_hist" ] || kt_fail "no hist for $1"
+	_dropped=$(sed -n 's/^ *Dropped: *//p' "$_hist" | sort -n | tail -n 1)
+	[ "${_dropped:-0}" = 0 ] || kt_fail "hist of $1 dropped $_dropped entries"
+	awk -v pid="$2" '
+		/^\{ common_pid: *[0-9]+ \}/ {
+			p = $0; sub(/.*common_pid: */, "", p); sub(/ .*/, "", p)
+			n = $0; sub(/.*hitcount: */, "", n)
+			if (p == pid) c = n + 0
+		}
+		END { print c + 0 }' "$_hist"
 }
 
 # kt_count_total SUBSYS/EVENT: hits by everyone so far.
 kt_count_total() {
-	sed -n 's/^ *Hits: *//p' "$KT_TRACING/events/$1/hist"
+	awk '/^\{ common_pid: *[0-9]+ \}/ { sub(/.*hitcount: */, ""); t += $1 }
+	    END { print t + 0 }' "$KT_TRACING/events/$1/hist"
 }
 
 # kt_counter_remove SUBSYS/EVENT: disable, drop the trigger (and the kprobe
@@ -96,7 +121,8 @@ kt_count_total() {
 kt_counter_remove() {
 	ev=$KT_TRACING/events/$1
 	echo 0 >"$ev/enable"
-	echo '!hist:keys=common_pid:size=8192' >"$ev/trigger"
+	# Opening trigger with O_TRUNC (>) removes every trigger of the event.
+	: >"$ev/trigger"
 	case $1 in
 	"$KT_GROUP"/*) echo "-:$1" >>"$KT_TRACING/kprobe_events" ;;
 	esac

@@ -7,11 +7,13 @@
  *	syscall_loop write COUNT BYTES	COUNT write(2)s of BYTES bytes to /dev/null
  *	syscall_loop read COUNT BYTES	COUNT read(2)s of BYTES bytes from /dev/zero
  *
- * Prints its own pid first (found through /proc/self, not getpid(2), so the
- * counts stay exact), then makes exactly COUNT system calls of that kind
- * and nothing else of that kind.  Exit status 0, or 1 with a message.
+ * Prints its own pid first, then makes exactly COUNT system calls of that
+ * kind and no other of that kind: the pid comes from /proc/self, not
+ * getpid(2), and is written with writev(2), not write(2).  Exit status 0, or
+ * 1 with a message.
  */
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +52,7 @@ number(const char *s, long max)
 int
 main(int argc, char **argv)
 {
+	struct iovec iov;
 	char self[32];
 	ssize_t n;
 	long count, bytes, i;
@@ -71,9 +74,13 @@ main(int argc, char **argv)
 		perror("syscall_loop: readlink /proc/self");
 		return (1);
 	}
-	self[n] = '\0';
-	printf("%s\n", self);
-	fflush(stdout);
+	self[n] = '\n';
+	iov.iov_base = self;
+	iov.iov_len = (size_t)n + 1;
+	if (writev(STDOUT_FILENO, &iov, 1) != (ssize_t)iov.iov_len) {
+		perror("syscall_loop: writev");
+		return (1);
+	}
 
 	if (strcmp(argv[1], "getpid") == 0) {
 		for (i = 0; i < count; i++)
