@@ -515,6 +515,7 @@ kinst_os_func_release(struct kinst_func *f)
 int
 kinst_os_func_check(const struct kinst_func *f, const char *function)
 {
+	char sym[KSYM_SYMBOL_LEN], *p;
 	unsigned long a = (unsigned long)f->addr;
 	size_t i;
 
@@ -526,6 +527,15 @@ kinst_os_func_check(const struct kinst_func *f, const char *function)
 			return (KINST_R_EXCLUDED);
 	if (kinst_name_listed(function, kinst_excluded,
 	    ARRAY_SIZE(kinst_excluded)))
+		return (KINST_R_EXCLUDED);
+	/*
+	 * The name kallsyms gives the address too: an alias (another symbol
+	 * at the same address) must not get around the list.
+	 */
+	sprint_symbol_no_offset(sym, a);
+	if ((p = strchr(sym, ' ')) != NULL)
+		*p = '\0';		/* " [module]" */
+	if (kinst_name_listed(sym, kinst_excluded, ARRAY_SIZE(kinst_excluded)))
 		return (KINST_R_EXCLUDED);
 	if (k_within_kprobe_blacklist(a))
 		return (KINST_R_EXCLUDED);
