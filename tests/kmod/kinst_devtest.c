@@ -23,6 +23,8 @@
  *   kinst_devtest regs [COUNT]
  *	write(2) COUNT times with known arguments; the records taken at
  *	ksys_write's second instruction show them in rdi/rsi/rdx.
+ *   kinst_devtest drops [COUNT]
+ *	ring overflow: hits == delivered + dropped, read(2) == delivered.
  *   kinst_devtest bench [N]
  *	figures only: ns per getpid call with and without a probe.
  */
@@ -647,6 +649,70 @@ cmd_regs(long count)
 	return (failures != 0);
 }
 
+/*
+ * A full ring drops and counts: COUNT getpid calls with nobody reading
+ * (load the module with a small ring_size), then hits == delivered +
+ * dropped on every CPU, some were dropped, and read(2) returns exactly the
+ * delivered records.
+ */
+static int
+cmd_drops(long count)
+{
+	static uint8_t rbuf[1 << 16];
+	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
+	uint8_t text[65536];
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct kinst_stats st;
+	uint64_t addr, hits, deliv, drop, nrec;
+	uint32_t size, off, i;
+	ssize_t n;
+	long k;
+	int fd, r;
+
+	fd = dev_open(O_NONBLOCK);
+	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text");
+	off = nth_insn(text, size, 1);
+	r = do_arm(fd, "__x64_sys_getpid", off, 0, &a);
+	CHECK(r == 0, "arm: %s", strerror(-r));
+	if (r != 0)
+		return (1);
+	for (k = 0; k < count; k++)
+		(void)syscall(SYS_getpid);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0 && d.ndisarmed == 1,
+	    "disarm");
+	memset(&st, 0, sizeof(st));
+	st.buf = (uintptr_t)cpus;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats");
+	hits = deliv = drop = 0;
+	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++) {
+		CHECK(cpus[i].hits == cpus[i].delivered + cpus[i].dropped,
+		    "cpu %u: hits %llu delivered %llu dropped %llu", i,
+		    (unsigned long long)cpus[i].hits,
+		    (unsigned long long)cpus[i].delivered,
+		    (unsigned long long)cpus[i].dropped);
+		hits += cpus[i].hits;
+		deliv += cpus[i].delivered;
+		drop += cpus[i].dropped;
+	}
+	CHECK(hits >= (uint64_t)count && drop > 0, "hits %llu dropped %llu",
+	    (unsigned long long)hits, (unsigned long long)drop);
+	nrec = 0;
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0)
+		nrec += (uint64_t)n / sizeof(struct kinst_hit_record);
+	CHECK(nrec == deliv, "read %llu records, delivered %llu",
+	    (unsigned long long)nrec, (unsigned long long)deliv);
+	printf("drops: hits %llu delivered %llu dropped %llu read %llu; "
+	    "%d failures\n", (unsigned long long)hits,
+	    (unsigned long long)deliv, (unsigned long long)drop,
+	    (unsigned long long)nrec, failures);
+	close(fd);
+	return (failures != 0);
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -724,6 +790,8 @@ main(int argc, char **argv)
 		return (cmd_text(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
 		return (cmd_hold(argv[2], argc > 3));
+	if (argc >= 2 && strcmp(argv[1], "drops") == 0)
+		return (cmd_drops(argc > 2 ? atol(argv[2]) : 5000));
 	if (argc >= 2 && strcmp(argv[1], "regs") == 0)
 		return (cmd_regs(argc > 2 ? atol(argv[2]) : 500));
 	if (argc >= 2 && strcmp(argv[1], "bench") == 0)

@@ -96,7 +96,19 @@ disarm_with_hits_in_flight_body() {
 	vm_expect_out '^churn: 6 rounds, text restored'
 }
 
+atf_test_case full_ring_drops
+full_ring_drops_head() {
+	atf_set descr "a full ring drops and counts: hits == delivered + dropped per CPU, read(2) returns the delivered records"
+	atf_set timeout 400
+}
+full_ring_drops_body() {
+	kmod_run drops.sh -t 300
+	vm_expect_out '^drops: .*; 0 failures'
+	vm_expect_out '^ring_size=1000 refused'
+}
+
 atf_init_test_cases() {
+	atf_add_test_case full_ring_drops
 	atf_add_test_case disarm_with_hits_in_flight
 	atf_add_test_case module_function
 	atf_add_test_case ioctl_fuzz
