@@ -129,6 +129,56 @@ kt_counter_remove() {
 }
 
 
+# kt_ftrace_start FUNC...: count calls of FUNCs with the function tracer
+# (it patches the function's ftrace site, the first instruction, which
+# kinst refuses anyway; kinst.ko refuses every instruction of a function
+# that holds a kprobe, so inside a traced function count this way or with
+# a trace event, not with kt_counter_kprobe).
+kt_ftrace_start() {
+	echo 0 >"$KT_TRACING/tracing_on"
+	echo nop >"$KT_TRACING/current_tracer"
+	echo "$*" >"$KT_TRACING/set_ftrace_filter" ||
+	    kt_fail "cannot filter the function tracer on $*"
+	echo 8192 >"$KT_TRACING/buffer_size_kb"
+	echo function >"$KT_TRACING/current_tracer"
+	: >"$KT_TRACING/trace"
+	echo 1 >"$KT_TRACING/tracing_on"
+}
+
+# kt_ftrace_name FUNC: the name ftrace knows FUNC by (available_filter_functions
+# lists one name per address: __x64_sys_getpid is __do_sys_getpid there);
+# the aliases come from kinstctl list-offsets.
+kt_ftrace_name() {
+	_aff=$KT_TRACING/available_filter_functions
+	for _n in "$1" $(kinstctl list-offsets --json "$1" 2>/dev/null |
+	    jq -r 'select(.type == "function") | .aliases[]?' 2>/dev/null); do
+		if grep -qx "$_n" "$_aff"; then
+			echo "$_n"
+			return 0
+		fi
+	done
+	kt_fail "ftrace knows $1 by no name (not in available_filter_functions)"
+}
+
+# kt_ftrace_stop: stop recording (the counts stay readable).
+kt_ftrace_stop() {
+	echo 0 >"$KT_TRACING/tracing_on"
+}
+
+# kt_ftrace_count FUNC PID: calls of FUNC by PID recorded since
+# kt_ftrace_start; fails if the ring buffer overran (the count would lie).
+kt_ftrace_count() {
+	for _s in "$KT_TRACING"/per_cpu/cpu*/stats; do
+		_o=$(sed -n 's/^overrun: *//p' "$_s")
+		[ "${_o:-0}" = 0 ] || kt_fail "the trace buffer overran ($_s: $_o): counts would be short"
+	done
+	grep -v '^#' "$KT_TRACING/trace" |
+	    awk -v pid="$2" -v f="$1" '
+		{ split($1, a, "-"); p = a[length(a)] }
+		p == pid && $0 ~ (": " f " <-") { c++ }
+		END { print c + 0 }'
+}
+
 # kt_trace_start OUT ERR ARG...: `kinstctl trace ARG...` in the background,
 # stdout to OUT and stderr to ERR; returns once it says it is tracing (its
 # "kinstctl: tracing N probes" line), fails the scenario if it exits or
