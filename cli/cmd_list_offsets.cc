@@ -33,6 +33,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	std::vector<Insn> insns = walk_function(b, t.fn->addr, dis);
 	Tally tally;
 	tally.functions = 1;
+	std::string line;
 	if (out.json)
 		w.line(json_line(json_function(syms, *t.fn)));
 	else
@@ -42,9 +43,11 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			continue;
 		InsnText txt = insn_text(dis, in);
 		tally.add(in);
-		if (out.json)
-			w.line(json_line(json_insn(syms, *t.fn, in, txt)));
-		else
+		if (out.json) {
+			line.clear();
+			append_json_insn(line, syms, *t.fn, in, txt);
+			w.line(line);
+		} else
 			w.line(text_insn_row(in, txt, m.relocatable(), st));
 	}
 	if (out.json)

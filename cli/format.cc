@@ -172,24 +172,94 @@ json_function(const SymbolTable &syms, const Function &f)
 	return j;
 }
 
+void
+append_json_string(std::string &out, const std::string &s)
+{
+	static const char digits[] = "0123456789abcdef";
+	out += '"';
+	for (unsigned char c : s) {
+		if (c == '"' || c == '\\') {
+			out += '\\';
+			out += (char)c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			out += "\\u00";
+			out += digits[c >> 4];
+			out += digits[c & 15];
+		} else {
+			out += (char)c;
+		}
+	}
+	out += '"';
+}
+
+namespace {
+
+void
+key(std::string &out, const char *k)
+{
+	out += ",\"";
+	out += k;
+	out += "\":";
+}
+
+} // namespace
+
+void
+append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
+    const Insn &in, const InsnText &t)
+{
+	out += "{\"schema\":";
+	out += std::to_string(KINST_JSON_SCHEMA);
+	out += ",\"type\":\"insn\"";
+	key(out, "module");
+	append_json_string(out, syms.module(f.module).name());
+	key(out, "function");
+	append_json_string(out, f.name);
+	if (!f.section.empty()) {
+		key(out, "section");
+		append_json_string(out, f.section);
+	}
+	key(out, "offset");
+	out += std::to_string(in.offset);
+	key(out, "address");
+	out += '"' + hex(in.addr) + '"';
+	key(out, "length");
+	out += std::to_string(in.len);
+	key(out, "bytes");
+	out += '"' + hex_bytes(in.bytes, in.len, "") + '"';
+	key(out, "mnemonic");
+	append_json_string(out, t.mnemonic);
+	key(out, "operands");
+	append_json_string(out, t.operands);
+	key(out, "text");
+	append_json_string(out, t.text);
+	key(out, "verdict");
+	out += '"';
+	out += verdict_name(in);
+	out += '"';
+	key(out, "riprel");
+	out += (in.cls.flags & KINST_CF_RIPREL) ? "true" : "false";
+	if (in.cls.treatment == KINST_T_EMULATE && traceable(in)) {
+		key(out, "emulation");
+		append_json_string(out, emulation_name(in));
+	}
+	if (!traceable(in)) {
+		key(out, "reason");
+		append_json_string(out, reason_name(in));
+	}
+	if (t.disasm_len != in.len) {
+		key(out, "disasm_length");
+		out += std::to_string(t.disasm_len);
+	}
+	out += '}';
+}
+
 json
 json_insn(const SymbolTable &syms, const Function &f, const Insn &in, const InsnText &t)
 {
-	json j = {{"schema", KINST_JSON_SCHEMA}, {"type", "insn"},
-	    {"module", syms.module(f.module).name()}, {"function", f.name},
-	    {"offset", in.offset}, {"address", hex(in.addr)}, {"length", in.len},
-	    {"bytes", hex_bytes(in.bytes, in.len, "")}, {"mnemonic", t.mnemonic},
-	    {"operands", t.operands}, {"text", t.text}, {"verdict", verdict_name(in)},
-	    {"riprel", (in.cls.flags & KINST_CF_RIPREL) != 0}};
-	if (!f.section.empty())
-		j["section"] = f.section;
-	if (in.cls.treatment == KINST_T_EMULATE && traceable(in))
-		j["emulation"] = emulation_name(in);
-	if (!traceable(in))
-		j["reason"] = reason_name(in);
-	if (t.disasm_len != in.len)
-		j["disasm_length"] = t.disasm_len;
-	return j;
+	std::string s;
+	append_json_insn(s, syms, f, in, t);
+	return json::parse(s);
 }
 
 json

@@ -49,6 +49,12 @@ std::string text_summary(const Tally &t, bool total);
 // ---- JSON (one object per line) ----
 nlohmann::json json_function(const SymbolTable &syms, const Function &f);
 nlohmann::json json_insn(const SymbolTable &syms, const Function &f, const Insn &in, const InsnText &t);
+// The same object, appended to out as one line of text without building a
+// json value (list-offsets writes millions of them).  json_insn parses it.
+void append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
+    const Insn &in, const InsnText &t);
+// A JSON string literal (quotes included); bytes >= 0x80 as \u00XX.
+void append_json_string(std::string &out, const std::string &s);
 nlohmann::json json_summary(const SymbolTable *syms, const Function *f, const Tally &t);
 std::string json_line(const nlohmann::json &j);
 

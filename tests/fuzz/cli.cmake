@@ -16,7 +16,7 @@ if(TARGET kinstctl_core)
       ${CMAKE_SOURCE_DIR}/common ${CMAKE_CURRENT_LIST_DIR})
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})
     target_link_options(${t} PRIVATE ${_kinst_fuzz_flags})
-    target_link_libraries(${t} PRIVATE PkgConfig::CAPSTONE PkgConfig::LIBELF
+    target_link_libraries(${t} PRIVATE kinst_common PkgConfig::CAPSTONE PkgConfig::LIBELF
       nlohmann_json::nlohmann_json)
   endforeach()
 endif()
