@@ -548,10 +548,42 @@ kinst_os_text_lock(void)
 	mutex_lock(k_text_mutex);
 }
 
+/*
+ * Function-wide kprobe scan, cached while the text lock is held (kprobes
+ * arms under text_mutex too, so the answer cannot change until unlock).
+ */
+static uint64_t kinst_kp_scanned;	/* function address, 0: none */
+static bool kinst_kp_found;
+
 void
 kinst_os_text_unlock(void)
 {
+	kinst_kp_scanned = 0;
 	mutex_unlock(k_text_mutex);
+}
+
+/*
+ * Does the function hold a kprobe anywhere?  Its int3 (or an optimized
+ * kprobe's 5-byte jump, which leaves the tail of the instructions it
+ * covers behind) hides the instruction boundaries after it from our
+ * decoder, exactly as our int3s would hide them from kprobes' (which then
+ * refuses: can_probe()).  So kinst refuses such a function as a whole.
+ */
+static bool
+kinst_func_has_kprobe(const struct kinst_func *f)
+{
+	unsigned long b;
+	bool kp = false;
+
+	if (kinst_kp_scanned == f->addr)
+		return (kinst_kp_found);
+	preempt_disable();
+	for (b = f->addr; b < f->addr + f->size && !kp; b++)
+		kp = k_get_kprobe((void *)b) != NULL;
+	preempt_enable();
+	kinst_kp_scanned = f->addr;
+	kinst_kp_found = kp;
+	return (kp);
 }
 
 int
@@ -561,7 +593,6 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 	size_t i;
 	bool kp;
 
-	(void)f;
 	/* A section boundary inside a symbol (noinstr functions are aligned). */
 	for (i = 0; i < KINST_NSECTIONS; i++)
 		if (kinst_sect[i][0] != 0 && last >= kinst_sect[i][0] &&
@@ -582,14 +613,14 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 		return (KINST_R_TEXT_PATCHED);
 	/*
 	 * A kprobe at the instruction, or an optimized kprobe whose 5-byte
-	 * jump starts up to 4 bytes before it.
+	 * jump starts up to 4 bytes before it (before the function, too).
 	 */
 	kp = false;
 	preempt_disable();
 	for (b = a >= 4 ? a - 4 : 0; b <= last && !kp; b++)
 		kp = k_get_kprobe((void *)b) != NULL;
 	preempt_enable();
-	if (kp)
+	if (kp || kinst_func_has_kprobe(f))
 		return (KINST_R_TEXT_PATCHED);
 	return (KINST_R_NONE);
 }

@@ -31,6 +31,9 @@ kmod_run() {
 	[ $# -gt 0 ] && shift
 	eval "vm_run --require-module -f \"\$devtest\" $opts \
 	    \"\$top/tests/kmod/guest/\$script\" \"\$@\""
+	if [ "$vm_status" = 77 ]; then
+		atf_skip "$(sed -n 's/^SKIP: //p' vm.out | head -n 1)"
+	fi
 	if [ "$vm_status" != 0 ]; then
 		vm_show_logs
 		atf_fail "guest script $script failed (exit $vm_status): $(grep -h '^FAIL' vm.out | head -n 3 | tr '\n' ' ')"
@@ -107,7 +110,19 @@ full_ring_drops_body() {
 	vm_expect_out '^ring_size=1000 refused'
 }
 
+atf_test_case kprobe_coexistence
+kprobe_coexistence_head() {
+	atf_set descr "a function holding a kprobe is refused as a whole; a kprobe elsewhere does not disturb kinst"
+	atf_set timeout 400
+}
+kprobe_coexistence_body() {
+	kmod_run kprobe.sh -t 300
+	vm_expect_out '^function with a kprobe refused'
+	vm_expect_out '^kprobe coexistence ok'
+}
+
 atf_init_test_cases() {
+	atf_add_test_case kprobe_coexistence
 	atf_add_test_case full_ring_drops
 	atf_add_test_case disarm_with_hits_in_flight
 	atf_add_test_case module_function
