@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kinstctl list-offsets: every instruction of a function with the engine's
 // verdict on it.
+#include <sys/stat.h>
+
 #include <memory>
+#include <set>
+#include <utility>
 
 #include "commands.h"
 #include "error.h"
@@ -78,8 +82,13 @@ ListOffsets::run()
 		std::vector<SourceOptions> files;
 		if (!src.kernel.empty())
 			files.push_back(SourceOptions{src.kernel, {}});
+		std::set<std::pair<dev_t, ino_t>> seen;
+		struct stat sb;
+		if (!src.kernel.empty() && stat(src.kernel.c_str(), &sb) == 0)
+			seen.insert({sb.st_dev, sb.st_ino});
 		for (const auto &m : src.modules)
-			files.push_back(SourceOptions{"", {m}});
+			if (stat(m.c_str(), &sb) != 0 || seen.insert({sb.st_dev, sb.st_ino}).second)
+				files.push_back(SourceOptions{"", {m}});
 		for (const auto &f : files) {
 			SymbolTable syms;
 			try {

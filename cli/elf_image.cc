@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,70 +64,82 @@ ElfImage::ElfImage(const std::string &path) : path_(path), impl_(new Impl)
 		throw Error(Exit::file, path + ": not a regular file");
 	if (st.st_size > (off_t)4 << 30)
 		throw Error(Exit::file, path + ": file too large (over 4 GiB)");
-	buf_.resize((size_t)st.st_size);
-	size_t got = 0;
-	while (got < buf_.size()) {
-		ssize_t n = read(f.fd, buf_.data() + got, buf_.size() - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+	size_ = (size_t)st.st_size;
+	if (size_ > 0) {
+		// Private and writable: libelf may write to its image; only the
+		// pages we touch (headers, symbols, code) become resident.
+		void *p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd, 0);
+		if (p == MAP_FAILED)
 			throw Error(Exit::file, path + ": " + strerror(errno));
-		if (n == 0)
-			break;
-		got += (size_t)n;
+		map_ = p;
+		data_ = static_cast<uint8_t *>(p);
 	}
-	buf_.resize(got);
-	parse();
+	try {
+		parse();
+	} catch (...) {
+		impl_.reset();
+		if (map_ != nullptr)
+			munmap(map_, size_);
+		map_ = nullptr;
+		throw;
+	}
 }
 
 ElfImage::ElfImage(const std::string &label, const uint8_t *data, size_t size)
     : path_(label), buf_(data, data + size), impl_(new Impl)
 {
+	data_ = buf_.data();
+	size_ = buf_.size();
 	parse();
 }
 
-ElfImage::~ElfImage() = default;
+ElfImage::~ElfImage()
+{
+	impl_.reset();		// elf_end() before the image goes away
+	if (map_ != nullptr)
+		munmap(map_, size_);
+}
 
 void
 ElfImage::parse()
 {
 	init_libelf();
-	if (buf_.size() < 4 || memcmp(buf_.data(), ELFMAG, SELFMAG) != 0)
+	if (size_ < 4 || memcmp(data_, ELFMAG, SELFMAG) != 0)
 		throw Error(Exit::bad_elf, path_ + ": not an ELF file");
-	if (buf_.size() < sizeof(Elf64_Ehdr))
+	if (size_ < sizeof(Elf64_Ehdr))
 		throw Error(Exit::bad_elf, path_ + ": truncated ELF header");
-	switch (buf_[EI_CLASS]) {
+	switch (data_[EI_CLASS]) {
 	case ELFCLASS64:
 		break;
 	case ELFCLASS32:
 		throw Error(Exit::unsupported_elf,
 		    path_ + ": 32-bit ELF: only 64-bit x86-64 is supported");
 	default:
-		corrupt(path_, "bad ELF class " + std::to_string(buf_[EI_CLASS]));
+		corrupt(path_, "bad ELF class " + std::to_string(data_[EI_CLASS]));
 	}
-	switch (buf_[EI_DATA]) {
+	switch (data_[EI_DATA]) {
 	case ELFDATA2LSB:
 		break;
 	case ELFDATA2MSB:
 		throw Error(Exit::unsupported_elf,
 		    path_ + ": big-endian ELF: only little-endian x86-64 is supported");
 	default:
-		corrupt(path_, "bad ELF data encoding " + std::to_string(buf_[EI_DATA]));
+		corrupt(path_, "bad ELF data encoding " + std::to_string(data_[EI_DATA]));
 	}
 
 	// Check the section header table's extent ourselves: libelf quietly
 	// reports no sections for a table cut off by a truncated file.
 	Elf64_Ehdr raw;
-	memcpy(&raw, buf_.data(), sizeof(raw));
+	memcpy(&raw, data_, sizeof(raw));
 	if (raw.e_shoff != 0) {
 		uint64_t n = raw.e_shnum ? raw.e_shnum : 1;
 		if (raw.e_shentsize != sizeof(Elf64_Shdr))
 			corrupt(path_, "section header size " + std::to_string(raw.e_shentsize));
-		if (raw.e_shoff > buf_.size() || n * sizeof(Elf64_Shdr) > buf_.size() - raw.e_shoff)
+		if (raw.e_shoff > size_ || n * sizeof(Elf64_Shdr) > size_ - raw.e_shoff)
 			corrupt(path_, "section header table beyond end of file (truncated?)");
 	}
 
-	impl_->elf.reset(elf_memory(reinterpret_cast<char *>(buf_.data()), buf_.size()));
+	impl_->elf.reset(elf_memory(reinterpret_cast<char *>(data_), size_));
 	Elf *e = impl_->elf.get();
 	if (e == nullptr || elf_kind(e) != ELF_K_ELF)
 		corrupt(path_, elf_errmsg(-1));
@@ -151,8 +164,8 @@ ElfImage::parse()
 		corrupt(path_, "absurd section count " + std::to_string(nsec));
 	if (elf_getshdrstrndx(e, &shstrndx) != 0)
 		corrupt(path_, std::string("section name table: ") + elf_errmsg(-1));
-	if (eh.e_shoff > buf_.size() ||
-	    nsec * (uint64_t)sizeof(Elf64_Shdr) > buf_.size() - eh.e_shoff)
+	if (eh.e_shoff > size_ ||
+	    nsec * (uint64_t)sizeof(Elf64_Shdr) > size_ - eh.e_shoff)
 		corrupt(path_, "section header table beyond end of file");
 
 	sections_.resize(nsec);
@@ -173,7 +186,7 @@ ElfImage::parse()
 		s.data_size = 0;
 		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
 			continue;
-		if (sh.sh_offset > buf_.size() || sh.sh_size > buf_.size() - sh.sh_offset) {
+		if (sh.sh_offset > size_ || sh.sh_size > size_ - sh.sh_offset) {
 			// Only fatal if we need the section (code or symbols).
 			if ((sh.sh_flags & SHF_EXECINSTR) || sh.sh_type == SHT_SYMTAB ||
 			    sh.sh_type == SHT_DYNSYM)
@@ -186,7 +199,7 @@ ElfImage::parse()
 		if (sh.sh_type == SHT_DYNSYM && dynsym == 0)
 			dynsym = i;
 		if ((sh.sh_flags & SHF_COMPRESSED) == 0) {
-			s.data = buf_.data() + sh.sh_offset;
+			s.data = data_ + sh.sh_offset;
 			s.data_size = sh.sh_size;
 		}
 		if (s.name == ".modinfo" && s.data != nullptr) {

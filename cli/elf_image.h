@@ -62,7 +62,10 @@ private:
 	void parse();
 	struct Impl;
 	std::string path_;
-	std::vector<uint8_t> buf_;
+	std::vector<uint8_t> buf_;	// in-memory images only
+	void *map_ = nullptr;		// mmap of a file
+	uint8_t *data_ = nullptr;	// the image: map_ or buf_
+	size_t size_ = 0;
 	std::unique_ptr<Impl> impl_;
 	bool relocatable_ = false;
 	uint16_t type_ = 0;

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "sources.h"
 
+#include <sys/stat.h>
+
+#include <set>
+#include <utility>
+
 #include "elf_image.h"
 #include "error.h"
 
@@ -27,8 +32,16 @@ load_symbols(const SourceOptions &o, SymbolTable &syms)
 	}
 	if (!o.kernel.empty())
 		syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(o.kernel), "kernel"));
-	for (const auto &m : o.modules)
+	// The same file twice (or by two names) is one module.
+	std::set<std::pair<dev_t, ino_t>> seen;
+	struct stat st;
+	if (!o.kernel.empty() && stat(o.kernel.c_str(), &st) == 0)
+		seen.insert({st.st_dev, st.st_ino});
+	for (const auto &m : o.modules) {
+		if (stat(m.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second)
+			continue;
 		syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(m), ""));
+	}
 	if (syms.nfunctions() == 0)
 		throw Error(Exit::no_symbols, (o.modules.size() + !o.kernel.empty() == 1 ?
 		    syms.module(0).path() + ": " : std::string()) +
