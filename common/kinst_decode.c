@@ -28,6 +28,13 @@
 #define	RO	0x0100u		/* ModRM.mod ignored: always a register operand */
 #define	ESC	0x0200u		/* handled before the table lookup */
 
+/* Immediate size by kind (I_*) and operand size 2, 4, 8 (index opsize/4). */
+static const uint8_t imm_sizes[8][3] = {
+	[I_NONE] = { 0, 0, 0 },	[I_B] = { 1, 1, 1 },	[I_W] = { 2, 2, 2 },
+	[I_Z] = { 2, 4, 4 },	[I_V] = { 2, 4, 8 },	[I_MOFFS] = { 0, 0, 0 },
+	[I_ENTER] = { 2, 2, 2 }, [I_D] = { 4, 4, 4 },
+};
+
 #define	B	I_B
 #define	W	I_W
 #define	Z	I_Z
@@ -377,14 +384,13 @@ static const uint16_t pfx_class[256] = {
 			    KINST_PFX_ES | KINST_PFX_FS | KINST_PFX_GS)
 
 /*
- * Fetch byte `i' of the instruction.  A byte at index 15 or more makes the
- * instruction too long (invalid); a byte at or beyond `avail' is truncation.
+ * Fetch byte `i' of the instruction; `lim' is min(avail, 15).  Bytes are
+ * fetched in order, so the first index that reaches `lim' is either 15 (the
+ * instruction is too long: invalid) or `avail' (truncated).
  */
 #define	FETCH(dst, i) do {						\
-	if ((i) >= KINST_MAX_INSN_LEN)					\
-		goto invalid;						\
-	if ((i) >= avail)						\
-		goto truncated;						\
+	if (__builtin_expect((i) >= lim, 0))				\
+		goto past_limit;					\
 	(dst) = buf[(i)];						\
 } while (0)
 
@@ -393,24 +399,18 @@ read_le(const uint8_t *p, unsigned size)
 {
 	uint64_t v;
 
-	switch (size) {
-	case 1:
+	/* disp8/imm8 and disp32/imm32 are by far the most common. */
+	if (size == 1)
 		return ((int8_t)p[0]);
-	case 2:
-		return ((int16_t)(uint16_t)(p[0] | (unsigned)p[1] << 8));
-	case 4:
-		v = (uint64_t)p[0] | (uint64_t)p[1] << 8 |
-		    (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+	v = (uint64_t)p[0] | (uint64_t)p[1] << 8;
+	if (size == 2)
+		return ((int16_t)(uint16_t)v);
+	v |= (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+	if (size == 4)
 		return ((int32_t)(uint32_t)v);
-	case 8:
-		v = (uint64_t)p[0] | (uint64_t)p[1] << 8 |
-		    (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-		    (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-		    (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-		return ((int64_t)v);
-	default:
-		return (0);
-	}
+	v |= (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+	    (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+	return ((int64_t)v);
 }
 
 static inline void
@@ -430,9 +430,10 @@ kinst_decode(const uint8_t *buf, size_t avail, struct kinst_insn *out)
 	uint8_t opsize, addrsize, modrm, sib, vb1, vb2, vb3;
 	uint8_t nprefixes;
 	const uint8_t *lk;
-	unsigned vvvv, vop, evex_b;
+	unsigned vvvv, vop, evex_b, lim;
 
 	insn_clear(out);
+	lim = avail < KINST_MAX_INSN_LEN ? (unsigned)avail : KINST_MAX_INSN_LEN;
 	pos = 0;
 	pfx = 0;
 	rex = 0;
@@ -635,21 +636,21 @@ modrm:
 		rm = modrm & 7;
 		pos++;
 		if (mod != 3 && !(attr & RO)) {
+			/* mod 1: disp8; mod 2: disp32; mod 0: none ... */
+			disp_size = (0x040100u >> (mod << 3)) & 0xff;
 			if (rm == 4) {
 				FETCH(sib, pos);
 				out->has_sib = 1;
 				out->sib = sib;
 				pos++;
+				/* ... or disp32 without base (SIB base 5) */
 				if (mod == 0 && (sib & 7) == 5)
 					disp_size = 4;
 			} else if (mod == 0 && rm == 5) {
+				/* ... or disp32 RIP-relative */
 				disp_size = 4;
 				out->rip_relative = 1;
 			}
-			if (mod == 1)
-				disp_size = 1;
-			else if (mod == 2)
-				disp_size = 4;
 		}
 	}
 
@@ -666,34 +667,13 @@ modrm:
 	if (enc == KINST_ENC_EVEX && out->vex_l == 3 && !(evex_b && mod == 3))
 		goto invalid;
 
-	/* Immediate size. */
-	switch (attr & I_MASK) {
-	case I_B:
-		imm_size = 1;
-		break;
-	case I_W:
-		imm_size = 2;
-		break;
-	case I_Z:
-		imm_size = opsize == 2 ? 2 : 4;
-		break;
-	case I_V:
-		imm_size = opsize;
-		break;
-	case I_MOFFS:
-		imm_size = 0;
-		disp_size = addrsize;
-		break;
-	case I_ENTER:
-		imm_size = 2;
-		imm2_size = 1;
-		break;
-	case I_D:
-		imm_size = 4;
-		break;
-	default:
-		imm_size = 0;
-		break;
+	/* Immediate size: a table lookup by kind and operand size. */
+	imm_size = imm_sizes[attr & I_MASK][opsize >> 2];
+	if ((attr & I_MASK) >= I_MOFFS) {
+		if ((attr & I_MASK) == I_MOFFS)
+			disp_size = addrsize;
+		else if ((attr & I_MASK) == I_ENTER)
+			imm2_size = 1;
 	}
 
 	if (attr & SP) {
@@ -904,6 +884,10 @@ modrm:
 	out->addrsize = addrsize;
 	return (KINST_DEC_OK);
 
+past_limit:
+	if (avail >= KINST_MAX_INSN_LEN)
+		goto invalid;
+	goto truncated;
 invalid:
 	insn_clear(out);
 	return (KINST_DEC_INVALID);

@@ -96,6 +96,14 @@ struct kinst_insn {
 };
 
 /*
+ * Vendor differences (docs/decoder.md): a 66-prefixed near branch (66 E8,
+ * 66 E9, 66 0F 8x, 66 C7 F8) decodes as rel16 with opsize 2, as on AMD and
+ * in Capstone and objdump; Intel CPUs ignore the 66 and take a rel32, so the
+ * length differs by vendor and such an instruction must not be traced.
+ * imm is sign-extended even where the operand is unsigned (ret/enter iw).
+ */
+
+/*
  * Decode one instruction at buf, which has avail readable bytes (a limit of
  * more than KINST_MAX_INSN_LEN is fine; no more than 15 are ever read).
  * On KINST_DEC_OK *out is fully filled; otherwise out->len is 0.

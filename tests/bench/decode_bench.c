@@ -25,7 +25,7 @@
 
 #include "kinst_decode.h"
 
-#define	ROUNDS	3
+#define	ROUNDS	5
 
 struct text {
 	uint8_t		*p;
