@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -242,6 +244,48 @@ comm_of(const struct kinst_hit_record &h)
 	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
 }
 
+void
+print_hit(Writer &out, const Style &st, const TraceOptions &o,
+    const std::map<uint32_t, ProbeDesc> &probes, const struct kinst_hit_record &h)
+{
+	auto it = probes.find(h.probe_id);
+	ProbeDesc unknown;
+	const ProbeDesc &d = it != probes.end() ? it->second : unknown;
+	std::string name = it != probes.end() ? d.name : "probe#" + std::to_string(h.probe_id);
+	if (o.json) {
+		nlohmann::json j;
+		j["schema"] = KINST_JSON_SCHEMA;
+		j["type"] = "hit";
+		j["time_ns"] = h.timestamp_ns;
+		j["cpu"] = h.cpu;
+		j["pid"] = h.pid;
+		j["tid"] = h.tid;
+		j["comm"] = comm_of(h);
+		j["probe_id"] = h.probe_id;
+		j["probe"] = name;
+		j["module"] = d.module;
+		j["function"] = d.function;
+		j["offset"] = d.offset;
+		j["address"] = hex(h.addr);
+		j["insn"] = d.insn;
+		j["regs"] = json_regs(h.regs);
+		out.line(json_line(j));
+		return;
+	}
+	char head[160];
+	snprintf(head, sizeof(head), "%llu.%06llu cpu%u %d/%d %-16s ",
+	    (unsigned long long)(h.timestamp_ns / 1000000000ull),
+	    (unsigned long long)(h.timestamp_ns % 1000000000ull / 1000),
+	    h.cpu, h.pid, h.tid, comm_of(h).c_str());
+	std::string line = head;
+	line += st.paint("1", name) + "  " + d.insn;
+	if (o.regs_all)
+		line += "\n    " + text_regs(h.regs, true);
+	else
+		line += "  " + text_regs(h.regs, false);
+	out.line(line);
+}
+
 } // namespace
 
 int
@@ -261,6 +305,24 @@ run_trace(const TraceOptions &o)
 	int fd = dev.fd();
 	Disassembler dis(o.syntax);
 	Style st = Style::detect(stdout, o.no_color);
+
+	// Filters in the kernel, so that filtered hits cost no ring space; the
+	// module already leaves out our own process (our reads of the device
+	// would otherwise trace themselves).  The check below stays, for a
+	// module without FILTER.
+	struct kinst_filter flt;
+	memset(&flt, 0, sizeof(flt));
+	flt.pid = o.pid >= 0 ? (int32_t)o.pid : -1;
+	flt.cpu = o.cpu;
+	flt.exclude_pid = (int32_t)getpid();
+	if (o.pid > INT32_MAX)
+		throw Error(Exit::usage, "trace: --pid " + std::to_string(o.pid) + " is not a process id");
+	if (ioctl(fd, KINST_IOC_FILTER, &flt) != 0 && errno != ENOTTY) {
+		if (errno == EINVAL && o.cpu >= 0)
+			throw Error(Exit::usage, "trace: --cpu " + std::to_string(o.cpu) +
+			    ": no such CPU in the running kernel");
+		throw Error(Exit::live, std::string("filter: ") + strerror(errno));
+	}
 
 	// Arm everything first; a refused explicit offset is fatal, refused
 	// instructions of a whole function are reported and skipped.
@@ -294,6 +356,35 @@ run_trace(const TraceOptions &o)
 	uint64_t printed = 0, filtered = 0;
 	bool done = false;
 
+	// Prints the whole records in buf[0, n); sets done at the -n limit.
+	auto consume = [&](size_t n) {
+		size_t pos = 0;
+		while (pos < n && !done) {
+			struct kinst_rec_hdr hdr;
+			if (n - pos < sizeof(hdr))
+				throw Error(Exit::live, "read: truncated record header from the module");
+			memcpy(&hdr, buf.data() + pos, sizeof(hdr));
+			if (hdr.size < sizeof(hdr) || hdr.size % 8 != 0 || hdr.size > n - pos)
+				throw Error(Exit::live, "read: malformed record from the module (size " +
+				    std::to_string(hdr.size) + ")");
+			if (hdr.type == KINST_REC_HIT && hdr.size >= sizeof(struct kinst_hit_record)) {
+				struct kinst_hit_record h;
+				memcpy(&h, buf.data() + pos, sizeof(h));
+				if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
+					filtered++;
+				} else {
+					print_hit(out, st, o, probes, h);
+					printed++;
+					if (o.count && printed >= o.count)
+						done = true;
+				}
+			}
+			pos += hdr.size;
+		}
+		if (flush_each || o.json)
+			out.flush();
+	};
+
 	while (!done && !g_stop) {
 		int timeout = 200;
 		if (o.duration > 0) {
@@ -318,68 +409,33 @@ run_trace(const TraceOptions &o)
 				continue;
 			throw Error(Exit::live, std::string("read: ") + strerror(errno));
 		}
-		size_t pos = 0;
-		while (pos < (size_t)n) {
-			struct kinst_rec_hdr hdr;
-			if ((size_t)n - pos < sizeof(hdr))
-				throw Error(Exit::live, "read: truncated record header from the module");
-			memcpy(&hdr, buf.data() + pos, sizeof(hdr));
-			if (hdr.size < sizeof(hdr) || hdr.size % 8 != 0 || hdr.size > (size_t)n - pos)
-				throw Error(Exit::live, "read: malformed record from the module (size " +
-				    std::to_string(hdr.size) + ")");
-			if (hdr.type == KINST_REC_HIT && hdr.size >= sizeof(struct kinst_hit_record)) {
-				struct kinst_hit_record h;
-				memcpy(&h, buf.data() + pos, sizeof(h));
-				if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
-					filtered++;
-				} else {
-					auto it = probes.find(h.probe_id);
-					ProbeDesc unknown;
-					const ProbeDesc &d = it != probes.end() ? it->second : unknown;
-					std::string name = it != probes.end() ? d.name : "probe#" + std::to_string(h.probe_id);
-					if (o.json) {
-						nlohmann::json j;
-						j["schema"] = KINST_JSON_SCHEMA;
-						j["type"] = "hit";
-						j["time_ns"] = h.timestamp_ns;
-						j["cpu"] = h.cpu;
-						j["pid"] = h.pid;
-						j["tid"] = h.tid;
-						j["comm"] = comm_of(h);
-						j["probe_id"] = h.probe_id;
-						j["probe"] = name;
-						j["module"] = d.module;
-						j["function"] = d.function;
-						j["offset"] = d.offset;
-						j["address"] = hex(h.addr);
-						j["insn"] = d.insn;
-						j["regs"] = json_regs(h.regs);
-						out.line(json_line(j));
-					} else {
-						char head[160];
-						snprintf(head, sizeof(head), "%llu.%06llu cpu%u %d/%d %-16s ",
-						    (unsigned long long)(h.timestamp_ns / 1000000000ull),
-						    (unsigned long long)(h.timestamp_ns % 1000000000ull / 1000),
-						    h.cpu, h.pid, h.tid, comm_of(h).c_str());
-						std::string line = head;
-						line += st.paint("1", name) + "  " + d.insn;
-						if (o.regs_all)
-							line += "\n    " + text_regs(h.regs, true);
-						else
-							line += "  " + text_regs(h.regs, false);
-						out.line(line);
-					}
-					printed++;
-					if (o.count && printed >= o.count) {
-						done = true;
-						break;
-					}
-				}
-			}
-			pos += hdr.size;
+		consume((size_t)n);
+	}
+
+	// Stopped by a signal or --duration: disarm (no new hits), then print
+	// what the module had already delivered, so that printed + filtered ==
+	// delivered.  At the -n limit the rest is deliberately left unread.
+	if (!done) {
+		struct kinst_disarm d;
+		memset(&d, 0, sizeof(d));
+		d.probe_id = KINST_ALL_PROBES;
+		if (ioctl(fd, KINST_IOC_DISARM, &d) != 0)
+			throw Error(Exit::live, std::string("disarm: ") + strerror(errno));
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+			throw Error(Exit::live, std::string("fcntl: ") + strerror(errno));
+		while (!done) {
+			ssize_t n = read(fd, buf.data(), buf.size());
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				break;
+			if (n < 0)
+				throw Error(Exit::live, std::string("read: ") + strerror(errno));
+			if (n == 0)
+				break;
+			consume((size_t)n);
 		}
-		if (flush_each || o.json)
-			out.flush();
 	}
 	out.flush();
 

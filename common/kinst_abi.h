@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	0
+#define	KINST_ABI_VERSION_MINOR	1	/* 1.1: KINST_IOC_FILTER */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -168,6 +168,19 @@ struct kinst_text {
 };
 
 /*
+ * Which hits a session records (KINST_IOC_FILTER).  Hits filtered out are
+ * not recorded and not counted in STATS.  At open, exclude_pid is the
+ * opening process, so a tracer never records (and feeds back on) its own
+ * reads of the device; -1 lifts that.
+ */
+struct kinst_filter {
+	int32_t		pid;		/* in: only this process (-1: any) */
+	int32_t		cpu;		/* in: only this CPU (-1: any) */
+	int32_t		exclude_pid;	/* in: never this process (-1: none) */
+	uint32_t	flags;		/* in: must be 0 */
+};
+
+/*
  * ioctl commands.  The structures are shared; the command encoding is each
  * OS's own _IO* macros, so the includer must include <sys/ioctl.h>
  * (Linux user), <linux/ioctl.h> (Linux kernel) or <sys/ioccom.h> (FreeBSD)
@@ -180,6 +193,7 @@ struct kinst_text {
 #define	KINST_IOC_LIST		_IOWR('K', 4, struct kinst_list)
 #define	KINST_IOC_STATS		_IOWR('K', 5, struct kinst_stats)
 #define	KINST_IOC_TEXT		_IOWR('K', 6, struct kinst_text)
+#define	KINST_IOC_FILTER	_IOW('K', 7, struct kinst_filter)
 #endif
 
 #ifdef __cplusplus

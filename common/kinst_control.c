@@ -305,6 +305,18 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	err = ctl_candidates(text, f.size, a, NULL, &ncand, &undecodable);
 	if (err != KINST_E_OK)
 		goto out;
+	/*
+	 * A whole function must decode exactly to its end.  A walk that
+	 * stops early is the one symptom a wrong instruction length (a
+	 * decoder bug, data in text) tends to leave: arming the prefix could
+	 * put an int3 inside an instruction.  Refuse all of it instead.
+	 */
+	if ((a->flags & KINST_ARM_ALL) != 0 && undecodable) {
+		a->refuse_reason = KINST_R_UNDECODABLE;
+		cs->refusals++;
+		err = KINST_E_REFUSED;
+		goto out;
+	}
 	refused = undecodable ? 1 : 0;
 	if (ncand == 0) {
 		if ((a->flags & KINST_ARM_ALL) == 0 || undecodable) {
@@ -652,4 +664,22 @@ out:
 	kinst_os_func_release(&f);
 	kinst_os_ctl_unlock();
 	return (err);
+}
+
+int
+kinst_ctl_filter(struct kinst_ctl *c, struct kinst_csession *cs,
+    const struct kinst_filter *f)
+{
+	struct kinst_session *s = &cs->s;
+
+	(void)c;
+	if (f->flags != 0 || f->pid < -1 || f->cpu < -1 ||
+	    f->exclude_pid < -1 ||
+	    (f->cpu >= 0 && (uint32_t)f->cpu >= s->ncpus))
+		return (KINST_E_INVAL);
+	/* Trap context reads these one at a time; each value alone is valid. */
+	KINST_STORE_RELAXED(&s->filter_pid, f->pid);
+	KINST_STORE_RELAXED(&s->filter_cpu, f->cpu);
+	KINST_STORE_RELAXED(&s->exclude_pid, f->exclude_pid);
+	return (KINST_E_OK);
 }

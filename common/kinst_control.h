@@ -150,6 +150,13 @@ void	kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
  * (kernel memory) with kinst's own int3s replaced by the original bytes.
  * t->module/function are validated here; t->size and t->addr are set.
  */
+/*
+ * KINST_IOC_FILTER: validate (pid, cpu, exclude_pid >= -1; cpu below the
+ * session's CPU count; flags 0) and apply.  KINST_E_INVAL otherwise.
+ */
+int	kinst_ctl_filter(struct kinst_ctl *c, struct kinst_csession *cs,
+	    const struct kinst_filter *f);
+
 int	kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
 	    uint32_t cap);
 

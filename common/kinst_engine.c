@@ -34,7 +34,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->ncpus = ncpus;
 	s->filter_pid = -1;
 	s->filter_cpu = -1;
-	s->_pad = 0;
+	s->exclude_pid = -1;
 	s->os_priv = NULL;
 	for (i = 0; i < ncpus; i++)
 		hits[i] = 0;
@@ -73,9 +73,14 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	for (i = 0; i < KINST_COMM_LEN; i++)
 		rec.comm[i] = 0;
 	kinst_os_thread(&pid, &tid, rec.comm);
-	if (s->filter_pid >= 0 && pid != s->filter_pid)
+	/* Filters (KINST_IOC_FILTER); read racily on purpose: any value is valid. */
+	if (KINST_LOAD_RELAXED(&s->filter_pid) >= 0 &&
+	    pid != KINST_LOAD_RELAXED(&s->filter_pid))
 		return;
-	if (s->filter_cpu >= 0 && cpu != (uint32_t)s->filter_cpu)
+	if (KINST_LOAD_RELAXED(&s->filter_cpu) >= 0 &&
+	    cpu != (uint32_t)KINST_LOAD_RELAXED(&s->filter_cpu))
+		return;
+	if (pid == KINST_LOAD_RELAXED(&s->exclude_pid))
 		return;
 
 	/* Counted here, so that hits == delivered + dropped for the session. */

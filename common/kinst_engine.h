@@ -35,7 +35,7 @@ struct kinst_session {
 	uint32_t	ncpus;
 	int32_t		filter_pid;	/* record only this pid (-1: all) */
 	int32_t		filter_cpu;	/* record only this CPU (-1: all) */
-	uint32_t	_pad;
+	int32_t		exclude_pid;	/* never record this pid (-1: none) */
 	void		*os_priv;	/* the shim's */
 };
 

@@ -179,6 +179,8 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 	callout_init_mtx(&kf->poll_co, &kf->poll_mtx, 0);
 	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
 	kf->cs.s.os_priv = kf;
+	/* The opener never traces itself (its reads would feed back). */
+	kf->cs.s.exclude_pid = td->td_proc->p_pid;
 	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
 	atomic_add_int(&kinst_nfiles, 1);
 	error = devfs_set_cdevpriv(kf, kinst_dtor);
@@ -383,6 +385,9 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 		return (kinst_ioc_stats(kf, (struct kinst_stats *)data));
 	case KINST_IOC_TEXT:
 		return (kinst_ioc_text((struct kinst_text *)data));
+	case KINST_IOC_FILTER:
+		return (kinst_errno(kinst_ctl_filter(&kinst_ctl, &kf->cs,
+		    (struct kinst_filter *)data)));
 	default:
 		return (ENOTTY);
 	}

@@ -159,6 +159,8 @@ kinst_open(struct inode *ip, struct file *fp)
 	atomic_set(&kf->waiting, 0);
 	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
 	kf->cs.s.os_priv = kf;
+	/* The opener never traces itself (its reads would feed back). */
+	kf->cs.s.exclude_pid = current->tgid;
 	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
 	mutex_lock(&kinst_files_lock);
 	list_add(&kf->link, &kinst_files);
@@ -410,6 +412,13 @@ kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
 		return (kinst_ioc_stats(kf, up));
 	case KINST_IOC_TEXT:
 		return (kinst_ioc_text(kf, up));
+	case KINST_IOC_FILTER: {
+		struct kinst_filter f;
+
+		if (copy_from_user(&f, up, sizeof(f)) != 0)
+			return (-EFAULT);
+		return (kinst_errno(kinst_ctl_filter(&kinst_ctl, &kf->cs, &f)));
+	}
 	default:
 		return (-ENOTTY);
 	}

@@ -782,6 +782,19 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 1);
 	ATF_CHECK_EQ(shits[1], 1);		/* filtered hits are not counted */
 	ATF_CHECK_EQ(q.hits, 3);
+	sess.filter_pid = 100;			/* the fake OS's pid: recorded */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
+	sess.filter_pid = -1;
+	sess.exclude_pid = 100;			/* the tracer itself: never */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
+	sess.exclude_pid = -1;
+	sess.filter_cpu = 0;			/* another CPU's hits only */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
+	ATF_CHECK_EQ(shits[1], 2);
+	sess.filter_cpu = -1;
 
 	/* An emulation fault: regs untouched, reported. */
 	sess.filter_pid = -1;
