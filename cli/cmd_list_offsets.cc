@@ -45,7 +45,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	for (const auto &in : insns) {
 		if (!t.whole && in.offset != t.offset)
 			continue;
-		InsnText txt = insn_text(dis, in);
+		InsnText txt = insn_text(dis, m, *t.fn, in);
 		tally.add(in);
 		if (out.json) {
 			line.clear();

@@ -44,7 +44,7 @@ Resolve::run()
 				refused++;
 				continue;
 			}
-			InsnText txt = insn_text(dis, in);
+			InsnText txt = insn_text(dis, m, *t.fn, in);
 			if (out.json) {
 				nlohmann::json j = json_insn(syms, *t.fn, in, txt);
 				j["type"] = "probe";

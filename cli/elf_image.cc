@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -217,6 +218,28 @@ ElfImage::parse()
 	if (symsec == 0)
 		throw Error(Exit::no_symbols, path_ + ": no symbol table (stripped?)");
 
+	symsec_ = symsec;
+	// Relocations of executable sections (ET_REL): remembered, decoded
+	// only when asked for.
+	rela_for_.assign(nsec, 0);
+	rela_sorted_.resize(nsec);
+	rela_ready_.assign(nsec, false);
+	if (relocatable_)
+		for (size_t i = 1; i < nsec; i++) {
+			const ElfSection &r = sections_[i];
+			if (r.type != SHT_RELA || r.data == nullptr)
+				continue;
+			Elf_Scn *rs = elf_getscn(e, i);
+			GElf_Shdr rsh;
+			if (rs == nullptr || gelf_getshdr(rs, &rsh) == nullptr)
+				continue;
+			if (rsh.sh_link != symsec || rsh.sh_info == 0 || rsh.sh_info >= nsec ||
+			    rsh.sh_entsize != sizeof(Elf64_Rela) ||
+			    (sections_[rsh.sh_info].flags & SHF_EXECINSTR) == 0)
+				continue;
+			rela_for_[rsh.sh_info] = (uint32_t)i;
+		}
+
 	Elf_Scn *scn = elf_getscn(e, symsec);
 	GElf_Shdr sh;
 	if (scn == nullptr || gelf_getshdr(scn, &sh) == nullptr)
@@ -269,6 +292,70 @@ ElfImage::bytes(const ElfFunction &f) const
 	const ElfSection &s = sections_.at(f.shndx);
 	uint64_t off = relocatable_ ? f.value : f.value - s.addr;
 	return s.data + off;
+}
+
+std::string
+ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
+{
+	if (shndx >= rela_for_.size() || rela_for_[shndx] == 0)
+		return "";
+	const ElfSection &r = sections_[rela_for_[shndx]];
+	size_t n = r.data_size / sizeof(Elf64_Rela);
+	auto &v = rela_sorted_[shndx];
+	if (!rela_ready_[shndx]) {
+		v.reserve(n);
+		for (size_t i = 0; i < n; i++) {
+			Elf64_Rela rel;
+			memcpy(&rel, r.data + i * sizeof(rel), sizeof(rel));
+			v.emplace_back(rel.r_offset, (uint32_t)i);
+		}
+		std::sort(v.begin(), v.end());
+		rela_ready_[shndx] = true;
+	}
+	const ElfSection &st = sections_[symsec_];
+	size_t nsym = st.data ? st.data_size / sizeof(Elf64_Sym) : 0;
+	size_t strndx = 0;
+	{
+		Elf_Scn *scn = elf_getscn(impl_->elf.get(), symsec_);
+		GElf_Shdr sh;
+		if (scn != nullptr && gelf_getshdr(scn, &sh) != nullptr)
+			strndx = sh.sh_link;
+	}
+	std::string out;
+	for (auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(off, (uint32_t)0));
+	    it != v.end() && it->first < off + len; ++it) {
+		Elf64_Rela rel;
+		memcpy(&rel, r.data + (size_t)it->second * sizeof(rel), sizeof(rel));
+		size_t si = ELF64_R_SYM(rel.r_info);
+		std::string name;
+		if (si < nsym) {
+			Elf64_Sym sym;
+			memcpy(&sym, st.data + si * sizeof(sym), sizeof(sym));
+			if (ELF64_ST_TYPE(sym.st_info) == STT_SECTION && sym.st_shndx < sections_.size())
+				name = sections_[sym.st_shndx].name;
+			else if (strndx != 0) {
+				const char *p = elf_strptr(impl_->elf.get(), strndx, sym.st_name);
+				name = p ? p : "";
+			}
+		}
+		if (name.empty())
+			name = "?";
+		// PC-relative: the target is S + A + (end of insn - field), so
+		// show that offset from the symbol (a call's A of -4 gives S).
+		int64_t add = rel.r_addend;
+		uint32_t type = ELF64_R_TYPE(rel.r_info);
+		if (type == R_X86_64_PC32 || type == R_X86_64_PLT32)
+			add += (int64_t)(off + len - rel.r_offset);
+		char buf[32] = "";
+		if (add > 0)
+			snprintf(buf, sizeof(buf), "+0x%llx", (unsigned long long)add);
+		else if (add < 0)
+			snprintf(buf, sizeof(buf), "-0x%llx", (unsigned long long)-(uint64_t)add);
+		if (!out.empty())
+			out += ", ";
+		out += name + buf;
+	}
+	return out;
 }
 
 uint64_t

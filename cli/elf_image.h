@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kinst {
@@ -57,6 +58,10 @@ public:
 	const uint8_t *bytes(const ElfFunction &f) const;
 	// Address of a function: for ET_REL the section-relative value.
 	uint64_t address(const ElfFunction &f) const;
+	// ET_REL: the relocation(s) applied to bytes [off, off+len) of section
+	// shndx, as "symbol+addend" ("" if none).  Lets an unlinked module's
+	// listing name the target of a call or a RIP-relative operand.
+	std::string relocation_at(uint32_t shndx, uint64_t off, size_t len) const;
 
 private:
 	void parse();
@@ -73,6 +78,12 @@ private:
 	std::vector<ElfFunction> functions_;
 	size_t skipped_ = 0;
 	std::string modinfo_name_;
+	size_t symsec_ = 0;
+	// Per target section: its SHT_RELA section, and (r_offset, index)
+	// sorted on first use.
+	std::vector<uint32_t> rela_for_;
+	mutable std::vector<std::vector<std::pair<uint64_t, uint32_t>>> rela_sorted_;
+	mutable std::vector<bool> rela_ready_;
 };
 
 } // namespace kinst

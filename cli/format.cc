@@ -53,6 +53,15 @@ insn_text(Disassembler &dis, const Insn &in)
 	return t;
 }
 
+InsnText
+insn_text(Disassembler &dis, Module &m, const Function &f, const Insn &in)
+{
+	InsnText t = insn_text(dis, in);
+	if (m.relocatable())
+		t.reloc = m.relocation(f, in.addr, in.len);
+	return t;
+}
+
 void
 Tally::add(const Insn &in)
 {
@@ -129,6 +138,8 @@ text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &
 	std::string txt = t.text;
 	if (t.disasm_len != in.len && t.disasm_len != 0)
 		txt += " [capstone: " + std::to_string(t.disasm_len) + " bytes]";
+	if (!t.reloc.empty())
+		txt += " <" + t.reloc + ">";
 	s += txt;
 	if (txt.size() < 40)
 		s.append(40 - txt.size(), ' ');
@@ -246,6 +257,10 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 	if (!traceable(in)) {
 		key(out, "reason");
 		append_json_string(out, reason_name(in));
+	}
+	if (!t.reloc.empty()) {
+		key(out, "reloc");
+		append_json_string(out, t.reloc);
 	}
 	if (t.disasm_len != in.len) {
 		key(out, "disasm_length");

@@ -27,9 +27,12 @@ std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
 // disagreement ("(bad)" if Capstone cannot decode it).
 struct InsnText {
 	std::string mnemonic, operands, text;
+	std::string reloc;		// unlinked module: relocation target(s), or ""
 	unsigned disasm_len = 0;	// Capstone's length, 0 if undecodable
 };
 InsnText insn_text(Disassembler &dis, const Insn &in);
+// The same, plus the relocation target in an unlinked module file.
+InsnText insn_text(Disassembler &dis, Module &m, const Function &f, const Insn &in);
 
 // Per-function or total counts of verdicts.
 struct Tally {

@@ -98,6 +98,15 @@ ElfModule::bytes(const Function &f)
 	return Bytes{img_->bytes(ef), (size_t)ef.size};
 }
 
+std::string
+ElfModule::relocation(const Function &f, uint64_t addr, size_t len)
+{
+	if (!relocatable_)
+		return "";
+	const ElfFunction &ef = img_->functions().at(f.handle);
+	return img_->relocation_at(ef.shndx, addr, len);
+}
+
 bool
 ElfModule::relocate(const std::function<bool(const std::string &, uint64_t *, uint64_t *)> &lookup)
 {

@@ -45,6 +45,9 @@ public:
 	const std::vector<Function> &functions() const { return functions_; }
 	// The function's bytes; may fetch them (live).  Throws Error.
 	virtual Bytes bytes(const Function &f) = 0;
+	// Unlinked module files: the relocations applied to the instruction
+	// at [addr, addr+len) of f, "symbol+addend, ..." ("" if none).
+	virtual std::string relocation(const Function &, uint64_t, size_t) { return ""; }
 
 protected:
 	std::string name_, path_;
@@ -61,6 +64,7 @@ public:
 	ElfModule(std::unique_ptr<ElfImage> img, const std::string &name);
 	~ElfModule() override;
 	Bytes bytes(const Function &f) override;
+	std::string relocation(const Function &f, uint64_t addr, size_t len) override;
 	const ElfImage &image() const { return *img_; }
 	// A loaded module: replace section-relative addresses by live ones.
 	// lookup(name, &addr, &size) is the kernel's view; if any function
