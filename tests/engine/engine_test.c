@@ -783,14 +783,17 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	ATF_CHECK_EQ(shits[1], 1);		/* filtered hits are not counted */
 	ATF_CHECK_EQ(q.hits, 3);
 	sess.filter_pid = 100;			/* the fake OS's pid: recorded */
+	regs_init(&r, 0x400100);
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
 	sess.filter_pid = -1;
 	sess.exclude_pid = 100;			/* the tracer itself: never */
+	regs_init(&r, 0x400100);
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
 	sess.exclude_pid = -1;
 	sess.filter_cpu = 0;			/* another CPU's hits only */
+	regs_init(&r, 0x400100);
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
 	ATF_CHECK_EQ(shits[1], 2);
