@@ -23,7 +23,7 @@ enum class Exit : int {
 	ambiguous = 9,		// several functions match; the message lists them
 	bad_offset = 10,	// offset outside the function or mid-instruction
 	live = 11,		// live system: kallsyms, device, permissions, module
-	refused = 12,		// reserved for `trace`: explicit probe refused
+	refused = 12,		// trace: explicit probe refused, already traced, too many probes
 };
 
 class Error : public std::runtime_error {
