@@ -342,10 +342,13 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 			name = "?";
 		// PC-relative: the target is S + A + (end of insn - field), so
 		// show that offset from the symbol (a call's A of -4 gives S).
-		int64_t add = rel.r_addend;
+		// Wrapping arithmetic: a corrupt addend must not overflow.
+		uint64_t uadd = (uint64_t)rel.r_addend;
 		uint32_t type = ELF64_R_TYPE(rel.r_info);
 		if (type == R_X86_64_PC32 || type == R_X86_64_PLT32)
-			add += (int64_t)(off + len - rel.r_offset);
+			uadd += off + len - rel.r_offset;
+		int64_t add;
+		memcpy(&add, &uadd, sizeof(add));
 		char buf[32] = "";
 		if (add > 0)
 			snprintf(buf, sizeof(buf), "+0x%llx", (unsigned long long)add);

@@ -35,7 +35,8 @@ fuzz_cli_elf_one(const uint8_t *data, size_t size)
 			if (++n > 64)
 				break;
 			Bytes b = m.bytes(f);
-			walk_function(b, f.addr, dis);
+			for (const Insn &in : walk_function(b, f.addr, dis))
+				m.relocation(f, in.addr, in.len);
 			try {
 				Spec sp = parse_spec(f.name + "+1");
 				resolve_target(sp, syms);
