@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# scenario: kinstctl trace refuses bad requests with one clear kinstctl: line and its documented exit code: mid-instruction offset, unknown function, excluded function, refused instruction, module not loaded
+# scenario-needs: kinst
+# scenario-timeout: 240
+#
+# Proof item 5 of issue 4, the kinstctl side.  Exit codes: kinstctl(8)
+# EXIT STATUS (cli/error.h): 8 unknown function, 10 bad offset, 11 live
+# system (device/module), 12 explicit probe refused.  The harness's kernel
+# log check proves "no oops".
+. /kinst/lib/guest-lib.sh
+kt_need_kinst
+
+# expect WHAT CODE ERE CMD...: CMD exits CODE within 30 s, its stderr is
+# kinstctl: lines only (at least one), matching ERE (grep -E -i), nothing
+# on stdout.
+expect() {
+	_what=$1 _code=$2 _re=$3
+	shift 3
+	timeout 30 "$@" >/tmp/o 2>/tmp/e
+	_st=$?
+	kt_log "$_what: exit $_st: $(cat /tmp/e)"
+	[ "$_st" = "$_code" ] || kt_fail "$_what: '$*' exited $_st, not $_code: $(cat /tmp/e)"
+	[ -s /tmp/e ] || kt_fail "$_what: no message"
+	! grep -qv '^kinstctl: ' /tmp/e || kt_fail "$_what: a line not 'kinstctl: ...': $(grep -v '^kinstctl: ' /tmp/e | head -n 3)"
+	grep -Eqi "$_re" /tmp/e || kt_fail "$_what: message does not match /$_re/: $(cat /tmp/e)"
+	[ ! -s /tmp/o ] || kt_fail "$_what: output on stdout: $(head -c 300 /tmp/o)"
+}
+
+f=ksys_write
+kinstctl list-offsets --json "$f" >/tmp/lo.json || kt_fail "list-offsets $f failed"
+# The first instruction longer than 1 byte after the entry: its offset+1
+# is mid-instruction, between boundaries $s and $e.
+set -- $(jq -r 'select(.type == "insn" and .length > 1 and .offset > 0) | "\(.offset) \(.length)"' /tmp/lo.json | head -n 1)
+s=$1 e=$(( $1 + $2 ))
+mid=$(( s + 1 ))
+xs=$(printf '0x%x' "$s") xe=$(printf '0x%x' "$e")
+expect "mid-instruction $f+$mid" 10 "($s|$xs)[^0-9a-fx].*($e|$xe)([^0-9a-fx]|$)" \
+    kinstctl trace "$f+$mid"
+expect "unknown function" 8 "kinst_no_such_function" kinstctl trace kinst_no_such_function
+# notify_die is on the exclusion list (the trap path itself)
+expect "excluded function notify_die+2" 12 "refus|exclu" kinstctl trace notify_die+2
+expect "excluded function notify_die (whole)" 12 "refus|exclu" kinstctl trace notify_die
+# +0 is the ftrace site (text-patched at boot)
+expect "refused instruction $f+0" 12 "refus.*(ftrace|patch)|(ftrace|patch).*refus" kinstctl trace "$f+0"
+
+# Without the module: say what to do (insmod/modprobe), exit 11.
+rmmod kinst || kt_fail "rmmod kinst failed"
+[ ! -e /dev/kinst ] || kt_fail "/dev/kinst still there after rmmod"
+expect "module not loaded" 11 "insmod|modprobe|load" kinstctl trace "$f+$s"
+insmod /kinst/modules/kinst.ko || kt_fail "insmod kinst.ko again failed"
+# And the module works again after all that.
+# (head reads with read(2); busybox cat would use sendfile, no vfs_read)
+(while :; do head -c 64 /proc/version >/dev/null; sleep 0.2; done) &
+bg=$!
+timeout 60 kinstctl trace -n 1 --json vfs_read >/tmp/o 2>/tmp/e
+st=$?
+kill "$bg"
+[ "$st" = 0 ] || kt_fail "trace after reload exited $st: $(cat /tmp/e)"
+kt_expect_eq "hits in vfs_read after reload ($(cat /tmp/e | tr "\n" " "))" 1 "$(jq -r 'select(.type == "hit") | .function' /tmp/o | grep -c vfs_read)"
+exit 0
