@@ -242,3 +242,41 @@ kinst_ring_dropped(const struct kinst_ring *r)
 
 	return (KINST_LOAD_RELAXED(&r->dropped));
 }
+
+size_t
+kinst_rings_drain(struct kinst_ring *rings, uint32_t n, uint32_t *next,
+    void *dst, size_t cap, size_t min_room)
+{
+	size_t done, got;
+	uint32_t i, cpu;
+	bool progress;
+
+	if (n == 0)
+		return (0);
+	done = 0;
+	do {
+		progress = false;
+		for (i = 0; i < n; i++) {
+			cpu = (*next + i) % n;
+			got = kinst_ring_get(&rings[cpu], (uint8_t *)dst + done,
+			    cap - done);
+			if (got != 0) {
+				done += got;
+				progress = true;
+			}
+		}
+		*next = (*next + 1) % n;
+	} while (progress && cap - done >= min_room);
+	return (done);
+}
+
+bool
+kinst_rings_have_data(const struct kinst_ring *rings, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (!kinst_ring_empty(&rings[i]))
+			return (true);
+	return (false);
+}

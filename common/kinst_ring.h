@@ -55,6 +55,18 @@ size_t	kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap);
 /* Consumer: are there records to read? */
 bool	kinst_ring_empty(const struct kinst_ring *r);
 
+/*
+ * Consumer side of a set of per-CPU rings (read(2)): copy whole records
+ * from rings[0..n) into dst, round robin starting at *next (advanced for
+ * the next call), until the rings are empty or fewer than min_room bytes
+ * of dst are left.  Returns the bytes copied.
+ */
+size_t	kinst_rings_drain(struct kinst_ring *rings, uint32_t n, uint32_t *next,
+	    void *dst, size_t cap, size_t min_room);
+
+/* Is any of rings[0..n) non-empty? */
+bool	kinst_rings_have_data(const struct kinst_ring *rings, uint32_t n);
+
 /* Counters, readable from any context (relaxed). */
 uint64_t kinst_ring_written(const struct kinst_ring *r);
 uint64_t kinst_ring_dropped(const struct kinst_ring *r);

@@ -80,17 +80,6 @@ kinst_errno(int err)
 	}
 }
 
-static bool
-kinst_has_data(struct kinst_file *kf)
-{
-	uint32_t i;
-
-	for (i = 0; i < kf->ncpus; i++)
-		if (!kinst_ring_empty(&kf->rings[i]))
-			return (true);
-	return (false);
-}
-
 static void
 kinst_file_free(struct kinst_file *kf)
 {
@@ -118,7 +107,7 @@ kinst_poll_tick(void *arg)
 
 	kf = arg;
 	mtx_assert(&kf->poll_mtx, MA_OWNED);
-	if (kinst_has_data(kf) || kinst_dying) {
+	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_dying) {
 		selwakeup(&kf->sel);
 		return;
 	}
@@ -189,31 +178,6 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 	return (error);
 }
 
-/* Whole records from the per-CPU rings, round robin, at most cap bytes. */
-static size_t
-kinst_drain(struct kinst_file *kf, uint8_t *dst, size_t cap)
-{
-	size_t done, got;
-	uint32_t i, cpu;
-	bool progress;
-
-	done = 0;
-	do {
-		progress = false;
-		for (i = 0; i < kf->ncpus; i++) {
-			cpu = (kf->next_cpu + i) % kf->ncpus;
-			got = kinst_ring_get(&kf->rings[cpu], dst + done,
-			    cap - done);
-			if (got != 0) {
-				done += got;
-				progress = true;
-			}
-		}
-		kf->next_cpu = (kf->next_cpu + 1) % kf->ncpus;
-	} while (progress && cap - done >= sizeof(struct kinst_hit_record));
-	return (done);
-}
-
 static int
 kinst_read(struct cdev *dev, struct uio *uio, int ioflag)
 {
@@ -232,7 +196,8 @@ kinst_read(struct cdev *dev, struct uio *uio, int ioflag)
 	if (error != 0)
 		return (error);
 	for (;;) {
-		n = kinst_drain(kf, kf->bounce, cap);
+		n = kinst_rings_drain(kf->rings, kf->ncpus, &kf->next_cpu,
+		    kf->bounce, cap, sizeof(struct kinst_hit_record));
 		if (n != 0)
 			break;
 		if (kinst_dying) {
@@ -267,7 +232,7 @@ kinst_poll(struct cdev *dev, int events, struct thread *td)
 	revents = 0;
 	if ((events & (POLLIN | POLLRDNORM)) == 0)
 		return (0);
-	if (kinst_has_data(kf) || kinst_dying)
+	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_dying)
 		return (events & (POLLIN | POLLRDNORM));
 	selrecord(td, &kf->sel);
 	mtx_lock(&kf->poll_mtx);

@@ -102,17 +102,6 @@ kinst_irq_work(struct irq_work *w)
 	wake_up_interruptible(&kf->wq);
 }
 
-static bool
-kinst_has_data(struct kinst_file *kf)
-{
-	uint32_t i;
-
-	for (i = 0; i < kf->ncpus; i++)
-		if (!kinst_ring_empty(&kf->rings[i]))
-			return (true);
-	return (false);
-}
-
 static void
 kinst_file_free(struct kinst_file *kf)
 {
@@ -187,31 +176,6 @@ kinst_release(struct inode *ip, struct file *fp)
 	return (0);
 }
 
-/* Whole records from the per-CPU rings, round robin, at most cap bytes. */
-static size_t
-kinst_drain(struct kinst_file *kf, uint8_t *dst, size_t cap)
-{
-	size_t done, got;
-	uint32_t i, cpu;
-	bool progress;
-
-	done = 0;
-	do {
-		progress = false;
-		for (i = 0; i < kf->ncpus; i++) {
-			cpu = (kf->next_cpu + i) % kf->ncpus;
-			got = kinst_ring_get(&kf->rings[cpu], dst + done,
-			    cap - done);
-			if (got != 0) {
-				done += got;
-				progress = true;
-			}
-		}
-		kf->next_cpu = (kf->next_cpu + 1) % kf->ncpus;
-	} while (progress && cap - done >= sizeof(struct kinst_hit_record));
-	return (done);
-}
-
 static ssize_t
 kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
 {
@@ -226,7 +190,8 @@ kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
 	if (mutex_lock_interruptible(&kf->read_lock) != 0)
 		return (-ERESTARTSYS);
 	for (;;) {
-		n = kinst_drain(kf, kf->bounce, count);
+		n = kinst_rings_drain(kf->rings, kf->ncpus, &kf->next_cpu,
+		    kf->bounce, count, sizeof(struct kinst_hit_record));
 		if (n != 0)
 			break;
 		if ((fp->f_flags & O_NONBLOCK) != 0) {
@@ -235,7 +200,8 @@ kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
 		}
 		atomic_set(&kf->waiting, 1);
 		smp_mb__after_atomic();
-		error = wait_event_interruptible(kf->wq, kinst_has_data(kf));
+		error = wait_event_interruptible(kf->wq,
+		    kinst_rings_have_data(kf->rings, kf->ncpus));
 		if (error != 0) {
 			mutex_unlock(&kf->read_lock);
 			return (error);
@@ -255,7 +221,7 @@ kinst_poll(struct file *fp, poll_table *pt)
 	poll_wait(fp, &kf->wq, pt);
 	atomic_set(&kf->waiting, 1);
 	smp_mb__after_atomic();
-	if (kinst_has_data(kf))
+	if (kinst_rings_have_data(kf->rings, kf->ncpus))
 		return (EPOLLIN | EPOLLRDNORM);
 	return (0);
 }

@@ -422,8 +422,58 @@ ATF_TC_BODY(unaligned_buffers, tc)
 	}
 }
 
+/*
+ * The read(2) side over per-CPU rings: whole records, round robin from
+ * *next, stopping when fewer than min_room bytes are left.
+ */
+ATF_TC_WITHOUT_HEAD(rings_drain);
+ATF_TC_BODY(rings_drain, tc)
+{
+	static _Alignas(8) uint8_t bufs[3][RSIZE];
+	_Alignas(8) uint8_t out[1024];
+	struct kinst_ring rings[3];
+	struct kinst_rec_hdr h;
+	uint32_t next, c;
+	size_t n, off;
+	uint8_t order[16];
+	int k;
+
+	for (c = 0; c < 3; c++)
+		ATF_REQUIRE_EQ(kinst_ring_init(&rings[c], bufs[c], RSIZE), 0);
+	ATF_CHECK(!kinst_rings_have_data(rings, 3));
+	next = 0;
+	ATF_CHECK_EQ(kinst_rings_drain(rings, 3, &next, out, sizeof(out), 32), 0);
+	/* Ring c holds records tagged with seed 10*c + i. */
+	for (c = 0; c < 3; c++)
+		for (k = 0; k < 2; k++) {
+			mkrec(rec64, 32, KINST_REC_HIT, (uint8_t)(10 * c + k));
+			ATF_REQUIRE_EQ(kinst_ring_put(&rings[c], rec64, 32), 0);
+		}
+	ATF_CHECK(kinst_rings_have_data(rings, 3));
+	/* Room for 3 records, min_room 32: one pass takes one ring whole. */
+	next = 1;
+	n = kinst_rings_drain(rings, 3, &next, out, 96, 32);
+	ATF_CHECK_EQ(n, 96);
+	for (off = 0, k = 0; off < n; off += h.size, k++) {
+		memcpy(&h, out + off, sizeof(h));
+		ATF_REQUIRE_EQ(h.size, 32);
+		order[k] = out[off + sizeof(h)] - (uint8_t)(8 * 7);
+	}
+	/* Ring 1 first (both its records), then ring 2's first. */
+	ATF_CHECK_EQ(order[0], 10);
+	ATF_CHECK_EQ(order[1], 11);
+	ATF_CHECK_EQ(order[2], 20);
+	ATF_CHECK_EQ(next, 2);
+	/* The rest: everything left, nothing lost or repeated. */
+	n = kinst_rings_drain(rings, 3, &next, out, sizeof(out), 32);
+	ATF_CHECK_EQ(n, 3 * 32);
+	ATF_CHECK(!kinst_rings_have_data(rings, 3));
+	ATF_CHECK_EQ(kinst_rings_drain(rings, 0, &next, out, sizeof(out), 32), 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, rings_drain);
 	ATF_TP_ADD_TC(tp, init_rejects);
 	ATF_TP_ADD_TC(tp, empty);
 	ATF_TP_ADD_TC(tp, exact_fit);
