@@ -35,6 +35,18 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	Module &m = syms.module(t.module);
 	Bytes b = m.bytes(*t.fn);
 	std::vector<Insn> insns = walk_function(b, t.fn->addr, dis);
+	// On a live kernel, what only the kernel knows (ftrace sites, fixups,
+	// excluded functions...) overrides "traceable".
+	for (auto &in : insns) {
+		if (!traceable(in) || in.unreachable || (!t.whole && in.offset != t.offset))
+			continue;
+		int r = m.kernel_verdict(*t.fn, in.offset);
+		if (r > KINST_R_NONE && r < KINST_R_COUNT) {
+			in.cls.treatment = KINST_T_REFUSE;
+			in.cls.emul = KINST_EM_NONE;
+			in.cls.reason = (uint8_t)r;
+		}
+	}
 	Tally tally;
 	tally.functions = 1;
 	std::string line;

@@ -56,8 +56,8 @@ parse_kallsyms(std::istream &in)
 }
 
 KallsymsModule::KallsymsModule(const std::string &name, std::vector<RawSymbol> raw,
-    TextFetcher fetch)
-    : fetch_(std::move(fetch))
+    TextFetcher fetch, VerdictFetcher verdict)
+    : fetch_(std::move(fetch)), verdict_(std::move(verdict))
 {
 	name_ = name;
 	path_ = "/proc/kallsyms";
@@ -80,8 +80,14 @@ KallsymsModule::bytes(const Function &f)
 	return Bytes{it->second.data(), it->second.size()};
 }
 
+int
+KallsymsModule::kernel_verdict(const Function &f, uint32_t offset)
+{
+	return verdict_ ? verdict_(name_, f.name, offset) : -1;
+}
+
 std::vector<std::unique_ptr<Module>>
-modules_from_kallsyms(const KallsymsParse &p, TextFetcher fetch)
+modules_from_kallsyms(const KallsymsParse &p, TextFetcher fetch, VerdictFetcher verdict)
 {
 	std::map<std::string, std::vector<const KallsymsEntry *>> by_mod;
 	for (const auto &e : p.entries)
@@ -116,7 +122,7 @@ modules_from_kallsyms(const KallsymsParse &p, TextFetcher fetch)
 		if (raw.empty())
 			continue;
 		out.push_back(std::make_unique<KallsymsModule>(mn.empty() ? "kernel" : mn,
-		    std::move(raw), fetch));
+		    std::move(raw), fetch, verdict));
 	}
 	return out;
 }

@@ -40,20 +40,28 @@ KallsymsParse parse_kallsyms(std::istream &in);
 using TextFetcher = std::function<std::vector<uint8_t>(const std::string &module,
     const std::string &function, uint64_t addr)>;
 
+// Asks the running kernel for its verdict on (module, function, offset):
+// a KINST_R_* reason, or -1 if it cannot say.
+using VerdictFetcher = std::function<int(const std::string &module,
+    const std::string &function, uint32_t offset)>;
+
 class KallsymsModule : public Module {
 public:
-	KallsymsModule(const std::string &name, std::vector<RawSymbol> raw, TextFetcher fetch);
+	KallsymsModule(const std::string &name, std::vector<RawSymbol> raw, TextFetcher fetch,
+	    VerdictFetcher verdict = nullptr);
 	Bytes bytes(const Function &f) override;
+	int kernel_verdict(const Function &f, uint32_t offset) override;
 
 private:
 	TextFetcher fetch_;
+	VerdictFetcher verdict_;
 	std::map<uint64_t, std::vector<uint8_t>> cache_;
 };
 
 // One Module per kallsyms module ("kernel" for the core kernel), text
 // symbols only, sizes from the next symbol.
 std::vector<std::unique_ptr<Module>> modules_from_kallsyms(const KallsymsParse &p,
-    TextFetcher fetch);
+    TextFetcher fetch, VerdictFetcher verdict = nullptr);
 
 } // namespace kinst
 

@@ -83,7 +83,23 @@ load_live_symbols(SymbolTable &syms)
 		}
 		throw Error(Exit::live, module + ":" + func + ": function size keeps changing");
 	};
-	for (auto &m : modules_from_kallsyms(p, fetch))
+	// The module's own verdict (KINST_ARM_CHECK, ABI 1.2): nothing is
+	// armed; -1 where the module is older or the request is not answerable.
+	VerdictFetcher verdict = [dev](const std::string &module, const std::string &func,
+	    uint32_t offset) -> int {
+		if (!*dev || ((*dev)->abi_version() & 0xffff) < 2)
+			return -1;
+		struct kinst_arm a;
+		memset(&a, 0, sizeof(a));
+		snprintf(a.module, sizeof(a.module), "%s", module.c_str());
+		snprintf(a.function, sizeof(a.function), "%s", func.c_str());
+		a.offset = offset;
+		a.flags = KINST_ARM_CHECK;
+		if (ioctl((*dev)->fd(), KINST_IOC_ARM, &a) != 0)
+			return -1;
+		return (int)a.refuse_reason;
+	};
+	for (auto &m : modules_from_kallsyms(p, fetch, verdict))
 		syms.add(std::move(m));
 }
 

@@ -48,6 +48,11 @@ public:
 	// Unlinked module files: the relocations applied to the instruction
 	// at [addr, addr+len) of f, "symbol+addend, ..." ("" if none).
 	virtual std::string relocation(const Function &, uint64_t, size_t) { return ""; }
+	// The running kernel's own verdict on the instruction at offset of f
+	// (a KINST_R_* reason, KINST_R_NONE if it would arm it), for the
+	// refusals only the kernel knows (ftrace sites, exception fixups,
+	// excluded functions, ...); -1 when there is no running kernel to ask.
+	virtual int kernel_verdict(const Function &, uint32_t) { return -1; }
 
 protected:
 	std::string name_, path_;

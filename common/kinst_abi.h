@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	1	/* 1.1: KINST_IOC_FILTER */
+#define	KINST_ABI_VERSION_MINOR	2	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -102,6 +102,9 @@ struct kinst_version {
 };
 
 #define	KINST_ARM_ALL	0x0001u	/* arm every traceable instruction of the function */
+#define	KINST_ARM_CHECK	0x0002u	/* with an offset, not ALL: arm nothing, return
+				   the verdict in refuse_reason (0: traceable);
+				   refusals are then not errors (since ABI 1.2) */
 
 struct kinst_arm {
 	char		module[KINST_MODNAME_MAX];	/* in */

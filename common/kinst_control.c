@@ -238,11 +238,40 @@ ctl_candidates(const uint8_t *text, size_t size, const struct kinst_arm *a,
 	return (KINST_E_OK);
 }
 
+/* A refused arm request counts in STATS; a check-only request does not. */
+static void
+ctl_count_refusal(struct kinst_csession *cs, const struct kinst_arm *a)
+{
+	if ((a->flags & KINST_ARM_CHECK) == 0)
+		cs->refusals++;
+}
+
+static int	ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
+		    struct kinst_arm *a);
+
+/*
+ * With KINST_ARM_CHECK a refusal is the answer, not an error (it also
+ * reaches FreeBSD callers, whose ioctl structures are copied out only on
+ * success).
+ */
 int
 kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
     struct kinst_arm *a)
 {
+	int err;
+
+	err = ctl_arm(c, cs, a);
+	if (err == KINST_E_REFUSED && (a->flags & KINST_ARM_CHECK) != 0)
+		err = KINST_E_OK;
+	return (err);
+}
+
+static int
+ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_arm *a)
+{
 	uint8_t img[KINST_TRAMP_SIZE];
+	struct kinst_probe check;
 	struct kinst_func f;
 	struct kinst_group *g;
 	struct kinst_cprobe *cp;
@@ -263,7 +292,9 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	a->insn_len = 0;
 	a->_pad = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
-	    (a->flags & ~KINST_ARM_ALL) != 0)
+	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK)) != 0 ||
+	    (a->flags & (KINST_ARM_ALL | KINST_ARM_CHECK)) ==
+	    (KINST_ARM_ALL | KINST_ARM_CHECK))
 		return (KINST_E_INVAL);
 
 	text = NULL;
@@ -287,7 +318,7 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	reason = kinst_os_func_check(&f, a->function);
 	if (reason != KINST_R_NONE) {
 		a->refuse_reason = reason;
-		cs->refusals++;
+		ctl_count_refusal(cs, a);
 		err = KINST_E_REFUSED;
 		goto out;
 	}
@@ -313,7 +344,7 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	 */
 	if ((a->flags & KINST_ARM_ALL) != 0 && undecodable) {
 		a->refuse_reason = KINST_R_UNDECODABLE;
-		cs->refusals++;
+		ctl_count_refusal(cs, a);
 		err = KINST_E_REFUSED;
 		goto out;
 	}
@@ -321,10 +352,29 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	if (ncand == 0) {
 		if ((a->flags & KINST_ARM_ALL) == 0 || undecodable) {
 			a->refuse_reason = KINST_R_UNDECODABLE;
-			cs->refusals++;
+			ctl_count_refusal(cs, a);
 			err = KINST_E_REFUSED;
 		} else
 			err = KINST_E_INVAL;
+		goto out;
+	}
+	if ((a->flags & KINST_ARM_CHECK) != 0) {
+		/* The verdict arming would give; nothing is armed. */
+		addr = f.addr + a->offset;
+		reason = KINST_R_NONE;
+		if (ctl_probe_at(c, addr) == NULL) {
+			reason = kinst_probe_prepare(&check, text + a->offset,
+			    f.size - a->offset, addr, addr, img);
+			if (reason == KINST_R_NONE)
+				reason = kinst_os_insn_check(&f, addr,
+				    check.insn.len);
+		}
+		a->refuse_reason = (uint32_t)reason;
+		a->addr = addr;
+		a->insn_len = kinst_insn_length(text + a->offset,
+		    f.size - a->offset);
+		ctl_copy(a->insn, text + a->offset, a->insn_len);
+		err = KINST_E_OK;
 		goto out;
 	}
 	if (ncand > KINST_MAX_PROBES - c->nprobes) {
@@ -378,7 +428,7 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 			if ((a->flags & KINST_ARM_ALL) == 0) {
 				if (err == KINST_E_REFUSED) {
 					a->refuse_reason = reason;
-					cs->refusals++;
+					ctl_count_refusal(cs, a);
 				}
 				goto out_group;
 			}

@@ -434,6 +434,44 @@ ATF_TC_BODY(bad_requests, tc)
 	check_no_leaks();
 }
 
+/* KINST_ARM_CHECK: the verdict arming would give, and nothing armed. */
+ATF_TC_WITHOUT_HEAD(arm_check_only);
+ATF_TC_BODY(arm_check_only, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	struct kinst_stats st;
+
+	fake_reset();
+	sess_init(&s);
+	log_len = 0;
+	log_buf[0] = '\0';
+	ATF_CHECK_EQ(arm(&s, "f_small", 4, KINST_ARM_CHECK, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_NONE);
+	ATF_CHECK_EQ(a.narmed, 0);
+	ATF_CHECK_EQ(a.addr, TEXT_BASE + 4);
+	ATF_CHECK_EQ(a.insn_len, 4);
+	ATF_CHECK(memcmp(a.insn, small_code + 4, 4) == 0);
+	ATF_CHECK_EQ(text[4], small_code[4]);		/* nothing written */
+	ATF_CHECK(strchr(log_buf, 'W') == NULL && strchr(log_buf, 'A') == NULL);
+	/* A refusal is the answer, not an error, and not counted. */
+	ATF_CHECK_EQ(arm(&s, "f_fixup", 1, KINST_ARM_CHECK, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_FIXUP);
+	ATF_CHECK_EQ(arm(&s, "f_excluded", 0, KINST_ARM_CHECK, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_EXCLUDED);
+	memset(&st, 0, sizeof(st));
+	kinst_ctl_stats(&ctl, &s.cs, NULL, 0, &st);
+	ATF_CHECK_EQ(st.refusals, 0);
+	/* Boundaries are still checked; CHECK with ALL is malformed. */
+	ATF_CHECK_EQ(arm(&s, "f_small", 2, KINST_ARM_CHECK, &a), KINST_E_INVAL);
+	ATF_CHECK_EQ(arm(&s, "f_small", 0, KINST_ARM_CHECK | KINST_ARM_ALL, &a),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(ctl.nprobes, 0);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
 ATF_TC_WITHOUT_HEAD(arm_all_and_refusals);
 ATF_TC_BODY(arm_all_and_refusals, tc)
 {
@@ -558,6 +596,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, boundaries_never_trusted);
 	ATF_TP_ADD_TC(tp, bad_requests);
 	ATF_TP_ADD_TC(tp, arm_all_and_refusals);
+	ATF_TP_ADD_TC(tp, arm_check_only);
 	ATF_TP_ADD_TC(tp, probe_limit);
 	ATF_TP_ADD_TC(tp, disarm_one_of_group);
 	ATF_TP_ADD_TC(tp, name_list);

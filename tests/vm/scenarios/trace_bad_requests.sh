@@ -43,6 +43,12 @@ expect "excluded function notify_die+2" 12 "refus|exclu" kinstctl trace notify_d
 expect "excluded function notify_die (whole)" 12 "refus|exclu" kinstctl trace notify_die
 # +0 is the ftrace site (text-patched at boot)
 expect "refused instruction $f+0" 12 "refus.*(ftrace|patch)|(ftrace|patch).*refus" kinstctl trace "$f+0"
+# ... and the live listing says so too (the module's check-only verdict),
+# while the next instruction stays traceable.
+kt_expect_eq "list-offsets verdict for $f+0" "refused text-patched" \
+    "$(kinstctl list-offsets --json "$f+0" | jq -r 'select(.type == "insn") | "\(.verdict) \(.reason)"')"
+v=$(kinstctl list-offsets --json "$f" | jq -r 'select(.type == "insn" and .offset > 0) | .verdict' | head -n 1)
+[ "$v" != refused ] || kt_fail "list-offsets: the instruction after $f+0 is refused ($v)"
 
 # Without the module: say what to do (insmod/modprobe), exit 11.
 rmmod kinst || kt_fail "rmmod kinst failed"
