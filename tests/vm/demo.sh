@@ -4,9 +4,10 @@
 set -eu
 
 # A reader the trace can see: dd reading 7-byte blocks (read(2) -> ksys_read).
+# (exec: the background job's pid is dd's, for --pid.)
 reader() {
 	sleep 1
-	dd if=/dev/zero of=/dev/null bs=7 count="$1" 2>/dev/null
+	exec dd if=/dev/zero of=/dev/null bs=7 count="$1" 2>/dev/null
 }
 
 echo "== kinstctl list-offsets ksys_read  (the live text: what can be traced, and how)"
@@ -23,8 +24,8 @@ echo
 off=$(kinstctl list-offsets --json ksys_read |
     jq -r 'select(.type == "insn" and .offset > 0 and .verdict != "refused") | .offset' |
     head -n 1)
-echo "== kinstctl trace --json ksys_read+$off | jq  (count = %rdx, 7 for dd)"
+echo "== kinstctl trace --json --pid DD ksys_read+$off | jq  (count = %rdx: 7)"
 reader 50 &
-kinstctl trace --json -n 6 --duration 10 "ksys_read+$off" |
-    jq -c '{comm, pid, probe, insn, count: .regs.rdx}'
+kinstctl trace --json -n 6 --duration 10 --pid $! "ksys_read+$off" |
+    jq -M -c '{comm, pid, probe, insn, count: .regs.rdx}'
 wait
