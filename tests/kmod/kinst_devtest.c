@@ -232,8 +232,17 @@ cmd_fuzz(long iters)
 	strcpy(a.function, "__x64_sys_getpid");
 	a.flags = 0x80000000u;
 	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags");
-	a.flags = 0x2;
-	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags 2");
+	a.flags = 0x4;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags 4");
+	a.flags = KINST_ARM_ALL | KINST_ARM_CHECK;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "ALL with CHECK");
+	/* Check-only: the verdict, nothing armed, a refusal is no error. */
+	CHECK(do_arm(fd, "__x64_sys_getpid", 5, KINST_ARM_CHECK, &a) == 0 &&
+	    a.refuse_reason == KINST_R_NONE && a.narmed == 0,
+	    "check-only +5: reason %u narmed %u", a.refuse_reason, a.narmed);
+	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_CHECK, &a) == 0 &&
+	    a.refuse_reason == KINST_R_TEXT_PATCHED,
+	    "check-only +0 (ftrace site): reason %u", a.refuse_reason);
 	CHECK(do_arm(fd, "__x64_sys_getpid", UINT32_MAX, 0, &a) == -EINVAL,
 	    "offset UINT32_MAX");
 	CHECK(do_arm(fd, "no_such_function_kinst", 0, 0, &a) == -ENOENT,
