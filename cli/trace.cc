@@ -31,7 +31,6 @@
 extern "C" {
 #include "abi.h"
 #include "kinst_classify.h"
-#include "kinst_engine.h"
 }
 
 namespace kinst {
@@ -169,22 +168,18 @@ arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e)
 		throw Error(Exit::bad_offset, what + ": rejected by the module: " + strerror(e));
 	case EOPNOTSUPP: {
 		// FreeBSD copies an ioctl's structure out only on success, so
-		// refuse_reason may not have come back: ask the engine ourselves.
+		// refuse_reason may not have come back: ask again check-only
+		// (ABI 1.2), which answers a refusal with success.
 		int reason = (int)a.refuse_reason;
 		if (reason == KINST_R_NONE && sp.has_offset) {
-			uint64_t addr = 0;
-			std::vector<uint8_t> text = live_text(fd, sp, &addr);
-			if (sp.offset < text.size()) {
-				struct kinst_probe p;
-				uint8_t img[KINST_TRAMP_SIZE];
-				memset(&p, 0, sizeof(p));
-				reason = kinst_probe_prepare(&p, text.data() + sp.offset,
-				    text.size() - sp.offset, addr + sp.offset, addr + sp.offset, img);
-			}
+			struct kinst_arm c = a;
+			c.flags = KINST_ARM_CHECK;
+			c.offset = sp.offset;
+			if (ioctl(fd, KINST_IOC_ARM, &c) == 0)
+				reason = (int)c.refuse_reason;
 		}
 		if (reason == KINST_R_NONE)
-			throw Error(Exit::refused, what + ": refused by the kernel (exception fixup, "
-			    "text another patcher owns, or an excluded function)");
+			throw Error(Exit::refused, what + ": refused by the kernel");
 		throw Error(Exit::refused, what + ": refused: " + kinst_reason_name(reason) +
 		    " (see kinstctl list-offsets)");
 	}
