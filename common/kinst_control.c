@@ -238,6 +238,47 @@ ctl_candidates(const uint8_t *text, size_t size, const struct kinst_arm *a,
 	return (KINST_E_OK);
 }
 
+/*
+ * Store a byte at every live probe of the first ngroups groups of the list
+ * (ngroups < 0: all of them) whose id is id (or any, KINST_ALL_PROBES): the
+ * int3 when arm is true, the original first byte otherwise.  Text lock held.
+ *
+ * Every byte is stored, every CPU synchronized, and then both are done a
+ * second time.  On hardware the second pass changes nothing: the
+ * synchronization serializes every CPU, and the iret that ends a trap on a
+ * just-removed int3 (kprobes' "breakpoint gone, run the instruction again"
+ * answer on Linux) makes the CPU fetch the restored byte.  An emulator that
+ * translates code, QEMU's multi-threaded TCG among them, can instead link a
+ * translation made from the old byte while the first store was landing, after
+ * that store invalidated the page's translations: a removed int3 then traps
+ * forever (kprobes answers "gone, retry" each time; issue 15's livelock), and
+ * a new int3 is never taken.  Every CPU has finished any translation it had
+ * started once the first synchronization returns, so the second store
+ * invalidates whatever was linked stale, and a translation that races with
+ * the second store reads the same byte either way.
+ */
+static void
+ctl_publish(struct kinst_group *groups, int ngroups, uint32_t id, bool arm)
+{
+	struct kinst_group *g;
+	struct kinst_cprobe *cp;
+	uint32_t i;
+	int n, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (g = groups, n = 0; g != NULL && n != ngroups;
+		    g = g->next, n++)
+			for (i = 0; i < g->nprobes; i++) {
+				cp = &g->probes[i];
+				if (cp->live && (id == KINST_ALL_PROBES ||
+				    cp->p.id == id))
+					kinst_os_text_write(cp->p.addr,
+					    arm ? 0xcc : cp->p.orig[0]);
+			}
+		kinst_os_text_sync();
+	}
+}
+
 /* A refused arm request counts in STATS; a check-only request does not. */
 static void
 ctl_count_refusal(struct kinst_csession *cs, const struct kinst_arm *a)
@@ -483,11 +524,9 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 			goto out_group;
 		}
 	}
-	for (i = 0; i < k; i++) {
-		kinst_os_text_write(g->probes[i].p.addr, 0xcc);
+	for (i = 0; i < k; i++)
 		g->probes[i].live = 1;
-	}
-	kinst_os_text_sync();
+	ctl_publish(g, 1, KINST_ALL_PROBES, true);
 	kinst_os_text_unlock();
 	locked_text = false;
 
@@ -551,14 +590,7 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 		return (0);
 
 	kinst_os_text_lock();
-	for (g = cs->groups; g != NULL; g = g->next)
-		for (i = 0; i < g->nprobes; i++) {
-			cp = &g->probes[i];
-			if (cp->live && (id == KINST_ALL_PROBES ||
-			    cp->p.id == id))
-				kinst_os_text_write(cp->p.addr, cp->p.orig[0]);
-		}
-	kinst_os_text_sync();
+	ctl_publish(cs->groups, -1, id, false);
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];

@@ -17,14 +17,20 @@
  *   address checks (kinst_os_insn_check), kinst_probe_prepare(), image
  *   written into the still-writable block -> seal the block read-only and
  *   executable -> insert every probe into the engine's table -> write every
- *   int3 -> one kinst_os_text_sync() -> drop the text lock.
+ *   int3 -> kinst_os_text_sync() -> write every int3 again ->
+ *   kinst_os_text_sync() -> drop the text lock.
  *
  * Disarm sequence (kinst_ctl_disarm, kinst_ctl_session_fini):
  *
- *   take the text lock -> write back every original first byte -> one
- *   kinst_os_text_sync() -> remove the probes from the table -> drop the
- *   text lock -> kinst_os_quiesce() -> free each request (group) whose last
- *   probe went: its trampoline block, its module reference, itself.
+ *   take the text lock -> write back every original first byte ->
+ *   kinst_os_text_sync() -> write them back again -> kinst_os_text_sync() ->
+ *   remove the probes from the table -> drop the text lock ->
+ *   kinst_os_quiesce() -> free each request (group) whose last probe went:
+ *   its trampoline block, its module reference, itself.
+ *
+ *   The second store and synchronization (ctl_publish() in kinst_control.c
+ *   says why) are for emulators that translate code: without them QEMU's
+ *   multi-threaded TCG can keep executing a removed int3 forever.
  *
  *   Restoring the byte and synchronizing BEFORE removing from the table
  *   matters: a CPU that trapped on the old int3 is still inside the trap

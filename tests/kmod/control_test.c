@@ -8,6 +8,10 @@
  *   arm:    seal trampolines < insert in table < int3 written < text sync
  *   disarm: original byte written < text sync < removal from table <
  *           quiesce < trampoline freed / module reference dropped
+ *
+ * and that every batch of stores is repeated after a synchronization, so that
+ * no CPU of an emulator that translates code keeps executing a byte memory
+ * no longer holds (the model: xlat[] below; issue 15).
  */
 
 #include <stdarg.h>
@@ -63,6 +67,18 @@ static char log_buf[1 << 16];
 static size_t log_len;
 static uint64_t fixup_addr;
 
+/*
+ * What a vCPU of an emulator that translates code (QEMU's multi-threaded
+ * TCG) executes at each byte of text: xlat[].  A store invalidates the
+ * translations of the byte it changes, so a CPU fetches the new byte; but a
+ * vCPU that was translating while the store landed links its translation of
+ * the OLD byte afterwards (pending[]), at the latest before it acknowledges
+ * the next synchronization.  That is the interleaving behind issue 15's
+ * livelock: a removed int3 kept in a translation traps forever.
+ */
+static uint8_t xlat[sizeof(text)];
+static int pending[sizeof(text)];	/* the old byte, or -1 */
+
 static void
 tlog(const char *fmt, ...)
 {
@@ -88,6 +104,9 @@ fake_reset(void)
 	for (i = 0; i < BIG_SIZE; i++)
 		text[BIG_OFF + i] = 0x90;
 	fixup_addr = TEXT_BASE + FIXUP_OFF + 1;
+	memcpy(xlat, text, sizeof(text));
+	for (i = 0; i < sizeof(text); i++)
+		pending[i] = -1;
 	free(engine);
 	engine = calloc(1, sizeof(*engine));
 	ATF_REQUIRE(engine != NULL);
@@ -138,7 +157,20 @@ kinst_os_text_lock(void)
 void
 kinst_os_text_unlock(void)
 {
+	size_t i;
+
 	ATF_REQUIRE(text_locked);
+	/*
+	 * An arm or disarm is complete: no CPU may go on executing a byte that
+	 * memory no longer holds (a translation still to be linked must hold
+	 * the byte in memory too).
+	 */
+	for (i = 0; i < sizeof(text); i++) {
+		ATF_REQUIRE_MSG(xlat[i] == text[i],
+		    "text+%#zx: memory holds %#x, a CPU still executes %#x",
+		    i, text[i], xlat[i]);
+		ATF_REQUIRE(pending[i] < 0 || pending[i] == text[i]);
+	}
 	text_locked = 0;
 }
 
@@ -219,18 +251,32 @@ kinst_os_text_write(uint64_t addr, uint8_t byte)
 	ATF_REQUIRE_MSG(p != NULL && p->addr == addr,
 	    "text write at %#llx without a table entry",
 	    (unsigned long long)addr);
-	if (byte == 0xcc)
-		ATF_REQUIRE(text[addr - TEXT_BASE] != 0xcc);
-	else
-		ATF_REQUIRE(text[addr - TEXT_BASE] == 0xcc);
+	/* A change of the byte, or the repeated store of the same byte. */
+	if (byte != text[addr - TEXT_BASE]) {
+		if (byte == 0xcc)
+			ATF_REQUIRE(text[addr - TEXT_BASE] != 0xcc);
+		else
+			ATF_REQUIRE(text[addr - TEXT_BASE] == 0xcc);
+	}
+	if (pending[addr - TEXT_BASE] < 0)
+		pending[addr - TEXT_BASE] = text[addr - TEXT_BASE];
 	text[addr - TEXT_BASE] = byte;
+	xlat[addr - TEXT_BASE] = byte;
 	tlog("W%02x ", byte);
 }
 
 void
 kinst_os_text_sync(void)
 {
+	size_t i;
+
 	ATF_REQUIRE(text_locked);
+	/* Every vCPU has linked what it was translating. */
+	for (i = 0; i < sizeof(text); i++)
+		if (pending[i] >= 0) {
+			xlat[i] = (uint8_t)pending[i];
+			pending[i] = -1;
+		}
 	tlog("S ");
 }
 
@@ -360,7 +406,7 @@ ATF_TC_BODY(arm_one_disarm_order, tc)
 	ATF_CHECK_EQ(a.insn_len, 4);
 	ATF_CHECK(memcmp(a.insn, small_code + 4, 4) == 0);
 	ATF_CHECK_EQ(text[4], 0xcc);
-	ATF_CHECK_STREQ(log_buf, "A R Wcc S ");
+	ATF_CHECK_STREQ(log_buf, "A R Wcc S Wcc S ");
 	p = kinst_ptable_lookup(&engine->table, TEXT_BASE + 4);
 	ATF_REQUIRE(p != NULL);
 	ATF_CHECK(p->session == &s.cs.s);
@@ -370,8 +416,8 @@ ATF_TC_BODY(arm_one_disarm_order, tc)
 	d.probe_id = a.probe_id;
 	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
 	ATF_CHECK_EQ(d.ndisarmed, 1);
-	/* byte back, sync (probe still in table: checked in text_write), quiesce, free */
-	ATF_CHECK_STREQ(log_buf, "W48 S Q F ");
+	/* byte back, sync, again (probe still in table: checked in text_write), quiesce, free */
+	ATF_CHECK_STREQ(log_buf, "W48 S W48 S Q F ");
 	check_text_clean();
 	ATF_CHECK_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_NOENT);
 	kinst_ctl_session_fini(&ctl, &s.cs);
@@ -557,13 +603,13 @@ ATF_TC_BODY(disarm_one_of_group, tc)
 	d.probe_id = a.probe_id + 2;
 	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
 	/* The group's trampoline block stays while other probes use it. */
-	ATF_CHECK_STREQ(log_buf, "W48 S Q ");
+	ATF_CHECK_STREQ(log_buf, "W48 S W48 S Q ");
 	ATF_CHECK_EQ(ntramps, 1);
 	log_len = 0;
 	d.probe_id = KINST_ALL_PROBES;
 	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
 	ATF_CHECK_EQ(d.ndisarmed, 4);
-	ATF_CHECK_STREQ(log_buf, "W55 W48 W5d Wc3 S Q F ");
+	ATF_CHECK_STREQ(log_buf, "W55 W48 W5d Wc3 S W55 W48 W5d Wc3 S Q F ");
 	check_text_clean();
 	kinst_ctl_session_fini(&ctl, &s.cs);
 	check_no_leaks();

@@ -27,6 +27,12 @@
  *	ring overflow: hits == delivered + dropped, read(2) == delivered.
  *   kinst_devtest bench [N]
  *	figures only: ns per getpid call with and without a probe.
+ *   kinst_devtest flip FUNC ROUNDS
+ *	arm every instruction of FUNC and disarm them again, ROUNDS times, as
+ *	fast as it can (issue 15: a removed int3 must never trap forever);
+ *	prints progress every 50 rounds so a hang says where it stopped.
+ *   kinst_devtest spin SECONDS
+ *	call getpid in a loop for SECONDS (load for flip).
  */
 
 #include <sys/ioctl.h>
@@ -838,6 +844,53 @@ cmd_bench(long n)
 	return (0);
 }
 
+/* Arm all of func and disarm it, rounds times; every arm must take. */
+static int
+cmd_flip(const char *func, long rounds)
+{
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	long r, probes;
+	int fd, e;
+
+	fd = dev_open(O_NONBLOCK);
+	probes = 0;
+	for (r = 1; r <= rounds; r++) {
+		e = do_arm(fd, func, 0, KINST_ARM_ALL, &a);
+		CHECK(e == 0 && a.narmed > 0, "round %ld: arm %s: %s, %u armed",
+		    r, func, strerror(-e), a.narmed);
+		if (e != 0)
+			break;
+		probes += a.narmed;
+		d.probe_id = KINST_ALL_PROBES;
+		e = xioctl(fd, KINST_IOC_DISARM, &d);
+		CHECK(e == 0 && d.ndisarmed == a.narmed,
+		    "round %ld: disarm: %s, %u of %u", r, strerror(-e),
+		    d.ndisarmed, a.narmed);
+		if (r % 50 == 0)
+			printf("flip %s: round %ld\n", func, r);
+	}
+	close(fd);
+	printf("flip %s: %ld rounds, %ld probes armed and disarmed; %d failures\n",
+	    func, r - 1, probes, failures);
+	return (failures != 0);
+}
+
+static int
+cmd_spin(long seconds)
+{
+	uint64_t end;
+
+	end = now_ns() + (uint64_t)seconds * 1000000000ull;
+	while (now_ns() < end) {
+		int k;
+
+		for (k = 0; k < 1000; k++)
+			(void)syscall(SYS_getpid);
+	}
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -858,7 +911,11 @@ main(int argc, char **argv)
 		return (cmd_bench(argc > 2 ? atol(argv[2]) : 100000));
 	if (argc >= 2 && strcmp(argv[1], "refuse") == 0)
 		return (cmd_refuse());
+	if (argc >= 4 && strcmp(argv[1], "flip") == 0)
+		return (cmd_flip(argv[2], atol(argv[3])));
+	if (argc >= 3 && strcmp(argv[1], "spin") == 0)
+		return (cmd_spin(atol(argv[2])));
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
-	    "text FUNC | hold FUNC [all] | refuse\n");
+	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS\n");
 	return (2);
 }
