@@ -99,6 +99,18 @@ disarm_with_hits_in_flight_body() {
 	vm_expect_out '^churn: 6 rounds, text restored'
 }
 
+atf_test_case rearm_under_hits
+rearm_under_hits_head() {
+	atf_set descr "issue 15: whole hot functions armed and disarmed 60 times while three processes execute them: no removed int3 keeps trapping (livelock), text restored"
+	atf_set timeout 600
+}
+rearm_under_hits_body() {
+	kmod_run flip.sh -t 500 -- 60 __x64_sys_getpid ksys_read
+	vm_expect_out '^flip __x64_sys_getpid: 60 rounds, [0-9]+ probes armed and disarmed; 0 failures$'
+	vm_expect_out '^flip ksys_read: 60 rounds, [0-9]+ probes armed and disarmed; 0 failures$'
+	vm_expect_out '^flip: 60 rounds of __x64_sys_getpid ksys_read, text restored$'
+}
+
 atf_test_case full_ring_drops
 full_ring_drops_head() {
 	atf_set descr "a full ring drops and counts: hits == delivered + dropped per CPU, read(2) returns the delivered records"
@@ -125,6 +137,7 @@ atf_init_test_cases() {
 	atf_add_test_case kprobe_coexistence
 	atf_add_test_case full_ring_drops
 	atf_add_test_case disarm_with_hits_in_flight
+	atf_add_test_case rearm_under_hits
 	atf_add_test_case module_function
 	atf_add_test_case ioctl_fuzz
 	atf_add_test_case arm_hit_read_disarm

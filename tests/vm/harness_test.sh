@@ -47,7 +47,7 @@ EOF
 
 atf_test_case guest_environment
 guest_environment_head() {
-	atf_set descr "The guest has proc, sysfs, devtmpfs, debugfs, tracefs (kprobe events, hist triggers, function tracer), jq and kinstctl on PATH, and reports exit status 0"
+	atf_set descr "The guest panics on a soft lockup; it has proc, sysfs, devtmpfs, debugfs, tracefs (kprobe events, hist triggers, function tracer), jq and kinstctl on PATH, and reports exit status 0"
 	atf_set timeout 600
 }
 guest_environment_body() {
@@ -74,6 +74,9 @@ pid=$(syscall_loop getpid 3)
 kt_expect_eq "kprobe hits by $pid" 3 "$(kt_count kinst_test/env_getpid "$pid")"
 kt_counter_remove kinst_test/env_getpid
 echo "tracefs: ok"
+# A livelock must end the run with stacks, not at the time limit (issue 15).
+echo "softlockup_panic: $(cat /proc/sys/kernel/softlockup_panic)" \
+    "all_cpu_backtrace: $(cat /proc/sys/kernel/softlockup_all_cpu_backtrace)"
 if [ "$KINST_MODULE_LOADED" = 1 ]; then
 	[ -c /dev/kinst ] || kt_fail "module loaded but no /dev/kinst"
 	echo "module: loaded, /dev/kinst mode $(stat -c %a /dev/kinst)"
@@ -95,6 +98,7 @@ EOF
 	vm_expect_out "^mounts: ok\$"
 	vm_expect_out "^jq: ok\$"
 	vm_expect_out "^tracefs: ok\$"
+	vm_expect_out "^softlockup_panic: 1 all_cpu_backtrace: 1\$"
 	if [ -f "$top/kmod/linux/kinst.ko" ]; then
 		vm_expect_out "^module: loaded, /dev/kinst mode 600\$"
 	else

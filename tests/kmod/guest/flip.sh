@@ -6,9 +6,11 @@
 # being removed used to survive and trap forever (both CPUs stuck in exc_int3,
 # soft lockup).  Prints each step so a timeout says where it stopped; the
 # text must be byte-identical afterwards and the kernel log clean.
+# flip.sh [ROUNDS [FUNC...]]
 set -u
 ROUNDS=${1:-300}
-FUNCS="__x64_sys_getpid ksys_read vfs_read"
+[ $# -gt 0 ] && shift
+FUNCS=${*:-__x64_sys_getpid ksys_read vfs_read}
 for f in $FUNCS; do
 	kinst_devtest text $f >/tmp/before.$f || { echo "FAIL: text $f"; exit 1; }
 done
