@@ -610,14 +610,17 @@ kinst_stop_files(void)
  * open file any more.  delete_module(2) with O_TRUNC (try_stop_module())
  * leaves the module's reference count at MODULE_REF_BASE + the number of
  * users and calls us; every open file holds one of them (misc_open's
- * fops_get), dropped by __fput() after our release() returned, by
- * module_put(), which decrements it with preemption disabled and touches
- * only kernel text and the struct module afterwards.  So: wait until
+ * fops_get), dropped by __fput() (fops_put) after our release() has
+ * returned, and any thread inside one of our file operations holds the
+ * file.  module_put() decrements the count with preemption disabled and
+ * afterwards touches only kernel text and the struct module (its
+ * tracepoint), which lives in module memory.  So: wait until
  * module_refcount() (the count minus MODULE_REF_BASE; -1 after a normal,
  * unforced stop) is no longer positive, then synchronize_rcu() waits out
- * the preemption-disabled tail of the last module_put() and of our own
- * release() path's return into __fput().  The wait is TASK_IDLE: a holder
- * that never closes keeps rmmod waiting without a hung-task report.
+ * the preemption-disabled tail of the last module_put().  (A reference
+ * held by anything else keeps us waiting too: better than freeing code in
+ * use.)  The wait is TASK_IDLE: a holder that never closes keeps rmmod
+ * waiting without a hung-task report.
  */
 static void
 kinst_wait_files(void)
