@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "error.h"
+#include "spec.h"
 #include "trace.h"
 
 namespace kinst {
@@ -15,6 +16,7 @@ add_trace(CLI::App &app, Runner &run)
 	auto o = std::make_shared<TraceOptions>();
 	auto out = std::make_shared<OutputOptions>();
 	auto regs = std::make_shared<std::string>("compact");
+	auto count = std::make_shared<std::string>("0");
 	CLI::App *sub = app.add_subcommand("trace",
 	    "Arm probes through /dev/kinst and print every hit (registers, cpu, pid/tid/comm) "
 	    "until Ctrl-C, -n or --duration; a summary goes to stderr.");
@@ -22,7 +24,14 @@ add_trace(CLI::App &app, Runner &run)
 	    "probe specs: FUNC (every instruction), FUNC+OFF, MODULE:FUNC:OFF, 0xADDRESS")
 	    ->required();
 	add_output_options(sub, *out);
-	sub->add_option("-n,--count", o->count, "stop after this many hits");
+	// Parsed here, not by CLI11, which takes "-1" for 2^64 - 1 and an
+	// overflowing number silently.
+	sub->add_option("-n,--count", *count, "stop after this many hits (0: no limit)")
+	    ->check(CLI::Validator([](std::string &s) {
+		    uint64_t v;
+		    return parse_number(s, UINT64_MAX, &v) ? std::string() :
+			"not a hit count (0 to 18446744073709551615): " + s;
+	    }, "COUNT", "count"));
 	sub->add_option("--duration", o->duration, "stop after this many seconds")
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--cpu", o->cpu, "only print hits on this CPU")
@@ -33,8 +42,10 @@ add_trace(CLI::App &app, Runner &run)
 	    ->check(CLI::IsMember({"compact", "all"}));
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);
-	sub->callback([&run, o, out, regs]() {
-		run = [o, out, regs]() {
+	sub->callback([&run, o, out, regs, count]() {
+		run = [o, out, regs, count]() {
+			if (!parse_number(*count, UINT64_MAX, &o->count))
+				throw Error(Exit::usage, "trace: -n " + *count + ": not a hit count");
 			if (!std::isfinite(o->duration))
 				throw Error(Exit::usage, "trace: --duration must be a finite number");
 			o->json = out->json;

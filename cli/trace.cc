@@ -121,6 +121,16 @@ spec_label(const Spec &sp)
 	return s;
 }
 
+// A device call failed with errno e.  ENODEV: the module is going away
+// under us (rmmod -f); it has disarmed our probes and waits for us to close.
+[[noreturn]] void
+device_failed(const std::string &what, int e)
+{
+	if (e == ENODEV)
+		throw Error(Exit::live, "/dev/kinst: the kinst module is being unloaded (rmmod -f): tracing stopped");
+	throw Error(Exit::live, what + ": " + strerror(e));
+}
+
 // Reads a function's live text through the device (original bytes).
 std::vector<uint8_t>
 live_text(int fd, const Spec &sp, uint64_t *addr)
@@ -189,7 +199,7 @@ arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e)
 		throw Error(Exit::refused, what + ": too many probes armed (at most " +
 		    std::to_string(KINST_MAX_PROBES) + ")");
 	default:
-		throw Error(Exit::live, what + ": arm: " + strerror(e));
+		device_failed(what + ": arm", e);
 	}
 }
 
@@ -211,7 +221,7 @@ list_probes(int fd, Disassembler &dis)
 		l.buf = (uint64_t)(uintptr_t)v.data();
 		l.cap = (uint32_t)v.size();
 		if (ioctl(fd, KINST_IOC_LIST, &l) != 0)
-			throw Error(Exit::live, std::string("list probes: ") + strerror(errno));
+			device_failed("list probes", errno);
 		if (l.count <= l.cap)
 			break;
 		v.resize(l.count);
@@ -316,7 +326,7 @@ run_trace(const TraceOptions &o)
 		if (errno == EINVAL && o.cpu >= 0)
 			throw Error(Exit::usage, "trace: --cpu " + std::to_string(o.cpu) +
 			    ": no such CPU in the running kernel");
-		throw Error(Exit::live, std::string("filter: ") + strerror(errno));
+		device_failed("filter", errno);
 	}
 
 	// Arm everything first; a refused explicit offset is fatal, refused
@@ -398,11 +408,12 @@ run_trace(const TraceOptions &o)
 		}
 		if (r == 0)
 			continue;
+		// POLLERR | POLLHUP: the module is going (the read says so).
 		ssize_t n = read(fd, buf.data(), buf.size());
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
-			throw Error(Exit::live, std::string("read: ") + strerror(errno));
+			device_failed("read", errno);
 		}
 		consume((size_t)n);
 	}
@@ -415,7 +426,7 @@ run_trace(const TraceOptions &o)
 		memset(&d, 0, sizeof(d));
 		d.probe_id = KINST_ALL_PROBES;
 		if (ioctl(fd, KINST_IOC_DISARM, &d) != 0)
-			throw Error(Exit::live, std::string("disarm: ") + strerror(errno));
+			device_failed("disarm", errno);
 		int fl = fcntl(fd, F_GETFL);
 		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
 			throw Error(Exit::live, std::string("fcntl: ") + strerror(errno));
@@ -426,7 +437,7 @@ run_trace(const TraceOptions &o)
 			if (n < 0 && errno == EAGAIN)
 				break;
 			if (n < 0)
-				throw Error(Exit::live, std::string("read: ") + strerror(errno));
+				device_failed("read", errno);
 			if (n == 0)
 				break;
 			consume((size_t)n);
@@ -441,7 +452,7 @@ run_trace(const TraceOptions &o)
 	s.buf = (uint64_t)(uintptr_t)cs.data();
 	s.cap = (uint32_t)cs.size();
 	if (ioctl(fd, KINST_IOC_STATS, &s) != 0)
-		throw Error(Exit::live, std::string("stats: ") + strerror(errno));
+		device_failed("stats", errno);
 	uint64_t th = 0, td = 0, tdr = 0;
 	std::string percpu;
 	for (uint32_t c = 0; c < s.ncpus && c < s.cap; c++) {

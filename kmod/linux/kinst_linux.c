@@ -10,7 +10,9 @@
  * unloaded while any probe exists: rmmod then fails (delete_module(2):
  * EWOULDBLOCK with O_NONBLOCK, as rmmod calls it), and succeeds once the
  * files are closed, by which time every original byte
- * has been restored and every trampoline freed after quiescence.
+ * has been restored and every trampoline freed after quiescence.  A forced
+ * unload (rmmod -f) tells the readers to go away and waits until every
+ * file is closed (kinst_exit).
  */
 
 #include <linux/kernel.h>
@@ -31,6 +33,10 @@
 #include <linux/ioctl.h>
 #include <linux/list.h>
 #include <linux/kprobes.h>
+#include <linux/cpuhotplug.h>
+#include <linux/rwsem.h>
+#include <linux/sched.h>
+#include <linux/rcupdate.h>
 
 #include "kinst_linux.h"
 
@@ -40,6 +46,8 @@ MODULE_PARM_DESC(ring_size,
     "bytes of ring per CPU per open file (power of two, 4 KiB .. 64 MiB)");
 
 #define	KINST_READ_MAX	(256 * 1024)	/* bytes one read(2) returns at most */
+/* A blocked read(2) looks at the rings at least this often (see below). */
+#define	KINST_READ_RECHECK	(HZ / 10)
 
 struct kinst_engine *kinst_engine;
 static struct kinst_ctl kinst_ctl;
@@ -47,6 +55,16 @@ static struct kinst_ctl kinst_ctl;
 /* Open files, for the unload path's sweep (see kinst_exit). */
 static LIST_HEAD(kinst_files);
 static DEFINE_MUTEX(kinst_files_lock);
+
+/*
+ * Set once by kinst_exit: the module is going (a forced unload may find
+ * files open).  Readers then get ENODEV, poll() EPOLLERR | EPOLLHUP.  The
+ * ioctls run under kinst_gate (read) and kinst_exit sets the flag under it
+ * (write), so that no ioctl is in progress, or can start, once it is set.
+ */
+static bool kinst_dying;
+static DECLARE_RWSEM(kinst_gate);
+static int kinst_cpuhp_state = -1;
 
 struct kinst_file {
 	struct kinst_csession cs;
@@ -80,12 +98,54 @@ kinst_errno(int err)
 	}
 }
 
-/* Trap context: a record was written; wake readers later, never here. */
+/*
+ * Trap context: a record was written; wake readers later, never here.
+ *
+ * Only a CPU that is online queues the irq_work.  A CPU going offline
+ * (Linux 6.1, x86) runs, in this order and all on itself:
+ *
+ *   take_cpu_down() (stop_machine, interrupts off, every other online CPU
+ *   spinning in the stopper) -> __cpu_disable() = native_cpu_disable() ->
+ *   cpu_disable_common() -> remove_cpu_from_maps() -> set_cpu_online(cpu,
+ *   false), then apic_soft_disable(); -> the CPUHP "dying" callbacks, among
+ *   them smpcfd_dying_cpu(), whose irq_work_run() runs this CPU's irq_work
+ *   lists a last time -> the idle loop: cpuhp_report_idle_dead(),
+ *   arch_cpu_idle_dead() -> native_play_dead() -> play_dead_common() ->
+ *   mwait/hlt_play_dead(), never to return.
+ *
+ * (Checked on Debian's 6.1.0-57 live text: take_cpu_down calls
+ * smp_ops.cpu_disable, then __cpuhp_invoke_callback_range; native_cpu_disable
+ * calls cpu_disable_common, which calls set_cpu_online, then
+ * apic_soft_disable; smpcfd_dying_cpu calls irq_work_run.)  cpu_online() of
+ * the current CPU compiles to one bt on __cpu_online_mask: no call.
+ *
+ * So a hit after that last flush (cpuhp_report_idle_dead, play_dead_common
+ * and everything else the dying CPU runs from there on) happens with the
+ * CPU's online bit already clear: an irq_work it queued would sit on a
+ * list nobody runs, with IRQ_WORK_BUSY set, and irq_work_sync() in
+ * kinst_release() would spin forever (and irq_work_queue() from any other
+ * CPU would fail to claim it: no reader would be woken again).  The bit is
+ * written only by the CPU itself (cleared above, set again in
+ * start_secondary() before interrupts are enabled), so reading our own bit
+ * here, in trap context, is exact: no other CPU can change it under us.
+ * If it is set, the work we queue goes on the list of a CPU that either
+ * stays online (the self-IPI runs it) or goes down later, and then the
+ * dying flush above runs it before the bit can be cleared.  If it is
+ * clear, we queue nothing: the record stays in the ring, where a blocked
+ * read(2) finds it within KINST_READ_RECHECK, poll() at the next wake-up
+ * (the next hit on an online CPU, or kinst_cpu_dead() below once the CPU
+ * is dead).  Hence no kinst irq_work is ever left on the list of a CPU
+ * that is not online, nothing of ours runs when a CPU comes back (no stale
+ * work pointing at a freed file), and irq_work_sync() waits only for work
+ * that an online CPU will run.
+ */
 void
 kinst_os_wake_deferred(struct kinst_session *s)
 {
 	struct kinst_file *kf = container_of(s, struct kinst_file, cs.s);
 
+	if (!cpu_online(raw_smp_processor_id()))
+		return;
 	/* Order the ring's head store before the load of "waiting". */
 	smp_mb();
 	if (atomic_read(&kf->waiting) != 0)
@@ -151,7 +211,13 @@ kinst_open(struct inode *ip, struct file *fp)
 	/* The opener never traces itself (its reads would feed back). */
 	kf->cs.s.exclude_pid = current->tgid;
 	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
+	/* An open that raced with misc_deregister() in kinst_exit. */
 	mutex_lock(&kinst_files_lock);
+	if (kinst_dying) {
+		mutex_unlock(&kinst_files_lock);
+		kinst_file_free(kf);
+		return (-ENODEV);
+	}
 	list_add(&kf->link, &kinst_files);
 	mutex_unlock(&kinst_files_lock);
 	fp->private_data = kf;
@@ -168,12 +234,34 @@ kinst_release(struct inode *ip, struct file *fp)
 
 	/* Disarm, restore, quiesce, free trampolines: no producer is left. */
 	kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+	/*
+	 * The work is pending, if at all, on an online CPU, which runs it
+	 * (kinst_os_wake_deferred): this wait ends.
+	 */
 	irq_work_sync(&kf->work);
 	mutex_lock(&kinst_files_lock);
 	list_del(&kf->link);
 	mutex_unlock(&kinst_files_lock);
 	kinst_file_free(kf);
 	return (0);
+}
+
+/* Wait until the rings have data, the module is going, or a signal. */
+static int
+kinst_read_wait(struct kinst_file *kf)
+{
+	long t;
+
+	atomic_set(&kf->waiting, 1);
+	smp_mb__after_atomic();
+	/*
+	 * With a timeout: a record written by a CPU going offline wakes
+	 * nobody (kinst_os_wake_deferred), so look again now and then.
+	 */
+	t = wait_event_interruptible_timeout(kf->wq,
+	    kinst_rings_have_data(kf->rings, kf->ncpus) ||
+	    READ_ONCE(kinst_dying), KINST_READ_RECHECK);
+	return (t < 0 ? (int)t : 0);
 }
 
 static ssize_t
@@ -190,6 +278,10 @@ kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
 	if (mutex_lock_interruptible(&kf->read_lock) != 0)
 		return (-ERESTARTSYS);
 	for (;;) {
+		if (READ_ONCE(kinst_dying)) {
+			mutex_unlock(&kf->read_lock);
+			return (-ENODEV);
+		}
 		n = kinst_rings_drain(kf->rings, kf->ncpus, &kf->next_cpu,
 		    kf->bounce, count, sizeof(struct kinst_hit_record));
 		if (n != 0)
@@ -198,10 +290,7 @@ kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
 			mutex_unlock(&kf->read_lock);
 			return (-EAGAIN);
 		}
-		atomic_set(&kf->waiting, 1);
-		smp_mb__after_atomic();
-		error = wait_event_interruptible(kf->wq,
-		    kinst_rings_have_data(kf->rings, kf->ncpus));
+		error = kinst_read_wait(kf);
 		if (error != 0) {
 			mutex_unlock(&kf->read_lock);
 			return (error);
@@ -221,6 +310,8 @@ kinst_poll(struct file *fp, poll_table *pt)
 	poll_wait(fp, &kf->wq, pt);
 	atomic_set(&kf->waiting, 1);
 	smp_mb__after_atomic();
+	if (READ_ONCE(kinst_dying))
+		return (EPOLLERR | EPOLLHUP);
 	if (kinst_rings_have_data(kf->rings, kf->ncpus))
 		return (EPOLLIN | EPOLLRDNORM);
 	return (0);
@@ -354,7 +445,7 @@ kinst_ioc_text(struct kinst_file *kf, void __user *up)
 }
 
 static long
-kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
+kinst_ioctl_gated(struct file *fp, unsigned int cmd, unsigned long arg)
 {
 	struct kinst_file *kf = fp->private_data;
 	void __user *up = (void __user *)arg;
@@ -390,6 +481,20 @@ kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
 	}
 }
 
+static long
+kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
+{
+	long error;
+
+	down_read(&kinst_gate);
+	if (kinst_dying)
+		error = -ENODEV;
+	else
+		error = kinst_ioctl_gated(fp, cmd, arg);
+	up_read(&kinst_gate);
+	return (error);
+}
+
 static const struct file_operations kinst_fops = {
 	.owner = THIS_MODULE,
 	.open = kinst_open,
@@ -407,6 +512,24 @@ static struct miscdevice kinst_misc = {
 	.fops = &kinst_fops,
 	.mode = 0600,
 };
+
+/*
+ * A CPU is dead (CPUHP_BP_PREPARE_DYN teardown: runs on a control CPU after
+ * the dying CPU reported its death).  Its last records woke nobody
+ * (kinst_os_wake_deferred): wake every reader so that poll() sees them.
+ */
+static int
+kinst_cpu_dead(unsigned int cpu)
+{
+	struct kinst_file *kf;
+
+	(void)cpu;
+	mutex_lock(&kinst_files_lock);
+	list_for_each_entry(kf, &kinst_files, link)
+		wake_up_interruptible(&kf->wq);
+	mutex_unlock(&kinst_files_lock);
+	return (0);
+}
 
 static int __init
 kinst_init(void)
@@ -426,6 +549,11 @@ kinst_init(void)
 		return (-ENOMEM);
 	kinst_engine_init(kinst_engine, nr_cpu_ids, true);
 	kinst_ctl_init(&kinst_ctl, kinst_engine);
+	error = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "kinst:dead",
+	    NULL, kinst_cpu_dead);
+	if (error < 0)
+		goto fail;
+	kinst_cpuhp_state = error;
 	error = kinst_linux_hook_init();
 	if (error != 0)
 		goto fail;
@@ -439,36 +567,80 @@ kinst_init(void)
 	    ring_size);
 	return (0);
 fail:
+	if (kinst_cpuhp_state >= 0)
+		cpuhp_remove_state_nocalls(kinst_cpuhp_state);
 	vfree(kinst_engine);
 	kinst_engine = NULL;
 	return (error);
 }
 
+/*
+ * Unload, step 1: no ioctl runs or starts any more, every reader is told
+ * to go away (read(2) and ioctls fail with ENODEV, poll() reports
+ * EPOLLERR | EPOLLHUP), and every open file's probes are disarmed (text
+ * restored, trampolines freed after quiescence).  Normally no file is open
+ * here (each holds a module reference); only a forced unload (rmmod -f,
+ * CONFIG_MODULE_FORCE_UNLOAD) finds some.
+ */
+static void
+kinst_stop_files(void)
+{
+	struct kinst_file *kf;
+	unsigned int n;
+
+	down_write(&kinst_gate);
+	WRITE_ONCE(kinst_dying, true);
+	up_write(&kinst_gate);
+	n = 0;
+	mutex_lock(&kinst_files_lock);
+	list_for_each_entry(kf, &kinst_files, link) {
+		wake_up_interruptible_all(&kf->wq);
+		kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+		n++;
+	}
+	mutex_unlock(&kinst_files_lock);
+	if (n != 0)
+		pr_warn("kinst: forced unload with %u file(s) open: probes "
+		    "disarmed, readers told to go away; waiting for the files "
+		    "to be closed\n", n);
+}
+
+/*
+ * Unload, step 2: return only when no CPU can run this module's code for an
+ * open file any more.  delete_module(2) with O_TRUNC (try_stop_module())
+ * leaves the module's reference count at MODULE_REF_BASE + the number of
+ * users and calls us; every open file holds one of them (misc_open's
+ * fops_get), dropped by __fput() (fops_put) after our release() has
+ * returned, and any thread inside one of our file operations holds the
+ * file.  module_put() decrements the count with preemption disabled and
+ * afterwards touches only kernel text and the struct module (its
+ * tracepoint), which lives in module memory.  So: wait until
+ * module_refcount() (the count minus MODULE_REF_BASE; -1 after a normal,
+ * unforced stop) is no longer positive, then synchronize_rcu() waits out
+ * the preemption-disabled tail of the last module_put().  (A reference
+ * held by anything else keeps us waiting too: better than freeing code in
+ * use.)  The wait is TASK_IDLE: a holder that never closes keeps rmmod
+ * waiting without a hung-task report.
+ */
+static void
+kinst_wait_files(void)
+{
+	while (module_refcount(THIS_MODULE) > 0)
+		schedule_timeout_idle(KINST_READ_RECHECK);
+	synchronize_rcu();
+}
+
 static void __exit
 kinst_exit(void)
 {
-	struct kinst_file *kf;
-
 	misc_deregister(&kinst_misc);
-	/*
-	 * Every open file holds a module reference, so normally no file is
-	 * open here and no probe is armed: each release() restored its bytes
-	 * and freed its trampolines after quiescence.  Only a forced unload
-	 * (rmmod -f, CONFIG_MODULE_FORCE_UNLOAD) gets here with files open;
-	 * it is unsupported (those files then point at unloaded code), but
-	 * even then restore every byte and free trampolines only after
-	 * quiescence, while the trap hook is still registered, so that no
-	 * CPU is left with a kinst int3 nobody claims.
-	 */
-	mutex_lock(&kinst_files_lock);
-	list_for_each_entry(kf, &kinst_files, link) {
-		pr_warn("kinst: forced unload with a file open: disarming\n");
-		kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
-		irq_work_sync(&kf->work);
-	}
-	mutex_unlock(&kinst_files_lock);
+	if (kinst_cpuhp_state >= 0)
+		cpuhp_remove_state_nocalls(kinst_cpuhp_state);
+	kinst_stop_files();
+	kinst_wait_files();
+	/* Every release() ran: nothing is armed, no file is left. */
 	kinst_linux_hook_fini();
-	if (WARN_ON(kinst_ctl.nprobes != 0))
+	if (WARN_ON(kinst_ctl.nprobes != 0 || !list_empty(&kinst_files)))
 		return;		/* leak rather than free what a CPU may read */
 	kinst_os_quiesce();
 	vfree(kinst_engine);

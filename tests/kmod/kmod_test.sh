@@ -130,6 +130,8 @@ kprobe_coexistence_head() {
 kprobe_coexistence_body() {
 	kmod_run kprobe.sh -t 300
 	vm_expect_out '^function with a kprobe refused'
+	vm_expect_out '^entry kprobe first: function refused'
+	vm_expect_out '^entry kprobe after kinst: accepted'
 	vm_expect_out '^kprobe coexistence ok'
 }
 
