@@ -240,3 +240,98 @@ kinst_fbsd_modname(const char *filename, char *out, size_t size)
 		out[i] = filename[i];
 	out[i] = '\0';
 }
+
+int
+kinst_fbsd_mod_load(struct kinst_fbsd_mod *m)
+{
+	const struct kinst_fbsd_step *st;
+	int error;
+
+	if (m->ndone != 0)
+		return (0);	/* already loaded: nothing to do twice */
+	while (m->ndone < m->nsteps) {
+		st = &m->steps[m->ndone];
+		error = st->setup != NULL ? st->setup(m->ctx) : 0;
+		if (error != 0) {
+			m->failed = st->name;
+			while (m->ndone > 0) {
+				st = &m->steps[--m->ndone];
+				if (st->teardown != NULL)
+					st->teardown(m->ctx);
+			}
+			return (error);
+		}
+		m->ndone++;
+	}
+	return (0);
+}
+
+int
+kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m)
+{
+	const struct kinst_fbsd_step *st;
+	int error;
+
+	if (m->ndone == 0)
+		return (0);
+	if (m->busy != NULL && (error = m->busy(m->ctx)) != 0)
+		return (error);
+	while (m->ndone > 0) {
+		st = &m->steps[--m->ndone];
+		if (st->teardown != NULL)
+			st->teardown(m->ctx);
+	}
+	return (0);
+}
+
+bool
+kinst_fbsd_gate_enter(struct kinst_fbsd_gate *g)
+{
+	__atomic_add_fetch(&g->nfiles, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->shut, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_sub_fetch(&g->nfiles, 1, __ATOMIC_SEQ_CST);
+		return (false);
+	}
+	return (true);
+}
+
+void
+kinst_fbsd_gate_leave(struct kinst_fbsd_gate *g)
+{
+	__atomic_sub_fetch(&g->nfiles, 1, __ATOMIC_SEQ_CST);
+}
+
+bool
+kinst_fbsd_gate_shut(struct kinst_fbsd_gate *g)
+{
+	__atomic_store_n(&g->shut, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->nfiles, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_store_n(&g->shut, 0, __ATOMIC_SEQ_CST);
+		return (false);
+	}
+	return (true);
+}
+
+void
+kinst_fbsd_gate_reopen(struct kinst_fbsd_gate *g)
+{
+	__atomic_store_n(&g->shut, 0, __ATOMIC_SEQ_CST);
+}
+
+uint32_t
+kinst_fbsd_gate_nfiles(const struct kinst_fbsd_gate *g)
+{
+	return (__atomic_load_n(&g->nfiles, __ATOMIC_SEQ_CST));
+}
+
+int
+kinst_fbsd_unload_check(struct kinst_fbsd_gate *g, const uint32_t *nprobes)
+{
+	if (!kinst_fbsd_gate_shut(g))
+		return (KINST_FBSD_UNLOAD_FILES_OPEN);
+	if (__atomic_load_n(nprobes, __ATOMIC_SEQ_CST) != 0) {
+		kinst_fbsd_gate_reopen(g);
+		return (KINST_FBSD_UNLOAD_PROBES_LEFT);
+	}
+	return (KINST_FBSD_UNLOAD_OK);
+}

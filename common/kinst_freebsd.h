@@ -143,6 +143,73 @@ void	kinst_fbsd_modname(const char *filename, char *out, size_t size);
 /* Is this the kernel's own linker file name? */
 bool	kinst_fbsd_is_kernel_file(const char *filename);
 
+
+/*
+ * Module load and unload as an explicit sequence of steps (docs/freebsd.md,
+ * section 3).  FreeBSD calls MOD_UNLOAD after a failed MOD_LOAD
+ * (kern/kern_module.c, module_register_init()) and, with kldunload -f,
+ * after a refused MOD_QUIESCE; the state below is what makes both safe:
+ *
+ * - kinst_fbsd_mod_load() runs setup of steps[0], steps[1], ... in order;
+ *   when one fails it runs the teardown of every step already set up, in
+ *   reverse order, and returns that step's error with ndone == 0.
+ * - kinst_fbsd_mod_unload() with ndone == 0 (never loaded, or the load
+ *   failed) returns 0 and calls nothing.  Otherwise it first asks busy():
+ *   a non-zero answer is returned as it is and nothing is torn down (busy()
+ *   itself must leave everything as it found it when it refuses).  Then it
+ *   tears down every step set up, in reverse order; teardowns cannot fail.
+ */
+struct kinst_fbsd_step {
+	const char	*name;
+	int		(*setup)(void *ctx);	/* 0 or an errno */
+	void		(*teardown)(void *ctx);	/* NULL: nothing to undo */
+};
+
+struct kinst_fbsd_mod {
+	const struct kinst_fbsd_step *steps;
+	uint32_t	nsteps;
+	uint32_t	ndone;		/* steps[0 .. ndone) are set up */
+	int		(*busy)(void *ctx);	/* 0, or why unload is refused */
+	void		*ctx;
+	const char	*failed;	/* name of the step that failed last */
+};
+
+int	kinst_fbsd_mod_load(struct kinst_fbsd_mod *m);
+int	kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m);
+
+/*
+ * The open-file gate between d_open and MOD_UNLOAD (a Dekker pair on two
+ * words, sequentially consistent): once kinst_fbsd_gate_shut() has
+ * succeeded, no file is open and every later kinst_fbsd_gate_enter() fails,
+ * so MOD_UNLOAD never waits for an ioctl (which may wait for kld_sx, held
+ * by the unloading thread: docs/freebsd.md, defect 3).  A failed shut
+ * leaves the gate as it was.
+ */
+struct kinst_fbsd_gate {
+	uint32_t	nfiles;		/* open files whose destructor has not run */
+	uint32_t	shut;		/* unload in progress or done */
+};
+
+bool	kinst_fbsd_gate_enter(struct kinst_fbsd_gate *g);	/* open */
+void	kinst_fbsd_gate_leave(struct kinst_fbsd_gate *g);	/* last close */
+bool	kinst_fbsd_gate_shut(struct kinst_fbsd_gate *g);	/* false: files open */
+void	kinst_fbsd_gate_reopen(struct kinst_fbsd_gate *g);
+uint32_t kinst_fbsd_gate_nfiles(const struct kinst_fbsd_gate *g);
+
+/*
+ * The unload check (the shim's busy() step): shut the gate, then look at
+ * the probe count (*nprobes, read atomically; no lock, so none is taken
+ * under kld_sx).  KINST_FBSD_UNLOAD_OK: the gate stays shut, tear down.
+ * Otherwise the gate is as it was and nothing changed.
+ */
+enum {
+	KINST_FBSD_UNLOAD_OK = 0,
+	KINST_FBSD_UNLOAD_FILES_OPEN,
+	KINST_FBSD_UNLOAD_PROBES_LEFT,
+};
+int	kinst_fbsd_unload_check(struct kinst_fbsd_gate *g,
+	    const uint32_t *nprobes);
+
 #endif /* !__ASSEMBLER__ */
 
 #endif /* !KINST_FREEBSD_H */
