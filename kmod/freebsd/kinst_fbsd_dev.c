@@ -614,11 +614,20 @@ kinst_modevent(module_t mod, int type, void *data)
 	}
 }
 
+/*
+ * The module is kinsttrace (kinsttrace.ko), not kinst: FreeBSD's DTrace
+ * provider is module kinst version 1, and dtraceall.ko has
+ * MODULE_DEPEND(dtraceall, kinst, 1, 1, 1) on amd64.  Under that name this
+ * module would satisfy the dependency, kldload dtraceall (which dtrace(1)
+ * runs) would then load dtrace.ko, and DTrace would take the #BP hook from
+ * under armed probes.  No DTrace module depends on kinsttrace.  The device
+ * stays /dev/kinst.
+ */
 static moduledata_t kinst_mod = {
-	"kinst",
+	"kinsttrace",
 	kinst_modevent,
 	NULL
 };
 
-DECLARE_MODULE(kinst, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_ANY);
-MODULE_VERSION(kinst, 1);
+DECLARE_MODULE(kinsttrace, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_ANY);
+MODULE_VERSION(kinsttrace, 1);
