@@ -335,3 +335,31 @@ kinst_fbsd_unload_check(struct kinst_fbsd_gate *g, const uint32_t *nprobes)
 	}
 	return (KINST_FBSD_UNLOAD_OK);
 }
+
+bool
+kinst_fbsd_tramp_admit(struct kinst_fbsd_tramps *t, uint64_t size)
+{
+	uint64_t cap;
+
+	cap = t->cap != 0 ? t->cap : KINST_FBSD_TRAMP_CAP;
+	if (size > cap || t->live + t->retired > cap - size) {
+		t->refused++;
+		return (false);
+	}
+	t->live += size;
+	return (true);
+}
+
+void
+kinst_fbsd_tramp_retire(struct kinst_fbsd_tramps *t, uint64_t size)
+{
+	t->live -= size <= t->live ? size : t->live;
+	t->retired += size;
+	t->nretired++;
+}
+
+void
+kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size)
+{
+	t->live -= size <= t->live ? size : t->live;
+}

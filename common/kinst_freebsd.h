@@ -210,6 +210,35 @@ enum {
 int	kinst_fbsd_unload_check(struct kinst_fbsd_gate *g,
 	    const uint32_t *nprobes);
 
+/*
+ * Trampoline lifetime on FreeBSD (issue 10, defect 2; docs/freebsd.md 1.6).
+ * A thread can be inside a trampoline with interrupts enabled (trap()
+ * re-enables them for a page fault taken there and may sleep in vm_fault),
+ * so no quiescence proves a trampoline unused.  Therefore a trampoline block
+ * is never unmapped, rewritten or handed out again once it was armed: the
+ * shim's kinst_os_tramp_free() only retires it (it stays mapped read+execute,
+ * its bytes unchanged) and the allocator (vm_map_find) never returns a
+ * range that is still mapped.  Retired blocks are not freed at unload
+ * either (a thread may still sleep in one).  The cost is bounded: admit()
+ * refuses a new block once live + retired bytes would exceed cap, so the
+ * memory kept is at most cap per load of the module.  Control path only
+ * (control lock held).
+ */
+#define	KINST_FBSD_TRAMP_CAP	(32ull << 20)	/* bytes, per module load */
+
+struct kinst_fbsd_tramps {
+	uint64_t	cap;		/* bytes; 0 means KINST_FBSD_TRAMP_CAP */
+	uint64_t	live;		/* bytes in blocks not yet retired */
+	uint64_t	retired;	/* bytes kept mapped, never reused */
+	uint64_t	nretired;	/* blocks retired */
+	uint64_t	refused;	/* blocks admit() refused */
+};
+
+bool	kinst_fbsd_tramp_admit(struct kinst_fbsd_tramps *t, uint64_t size);
+void	kinst_fbsd_tramp_retire(struct kinst_fbsd_tramps *t, uint64_t size);
+/* An admitted block that could not be allocated after all. */
+void	kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size);
+
 #endif /* !__ASSEMBLER__ */
 
 #endif /* !KINST_FREEBSD_H */

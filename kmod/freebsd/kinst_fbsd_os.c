@@ -540,7 +540,13 @@ kinst_os_quiesce(void)
  * pages mapped read/write/execute (kmem_back with M_EXEC), then made
  * read+execute only by kinst_os_tramp_seal().  kmem_malloc() is not used:
  * its kernel_arena lies far below KERNBASE.
+ *
+ * A block is never unmapped or reused (kinst_fbsd_tramp_retire(): a thread
+ * may sleep inside a trampoline, docs/freebsd.md 1.6); kinst_fbsd_tramps
+ * bounds what is kept.  Control lock held (kinst_control.c).
  */
+static struct kinst_fbsd_tramps kinst_tramps;
+
 void *
 kinst_os_tramp_alloc(size_t size, uint64_t *addr)
 {
@@ -549,24 +555,34 @@ kinst_os_tramp_alloc(size_t size, uint64_t *addr)
 	size_t i;
 
 	size = round_page(size);
+	if (!kinst_fbsd_tramp_admit(&kinst_tramps, size)) {
+		printf("kinst: %ju bytes of trampolines kept since load (cap "
+		    "%ju): reload the module to arm more\n",
+		    (uintmax_t)(kinst_tramps.live + kinst_tramps.retired),
+		    (uintmax_t)KINST_FBSD_TRAMP_CAP);
+		return (NULL);
+	}
 	va = KERNBASE;
 	if (vm_map_find(kernel_map, NULL, 0, &va, size, 0, VMFS_ANY_SPACE,
 	    VM_PROT_ALL, VM_PROT_ALL, 0) != KERN_SUCCESS)
-		return (NULL);
+		goto fail;
 	if (va < KERNBASE) {
 		(void)vm_map_remove(kernel_map, va, va + size);
-		return (NULL);
+		goto fail;
 	}
 	if (kmem_back(kernel_object, va, size, M_WAITOK | M_EXEC) !=
 	    KERN_SUCCESS) {
 		(void)vm_map_remove(kernel_map, va, va + size);
-		return (NULL);
+		goto fail;
 	}
 	p = (uint8_t *)va;
 	for (i = 0; i < size; i++)
 		p[i] = 0xcc;	/* int3 in every unused byte */
 	*addr = (uint64_t)va;
 	return (p);
+fail:
+	kinst_fbsd_tramp_cancel(&kinst_tramps, size);
+	return (NULL);
 }
 
 int
@@ -587,15 +603,18 @@ kinst_os_tramp_seal(void *mem, size_t size)
 	return (rv == KERN_SUCCESS ? 0 : -1);
 }
 
+/*
+ * Retire, never free: the block stays mapped with its bytes, so a thread
+ * that took a page fault inside one of its trampolines (and slept in
+ * vm_fault with interrupts enabled, past every quiescence) resumes the
+ * instruction and jumps back as if nothing had happened.  Since the range
+ * stays mapped, vm_map_find() never hands it out again.
+ */
 void
 kinst_os_tramp_free(void *mem, size_t size)
 {
-	vm_offset_t va;
-
-	va = (vm_offset_t)mem;
-	size = round_page(size);
-	kmem_unback(kernel_object, va, size);
-	(void)vm_map_remove(kernel_map, va, va + size);
+	(void)mem;
+	kinst_fbsd_tramp_retire(&kinst_tramps, round_page(size));
 }
 
 /* ---- setup ---- */
@@ -626,6 +645,11 @@ kinst_fbsd_os_init(void)
 void
 kinst_fbsd_os_fini(void)
 {
+	if (kinst_tramps.nretired != 0)
+		printf("kinst: %ju trampoline blocks (%ju bytes) stay mapped "
+		    "after unload: a thread may still be inside one\n",
+		    (uintmax_t)kinst_tramps.nretired,
+		    (uintmax_t)kinst_tramps.retired);
 	EVENTHANDLER_DEREGISTER(kld_unload_try, kinst_unload_try_tag);
 	mtx_destroy(&kinst_modref_mtx);
 	sx_destroy(&kinst_text_sx);
