@@ -363,3 +363,29 @@ kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size)
 {
 	t->live -= size <= t->live ? size : t->live;
 }
+
+int
+kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
+    uint64_t start, uint64_t end, uint64_t fixup)
+{
+	uint64_t rip;
+
+	if (active == 0)
+		return (0);
+	switch (trapno) {
+	case KINST_FBSD_T_PAGEFLT:
+	case KINST_FBSD_T_PROTFLT:
+	case KINST_FBSD_T_SEGNPFLT:
+	case KINST_FBSD_T_STKFLT:
+		break;
+	default:
+		return (0);
+	}
+	if ((TFR(tf, KINST_FBSD_TF_CS) & 3) != 0)
+		return (0);	/* user mode */
+	rip = TFR(tf, KINST_FBSD_TF_RIP);
+	if (rip < start || rip >= end)
+		return (0);
+	TFW(tf, KINST_FBSD_TF_RIP) = fixup;
+	return (1);
+}

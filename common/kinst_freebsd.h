@@ -239,6 +239,24 @@ void	kinst_fbsd_tramp_retire(struct kinst_fbsd_tramps *t, uint64_t size);
 /* An admitted block that could not be allocated after all. */
 void	kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size);
 
+/*
+ * The no-fault read's trap decision (kmod/freebsd/kinst_nofault.S, called
+ * through dtrace_trap_func from trap_check() before trap()): tf is a struct
+ * trapframe (KINST_FBSD_TF_*), trapno its tf_trapno, active this CPU's
+ * no-fault count.  A kernel-mode page, protection, segment-not-present or
+ * stack fault at a rip inside [start, end) while active: tf_rip = fixup,
+ * return 1 (handled: trap() never runs, so interrupts stay disabled and
+ * vm_fault() is never called).  Anything else: 0, frame untouched.
+ * Trap numbers of amd64's machine/trap.h.
+ */
+#define	KINST_FBSD_T_PROTFLT	9
+#define	KINST_FBSD_T_PAGEFLT	12
+#define	KINST_FBSD_T_SEGNPFLT	26
+#define	KINST_FBSD_T_STKFLT	27
+
+int	kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
+	    uint64_t start, uint64_t end, uint64_t fixup);
+
 #endif /* !__ASSEMBLER__ */
 
 #endif /* !KINST_FREEBSD_H */

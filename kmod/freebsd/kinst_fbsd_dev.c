@@ -480,6 +480,28 @@ kinst_unstep_hook(void *ctx)
 }
 
 static int
+kinst_step_nofault(void *ctx)
+{
+	(void)ctx;
+	if (kinst_nofault_install() != 0) {
+		printf("kinst: dtrace_trap_func is taken (DTrace loaded?)\n");
+		return (EBUSY);
+	}
+	return (0);
+}
+
+static void
+kinst_unstep_nofault(void *ctx)
+{
+	(void)ctx;
+	if (kinst_nofault_remove() != 0)
+		printf("kinst: dtrace_trap_func is not kinst's any more; "
+		    "left as it is\n");
+	/* No CPU is still in kinst_fbsd_trap_nofault(). */
+	kinst_os_quiesce();
+}
+
+static int
 kinst_step_dev(void *ctx)
 {
 	struct make_dev_args mda;
@@ -535,6 +557,7 @@ static const struct kinst_fbsd_step kinst_steps[] = {
 	{ "hook-free", kinst_step_hook_free, NULL },
 	{ "os", kinst_step_os, kinst_unstep_os },
 	{ "engine", kinst_step_engine, kinst_unstep_engine },
+	{ "nofault", kinst_step_nofault, kinst_unstep_nofault },
 	{ "hook", kinst_step_hook, kinst_unstep_hook },
 	{ "dev", kinst_step_dev, kinst_unstep_dev },
 	{ "kld_load", kinst_step_kld_load, kinst_unstep_kld_load },

@@ -114,28 +114,57 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 }
 
 /*
- * FreeBSD has no non-faulting kernel read usable with interrupts disabled
- * outside DTrace.  The engine reads only what the traced instruction itself
- * would read (an indirect call's or jump's memory operand, ret's return
- * address) and the control path reads linker-file text, so an address
- * check is all that is done: a wild pointer faults here exactly as the
- * instruction would have faulted without kinst.  docs/freebsd.md.
+ * Per CPU: no-fault reads in progress (nested: an NMI's probe hit inside
+ * one).  Read by kinst_fbsd_trap_nofault() on the same CPU.
+ */
+static volatile uint32_t kinst_nofault_active[KINST_MAXCPU];
+
+/*
+ * The no-fault kernel read (docs/freebsd.md 1.5): a fault while copying is
+ * turned into -1 by kinst_fbsd_trap_nofault() before trap() could enable
+ * interrupts or call vm_fault(), so this never sleeps, in trap context or
+ * not.  Interrupts are disabled around the copy so the thread stays on the
+ * CPU whose count it raised.  Kernel addresses only.
  */
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
-	volatile const uint8_t *s;
-	uint8_t *d;
+	register_t rflags;
+	u_int cpu;
+	int rv;
 
 	if (len == 0)
 		return (0);
 	if (addr < VM_MIN_KERNEL_ADDRESS || addr + len < addr)
 		return (-1);
-	s = (volatile const uint8_t *)(uintptr_t)addr;
-	d = buf;
-	while (len-- > 0)
-		*d++ = *s++;
-	return (0);
+	rflags = intr_disable();
+	cpu = PCPU_GET(cpuid);
+	kinst_nofault_active[cpu]++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rv = kinst_nofault_copy(buf, (const void *)(uintptr_t)addr, len);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	kinst_nofault_active[cpu]--;
+	intr_restore(rflags);
+	return (rv == 0 ? 0 : -1);
+}
+
+/*
+ * dtrace_trap_func while kinst is loaded: trap_check() calls it for every
+ * trap before trap(), with interrupts as the trap left them.  Only a fault
+ * inside kinst_nofault_copy() during kinst_os_read() on this CPU is ours.
+ */
+int
+kinst_fbsd_trap_nofault(struct trapframe *tf, u_int type)
+{
+	u_int cpu;
+
+	cpu = PCPU_GET(cpuid);
+	if (cpu >= KINST_MAXCPU)
+		return (0);
+	return (kinst_fbsd_nofault_fixup(tf, type, kinst_nofault_active[cpu],
+	    (uint64_t)(uintptr_t)kinst_nofault_start,
+	    (uint64_t)(uintptr_t)kinst_nofault_end,
+	    (uint64_t)(uintptr_t)kinst_nofault_fail));
 }
 
 int
