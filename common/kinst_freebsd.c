@@ -163,7 +163,8 @@ const size_t kinst_fbsd_nonfault = KINST_NELEM(kinst_fbsd_onfault);
  * - What the control path runs while probes are live on other CPUs:
  *   disable_wp/restore_wp, smp_rendezvous*.
  * - What the trap handler calls: the clock (binuptime, sbinuptime and the
- *   timecounter read functions), and memcpy/memset/memmove/bcopy/bzero,
+ *   timecounter read functions: TSC, HPET, ACPI, i8254, KVM/pvclock,
+ *   Hyper-V MSR and reference-TSC, Xen), and memcpy/memset/memmove/bcopy/bzero,
  *   which the compiler may emit for structure copies.
  *
  * "X*" also refuses the few C functions whose name starts with a capital
@@ -181,7 +182,8 @@ const char *const kinst_fbsd_excluded[] = {
 	"disable_wp", "restore_wp", "smp_rendezvous*",
 	"binuptime", "sbinuptime", "tsc_get_timecount*", "hpet_get_timecount",
 	"acpi_timer_get_timecount*", "i8254_get_timecount", "kvm_clock_*",
-	"pvclock_*",
+	"pvclock_*", "hyperv_get_timecount", "hyperv_tsc_timecount*",
+	"hyperv_tc64_*", "xentimer_get_timecount", "xen_fetch_vcpu_time",
 	"memcpy*", "memmove*", "memset*", "bcopy*", "bzero*", "__memcpy*",
 	"__memset*", "__memmove*",
 };
