@@ -126,10 +126,14 @@ static volatile uint32_t kinst_nofault_active[KINST_MAXCPU];
  * not.  Interrupts are disabled around the copy so the thread stays on the
  * CPU whose count it raised.  Kernel addresses only.
  */
+#define	KINST_NOFAULT_CHUNK	4096	/* bytes copied per interrupts-off section */
+
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
 	register_t rflags;
+	uint8_t *d;
+	size_t n;
 	u_int cpu;
 	int rv;
 
@@ -137,14 +141,18 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 		return (0);
 	if (addr < VM_MIN_KERNEL_ADDRESS || addr + len < addr)
 		return (-1);
-	rflags = intr_disable();
-	cpu = PCPU_GET(cpuid);
-	kinst_nofault_active[cpu]++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rv = kinst_nofault_copy(buf, (const void *)(uintptr_t)addr, len);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	kinst_nofault_active[cpu]--;
-	intr_restore(rflags);
+	/* The control path reads up to KINST_FUNC_MAX: not all with IF off. */
+	for (d = buf, rv = 0; len > 0 && rv == 0; d += n, addr += n, len -= n) {
+		n = MIN(len, KINST_NOFAULT_CHUNK);
+		rflags = intr_disable();
+		cpu = PCPU_GET(cpuid);
+		kinst_nofault_active[cpu]++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rv = kinst_nofault_copy(d, (const void *)(uintptr_t)addr, n);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		kinst_nofault_active[cpu]--;
+		intr_restore(rflags);
+	}
 	return (rv == 0 ? 0 : -1);
 }
 
