@@ -23,7 +23,7 @@ Device::open_for(const std::string &purpose)
 		std::string hint;
 		if (e == ENOENT)
 #ifdef __FreeBSD__
-			hint = "the kinst module is not loaded (kldload kinst)";
+			hint = "the kinst module is not loaded (kldload kinsttrace)";
 #else
 			hint = "the kinst module is not loaded (insmod kinst.ko)";
 #endif

@@ -163,7 +163,8 @@ const size_t kinst_fbsd_nonfault = KINST_NELEM(kinst_fbsd_onfault);
  * - What the control path runs while probes are live on other CPUs:
  *   disable_wp/restore_wp, smp_rendezvous*.
  * - What the trap handler calls: the clock (binuptime, sbinuptime and the
- *   timecounter read functions), and memcpy/memset/memmove/bcopy/bzero,
+ *   timecounter read functions: TSC, HPET, ACPI, i8254, KVM/pvclock,
+ *   Hyper-V MSR and reference-TSC, Xen), and memcpy/memset/memmove/bcopy/bzero,
  *   which the compiler may emit for structure copies.
  *
  * "X*" also refuses the few C functions whose name starts with a capital
@@ -181,7 +182,8 @@ const char *const kinst_fbsd_excluded[] = {
 	"disable_wp", "restore_wp", "smp_rendezvous*",
 	"binuptime", "sbinuptime", "tsc_get_timecount*", "hpet_get_timecount",
 	"acpi_timer_get_timecount*", "i8254_get_timecount", "kvm_clock_*",
-	"pvclock_*",
+	"pvclock_*", "hyperv_get_timecount", "hyperv_tsc_timecount*",
+	"hyperv_tc64_*", "xentimer_get_timecount", "xen_fetch_vcpu_time",
 	"memcpy*", "memmove*", "memset*", "bcopy*", "bzero*", "__memcpy*",
 	"__memset*", "__memmove*",
 };
@@ -239,4 +241,153 @@ kinst_fbsd_modname(const char *filename, char *out, size_t size)
 	for (i = 0; i < len && i + 1 < size; i++)
 		out[i] = filename[i];
 	out[i] = '\0';
+}
+
+int
+kinst_fbsd_mod_load(struct kinst_fbsd_mod *m)
+{
+	const struct kinst_fbsd_step *st;
+	int error;
+
+	if (m->ndone != 0)
+		return (0);	/* already loaded: nothing to do twice */
+	while (m->ndone < m->nsteps) {
+		st = &m->steps[m->ndone];
+		error = st->setup != NULL ? st->setup(m->ctx) : 0;
+		if (error != 0) {
+			m->failed = st->name;
+			while (m->ndone > 0) {
+				st = &m->steps[--m->ndone];
+				if (st->teardown != NULL)
+					st->teardown(m->ctx);
+			}
+			return (error);
+		}
+		m->ndone++;
+	}
+	return (0);
+}
+
+int
+kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m)
+{
+	const struct kinst_fbsd_step *st;
+	int error;
+
+	if (m->ndone == 0)
+		return (0);
+	if (m->busy != NULL && (error = m->busy(m->ctx)) != 0)
+		return (error);
+	while (m->ndone > 0) {
+		st = &m->steps[--m->ndone];
+		if (st->teardown != NULL)
+			st->teardown(m->ctx);
+	}
+	return (0);
+}
+
+bool
+kinst_fbsd_gate_enter(struct kinst_fbsd_gate *g)
+{
+	__atomic_add_fetch(&g->nfiles, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->shut, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_sub_fetch(&g->nfiles, 1, __ATOMIC_SEQ_CST);
+		return (false);
+	}
+	return (true);
+}
+
+void
+kinst_fbsd_gate_leave(struct kinst_fbsd_gate *g)
+{
+	__atomic_sub_fetch(&g->nfiles, 1, __ATOMIC_SEQ_CST);
+}
+
+bool
+kinst_fbsd_gate_shut(struct kinst_fbsd_gate *g)
+{
+	__atomic_store_n(&g->shut, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->nfiles, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_store_n(&g->shut, 0, __ATOMIC_SEQ_CST);
+		return (false);
+	}
+	return (true);
+}
+
+void
+kinst_fbsd_gate_reopen(struct kinst_fbsd_gate *g)
+{
+	__atomic_store_n(&g->shut, 0, __ATOMIC_SEQ_CST);
+}
+
+uint32_t
+kinst_fbsd_gate_nfiles(const struct kinst_fbsd_gate *g)
+{
+	return (__atomic_load_n(&g->nfiles, __ATOMIC_SEQ_CST));
+}
+
+int
+kinst_fbsd_unload_check(struct kinst_fbsd_gate *g, const uint32_t *nprobes)
+{
+	if (!kinst_fbsd_gate_shut(g))
+		return (KINST_FBSD_UNLOAD_FILES_OPEN);
+	if (__atomic_load_n(nprobes, __ATOMIC_SEQ_CST) != 0) {
+		kinst_fbsd_gate_reopen(g);
+		return (KINST_FBSD_UNLOAD_PROBES_LEFT);
+	}
+	return (KINST_FBSD_UNLOAD_OK);
+}
+
+bool
+kinst_fbsd_tramp_admit(struct kinst_fbsd_tramps *t, uint64_t size)
+{
+	uint64_t cap;
+
+	cap = t->cap != 0 ? t->cap : KINST_FBSD_TRAMP_CAP;
+	if (size > cap || t->live + t->retired > cap - size) {
+		t->refused++;
+		return (false);
+	}
+	t->live += size;
+	return (true);
+}
+
+void
+kinst_fbsd_tramp_retire(struct kinst_fbsd_tramps *t, uint64_t size)
+{
+	t->live -= size <= t->live ? size : t->live;
+	t->retired += size;
+	t->nretired++;
+}
+
+void
+kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size)
+{
+	t->live -= size <= t->live ? size : t->live;
+}
+
+int
+kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
+    uint64_t start, uint64_t end, uint64_t fixup)
+{
+	uint64_t rip;
+
+	if (active == 0)
+		return (0);
+	switch (trapno) {
+	case KINST_FBSD_T_PAGEFLT:
+	case KINST_FBSD_T_PROTFLT:
+	case KINST_FBSD_T_SEGNPFLT:
+	case KINST_FBSD_T_STKFLT:
+		break;
+	default:
+		return (0);
+	}
+	if ((TFR(tf, KINST_FBSD_TF_CS) & 3) != 0)
+		return (0);	/* user mode */
+	rip = TFR(tf, KINST_FBSD_TF_RIP);
+	if (rip < start || rip >= end)
+		return (0);
+	TFW(tf, KINST_FBSD_TF_RIP) = fixup;
+	return (1);
 }

@@ -143,6 +143,120 @@ void	kinst_fbsd_modname(const char *filename, char *out, size_t size);
 /* Is this the kernel's own linker file name? */
 bool	kinst_fbsd_is_kernel_file(const char *filename);
 
+
+/*
+ * Module load and unload as an explicit sequence of steps (docs/freebsd.md,
+ * section 3).  FreeBSD calls MOD_UNLOAD after a failed MOD_LOAD
+ * (kern/kern_module.c, module_register_init()) and, with kldunload -f,
+ * after a refused MOD_QUIESCE; the state below is what makes both safe:
+ *
+ * - kinst_fbsd_mod_load() runs setup of steps[0], steps[1], ... in order;
+ *   when one fails it runs the teardown of every step already set up, in
+ *   reverse order, and returns that step's error with ndone == 0.
+ * - kinst_fbsd_mod_unload() with ndone == 0 (never loaded, or the load
+ *   failed) returns 0 and calls nothing.  Otherwise it first asks busy():
+ *   a non-zero answer is returned as it is and nothing is torn down (busy()
+ *   itself must leave everything as it found it when it refuses).  Then it
+ *   tears down every step set up, in reverse order; teardowns cannot fail.
+ */
+struct kinst_fbsd_step {
+	const char	*name;
+	int		(*setup)(void *ctx);	/* 0 or an errno */
+	void		(*teardown)(void *ctx);	/* NULL: nothing to undo */
+};
+
+struct kinst_fbsd_mod {
+	const struct kinst_fbsd_step *steps;
+	uint32_t	nsteps;
+	uint32_t	ndone;		/* steps[0 .. ndone) are set up */
+	int		(*busy)(void *ctx);	/* 0, or why unload is refused */
+	void		*ctx;
+	const char	*failed;	/* name of the step that failed last */
+};
+
+int	kinst_fbsd_mod_load(struct kinst_fbsd_mod *m);
+int	kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m);
+
+/*
+ * The open-file gate between d_open and MOD_UNLOAD (a Dekker pair on two
+ * words, sequentially consistent): once kinst_fbsd_gate_shut() has
+ * succeeded, no file is open and every later kinst_fbsd_gate_enter() fails,
+ * so MOD_UNLOAD never waits for an ioctl (which may wait for kld_sx, held
+ * by the unloading thread: docs/freebsd.md, defect 3).  A failed shut
+ * leaves the gate as it was.
+ */
+struct kinst_fbsd_gate {
+	uint32_t	nfiles;		/* open files whose destructor has not run */
+	uint32_t	shut;		/* unload in progress or done */
+};
+
+bool	kinst_fbsd_gate_enter(struct kinst_fbsd_gate *g);	/* open */
+void	kinst_fbsd_gate_leave(struct kinst_fbsd_gate *g);	/* last close */
+bool	kinst_fbsd_gate_shut(struct kinst_fbsd_gate *g);	/* false: files open */
+void	kinst_fbsd_gate_reopen(struct kinst_fbsd_gate *g);
+uint32_t kinst_fbsd_gate_nfiles(const struct kinst_fbsd_gate *g);
+
+/*
+ * The unload check (the shim's busy() step): shut the gate, then look at
+ * the probe count (*nprobes, read atomically; no lock, so none is taken
+ * under kld_sx).  KINST_FBSD_UNLOAD_OK: the gate stays shut, tear down.
+ * Otherwise the gate is as it was and nothing changed.
+ */
+enum {
+	KINST_FBSD_UNLOAD_OK = 0,
+	KINST_FBSD_UNLOAD_FILES_OPEN,
+	KINST_FBSD_UNLOAD_PROBES_LEFT,
+};
+int	kinst_fbsd_unload_check(struct kinst_fbsd_gate *g,
+	    const uint32_t *nprobes);
+
+/*
+ * Trampoline lifetime on FreeBSD (issue 10, defect 2; docs/freebsd.md 1.6).
+ * A thread can be inside a trampoline with interrupts enabled (trap()
+ * re-enables them for a page fault taken there and may sleep in vm_fault),
+ * so no quiescence proves a trampoline unused.  Therefore a trampoline block
+ * is never unmapped, rewritten or handed out again once it was armed: the
+ * shim's kinst_os_tramp_free() only retires it (it stays mapped read+execute,
+ * its bytes unchanged) and the allocator (vm_map_find) never returns a
+ * range that is still mapped.  Retired blocks are not freed at unload
+ * either (a thread may still sleep in one).  The cost is bounded: admit()
+ * refuses a new block once live + retired bytes would exceed cap, so the
+ * memory kept is at most cap per load of the module.  Control path only
+ * (control lock held).
+ */
+#define	KINST_FBSD_TRAMP_CAP	(32ull << 20)	/* bytes, per module load */
+
+struct kinst_fbsd_tramps {
+	uint64_t	cap;		/* bytes; 0 means KINST_FBSD_TRAMP_CAP */
+	uint64_t	live;		/* bytes in blocks not yet retired */
+	uint64_t	retired;	/* bytes kept mapped, never reused */
+	uint64_t	nretired;	/* blocks retired */
+	uint64_t	refused;	/* blocks admit() refused */
+};
+
+bool	kinst_fbsd_tramp_admit(struct kinst_fbsd_tramps *t, uint64_t size);
+void	kinst_fbsd_tramp_retire(struct kinst_fbsd_tramps *t, uint64_t size);
+/* An admitted block that could not be allocated after all. */
+void	kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size);
+
+/*
+ * The no-fault read's trap decision (kmod/freebsd/kinst_nofault.S, called
+ * through dtrace_trap_func from trap_check() before trap()): tf is a struct
+ * trapframe (KINST_FBSD_TF_*), trapno its tf_trapno, active this CPU's
+ * no-fault count.  A kernel-mode page, protection, segment-not-present or
+ * stack fault at a rip inside [start, end) while active: tf_rip = fixup,
+ * return 1 (handled: trap() never runs, so interrupts stay disabled and
+ * vm_fault() is never called).  Anything else: 0, frame untouched.
+ * Trap numbers of amd64's machine/trap.h.
+ */
+#define	KINST_FBSD_T_PROTFLT	9
+#define	KINST_FBSD_T_PAGEFLT	12
+#define	KINST_FBSD_T_SEGNPFLT	26
+#define	KINST_FBSD_T_STKFLT	27
+
+int	kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
+	    uint64_t start, uint64_t end, uint64_t fixup);
+
 #endif /* !__ASSEMBLER__ */
 
 #endif /* !KINST_FREEBSD_H */

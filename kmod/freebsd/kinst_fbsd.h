@@ -25,7 +25,14 @@ int	kinst_hook_install(void);
 int	kinst_hook_remove(void);
 void	*kinst_hook_owner(void);
 
+/* kinst_nofault.S */
+int	kinst_nofault_copy(void *dst, const void *src, size_t len);
+int	kinst_nofault_install(void);
+int	kinst_nofault_remove(void);
+extern char kinst_nofault_start[], kinst_nofault_end[], kinst_nofault_fail[];
+
 /* kinst_fbsd_os.c */
+int	kinst_fbsd_trap_nofault(struct trapframe *tf, u_int type);
 int	kinst_fbsd_trap(struct trapframe *tf);	/* called by kinst_hook */
 int	kinst_fbsd_os_init(void);
 void	kinst_fbsd_os_fini(void);

@@ -44,9 +44,10 @@ struct kinst_engine *kinst_engine;
 struct kinst_ctl kinst_ctl;
 
 static struct cdev *kinst_cdev;
-static bool kinst_dying;
-static u_int kinst_nfiles;
 static eventhandler_tag kinst_kld_load_tag;
+/* Open files against MOD_UNLOAD (common/kinst_freebsd.h). */
+static struct kinst_fbsd_gate kinst_gate;
+static bool kinst_is_dying(void);
 
 struct kinst_file {
 	struct kinst_csession cs;
@@ -107,7 +108,7 @@ kinst_poll_tick(void *arg)
 
 	kf = arg;
 	mtx_assert(&kf->poll_mtx, MA_OWNED);
-	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_dying) {
+	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_is_dying()) {
 		selwakeup(&kf->sel);
 		return;
 	}
@@ -129,7 +130,7 @@ kinst_dtor(void *arg)
 	mtx_destroy(&kf->poll_mtx);
 	sx_destroy(&kf->read_sx);
 	kinst_file_free(kf);
-	atomic_subtract_int(&kinst_nfiles, 1);
+	kinst_fbsd_gate_leave(&kinst_gate);
 }
 
 static int
@@ -137,12 +138,15 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 {
 	struct kinst_file *kf;
 	uint32_t n;
-	int error, i;
+	u_int i;
+	int error;
 
 	(void)dev;
 	(void)oflags;
 	(void)devtype;
-	(void)td;
+	/* Not once MOD_UNLOAD has begun (kinst_busy). */
+	if (!kinst_fbsd_gate_enter(&kinst_gate))
+		return (ENXIO);
 	n = mp_maxid + 1;
 	kf = malloc(sizeof(*kf), M_KINST, M_WAITOK | M_ZERO);
 	kf->ncpus = n;
@@ -160,6 +164,7 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 		if (kinst_ring_init(&kf->rings[i], kf->bufs[i],
 		    KINST_RING_SIZE) != 0) {
 			kinst_file_free(kf);
+			kinst_fbsd_gate_leave(&kinst_gate);
 			return (ENOMEM);
 		}
 	}
@@ -171,7 +176,6 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 	/* The opener never traces itself (its reads would feed back). */
 	kf->cs.s.exclude_pid = td->td_proc->p_pid;
 	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
-	atomic_add_int(&kinst_nfiles, 1);
 	error = devfs_set_cdevpriv(kf, kinst_dtor);
 	if (error != 0)
 		kinst_dtor(kf);
@@ -200,7 +204,7 @@ kinst_read(struct cdev *dev, struct uio *uio, int ioflag)
 		    kf->bounce, cap, sizeof(struct kinst_hit_record));
 		if (n != 0)
 			break;
-		if (kinst_dying) {
+		if (kinst_is_dying()) {
 			error = ENXIO;
 			goto out;
 		}
@@ -232,7 +236,7 @@ kinst_poll(struct cdev *dev, int events, struct thread *td)
 	revents = 0;
 	if ((events & (POLLIN | POLLRDNORM)) == 0)
 		return (0);
-	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_dying)
+	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_is_dying())
 		return (events & (POLLIN | POLLRDNORM));
 	selrecord(td, &kf->sel);
 	mtx_lock(&kf->poll_mtx);
@@ -383,9 +387,91 @@ kinst_kld_load(void *arg, linker_file_t lf)
 		    "%s now\n", lf->filename, lf->filename);
 }
 
-static void
-kinst_teardown(void)
+/*
+ * Load and unload are the steps below, run by kinst_fbsd_mod_load() and
+ * undone by kinst_fbsd_mod_unload() (common/kinst_freebsd.c): a failed load
+ * undoes exactly the steps it did, and the MOD_UNLOAD FreeBSD sends after it
+ * then finds nothing set up and touches nothing.  docs/freebsd.md, 3.
+ */
+static bool
+kinst_is_dying(void)
 {
+	return (__atomic_load_n(&kinst_gate.shut, __ATOMIC_SEQ_CST) != 0);
+}
+
+static int
+kinst_step_hook_free(void *ctx)
+{
+	void *owner;
+
+	(void)ctx;
+	owner = kinst_hook_owner();
+	if (owner != NULL) {
+		printf("kinst: the #BP hook (dtrace_invop_jump_addr) is owned "
+		    "by %p (DTrace or its kinst provider is loaded): "
+		    "kldunload dtraceall/dtrace first\n", owner);
+		return (EBUSY);
+	}
+	return (0);
+}
+
+static int
+kinst_step_os(void *ctx)
+{
+	(void)ctx;
+	return (kinst_fbsd_os_init());
+}
+
+static void
+kinst_unstep_os(void *ctx)
+{
+	(void)ctx;
+	if (kinst_fbsd_emu_faults() != 0)
+		printf("kinst: %lu emulation faults\n", kinst_fbsd_emu_faults());
+	kinst_fbsd_os_fini();
+}
+
+static int
+kinst_step_engine(void *ctx)
+{
+	struct kinst_engine *e;
+
+	(void)ctx;
+	e = malloc(sizeof(*e), M_KINST, M_WAITOK | M_ZERO);
+	kinst_engine_init(e, mp_maxid + 1, true);
+	kinst_ctl_init(&kinst_ctl, e);
+	__atomic_store_n(&kinst_engine, e, __ATOMIC_RELEASE);
+	return (0);
+}
+
+static void
+kinst_unstep_engine(void *ctx)
+{
+	struct kinst_engine *e;
+
+	(void)ctx;
+	e = kinst_engine;
+	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
+	/* No CPU still uses the engine it loaded before the store. */
+	kinst_os_quiesce();
+	free(e, M_KINST);
+}
+
+static int
+kinst_step_hook(void *ctx)
+{
+	(void)ctx;
+	if (kinst_hook_install() != 0) {
+		printf("kinst: the #BP hook was taken while loading\n");
+		return (EBUSY);
+	}
+	return (0);
+}
+
+static void
+kinst_unstep_hook(void *ctx)
+{
+	(void)ctx;
 	if (kinst_hook_remove() != 0)
 		printf("kinst: the #BP hook is not kinst's any more; "
 		    "left as it is\n");
@@ -394,32 +480,34 @@ kinst_teardown(void)
 }
 
 static int
-kinst_load(void)
+kinst_step_nofault(void *ctx)
 {
-	struct make_dev_args mda;
-	struct kinst_engine *e;
-	void *owner;
-	int error;
-
-	owner = kinst_hook_owner();
-	if (owner != NULL) {
-		printf("kinst: the #BP hook (dtrace_invop_jump_addr) is owned "
-		    "by %p (DTrace or its kinst provider is loaded): "
-		    "kldunload dtraceall/dtrace first\n", owner);
+	(void)ctx;
+	if (kinst_nofault_install() != 0) {
+		printf("kinst: dtrace_trap_func is taken (DTrace loaded?)\n");
 		return (EBUSY);
 	}
-	error = kinst_fbsd_os_init();
-	if (error != 0)
-		return (error);
-	e = malloc(sizeof(*e), M_KINST, M_WAITOK | M_ZERO);
-	kinst_engine_init(e, mp_maxid + 1, true);
-	kinst_ctl_init(&kinst_ctl, e);
-	__atomic_store_n(&kinst_engine, e, __ATOMIC_RELEASE);
-	if (kinst_hook_install() != 0) {
-		printf("kinst: the #BP hook was taken while loading\n");
-		error = EBUSY;
-		goto fail;
-	}
+	return (0);
+}
+
+static void
+kinst_unstep_nofault(void *ctx)
+{
+	(void)ctx;
+	if (kinst_nofault_remove() != 0)
+		printf("kinst: dtrace_trap_func is not kinst's any more; "
+		    "left as it is\n");
+	/* No CPU is still in kinst_fbsd_trap_nofault(). */
+	kinst_os_quiesce();
+}
+
+static int
+kinst_step_dev(void *ctx)
+{
+	struct make_dev_args mda;
+	int error;
+
+	(void)ctx;
 	make_dev_args_init(&mda);
 	mda.mda_flags = MAKEDEV_WAITOK | MAKEDEV_CHECKNAME;
 	mda.mda_devsw = &kinst_cdevsw;
@@ -429,58 +517,97 @@ kinst_load(void)
 	error = make_dev_s(&mda, &kinst_cdev, "kinst");
 	if (error != 0) {
 		printf("kinst: cannot create /dev/kinst: %d\n", error);
-		kinst_teardown();
-		goto fail;
+		kinst_cdev = NULL;
 	}
-	kinst_kld_load_tag = EVENTHANDLER_REGISTER(kld_load, kinst_kld_load,
-	    NULL, EVENTHANDLER_PRI_ANY);
-	printf("kinst: ABI %u.%u, %d CPUs, ring %u bytes per CPU\n",
-	    KINST_ABI_VERSION_MAJOR, KINST_ABI_VERSION_MINOR, mp_ncpus,
-	    KINST_RING_SIZE);
-	return (0);
-fail:
-	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
-	kinst_os_quiesce();
-	free(e, M_KINST);
-	kinst_fbsd_os_fini();
 	return (error);
 }
 
-static int
-kinst_unload(void)
+static void
+kinst_unstep_dev(void *ctx)
 {
-	struct kinst_engine *e;
-	uint32_t left;
-
-	EVENTHANDLER_DEREGISTER(kld_load, kinst_kld_load_tag);
-	kinst_dying = true;
+	(void)ctx;
 	/*
-	 * destroy_dev() waits for threads in our methods (read(2) sleeps
-	 * at most KINST_POLL_TICKS and sees kinst_dying) and runs the
-	 * destructor of every file still open: all probes are disarmed and
-	 * their trampolines freed after quiescence.
+	 * The gate is shut and no file is open (kinst_busy), so no thread
+	 * is in an ioctl or read(2): destroy_dev() waits for at most an
+	 * open(2) that the gate is refusing.
 	 */
 	destroy_dev(kinst_cdev);
-	kinst_os_ctl_lock();
-	left = kinst_ctl.nprobes;
-	kinst_os_ctl_unlock();
-	if (left != 0) {
-		/*
-		 * Cannot happen (every file's destructor has run).  Should it,
-		 * an int3 may still be in kernel text: keep the hook, the
-		 * engine and the module, and refuse the unload.
-		 */
-		printf("kinst: %u probes left at unload; staying loaded\n",
-		    left);
+	kinst_cdev = NULL;
+}
+
+static int
+kinst_step_kld_load(void *ctx)
+{
+	(void)ctx;
+	kinst_kld_load_tag = EVENTHANDLER_REGISTER(kld_load, kinst_kld_load,
+	    NULL, EVENTHANDLER_PRI_ANY);
+	return (kinst_kld_load_tag == NULL ? ENOMEM : 0);
+}
+
+static void
+kinst_unstep_kld_load(void *ctx)
+{
+	(void)ctx;
+	/* Never with a NULL tag: that would remove every kld_load handler. */
+	EVENTHANDLER_DEREGISTER(kld_load, kinst_kld_load_tag);
+	kinst_kld_load_tag = NULL;
+}
+
+static const struct kinst_fbsd_step kinst_steps[] = {
+	{ "hook-free", kinst_step_hook_free, NULL },
+	{ "os", kinst_step_os, kinst_unstep_os },
+	{ "engine", kinst_step_engine, kinst_unstep_engine },
+	{ "nofault", kinst_step_nofault, kinst_unstep_nofault },
+	{ "hook", kinst_step_hook, kinst_unstep_hook },
+	{ "dev", kinst_step_dev, kinst_unstep_dev },
+	{ "kld_load", kinst_step_kld_load, kinst_unstep_kld_load },
+};
+
+/*
+ * May the module go?  Only with no file open: then no probe is armed
+ * (every file's destructor disarms its probes before it leaves the gate)
+ * and no ioctl can be waiting for kld_sx, which the unloading thread holds.
+ * This takes no kinst lock (no control sx under kld_sx, defect 3), and a
+ * refusal leaves the gate as it was.  kldunload -f gets the same answer.
+ */
+static int
+kinst_busy(void *ctx)
+{
+	(void)ctx;
+	switch (kinst_fbsd_unload_check(&kinst_gate, &kinst_ctl.nprobes)) {
+	case KINST_FBSD_UNLOAD_OK:
+		return (0);
+	case KINST_FBSD_UNLOAD_FILES_OPEN:
+		printf("kinst: /dev/kinst is open; close kinstctl first\n");
+		return (EBUSY);
+	default:
+		/* Cannot happen (see above); refuse rather than tear down. */
+		printf("kinst: probes left at unload; staying loaded\n");
 		return (EBUSY);
 	}
-	kinst_teardown();
-	e = kinst_engine;
-	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
-	free(e, M_KINST);
-	if (kinst_fbsd_emu_faults() != 0)
-		printf("kinst: %lu emulation faults\n", kinst_fbsd_emu_faults());
-	kinst_fbsd_os_fini();
+}
+
+static struct kinst_fbsd_mod kinst_mod_state = {
+	.steps = kinst_steps,
+	.nsteps = nitems(kinst_steps),
+	.busy = kinst_busy,
+};
+
+static int
+kinst_load(void)
+{
+	int error;
+
+	kinst_fbsd_gate_reopen(&kinst_gate);
+	error = kinst_fbsd_mod_load(&kinst_mod_state);
+	if (error != 0) {
+		printf("kinst: load failed at step %s: %d\n",
+		    kinst_mod_state.failed, error);
+		return (error);
+	}
+	printf("kinst: ABI %u.%u, %d CPUs, ring %u bytes per CPU\n",
+	    KINST_ABI_VERSION_MAJOR, KINST_ABI_VERSION_MINOR, mp_ncpus,
+	    KINST_RING_SIZE);
 	return (0);
 }
 
@@ -494,14 +621,15 @@ kinst_modevent(module_t mod, int type, void *data)
 		return (kinst_load());
 	case MOD_QUIESCE:
 		/* Plain kldunload: not while a file (and its probes) is open. */
-		if (atomic_load_int(&kinst_nfiles) != 0) {
+		if (kinst_fbsd_gate_nfiles(&kinst_gate) != 0) {
 			printf("kinst: /dev/kinst is open; close kinstctl "
-			    "first (or kldunload -f)\n");
+			    "first\n");
 			return (EBUSY);
 		}
 		return (0);
 	case MOD_UNLOAD:
-		return (kinst_unload());
+		/* Also after a failed MOD_LOAD, and for kldunload -f. */
+		return (kinst_fbsd_mod_unload(&kinst_mod_state));
 	case MOD_SHUTDOWN:
 		return (0);
 	default:
@@ -509,11 +637,20 @@ kinst_modevent(module_t mod, int type, void *data)
 	}
 }
 
+/*
+ * The module is kinsttrace (kinsttrace.ko), not kinst: FreeBSD's DTrace
+ * provider is module kinst version 1, and dtraceall.ko has
+ * MODULE_DEPEND(dtraceall, kinst, 1, 1, 1) on amd64.  Under that name this
+ * module would satisfy the dependency, kldload dtraceall (which dtrace(1)
+ * runs) would then load dtrace.ko, and DTrace would take the #BP hook from
+ * under armed probes.  No DTrace module depends on kinsttrace.  The device
+ * stays /dev/kinst.
+ */
 static moduledata_t kinst_mod = {
-	"kinst",
+	"kinsttrace",
 	kinst_modevent,
 	NULL
 };
 
-DECLARE_MODULE(kinst, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_ANY);
-MODULE_VERSION(kinst, 1);
+DECLARE_MODULE(kinsttrace, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_ANY);
+MODULE_VERSION(kinsttrace, 1);

@@ -114,28 +114,65 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 }
 
 /*
- * FreeBSD has no non-faulting kernel read usable with interrupts disabled
- * outside DTrace.  The engine reads only what the traced instruction itself
- * would read (an indirect call's or jump's memory operand, ret's return
- * address) and the control path reads linker-file text, so an address
- * check is all that is done: a wild pointer faults here exactly as the
- * instruction would have faulted without kinst.  docs/freebsd.md.
+ * Per CPU: no-fault reads in progress (nested: an NMI's probe hit inside
+ * one).  Read by kinst_fbsd_trap_nofault() on the same CPU.
  */
+static volatile uint32_t kinst_nofault_active[KINST_MAXCPU];
+
+/*
+ * The no-fault kernel read (docs/freebsd.md 1.5): a fault while copying is
+ * turned into -1 by kinst_fbsd_trap_nofault() before trap() could enable
+ * interrupts or call vm_fault(), so this never sleeps, in trap context or
+ * not.  Interrupts are disabled around the copy so the thread stays on the
+ * CPU whose count it raised.  Kernel addresses only.
+ */
+#define	KINST_NOFAULT_CHUNK	4096	/* bytes copied per interrupts-off section */
+
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
-	volatile const uint8_t *s;
+	register_t rflags;
 	uint8_t *d;
+	size_t n;
+	u_int cpu;
+	int rv;
 
 	if (len == 0)
 		return (0);
 	if (addr < VM_MIN_KERNEL_ADDRESS || addr + len < addr)
 		return (-1);
-	s = (volatile const uint8_t *)(uintptr_t)addr;
-	d = buf;
-	while (len-- > 0)
-		*d++ = *s++;
-	return (0);
+	/* The control path reads up to KINST_FUNC_MAX: not all with IF off. */
+	for (d = buf, rv = 0; len > 0 && rv == 0; d += n, addr += n, len -= n) {
+		n = MIN(len, KINST_NOFAULT_CHUNK);
+		rflags = intr_disable();
+		cpu = PCPU_GET(cpuid);
+		kinst_nofault_active[cpu]++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rv = kinst_nofault_copy(d, (const void *)(uintptr_t)addr, n);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		kinst_nofault_active[cpu]--;
+		intr_restore(rflags);
+	}
+	return (rv == 0 ? 0 : -1);
+}
+
+/*
+ * dtrace_trap_func while kinst is loaded: trap_check() calls it for every
+ * trap before trap(), with interrupts as the trap left them.  Only a fault
+ * inside kinst_nofault_copy() during kinst_os_read() on this CPU is ours.
+ */
+int
+kinst_fbsd_trap_nofault(struct trapframe *tf, u_int type)
+{
+	u_int cpu;
+
+	cpu = PCPU_GET(cpuid);
+	if (cpu >= KINST_MAXCPU)
+		return (0);
+	return (kinst_fbsd_nofault_fixup(tf, type, kinst_nofault_active[cpu],
+	    (uint64_t)(uintptr_t)kinst_nofault_start,
+	    (uint64_t)(uintptr_t)kinst_nofault_end,
+	    (uint64_t)(uintptr_t)kinst_nofault_fail));
 }
 
 int
@@ -540,7 +577,13 @@ kinst_os_quiesce(void)
  * pages mapped read/write/execute (kmem_back with M_EXEC), then made
  * read+execute only by kinst_os_tramp_seal().  kmem_malloc() is not used:
  * its kernel_arena lies far below KERNBASE.
+ *
+ * A block is never unmapped or reused (kinst_fbsd_tramp_retire(): a thread
+ * may sleep inside a trampoline, docs/freebsd.md 1.6); kinst_fbsd_tramps
+ * bounds what is kept.  Control lock held (kinst_control.c).
  */
+static struct kinst_fbsd_tramps kinst_tramps;
+
 void *
 kinst_os_tramp_alloc(size_t size, uint64_t *addr)
 {
@@ -549,24 +592,34 @@ kinst_os_tramp_alloc(size_t size, uint64_t *addr)
 	size_t i;
 
 	size = round_page(size);
+	if (!kinst_fbsd_tramp_admit(&kinst_tramps, size)) {
+		printf("kinst: %ju bytes of trampolines kept since load (cap "
+		    "%ju): reload the module to arm more\n",
+		    (uintmax_t)(kinst_tramps.live + kinst_tramps.retired),
+		    (uintmax_t)KINST_FBSD_TRAMP_CAP);
+		return (NULL);
+	}
 	va = KERNBASE;
 	if (vm_map_find(kernel_map, NULL, 0, &va, size, 0, VMFS_ANY_SPACE,
 	    VM_PROT_ALL, VM_PROT_ALL, 0) != KERN_SUCCESS)
-		return (NULL);
+		goto fail;
 	if (va < KERNBASE) {
 		(void)vm_map_remove(kernel_map, va, va + size);
-		return (NULL);
+		goto fail;
 	}
 	if (kmem_back(kernel_object, va, size, M_WAITOK | M_EXEC) !=
 	    KERN_SUCCESS) {
 		(void)vm_map_remove(kernel_map, va, va + size);
-		return (NULL);
+		goto fail;
 	}
 	p = (uint8_t *)va;
 	for (i = 0; i < size; i++)
 		p[i] = 0xcc;	/* int3 in every unused byte */
 	*addr = (uint64_t)va;
 	return (p);
+fail:
+	kinst_fbsd_tramp_cancel(&kinst_tramps, size);
+	return (NULL);
 }
 
 int
@@ -587,15 +640,18 @@ kinst_os_tramp_seal(void *mem, size_t size)
 	return (rv == KERN_SUCCESS ? 0 : -1);
 }
 
+/*
+ * Retire, never free: the block stays mapped with its bytes, so a thread
+ * that took a page fault inside one of its trampolines (and slept in
+ * vm_fault with interrupts enabled, past every quiescence) resumes the
+ * instruction and jumps back as if nothing had happened.  Since the range
+ * stays mapped, vm_map_find() never hands it out again.
+ */
 void
 kinst_os_tramp_free(void *mem, size_t size)
 {
-	vm_offset_t va;
-
-	va = (vm_offset_t)mem;
-	size = round_page(size);
-	kmem_unback(kernel_object, va, size);
-	(void)vm_map_remove(kernel_map, va, va + size);
+	(void)mem;
+	kinst_fbsd_tramp_retire(&kinst_tramps, round_page(size));
 }
 
 /* ---- setup ---- */
@@ -626,6 +682,11 @@ kinst_fbsd_os_init(void)
 void
 kinst_fbsd_os_fini(void)
 {
+	if (kinst_tramps.nretired != 0)
+		printf("kinst: %ju trampoline blocks (%ju bytes) stay mapped "
+		    "after unload: a thread may still be inside one\n",
+		    (uintmax_t)kinst_tramps.nretired,
+		    (uintmax_t)kinst_tramps.retired);
 	EVENTHANDLER_DEREGISTER(kld_unload_try, kinst_unload_try_tag);
 	mtx_destroy(&kinst_modref_mtx);
 	sx_destroy(&kinst_text_sx);

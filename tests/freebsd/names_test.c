@@ -49,6 +49,10 @@ ATF_TC_BODY(excluded, tc)
 		"tsc_get_timecount_lfence", "hpet_get_timecount",
 		"acpi_timer_get_timecount", "acpi_timer_get_timecount_safe",
 		"i8254_get_timecount", "kvm_clock_tc_get_timecount",
+		"hyperv_get_timecount", "hyperv_tsc_timecount_lfence",
+		"hyperv_tsc_timecount_mfence", "hyperv_tc64_tsc_lfence",
+		"hyperv_tc64_rdmsr", "xentimer_get_timecount",
+		"xen_fetch_vcpu_time", "pvclock_get_timecount",
 		"memcpy", "memcpy_erms", "memcpy_std", "memmove", "memset",
 		"memset_erms", "bcopy", "bzero", "__memcpy",
 	};

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kinst for FreeBSD/amd64: the no-fault kernel read (docs/freebsd.md 1.5).
+ *
+ * kinst_nofault_copy(dst, src, len) copies byte by byte; every instruction
+ * that may fault lies in [kinst_nofault_start, kinst_nofault_end).  A page
+ * or protection fault there, while this CPU's no-fault count is non-zero,
+ * is caught by kinst_fbsd_trap_nofault() through dtrace_trap_func, which
+ * trap_check() calls before trap() (amd64/amd64/trap.c): trap() would
+ * re-enable interrupts and call vm_fault(), which may sleep.  The handler
+ * resumes at kinst_nofault_fail, which returns -1.  Returns 0 when all of
+ * len bytes were copied.
+ *
+ * kinst_nofault_install/remove: compare-and-swap of dtrace_trap_func, from
+ * 0 to kinst_fbsd_trap_nofault and back (1: someone else's).  No FreeBSD
+ * header is included (tests/freebsd assembles this file for the build host).
+ */
+
+	.text
+
+	.globl	kinst_nofault_copy
+	.type	kinst_nofault_copy,@function
+	.p2align 4
+kinst_nofault_copy:
+	xorl	%eax, %eax
+	testq	%rdx, %rdx
+	jz	2f
+	.globl	kinst_nofault_start
+kinst_nofault_start:
+1:	movb	(%rsi), %cl
+	movb	%cl, (%rdi)
+	incq	%rsi
+	incq	%rdi
+	decq	%rdx
+	jnz	1b
+	.globl	kinst_nofault_end
+kinst_nofault_end:
+2:	ret
+	.globl	kinst_nofault_fail
+kinst_nofault_fail:
+	movl	$-1, %eax
+	ret
+	.size	kinst_nofault_copy, . - kinst_nofault_copy
+
+	.globl	kinst_nofault_install
+	.type	kinst_nofault_install,@function
+	.p2align 4
+kinst_nofault_install:
+	leaq	kinst_fbsd_trap_nofault(%rip), %rdx
+	xorl	%eax, %eax
+	lock cmpxchgq %rdx, dtrace_trap_func(%rip)
+	setne	%al
+	movzbl	%al, %eax
+	ret
+	.size	kinst_nofault_install, . - kinst_nofault_install
+
+	.globl	kinst_nofault_remove
+	.type	kinst_nofault_remove,@function
+	.p2align 4
+kinst_nofault_remove:
+	leaq	kinst_fbsd_trap_nofault(%rip), %rax
+	xorl	%edx, %edx
+	lock cmpxchgq %rdx, dtrace_trap_func(%rip)
+	setne	%al
+	movzbl	%al, %eax
+	ret
+	.size	kinst_nofault_remove, . - kinst_nofault_remove
+
+	.section .note.GNU-stack,"",@progbits
