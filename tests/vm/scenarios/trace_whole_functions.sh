@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl traces every instruction of seven busy kernel functions while a deterministic workload runs: output byte-identical to an untraced run, hits = delivered + dropped, entry hits = function tracer call counts
+# scenario: kinstctl traces every instruction of seven busy kernel functions while a deterministic workload runs: output byte-identical to an untraced run, hits = delivered + dropped, delivered = printed, entry hits of each of the seven = its function tracer call count
 # scenario-needs: kinst
 # scenario-timeout: 600
 # scenario-options: -m 2G
@@ -19,7 +19,7 @@
 kt_need_kinst
 
 funcs="vfs_read ksys_read do_sys_openat2 copy_page_to_iter __d_lookup_rcu path_lookupat handle_mm_fault"
-entry_funcs="vfs_read ksys_read do_sys_openat2"
+entry_funcs=$funcs
 
 rmmod kinst || kt_fail "rmmod kinst failed"
 insmod /kinst/modules/kinst.ko ring_size=4194304 || kt_fail "insmod kinst.ko ring_size=4194304 failed"
