@@ -228,7 +228,8 @@ ATF_TC_HEAD(concurrent_threads, tc)
 	atf_tc_set_md_var(tc, "descr", "Threads run the same traced "
 	    "functions at once (shared trampolines, concurrent lookups and "
 	    "emulation): every call returns the untraced value and every "
-	    "thread's ring holds the ground-truth hit sequence");
+	    "thread's ring holds the ground-truth hit sequence, both trampoline "
+	    "variants");
 	atf_tc_set_md_var(tc, "timeout", "600");
 }
 ATF_TC_BODY(concurrent_threads, tc)
@@ -244,16 +245,25 @@ ATF_TC_BODY(concurrent_threads, tc)
 		{ kh_corpus_asm, "asm_loop", 2 },
 		{ kh_corpus_asm, "asm_ret", 1 },
 	};
-	struct kh_stats st = { 0 };
+	struct kh_stats st;
 	size_t i;
+	int v;
 
 	setup_or_fail();
-	for (i = 0; i < sizeof(sel) / sizeof(sel[0]); i++)
-		kh_check_concurrent(find_fn(sel[i].tab, sel[i].name),
-		    sel[i].in, KH_MT_THREADS, 100, &st);
-	kh_print_stats("concurrent_threads", &st);
-	ATF_CHECK_EQ(st.harness_errors, 0);
-	ATF_CHECK_EQ(st.divergences, 0);
+	FOR_EACH_VARIANT(v, "concurrent_threads") {
+		memset(&st, 0, sizeof(st));
+		for (i = 0; i < sizeof(sel) / sizeof(sel[0]); i++)
+			kh_check_concurrent(find_fn(sel[i].tab, sel[i].name),
+			    sel[i].in, KH_MT_THREADS, 100, &st);
+		kh_print_stats(variants[v].label, &st);
+		ATF_CHECK_EQ(st.harness_errors, 0);
+		ATF_CHECK_EQ(st.divergences, 0);
+		ATF_CHECK(st.records > 0);
+		if (variants[v].on)
+			ATF_CHECK(st.sti_redirects > 0 &&
+			    st.sti_redirects == st.sti_emulated);
+	}
+	kh_set_manage_if(false);
 }
 
 ATF_TC(drops);

@@ -1536,6 +1536,7 @@ kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
 			rips[n++] = kh_gt[i].rip;
 	}
 	memset(args, 0, sizeof(args));
+	kh_sti_expected = kh_sti_emulated = 0;
 	kh_mode = KH_TRACE;
 	for (i = 0; i < nthreads; i++) {
 		args[i].fn = fn;
@@ -1552,6 +1553,14 @@ kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
 	for (i = 0; i < nthreads; i++)
 		pthread_join(args[i].thr, NULL);
 	kh_mode = KH_IDLE;
+	st->sti_redirects += kh_sti_expected;
+	st->sti_emulated += kh_sti_emulated;
+	if (kh_sti_expected != kh_sti_emulated) {
+		printf("DIVERGENCE %s: %ju redirects to a sti trampoline "
+		    "variant, %ju sti executed\n", fn->name,
+		    (uintmax_t)kh_sti_expected, (uintmax_t)kh_sti_emulated);
+		st->divergences++;
+	}
 	for (bi = 0; bi < kh_cur.nb; bi++)
 		if (kh_armed[bi]) {
 			hits += kh_probes[bi].hits;
