@@ -110,8 +110,23 @@ until [ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" = T ]; do
 	sleep 0.1
 done
 ( cd /tmp/w/in && md5sum f1 f7 a b ) | awk '{ print $1 }' >/tmp/w/md5.0
+# Every function the function tracer can trace is compared; one it cannot
+# (copy_page_to_iter is not in available_filter_functions on Debian 6.1)
+# is said so, and the three syscall-path functions must be among them.
 ftn=""
-for f in $entry_funcs; do ftn="$ftn $(kt_ftrace_name "$f")" || exit 1; done
+counted=""
+for f in $entry_funcs; do
+	if fnm=$(kt_ftrace_name "$f" 2>/dev/null); then
+		ftn="$ftn $fnm"
+		counted="$counted $f"
+	else
+		kt_log "$f: NOT COMPARED (informational): the function tracer cannot trace it, so there is no independent count"
+	fi
+done
+for f in vfs_read ksys_read do_sys_openat2; do
+	case " $counted " in *" $f "*) ;; *) kt_fail "the function tracer cannot count $f" ;; esac
+done
+entry_funcs=$counted
 kt_ftrace_start $ftn
 kt_trace_start /tmp/w/b.json /tmp/w/b.err --json --pid "$p" $funcs
 kill -CONT "$p"
