@@ -83,6 +83,8 @@ void
 Tally::add(const Insn &in)
 {
 	instructions++;
+	if (in.len_from != Insn::LenFrom::engine)
+		length_fallbacks++;
 	if (!kinst::traceable(in)) {
 		refused++;
 		by_reason[reason_name(in)]++;
@@ -104,6 +106,7 @@ Tally::add(const Tally &t)
 	ool_riprel += t.ool_riprel;
 	emulated += t.emulated;
 	refused += t.refused;
+	length_fallbacks += t.length_fallbacks;
 	for (const auto &kv : t.by_reason)
 		by_reason[kv.first] += kv.second;
 }
@@ -203,6 +206,9 @@ text_summary(const Tally &t, bool total)
 		}
 		s += ")";
 	}
+	if (t.length_fallbacks != 0)
+		s += "; " + std::to_string(t.length_fallbacks) +
+		    " lengths not from the engine's decoder (Capstone's, or 1)";
 	return s;
 }
 
@@ -300,6 +306,12 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 		key(out, "reloc");
 		append_json_string(out, t.reloc);
 	}
+	if (in.len_from != Insn::LenFrom::engine) {
+		key(out, "length_from");
+		out += '"';
+		out += len_from_name(in);
+		out += '"';
+	}
 	if (t.disasm_len != in.len) {
 		key(out, "disasm_length");
 		out += std::to_string(t.disasm_len);
@@ -322,7 +334,8 @@ json_summary(const SymbolTable *syms, const Function *f, const Tally &t)
 	    {"instructions", t.instructions}, {"traceable", t.traceable()},
 	    {"out_of_line", t.ool}, {"out_of_line_riprel", t.ool_riprel},
 	    {"emulated", t.emulated}, {"refused", t.refused},
-	    {"refused_by_reason", t.by_reason}};
+	    {"refused_by_reason", t.by_reason},
+	    {"length_fallbacks", t.length_fallbacks}};
 	if (f) {
 		j["module"] = syms->module(f->module).name();
 		j["function"] = f->name;

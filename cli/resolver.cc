@@ -37,6 +37,19 @@ verdict_name(const Insn &i)
 	}
 }
 
+const char *
+len_from_name(const Insn &i)
+{
+	switch (i.len_from) {
+	case Insn::LenFrom::capstone:
+		return "capstone";
+	case Insn::LenFrom::one:
+		return "one-byte";
+	default:
+		return "engine";
+	}
+}
+
 bool
 traceable(const Insn &i)
 {
@@ -94,7 +107,9 @@ walk_function(const Bytes &b, uint64_t addr, Disassembler &dis)
 			in.unreachable = lost;
 			lost = true;
 			unsigned l = dis.one(in.bytes, avail, in.addr).len;
-			in.len = (uint8_t)(l >= 1 && l <= avail ? l : 1);
+			bool cs = l >= 1 && l <= avail;
+			in.len = (uint8_t)(cs ? l : 1);
+			in.len_from = cs ? Insn::LenFrom::capstone : Insn::LenFrom::one;
 		}
 		off += in.len;
 		out.push_back(in);

@@ -31,7 +31,13 @@ struct Insn {
 	// reach this one (the module would refuse it); its length is
 	// Capstone's (or 1) so that the listing can go on.
 	bool unreachable = false;
+	// Where len came from: the engine's decoder, or, after the engine
+	// gave up (undecodable), Capstone's length or 1.  Counted in the
+	// summaries (length_fallbacks) so that a listing that only went on
+	// thanks to Capstone can be told from one the engine delimited.
+	enum class LenFrom { engine, capstone, one } len_from = LenFrom::engine;
 };
+const char *len_from_name(const Insn &i);	// "engine", "capstone", "one-byte"
 
 // Stable verdict names used in text and JSON (docs/json.md).
 const char *verdict_name(const Insn &i);	// out-of-line, out-of-line-riprel, emulated, refused

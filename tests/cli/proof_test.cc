@@ -3,7 +3,10 @@
 // kernel modules (>= 200 .ko files from the linux-image package, Kyua
 // config variable kernel_root), the instruction boundaries
 // `kinstctl list-offsets --json` reports equal those of `objdump -d` over
-// the same byte range.  Totals are printed.
+// the same byte range; and the engine's decoder delimits every one of them
+// itself: no instruction of the sample is undecodable (or after one), and
+// no length came from kinstctl's Capstone fallback.  Totals are printed and
+// asserted.
 #include <atf-c++.hpp>
 
 #include <sys/wait.h>
@@ -130,6 +133,7 @@ ATF_TEST_CASE_BODY(objdump_boundaries)
 		sample.push_back(kos[i]);
 
 	size_t nfuncs = 0, ninsns = 0, nbad = 0, nmods = 0, nreported = 0;
+	size_t nundec = 0, nfallback = 0, ntotal_fallbacks = 0, ntotals = 0;
 	const size_t batch = 25;
 	for (size_t b = 0; b < sample.size(); b += batch) {
 		std::string cmd = std::string(KINSTCTL_PATH) + " list-offsets --json --all";
@@ -153,6 +157,21 @@ ATF_TEST_CASE_BODY(objdump_boundaries)
 			} else if (type == "insn") {
 				Func &f = funcs[file].back();
 				f.ours.insert(f.start + j.at("offset").get<uint64_t>());
+				std::string reason = j.value("reason", "");
+				bool undec = reason == "undecodable" ||
+				    reason == "after-undecodable";
+				bool fb = j.contains("length_from");
+				nundec += undec;
+				nfallback += fb;
+				if ((undec || fb) && nreported++ < 20)
+					std::cerr << "UNDECODABLE " << file << ": " << f.name
+					    << "+" << j.at("offset").get<uint64_t>() << " bytes "
+					    << j.value("bytes", "") << " (" << j.value("text", "")
+					    << "): reason " << reason << ", length from "
+					    << j.value("length_from", "engine") << "\n";
+			} else if (type == "total") {
+				ntotals++;
+				ntotal_fallbacks += j.at("length_fallbacks").get<size_t>();
 			}
 		}
 		for (auto &kv : funcs) {
@@ -190,11 +209,20 @@ ATF_TEST_CASE_BODY(objdump_boundaries)
 	}
 	std::cout << "proof: " << nmods << " modules (of " << kos.size() << "), " << nfuncs
 	    << " functions, " << ninsns << " instructions; " << nbad
-	    << " functions whose boundaries differ from objdump\n";
+	    << " functions whose boundaries differ from objdump; " << nundec
+	    << " undecodable (or after one), " << nfallback
+	    << " lengths from kinstctl's Capstone fallback (totals say "
+	    << ntotal_fallbacks << ")\n";
 	std::cerr << "proof: " << nmods << " modules, " << nfuncs << " functions, " << ninsns
 	    << " instructions, " << nbad << " mismatching functions\n";
 	ATF_REQUIRE(nmods >= kMinModules);
 	ATF_REQUIRE(nfuncs > 1000);
+	ATF_REQUIRE(ntotals > 0);
+	ATF_REQUIRE_EQ(ntotal_fallbacks, nfallback);
+	if (nundec != 0 || nfallback != 0)
+		ATF_FAIL(std::to_string(nundec) + " undecodable instructions (or after one) and " +
+		    std::to_string(nfallback) + " lengths from the Capstone fallback in the sample: "
+		    "the engine's decoder must delimit every instruction (see stderr)");
 	if (nbad != 0)
 		ATF_FAIL(std::to_string(nbad) + " of " + std::to_string(nfuncs) +
 		    " functions have instruction boundaries that differ from objdump (see stderr)");

@@ -70,6 +70,8 @@ static struct {
 } kh_fault;
 
 static int kh_inject;			/* KH_INJ_*: harness self-test */
+static uint64_t kh_sti_expected;	/* redirects to a sti variant (atomic) */
+static uint64_t kh_sti_emulated;	/* sti stood in for by kh_on_fault (atomic) */
 static uint64_t kh_fstart, kh_fend;	/* function being stepped */
 static struct kinst_regs *kh_gt;	/* ground truth states */
 static uint32_t kh_ngt;
@@ -171,6 +173,41 @@ kh_is_rep_string(uint64_t rip)
 	    (*p >= 0xa4 && *p <= 0xa7) || (*p >= 0xaa && *p <= 0xaf)));
 }
 
+/* Is rip the start of a sti trampoline variant (tramp + KINST_TRAMP_STI)? */
+static bool
+kh_is_sti_variant(uint64_t rip)
+{
+	uint64_t base = (uint64_t)(uintptr_t)kh_tramp_rx;
+
+	return (kh_tramp_rx != NULL && rip >= base &&
+	    rip < base + KH_TRAMP_AREA &&
+	    (rip - base) % KINST_TRAMP_SIZE == KINST_TRAMP_STI);
+}
+
+/*
+ * The stand-in for the sti that ends a sti trampoline variant: #GP in user
+ * mode (SIGSEGV, SI_KERNEL) at an sti byte in the second half of a
+ * trampoline slot, while the engine manages IF.  Skip it (IF is always set
+ * in user mode) and count it; anything else is a real fault.
+ */
+static bool
+kh_sti_standin(int sig, const siginfo_t *si, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t rip = (uint64_t)g[REG_RIP];
+	uint64_t base = (uint64_t)(uintptr_t)kh_tramp_rx;
+
+	if (sig != SIGSEGV || si->si_code != SI_KERNEL ||
+	    !kh_eng.manage_if || kh_tramp_rx == NULL || rip < base ||
+	    rip >= base + KH_TRAMP_AREA ||
+	    (rip - base) % KINST_TRAMP_SIZE <= KINST_TRAMP_STI ||
+	    *(const uint8_t *)(uintptr_t)rip != 0xfb)
+		return (false);
+	g[REG_RIP] = (greg_t)(rip + 1);
+	__atomic_fetch_add(&kh_sti_emulated, 1, __ATOMIC_RELAXED);
+	return (true);
+}
+
 static void
 kh_on_trap(int sig, siginfo_t *si, void *ucv)
 {
@@ -214,6 +251,9 @@ kh_on_trap(int sig, siginfo_t *si, void *ucv)
 		kh_regs_from_uc(uc, &regs);
 		regs.rip -= 1;		/* the int3 byte */
 		res = kinst_engine_hit(&kh_eng, &regs);
+		if (res == KINST_HIT_REDIRECT && kh_is_sti_variant(regs.rip))
+			__atomic_fetch_add(&kh_sti_expected, 1,
+			    __ATOMIC_RELAXED);
 		if (res == KINST_HIT_REDIRECT && kh_inject == KH_INJ_REG)
 			regs.gpr[KINST_RDX] ^= 0x10;
 		if (res == KINST_HIT_EMULATED && kh_inject == KH_INJ_FLAGS)
@@ -249,6 +289,8 @@ kh_on_fault(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 
+	if (kh_sti_standin(sig, si, uc))
+		return;
 	if (!kh_in_run) {
 		signal(sig, SIG_DFL);
 		raise(sig);
@@ -564,6 +606,7 @@ static const char *const kh_gpr_names[16] = {
 };
 
 static int kh_ndetail;
+static bool kh_traced_b[KH_MAX_BOUNDS];	/* a record at boundary i compared */
 
 static void
 kh_detail_header(const char *fn, uint64_t start, uint64_t addr,
@@ -975,6 +1018,7 @@ kh_compare_records(const bool *armed, const struct kinst_probe *probes,
 			}
 			return (-1);
 		}
+		kh_traced_b[bi] = true;
 		j++;
 	}
 	if (nexp != nrec) {
@@ -1016,6 +1060,90 @@ kh_count_treatment(const struct kinst_probe *p, int reason,
 	}
 }
 
+/*
+ * The classification of a function as one line: "insns N ool N riprel N
+ * emul kind:N,... refused reason:N,...", from the counts kh_count_treatment
+ * added to st since before.
+ */
+static void
+kh_class_signature(const struct kh_stats *before, const struct kh_stats *st,
+    char *buf, size_t len)
+{
+	size_t o;
+	int k, first;
+
+	o = (size_t)snprintf(buf, len, "insns %u ool %ju riprel %ju emul",
+	    kh_cur.nb, (uintmax_t)(st->ool - before->ool),
+	    (uintmax_t)(st->ool_riprel - before->ool_riprel));
+	first = 1;
+	for (k = 0; k < KINST_EM_COUNT && o < len; k++)
+		if (st->emul[k] != before->emul[k]) {
+			o += (size_t)snprintf(buf + o, len - o, "%s%s:%ju",
+			    first ? " " : ",", kinst_emul_name(k),
+			    (uintmax_t)(st->emul[k] - before->emul[k]));
+			first = 0;
+		}
+	if (first && o < len)
+		o += (size_t)snprintf(buf + o, len - o, " -");
+	if (o < len)
+		o += (size_t)snprintf(buf + o, len - o, " refused");
+	first = 1;
+	for (k = 0; k < KINST_R_COUNT + 8 && o < len; k++)
+		if (st->refused[k] != before->refused[k]) {
+			o += (size_t)snprintf(buf + o, len - o, "%s%s:%ju",
+			    first ? " " : ",", k < KINST_R_COUNT ?
+			    kinst_reason_name(k) : "harness",
+			    (uintmax_t)(st->refused[k] - before->refused[k]));
+			first = 0;
+		}
+	if (first && o < len)
+		snprintf(buf + o, len - o, " -");
+}
+
+/*
+ * Compare a function's classification with kh_expected.c.  The hand-written
+ * corpus has explicit encodings: always exact.  The C corpus is exact when
+ * built by the compiler the table was recorded with; under another compiler
+ * only its invariants hold (no refusal other than endbr), and the table's
+ * minimums in equivalence_test.c still apply.
+ */
+static void
+kh_check_classification(const struct kh_fn *fn, const struct kh_stats *before,
+    struct kh_stats *st)
+{
+	char sig[512];
+	const struct kh_expect *e;
+	bool exact;
+	int k;
+
+	kh_class_signature(before, st, sig, sizeof(sig));
+	if (getenv("KH_PRINT_EXPECTED") != NULL)
+		printf("EXPECTED\t{ \"%s\", \"%s\" },\n", fn->name, sig);
+	exact = strncmp(fn->name, "asm_", 4) == 0 ||
+	    strcmp(kh_expected_cc, __VERSION__) == 0;
+	if (!exact) {
+		for (k = 1; k < KINST_R_COUNT + 8; k++)
+			if (k != KINST_R_ENDBR &&
+			    st->refused[k] != before->refused[k]) {
+				printf("CLASSIFICATION %s: %s (compiled C refuses "
+				    "only endbr)\n", fn->name, sig);
+				st->class_changes++;
+				return;
+			}
+		return;
+	}
+	for (e = kh_expected; e->fn != NULL; e++)
+		if (strcmp(e->fn, fn->name) == 0)
+			break;
+	if (e->fn == NULL || strcmp(e->sig, sig) != 0) {
+		printf("CLASSIFICATION CHANGED %s:\n  now      %s\n  expected "
+		    "%s\n  (tests/harness/kh_expected.c; KH_PRINT_EXPECTED=1 "
+		    "prints the current lines)\n", fn->name, sig,
+		    e->fn != NULL ? e->sig : "(not in the table)");
+		st->class_changes++;
+	}
+}
+
 static struct kinst_probe kh_probes[KH_MAX_BOUNDS];
 static uint32_t kh_probe_of[KH_MAX_BOUNDS];
 static bool kh_armed[KH_MAX_BOUNDS];
@@ -1052,8 +1180,11 @@ kh_traced_run(const struct kh_fn *fn, int in, const char *label,
 	memcpy(kh_gt, kh_gts[in], kh_ngts[in] * sizeof(*kh_gt));
 	kh_ngt = kh_ngts[in];
 	kh_ring_reset();
+	kh_sti_expected = kh_sti_emulated = 0;
 	st->runs++;
 	kh_run(fn, fn->in[in], KH_TRACE, &o);
+	st->sti_redirects += kh_sti_expected;
+	st->sti_emulated += kh_sti_emulated;
 	/* kh_ref_* hold this input's reference: recomputed by the caller. */
 	d = kh_outcome_diff(&kh_refs[in], &o, why, sizeof(why));
 	nrec = kh_ring_drain();
@@ -1076,6 +1207,13 @@ kh_traced_run(const struct kh_fn *fn, int in, const char *label,
 			kh_detail_header(kh_cur.name, kh_cur.start, a, d, in);
 			printf("  (%s, %u probe(s) armed)\n", label, narmed);
 		}
+	}
+	if (!bad && kh_sti_expected != kh_sti_emulated) {
+		st->divergences++;
+		bad = 1;
+		printf("DIVERGENCE %s input #%d: %ju redirects to a sti "
+		    "trampoline variant, %ju sti executed\n", kh_cur.name, in,
+		    (uintmax_t)kh_sti_expected, (uintmax_t)kh_sti_emulated);
 	}
 	if (!bad && kinst_ring_dropped(&kh_ring) != 0) {
 		printf("HARNESS ERROR %s input #%d: %ju records dropped\n",
@@ -1106,6 +1244,7 @@ kh_check_function(const struct kh_fn *fn, bool whole, struct kh_stats *st)
 
 	if (kh_func_load(fn, st) != 0)
 		return;
+	memset(kh_traced_b, 0, sizeof(kh_traced_b));
 	/* Ground truth and reference outcome for every input. */
 	for (in = 0; in < fn->ninputs; in++) {
 		if (kh_reference(fn, (int)in, &kh_refs[in], st) != 0)
@@ -1186,6 +1325,9 @@ kh_check_function(const struct kh_fn *fn, bool whole, struct kh_stats *st)
 
 	for (k = 0; k < KINST_EM_COUNT; k++)
 		nem += st->emul[k] - before.emul[k];
+	for (bi = 0; bi < kh_cur.nb; bi++)
+		st->traced += kh_traced_b[bi];
+	kh_check_classification(fn, &before, st);
 	printf("%-24s %4u insns %4u reached  ool %3ju riprel %3ju emul %3ju "
 	    "refused %3u  runs %5ju hits %7ju  div %ju\n", fn->name,
 	    kh_cur.nb, nreached, (uintmax_t)(st->ool - before.ool),
@@ -1200,6 +1342,12 @@ void
 kh_set_inject(int mode)
 {
 	kh_inject = mode;
+}
+
+void
+kh_set_manage_if(bool on)
+{
+	kh_eng.manage_if = on ? 1 : 0;
 }
 
 void
@@ -1246,8 +1394,15 @@ kh_print_stats(const char *title, const struct kh_stats *st)
 	for (k = KINST_R_COUNT; k < KINST_R_COUNT + 8; k++)
 		if (st->refused[k])
 			printf(" reason-%d %ju", k, (uintmax_t)st->refused[k]);
-	printf("\ntraced runs %ju, hit records compared %ju\n",
-	    (uintmax_t)st->runs, (uintmax_t)st->records);
+	printf("\ntraced runs %ju, hit records compared %ju, boundaries "
+	    "traced (a record compared) %ju\n", (uintmax_t)st->runs,
+	    (uintmax_t)st->records, (uintmax_t)st->traced);
+	printf("trampoline variant %s: sti-variant redirects %ju, sti stood "
+	    "in for %ju\n", kh_eng.manage_if ? "with sti (manage_if on)" :
+	    "without sti (manage_if off)", (uintmax_t)st->sti_redirects,
+	    (uintmax_t)st->sti_emulated);
+	printf("classification changes against kh_expected.c %ju\n",
+	    (uintmax_t)st->class_changes);
 	printf("divergences %ju, harness errors %ju\n",
 	    (uintmax_t)st->divergences, (uintmax_t)st->harness_errors);
 	fflush(stdout);
@@ -1381,6 +1536,7 @@ kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
 			rips[n++] = kh_gt[i].rip;
 	}
 	memset(args, 0, sizeof(args));
+	kh_sti_expected = kh_sti_emulated = 0;
 	kh_mode = KH_TRACE;
 	for (i = 0; i < nthreads; i++) {
 		args[i].fn = fn;
@@ -1397,6 +1553,14 @@ kh_check_concurrent(const struct kh_fn *fn, int in, uint32_t nthreads,
 	for (i = 0; i < nthreads; i++)
 		pthread_join(args[i].thr, NULL);
 	kh_mode = KH_IDLE;
+	st->sti_redirects += kh_sti_expected;
+	st->sti_emulated += kh_sti_emulated;
+	if (kh_sti_expected != kh_sti_emulated) {
+		printf("DIVERGENCE %s: %ju redirects to a sti trampoline "
+		    "variant, %ju sti executed\n", fn->name,
+		    (uintmax_t)kh_sti_expected, (uintmax_t)kh_sti_emulated);
+		st->divergences++;
+	}
 	for (bi = 0; bi < kh_cur.nb; bi++)
 		if (kh_armed[bi]) {
 			hits += kh_probes[bi].hits;

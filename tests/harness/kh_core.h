@@ -20,6 +20,10 @@ struct kh_stats {
 	uint64_t	refused[KINST_R_COUNT + 8];	/* refused, by reason */
 	uint64_t	runs;			/* traced runs */
 	uint64_t	records;		/* hit records compared */
+	uint64_t	traced;			/* boundaries with a hit record compared */
+	uint64_t	sti_redirects;		/* hits sent to the sti trampoline variant */
+	uint64_t	sti_emulated;		/* its sti executed by the SIGSEGV stand-in */
+	uint64_t	class_changes;		/* classification differs from kh_expected.c */
 	uint64_t	divergences;
 	uint64_t	harness_errors;		/* the harness itself could not decide */
 };
@@ -53,6 +57,18 @@ void	kh_print_env(void);	/* trampoline/text addresses, folded traps */
 void	kh_set_inject(int mode);
 
 /*
+ * Trampoline variant: false, the engine's manage_if off (every hit runs the
+ * no-sti variant); true, manage_if on as in the kernels: the engine clears
+ * IF and enters the variant that ends in sti.  User mode cannot run sti (it
+ * raises #GP, SIGSEGV): the SIGSEGV handler stands in for it when it finds
+ * an sti byte at the expected place of a sti variant (the relocated
+ * instruction and the jump back run natively from the very image the engine
+ * built), and every run checks that each sti-variant redirect executed
+ * exactly one such sti.
+ */
+void	kh_set_manage_if(bool on);
+
+/*
  * nthreads threads call fn (input in) directly, calls times each, with
  * every boundary armed: each thread's own ring ("CPU" = thread) must hold
  * the ground-truth sequence of addresses for every call, and every call
@@ -67,5 +83,18 @@ void	kh_check_nested(struct kh_stats *st);
 void	kh_check_ring_full(struct kh_stats *st);
 
 void	kh_print_stats(const char *title, const struct kh_stats *st);
+
+/*
+ * kh_expected.c: the classification of every corpus function (one line per
+ * function, see kh_class_signature), and the compiler the C corpus lines
+ * were recorded with.  Changing the classification means changing this
+ * table on purpose.
+ */
+struct kh_expect {
+	const char	*fn;
+	const char	*sig;
+};
+extern const struct kh_expect kh_expected[];
+extern const char kh_expected_cc[];
 
 #endif /* !KH_CORE_H */

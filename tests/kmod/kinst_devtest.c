@@ -16,7 +16,8 @@
  *	print the live text of FUNC as hex (to compare before/after).
  *   kinst_devtest hold FUNC [all]
  *	arm (FUNC's second instruction, or every instruction), print
- *	"armed N", then sleep forever (for kill -9 tests).
+ *	"armed N", then sleep forever (for kill -9 tests), printing
+ *	"hits N" (this file's probes) every second it changed.
  *   kinst_devtest refuse
  *	bad requests against real functions: mid-instruction offset,
  *	unknown function, excluded function, ftrace site, offset past the end.
@@ -464,6 +465,39 @@ cmd_text(const char *func)
 	return (0);
 }
 
+/*
+ * Every second, the total hits of this file's probes (LIST), printed as
+ * "hits N" whenever it changed: kill9.sh requires hits before the kill.
+ * Returns only if LIST fails.
+ */
+static void
+hold_report_hits(int fd)
+{
+	static struct kinst_probe_info pi[4096];
+	struct kinst_list l;
+	uint64_t sum, last = 0;
+	uint32_t i;
+
+	for (;;) {
+		sleep(1);
+		memset(&l, 0, sizeof(l));
+		l.buf = (uintptr_t)pi;
+		l.cap = sizeof(pi) / sizeof(pi[0]);
+		if (xioctl(fd, KINST_IOC_LIST, &l) != 0) {
+			printf("list failed\n");
+			return;
+		}
+		sum = 0;
+		for (i = 0; i < l.count && i < l.cap; i++)
+			sum += pi[i].hits;
+		if (sum != last) {
+			printf("hits %llu\n", (unsigned long long)sum);
+			fflush(stdout);
+			last = sum;
+		}
+	}
+}
+
 static int
 cmd_hold(const char *func, int all)
 {
@@ -488,8 +522,8 @@ cmd_hold(const char *func, int all)
 	}
 	printf("armed %u refused %u\n", a.narmed, a.nrefused);
 	fflush(stdout);
-	for (;;)
-		pause();
+	hold_report_hits(fd);
+	return (1);
 }
 
 static int

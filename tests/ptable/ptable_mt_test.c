@@ -448,7 +448,7 @@ ATF_TC_HEAD(mixed, tc)
 {
 
 	atf_tc_set_md_var(tc, "descr", "2000 stable, 2000 absent, 2000 "
-	    "churned keys, 30% of them in 16 adjacent buckets, stable probes "
+	    "churned keys, 30%% of them in 16 adjacent buckets, stable probes "
 	    "behind churned slots");
 }
 ATF_TC_BODY(mixed, tc)

@@ -206,3 +206,24 @@ kt_trace_stop() {
 	kill -"${1:-INT}" "$KT_TRACE_PID" 2>/dev/null
 	wait "$KT_TRACE_PID"
 }
+
+# kt_trace_summary ERR [OUT]: check the summary `kinstctl trace` wrote to ERR
+# after it was stopped by a signal or --duration (not -n, which leaves
+# records unread on purpose): hits == delivered + dropped (the module's
+# counters) and delivered == printed + filtered (every record the module
+# delivered reached the output: a read path that loses records fails here);
+# with OUT, also that OUT has exactly one line per printed record.  Sets
+# KT_HITS, KT_DELIVERED, KT_DROPPED, KT_PRINTED, KT_FILTERED.
+kt_trace_summary() {
+	_sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' "$1") ||
+	    kt_fail "no summary from kinstctl trace: $(cat "$1")"
+	set -- "$1" "${2:-}" $(echo "$_sum" | tr -c '0-9\n' ' ')
+	KT_HITS=$3 KT_DELIVERED=$4 KT_DROPPED=$5 KT_PRINTED=$6 KT_FILTERED=${7:-0}
+	[ "$KT_HITS" = $((KT_DELIVERED + KT_DROPPED)) ] ||
+	    kt_fail "summary: hits $KT_HITS != delivered $KT_DELIVERED + dropped $KT_DROPPED"
+	kt_expect_eq "records delivered by the module = printed $KT_PRINTED + filtered $KT_FILTERED" \
+	    "$KT_DELIVERED" $((KT_PRINTED + KT_FILTERED))
+	if [ -n "$2" ]; then
+		kt_expect_eq "lines of kinstctl output in $2" "$KT_PRINTED" "$(grep -c . "$2")"
+	fi
+}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Every instruction of busy functions armed by processes that are then
-# killed with SIGKILL while a workload runs: every original byte comes back
+# killed with SIGKILL while a workload runs (each holder must have armed
+# and seen hits before the kill): every original byte comes back
 # (TEXT before vs after, with no kinst probe left to mask anything), rmmod
 # is refused while a holder lives and succeeds after, the module reloads
 # and works.
@@ -29,6 +30,23 @@ for i in 1 2; do
 	dd if=/dev/zero of=/tmp/z bs=4k count=64 2>/dev/null
 	md5sum /tmp/z /proc/self/maps >/dev/null
 done
+# Every holder's probes must have been hit before the kill (kinst_devtest
+# hold prints "hits N" each second the total changed).  The workload goes
+# on until they have.
+for i in $(seq 1 60); do
+	nhit=0
+	for f in $FUNCS; do
+		grep -q '^hits [1-9]' /tmp/hold.$f && nhit=$((nhit + 1))
+	done
+	[ "$nhit" -eq 6 ] && break
+	dd if=/dev/zero of=/tmp/z bs=4k count=64 2>/dev/null
+	cat /tmp/z /proc/self/maps >/dev/null
+	sleep 1
+done
+for f in $FUNCS; do
+	echo "$f: $(grep '^hits' /tmp/hold.$f | tail -n 1) before the kill"
+done
+[ "$nhit" -eq 6 ] || { echo "FAIL: only $nhit of 6 holders saw hits before the kill"; bad=1; }
 if rmmod kinst 2>/dev/null; then
 	echo "FAIL: rmmod succeeded while probes were armed"
 	exit 1

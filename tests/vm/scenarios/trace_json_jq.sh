@@ -22,13 +22,24 @@ b=$(( 2 * ($(od -An -tu2 -N2 /dev/urandom) % 1000) + 1 ))
 syscall_loop read 100000000 "$b" >/tmp/loop.pid &
 loop=$!
 kt_log "tracing $f+$off, -n $n, pid $loop reading $b bytes a time"
-timeout 120 kinstctl trace --json -n "$n" --pid "$loop" "kernel:$f+$off" 2>/tmp/trace.err |
+# Both ends of the pipe are checked: kinstctl's status is saved from inside
+# the pipeline (busybox sh has no PIPESTATUS), jq's is the pipeline's.
+rm -f /tmp/kinstctl.st
+{ timeout 120 kinstctl trace --json -n "$n" --pid "$loop" "kernel:$f+$off" 2>/tmp/trace.err
+  echo $? >/tmp/kinstctl.st; } |
     tee /tmp/trace.json | jq -c . >/tmp/jq.out
-st=$?
+jst=$?
+kst=$(cat /tmp/kinstctl.st 2>/dev/null)
 kill "$loop" 2>/dev/null
 wait "$loop" 2>/dev/null
 cat /tmp/trace.err
-[ "$st" = 0 ] || kt_fail "kinstctl trace | jq exited $st: $(cat /tmp/trace.err)"
+kt_expect_eq "kinstctl trace exit status" 0 "$kst"
+kt_expect_eq "jq exit status" 0 "$jst"
+sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' /tmp/trace.err) ||
+    kt_fail "no summary from kinstctl trace: $(cat /tmp/trace.err)"
+set -- $(echo "$sum" | tr -c '0-9\n' ' ')
+# -n leaves the rest of the ring unread on purpose: printed is exactly n.
+kt_expect_eq "records printed (summary)" "$n" "$4"
 
 # One object per line: jq -c writes one line per JSON value, so the two
 # line counts agree only if every line held exactly one object.

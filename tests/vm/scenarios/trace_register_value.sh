@@ -42,11 +42,8 @@ st=$?
 kt_ftrace_stop
 [ "$st" = 0 ] || kt_fail "kinstctl trace exited $st after SIGINT: $(cat /tmp/trace.err)"
 cat /tmp/trace.err
-sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' /tmp/trace.err) ||
-    kt_fail "no summary from kinstctl trace: $(cat /tmp/trace.err)"
-set -- $(echo "$sum" | tr -c '0-9\n' ' ')
-[ "$1" = $(( $2 + $3 )) ] || kt_fail "summary: hits $1 != delivered $2 + dropped $3"
-kt_expect_eq "records dropped" 0 "$3"
+kt_trace_summary /tmp/trace.err /tmp/trace.json
+kt_expect_eq "records dropped" 0 "$KT_DROPPED"
 
 kt_expect_eq "function tracer calls of $fn by pid $pid" "$n" "$(kt_ftrace_count "$fn" "$pid")"
 jq -c "select(.type == \"hit\" and .pid == $pid)" /tmp/trace.json >/tmp/ours.json

@@ -34,12 +34,8 @@ cat /tmp/trace.err
 
 # The summary: hits == delivered + dropped, nothing dropped here, and every
 # delivered record printed (SIGINT must not lose what the ring holds).
-sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' /tmp/trace.err) ||
-    kt_fail "no summary from kinstctl trace: $(cat /tmp/trace.err)"
-set -- $(echo "$sum" | tr -c '0-9\n' ' ')
-[ "$1" = $(( $2 + $3 )) ] || kt_fail "summary: hits $1 != delivered $2 + dropped $3"
-kt_expect_eq "records dropped" 0 "$3"
-kt_expect_eq "records printed (of $2 delivered)" "$2" "$4"
+kt_trace_summary /tmp/trace.err /tmp/trace.json
+kt_expect_eq "records dropped" 0 "$KT_DROPPED"
 
 kt_expect_eq "sys_enter_getpid hits by pid $pid" "$k" "$(kt_count syscalls/sys_enter_getpid "$pid")"
 kt_expect_eq "function tracer calls of $fn by pid $pid" "$k" "$(kt_ftrace_count "$fn" "$pid")"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl traces every instruction of seven busy kernel functions while a deterministic workload runs: output byte-identical to an untraced run, hits = delivered + dropped, entry hits = function tracer call counts
+# scenario: kinstctl traces every instruction of seven busy kernel functions while a deterministic workload runs: output byte-identical to an untraced run, hits = delivered + dropped, delivered = printed, entry hits of each of the seven = its function tracer call count
 # scenario-needs: kinst
 # scenario-timeout: 600
 # scenario-options: -m 2G
@@ -19,7 +19,7 @@
 kt_need_kinst
 
 funcs="vfs_read ksys_read do_sys_openat2 copy_page_to_iter __d_lookup_rcu path_lookupat handle_mm_fault"
-entry_funcs="vfs_read ksys_read do_sys_openat2"
+entry_funcs=$funcs
 
 rmmod kinst || kt_fail "rmmod kinst failed"
 insmod /kinst/modules/kinst.ko ring_size=4194304 || kt_fail "insmod kinst.ko ring_size=4194304 failed"
@@ -87,15 +87,12 @@ cat /tmp/w/trace.err
 [ "$st" = 0 ] || kt_fail "kinstctl trace exited $st after SIGINT: $(cat /tmp/w/trace.err)"
 cmp /tmp/w/out0 /tmp/w/out1 || kt_fail "workload output differs when traced: $(diff /tmp/w/out0 /tmp/w/out1 | head -n 10)"
 kt_log "workload output identical ($(wc -c </tmp/w/out1) bytes)"
-sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' /tmp/w/trace.err) ||
-    kt_fail "no summary from kinstctl trace: $(cat /tmp/w/trace.err)"
-set -- $(echo "$sum" | tr -c '0-9\n' ' ')
-[ "$1" = $(( $2 + $3 )) ] || kt_fail "summary: hits $1 != delivered $2 + dropped $3"
-kt_log "phase A summary: $1 hits, $2 delivered, $3 dropped, $4 printed"
-[ "$2" -gt 0 ] || kt_fail "nothing delivered"
+kt_trace_summary /tmp/w/trace.err
+kt_log "phase A summary: $KT_HITS hits, $KT_DELIVERED delivered, $KT_DROPPED dropped, $KT_PRINTED printed"
+[ "$KT_DELIVERED" -gt 0 ] || kt_fail "nothing delivered"
 awk -f /tmp/w/reduce.awk /tmp/w/t.json >/tmp/w/counts
 rm -f /tmp/w/t.json
-kt_expect_eq "JSON lines written (phase A)" "$4" "$(sed -n 's/^lines //p' /tmp/w/counts)"
+kt_expect_eq "JSON lines written (phase A)" "$KT_PRINTED" "$(sed -n 's/^lines //p' /tmp/w/counts)"
 for f in $funcs; do
 	kt_log "$f: $(awk -v f="$f" '$1 == f { s += $4 } END { print s + 0 }' /tmp/w/counts) delivered hits at $(awk -v f="$f" '$1 == f { print $2 }' /tmp/w/counts | sort -u | grep -c .) distinct offsets"
 done
@@ -113,8 +110,23 @@ until [ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" = T ]; do
 	sleep 0.1
 done
 ( cd /tmp/w/in && md5sum f1 f7 a b ) | awk '{ print $1 }' >/tmp/w/md5.0
+# Every function the function tracer can trace is compared; one it cannot
+# (copy_page_to_iter is not in available_filter_functions on Debian 6.1)
+# is said so, and the three syscall-path functions must be among them.
 ftn=""
-for f in $entry_funcs; do ftn="$ftn $(kt_ftrace_name "$f")" || exit 1; done
+counted=""
+for f in $entry_funcs; do
+	if fnm=$(kt_ftrace_name "$f" 2>/dev/null); then
+		ftn="$ftn $fnm"
+		counted="$counted $f"
+	else
+		kt_log "$f: NOT COMPARED (informational): the function tracer cannot trace it, so there is no independent count"
+	fi
+done
+for f in vfs_read ksys_read do_sys_openat2; do
+	case " $counted " in *" $f "*) ;; *) kt_fail "the function tracer cannot count $f" ;; esac
+done
+entry_funcs=$counted
 kt_ftrace_start $ftn
 kt_trace_start /tmp/w/b.json /tmp/w/b.err --json --pid "$p" $funcs
 kill -CONT "$p"
@@ -125,14 +137,11 @@ kt_ftrace_stop
 cat /tmp/w/b.err
 [ "$st" = 0 ] || kt_fail "kinstctl trace --pid $p exited $st after SIGINT: $(cat /tmp/w/b.err)"
 kt_expect_eq "md5sum output traced vs untraced" "$(cat /tmp/w/md5.0)" "$(awk '{ print $1 }' /tmp/w/md5.1)"
-sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' /tmp/w/b.err) ||
-    kt_fail "no summary from kinstctl trace: $(cat /tmp/w/b.err)"
-set -- $(echo "$sum" | tr -c '0-9\n' ' ')
-hits=$1 dropped=$3
-[ "$1" = $(( $2 + $3 )) ] || kt_fail "summary: hits $1 != delivered $2 + dropped $3"
-kt_log "phase B summary: $1 hits, $2 delivered, $3 dropped, $4 printed"
+kt_trace_summary /tmp/w/b.err
+hits=$KT_HITS dropped=$KT_DROPPED
+kt_log "phase B summary: $KT_HITS hits, $KT_DELIVERED delivered, $KT_DROPPED dropped, $KT_PRINTED printed"
 awk -f /tmp/w/reduce.awk /tmp/w/b.json >/tmp/w/bcounts
-kt_expect_eq "JSON lines written (phase B)" "$4" "$(sed -n 's/^lines //p' /tmp/w/bcounts)"
+kt_expect_eq "JSON lines written (phase B)" "$KT_PRINTED" "$(sed -n 's/^lines //p' /tmp/w/bcounts)"
 kt_expect_eq "hits of other processes than $p" 0 "$(awk -v p="$p" 'NF == 4 && $3 != p { s += $4 } END { print s + 0 }' /tmp/w/bcounts)"
 for f in $funcs; do
 	kt_log "$f: $(awk -v f="$f" '$1 == f { s += $4 } END { print s + 0 }' /tmp/w/bcounts) hits by md5sum at $(awk -v f="$f" '$1 == f { print $2 }' /tmp/w/bcounts | sort -u | grep -c .) distinct offsets"
