@@ -422,6 +422,9 @@ kinst_linux_hook_fini(void)
 	/* atomic_notifier_chain_unregister() waits with synchronize_rcu(). */
 	unregister_die_notifier(&kinst_die_nb);
 	kinst_linux_derive_fini();
+	if (kinst_engine != NULL && kinst_engine->tripped != 0)
+		pr_warn("kinst: %llu hits nested beyond depth %d ran without a record (nesting guard)\n",
+		    (unsigned long long)kinst_engine->tripped, KINST_NEST_MAX);
 }
 
 unsigned long

@@ -40,9 +40,22 @@ kinst_os_now_ns(void)
 	return (42);
 }
 
+/* Re-enter the engine at this address from every record (a probe on a callee). */
+static uint64_t recurse_addr;
+static int recurse_calls;
+
 void
 kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 {
+	if (recurse_addr != 0 && recurse_calls < 1000) {
+		struct kinst_regs r;
+
+		recurse_calls++;
+		memset(&r, 0, sizeof(r));
+		r.rip = recurse_addr;
+		r.gpr[KINST_RSP] = fake_base + 2048;
+		(void)kinst_engine_hit(nest_engine, &r);
+	}
 	*pid = 100;
 	*tid = 101;
 	strcpy(comm, "unit");
@@ -809,6 +822,40 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	(void)test_mem;
 }
 
+/*
+ * The nesting guard: a probe on something the handler calls re-enters the
+ * engine from inside every hit; beyond KINST_NEST_MAX levels the hit runs
+ * quietly (no record, no call out), the probe is marked tripped and
+ * counted, and the recursion ends.
+ */
+ATF_TC_WITHOUT_HEAD(hit_nesting_guard);
+ATF_TC_BODY(hit_nesting_guard, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	struct kinst_probe p;
+	struct kinst_regs r;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 1);
+	nest_engine = &eng;
+	recurse_calls = 0;
+	recurse_addr = 0x400000;
+	regs_init(&r, 0x400000);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	recurse_addr = 0;
+	/* Levels 1..NEST_MAX record (and re-enter); level NEST_MAX+1 does not. */
+	ATF_CHECK_EQ(recurse_calls, KINST_NEST_MAX);
+	ATF_CHECK_EQ(p.hits, KINST_NEST_MAX + 1);
+	ATF_CHECK_EQ(p.tripped, 1);
+	ATF_CHECK_EQ(eng.tripped, 1);
+	ATF_CHECK_EQ(eng.hdepth[0], 0);
+	/* hits == delivered + dropped still: the quiet hit is not a session hit. */
+	ATF_CHECK_EQ(shits[0], KINST_NEST_MAX);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]) +
+	    kinst_ring_dropped(&rings[0]), KINST_NEST_MAX);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);
+}
+
 ATF_TC_WITHOUT_HEAD(hit_ring_full);
 ATF_TC_BODY(hit_ring_full, tc)
 {
@@ -855,5 +902,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, emulate_fault_leaves_regs);
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
+	ATF_TP_ADD_TC(tp, hit_nesting_guard);
 	return (atf_no_error());
 }
