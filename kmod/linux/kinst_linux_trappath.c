@@ -413,17 +413,28 @@ kinst_xr_show(struct seq_file *m, void *v)
 	size_t i;
 
 	(void)v;
-	seq_printf(m, "# kinst derived exclusions: %zu trap-path, %zu cpu-bringup functions\n",
+	seq_printf(m, "# kinst derived exclusions: %zu trap-path, %zu cpu-bringup functions\n"
+	    "# class name size reached-from address\n",
 	    kinst_nxr_listed[KINST_R_TRAP_PATH],
 	    kinst_nxr_listed[KINST_R_CPU_BRINGUP]);
+	/* The stop points, so that a check of the set can use the same ones. */
+	seq_puts(m, "# cut:");
+	for (i = 0; i < ARRAY_SIZE(kinst_trap_cut); i++)
+		seq_printf(m, " %s", kinst_trap_cut[i]);
+	seq_puts(m, "\n# leaf:");
+	for (i = 0; i < ARRAY_SIZE(kinst_trap_leaf); i++)
+		seq_printf(m, " %s", kinst_trap_leaf[i]);
+	for (i = 0; i < ARRAY_SIZE(kinst_boot_leaf); i++)
+		seq_printf(m, " %s", kinst_boot_leaf[i]);
+	seq_puts(m, "\n# prefix: start_secondary rcu_cpu_starting\n");
 	for (i = 0; i < kinst_nxr; i++) {
 		const struct kinst_xrange *x = &kinst_xr[i];
 
 		if ((x->flags & KINST_XF_OWN) != 0)
 			continue;
-		seq_printf(m, "%s %ps 0x%lx %ps\n",
+		seq_printf(m, "%s %ps 0x%lx %ps %016lx\n",
 		    x->reason == KINST_R_TRAP_PATH ? "trap-path" : "cpu-bringup",
-		    (void *)x->start, x->size, (void *)x->via);
+		    (void *)x->start, x->size, (void *)x->via, x->start);
 	}
 	return (0);
 }
