@@ -4,7 +4,7 @@
 # scenario-needs: kinst
 # scenario-timeout: 900
 # scenario-options: -m 2G -f "$KINST_BUILD/tests/kmod/kinst_devtest"
-# scenario-args: 20261130 240 24
+# scenario-args: 20261130 160 32
 #
 # Issue 8, proof item 3.  Arguments: SEED NFUNCS BATCH.  Busy functions are
 # those the function tracer sees during a workload; NFUNCS of them are
@@ -58,7 +58,7 @@ kt_log "busy functions seen by the function tracer: $nbusy (informational)"
 # that are unique kernel text symbols (list-offsets reads those by name).
 awk '$2 ~ /^[tT]$/ && $4 == "" { c[$3]++ } END { for (n in c) if (c[n] == 1) print n }' \
     /proc/kallsyms | sort >/tmp/s/unique
-sort /tmp/s/busy | comm -12 - /tmp/s/unique >/tmp/s/pool
+awk 'NR == FNR { u[$1] = 1; next } u[$1]' /tmp/s/unique /tmp/s/busy >/tmp/s/pool
 kt_log "of which unique kernel text names: $(wc -l </tmp/s/pool) (informational)"
 awk -v seed="$seed" -v n="$nfuncs" '{ f[NR] = $0 } END {
 	srand(seed)
@@ -71,8 +71,8 @@ awk -v seed="$seed" -v n="$nfuncs" '{ f[NR] = $0 } END {
 # shellcheck disable=SC2046
 kinstctl list-offsets --json $(cat /tmp/s/drawn) >/tmp/s/lo.json 2>/tmp/s/lo.err ||
     kt_fail "kinstctl list-offsets of the drawn functions failed: $(head -n 3 /tmp/s/lo.err)"
-jq -r 'select(.type == "summary" and .traceable > 0) | "\(.function) \(.traceable)"' \
-    /tmp/s/lo.json >/tmp/s/chosen.n
+jq -r 'select(.type == "insn" and (.verdict | startswith("refused") | not)) | .function' \
+    /tmp/s/lo.json | sort | uniq -c | awk '{ print $2, $1 }' >/tmp/s/chosen.n
 cut -d' ' -f1 /tmp/s/chosen.n >/tmp/s/chosen
 ninsn=$(awk '{ s += $2 } END { print s + 0 }' /tmp/s/chosen.n)
 nchosen=$(wc -l </tmp/s/chosen)
