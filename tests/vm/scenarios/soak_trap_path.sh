@@ -83,7 +83,7 @@ cpu=/sys/devices/system/cpu/cpu1/online
 hot=no
 [ -w $cpu ] && hot=yes
 b=0 tot_hits=0 tot_probes=0 funcs_hit=0
-split -l "$batch" /tmp/s/chosen /tmp/s/batch.
+awk -v b="$batch" '{ print > sprintf("/tmp/s/batch.%03d", int((NR - 1) / b)) }' /tmp/s/chosen
 for bf in /tmp/s/batch.*; do
 	b=$((b + 1))
 	fl=$(tr '\n' ' ' <"$bf")
