@@ -53,7 +53,15 @@
  * is reached from __rcu_read_unlock on the path, but returns at once in NMI
  * context (in_nmi()), and the whole #BP path from irqentry_nmi_enter to
  * irqentry_nmi_exit is NMI context; its callees (wakeups, RCU boosting)
- * never run there.
+ * never run there.  The die notifiers before kinst's that return at once
+ * for DIE_INT3 (hw_breakpoint_exceptions_notify: DIE_DEBUG only;
+ * kprobe_exceptions_notify: NOTIFY_DONE on x86) are leaves too.
+ *
+ * Measured on Debian's 6.1 under QEMU: without the stop points the trap
+ * path closure held 1836 functions (the user-mode do_trap branch and the
+ * page-fault oops/signal paths pull in the page allocator, reclaim, the
+ * block layer and the scheduler); with them, 103 trap-path and 198
+ * bring-up functions are refused (the load message prints both counts).
  *
  * Class "cpu bring-up" (KINST_R_CPU_BRINGUP): a secondary CPU enters
  * secondary_startup_64 with a bring-up IDT that has no #BP handler and
