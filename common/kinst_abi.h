@@ -16,7 +16,8 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	2	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK */
+#define	KINST_ABI_VERSION_MINOR	3	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+					   1.3: refuse reasons trap path, cpu bring-up */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */

@@ -59,6 +59,8 @@ static const char *const reason_names[] = {
 	[KINST_R_TEXT_PATCHED] = "text-patched",
 	[KINST_R_STI_SHADOW] = "sti-shadow",
 	[KINST_R_ENDBR] = "endbr",
+	[KINST_R_TRAP_PATH] = "excluded-function (trap path)",
+	[KINST_R_CPU_BRINGUP] = "excluded-function (cpu bring-up)",
 };
 
 _Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");

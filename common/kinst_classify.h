@@ -60,6 +60,8 @@ enum kinst_reason {
 	KINST_R_TEXT_PATCHED,	/* "text-patched": ftrace/jump label/static call/kprobe site */
 	KINST_R_STI_SHADOW,	/* "sti-shadow": sti right before hlt/mwait (its shadow matters) */
 	KINST_R_ENDBR,		/* "endbr": an int3 on an indirect-branch target faults (#CP) under IBT */
+	KINST_R_TRAP_PATH,	/* "excluded-function (trap path)": reached by the #BP path or the handler (ABI 1.3) */
+	KINST_R_CPU_BRINGUP,	/* "excluded-function (cpu bring-up)": runs before a new CPU can take a #BP (ABI 1.3) */
 	KINST_R_COUNT
 };
 

@@ -619,6 +619,44 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 	return (n);
 }
 
+/*
+ * Disarm the session's probes the nesting guard tripped (kinst_engine.h),
+ * control lock held.  Returns the number disarmed.
+ */
+static uint32_t
+ctl_reap_tripped_locked(struct kinst_ctl *c, struct kinst_csession *cs)
+{
+	struct kinst_group *g;
+	struct kinst_cprobe *cp;
+	uint32_t i, id, n;
+
+	n = 0;
+	for (;;) {
+		id = 0;
+		for (g = cs->groups; g != NULL && id == 0; g = g->next)
+			for (i = 0; i < g->nprobes && id == 0; i++) {
+				cp = &g->probes[i];
+				if (cp->live && KINST_LOAD_RELAXED(
+				    &cp->p.tripped) != 0)
+					id = cp->p.id;
+			}
+		if (id == 0)
+			return (n);
+		n += ctl_disarm_locked(c, cs, id);
+	}
+}
+
+uint32_t
+kinst_ctl_reap_tripped(struct kinst_ctl *c, struct kinst_csession *cs)
+{
+	uint32_t n;
+
+	kinst_os_ctl_lock();
+	n = ctl_reap_tripped_locked(c, cs);
+	kinst_os_ctl_unlock();
+	return (n);
+}
+
 int
 kinst_ctl_disarm(struct kinst_ctl *c, struct kinst_csession *cs,
     struct kinst_disarm *d)
@@ -654,9 +692,9 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 	struct kinst_probe_info *pi;
 	uint32_t i, n;
 
-	(void)c;
 	n = 0;
 	kinst_os_ctl_lock();
+	(void)ctl_reap_tripped_locked(c, cs);
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];
@@ -690,7 +728,6 @@ kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 	struct kinst_session *s;
 	uint32_t i, n;
 
-	(void)c;
 	s = &cs->s;
 	n = cap < s->ncpus ? cap : s->ncpus;
 	/*
@@ -705,6 +742,7 @@ kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 		out[i].hits = KINST_LOAD_RELAXED(&s->hits[i]);
 	}
 	kinst_os_ctl_lock();
+	(void)ctl_reap_tripped_locked(c, cs);
 	st->ncpus = s->ncpus;
 	st->refusals = cs->refusals;
 	st->nprobes = cs->nprobes;

@@ -123,6 +123,12 @@ void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
 /* A new session; the caller has set up cs->s (kinst_session_init). */
 void	kinst_ctl_session_init(struct kinst_ctl *c, struct kinst_csession *cs);
 
+/*
+ * Disarm the session's probes that the nesting guard tripped
+ * (kinst_engine.h); returns how many.  LIST and STATS do it first.
+ */
+uint32_t kinst_ctl_reap_tripped(struct kinst_ctl *c, struct kinst_csession *cs);
+
 /* Disarm and free every probe of the session (close of the file). */
 void	kinst_ctl_session_fini(struct kinst_ctl *c, struct kinst_csession *cs);
 

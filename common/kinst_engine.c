@@ -19,8 +19,11 @@ kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
 	kinst_ptable_init(&e->table);
 	e->ncpus = ncpus > KINST_MAXCPU ? KINST_MAXCPU : ncpus;
 	e->manage_if = manage_if ? 1 : 0;
-	for (i = 0; i < KINST_MAXCPU; i++)
+	for (i = 0; i < KINST_MAXCPU; i++) {
 		e->depth[i] = 0;
+		e->hdepth[i] = 0;
+	}
+	e->tripped = 0;
 }
 
 void
@@ -118,24 +121,12 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	e->depth[cpu]--;
 }
 
-int
-kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
+/* Emulate or redirect to the trampoline: the instruction's execution. */
+static int
+execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 {
-	struct kinst_probe *p;
-	struct kinst_session *s;
 	struct kinst_regs r;
-	uint32_t cpu;
 	bool if_was_set;
-
-	p = kinst_ptable_lookup(&e->table, regs->rip);
-	if (p == NULL)
-		return (KINST_HIT_NOT_OURS);
-
-	__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
-	cpu = kinst_os_cpu();
-	s = KINST_LOAD_ACQUIRE(&p->session);
-	if (s != NULL && cpu < s->ncpus && cpu < e->ncpus)
-		record(e, p, s, cpu, regs);
 
 	if (p->cls.treatment == KINST_T_EMULATE) {
 		r = *regs;
@@ -162,4 +153,38 @@ kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
 		regs->rip = p->tramp + KINST_TRAMP_NOSTI;
 	}
 	return (KINST_HIT_REDIRECT);
+}
+
+int
+kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
+{
+	struct kinst_probe *p;
+	struct kinst_session *s;
+	uint32_t cpu, depth;
+	int res;
+
+	p = kinst_ptable_lookup(&e->table, regs->rip);
+	if (p == NULL)
+		return (KINST_HIT_NOT_OURS);
+
+	__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
+	cpu = kinst_os_cpu();
+	if (cpu >= e->ncpus)
+		return (execute(e, p, regs));	/* no per-CPU state: never records */
+
+	/* Nesting guard (kinst_engine.h); balanced before any return. */
+	depth = ++e->hdepth[cpu];
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (depth > KINST_NEST_MAX) {
+		__atomic_store_n(&p->tripped, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->tripped, 1, __ATOMIC_RELAXED);
+	} else {
+		s = KINST_LOAD_ACQUIRE(&p->session);
+		if (s != NULL && cpu < s->ncpus)
+			record(e, p, s, cpu, regs);
+	}
+	res = execute(e, p, regs);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	e->hdepth[cpu]--;
+	return (res);
 }

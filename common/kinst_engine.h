@@ -43,8 +43,23 @@ struct kinst_engine {
 	struct kinst_ptable table;
 	uint32_t	ncpus;
 	uint32_t	manage_if;	/* kernels: 1 (run trampolines with IF clear); user harness: 0 */
-	uint32_t	depth[KINST_MAXCPU];	/* per-CPU in-handler depth */
+	uint32_t	depth[KINST_MAXCPU];	/* per-CPU in-record depth */
+	uint32_t	hdepth[KINST_MAXCPU];	/* per-CPU in-handler depth (nesting guard) */
+	uint64_t	tripped;	/* hits beyond KINST_NEST_MAX, all probes */
 };
+
+/*
+ * Nesting guard.  A hit while this CPU is already KINST_NEST_MAX hits deep
+ * in the handler (a probe on something the handler calls that the
+ * exclusions missed, re-entering it) is executed quietly: no record, no
+ * call out of the engine but the emulator's memory access, the probe
+ * marked tripped (p->tripped) and counted (e->tripped); the control path
+ * disarms tripped probes later (kinst_ctl_reap_tripped).  Each nested level
+ * then returns, so the recursion is bounded.  A probe on a function the #BP
+ * path runs BEFORE the handler (the notifier chain's rcu_read_lock) recurses
+ * without ever reaching it: only exclusion prevents that.
+ */
+#define	KINST_NEST_MAX	3
 
 void	kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if);
 void	kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,

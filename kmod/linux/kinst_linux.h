@@ -15,4 +15,17 @@ int	kinst_linux_hook_init(void);
 void	kinst_linux_hook_fini(void);
 unsigned long kinst_linux_emu_faults(void);
 
+/* kinst_linux_os.c, for the walk */
+unsigned long kinst_linux_lookup_name(const char *name);
+bool	kinst_linux_func_bounds(unsigned long a, unsigned long *start,
+	    unsigned long *size, bool *own);
+bool	kinst_linux_ftrace_site(unsigned long a);
+
+/* kinst_linux_trappath.c: the exclusion sets derived from the live text */
+struct notifier_block;
+int	kinst_linux_derive(struct notifier_block *ours, void *const *roots,
+	    size_t nroots);
+void	kinst_linux_derive_fini(void);
+int	kinst_linux_derived_check(unsigned long a);
+
 #endif /* !KINST_LINUX_H */

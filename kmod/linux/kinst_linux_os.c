@@ -389,10 +389,31 @@ static struct notifier_block kinst_die_nb = {
 	.priority = INT_MAX,
 };
 
+/*
+ * The functions of this module that the trap path enters other than by a
+ * direct call from kinst_die_notify: the engine's memory callbacks are
+ * called through pointers.  Roots of the trap-path walk
+ * (kinst_linux_trappath.c), which follows them into the kernel.
+ */
+static void *const kinst_trap_roots[] = {
+	kinst_die_notify, kinst_os_read, kinst_os_write_stack,
+	kinst_os_now_ns, kinst_os_thread, kinst_os_cpu, kinst_os_wake_deferred,
+};
+
 int
 kinst_linux_hook_init(void)
 {
-	return (register_die_notifier(&kinst_die_nb));
+	int error;
+
+	error = register_die_notifier(&kinst_die_nb);
+	if (error != 0)
+		return (error);
+	/* After registering: the walk looks for the notifiers before ours. */
+	error = kinst_linux_derive(&kinst_die_nb, kinst_trap_roots,
+	    ARRAY_SIZE(kinst_trap_roots));
+	if (error != 0)
+		unregister_die_notifier(&kinst_die_nb);
+	return (error);
 }
 
 void
@@ -400,6 +421,10 @@ kinst_linux_hook_fini(void)
 {
 	/* atomic_notifier_chain_unregister() waits with synchronize_rcu(). */
 	unregister_die_notifier(&kinst_die_nb);
+	kinst_linux_derive_fini();
+	if (kinst_engine != NULL && kinst_engine->tripped != 0)
+		pr_warn("kinst: %llu hits nested beyond depth %d ran without a record (nesting guard)\n",
+		    (unsigned long long)kinst_engine->tripped, KINST_NEST_MAX);
 }
 
 unsigned long
@@ -446,6 +471,48 @@ static bool
 kinst_in_kernel_text(unsigned long a)
 {
 	return (a >= kinst_stext && a < kinst_etext);
+}
+
+/* For kinst_linux_trappath.c (control path, at load). */
+unsigned long
+kinst_linux_lookup_name(const char *name)
+{
+	return (k_lookup_name(name));
+}
+
+/*
+ * The function containing a, in the kernel's core text or a live module's
+ * text: its first byte and size (*own: in this module).  False otherwise.
+ */
+bool
+kinst_linux_func_bounds(unsigned long a, unsigned long *start,
+    unsigned long *size, bool *own)
+{
+	struct module *mod;
+	unsigned long sz, off;
+
+	if (!k_lookup_size_offset(a, &sz, &off) || sz == 0)
+		return (false);
+	*start = a - off;
+	*size = sz;
+	*own = within_module(a, THIS_MODULE);
+	if (kinst_in_kernel_text(*start)) {
+		if (*size > kinst_etext - *start)
+			*size = kinst_etext - *start;
+		return (true);
+	}
+	preempt_disable();
+	mod = k_module_text_address(a);
+	preempt_enable();
+	return (mod != NULL);
+}
+
+/* Is a the ftrace call site of a function (the call there is ftrace's)? */
+bool
+kinst_linux_ftrace_site(unsigned long a)
+{
+	return (k_ftrace_location_range != NULL &&
+	    k_ftrace_location_range(a, a) == a);
 }
 
 int
@@ -518,9 +585,13 @@ kinst_os_func_check(const struct kinst_func *f, const char *function)
 	char sym[KSYM_SYMBOL_LEN], *p;
 	unsigned long a = (unsigned long)f->addr;
 	size_t i;
+	int r;
 
 	if (within_module(a, THIS_MODULE))
 		return (KINST_R_EXCLUDED);
+	/* Derived from the live text at load: more precise than the rest. */
+	if ((r = kinst_linux_derived_check(a)) != KINST_R_NONE)
+		return (r);
 	for (i = 0; i < KINST_NSECTIONS; i++)
 		if (kinst_sect[i][0] != 0 && a >= kinst_sect[i][0] &&
 		    a < kinst_sect[i][1])

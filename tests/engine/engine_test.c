@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kinst_engine.h"
+#include "kinst_callgraph.h"
 #include "kinst_os.h"
 
 /* ---- a fake OS: one flat "memory" window, a nesting hook ---- */
@@ -40,9 +41,22 @@ kinst_os_now_ns(void)
 	return (42);
 }
 
+/* Re-enter the engine at this address from every record (a probe on a callee). */
+static uint64_t recurse_addr;
+static int recurse_calls;
+
 void
 kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 {
+	if (recurse_addr != 0 && recurse_calls < 1000) {
+		struct kinst_regs r;
+
+		recurse_calls++;
+		memset(&r, 0, sizeof(r));
+		r.rip = recurse_addr;
+		r.gpr[KINST_RSP] = fake_base + 2048;
+		(void)kinst_engine_hit(nest_engine, &r);
+	}
 	*pid = 100;
 	*tid = 101;
 	strcpy(comm, "unit");
@@ -809,6 +823,96 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	(void)test_mem;
 }
 
+/*
+ * The nesting guard: a probe on something the handler calls re-enters the
+ * engine from inside every hit; beyond KINST_NEST_MAX levels the hit runs
+ * quietly (no record, no call out), the probe is marked tripped and
+ * counted, and the recursion ends.
+ */
+ATF_TC_WITHOUT_HEAD(hit_nesting_guard);
+ATF_TC_BODY(hit_nesting_guard, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	struct kinst_probe p;
+	struct kinst_regs r;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 1);
+	nest_engine = &eng;
+	recurse_calls = 0;
+	recurse_addr = 0x400000;
+	regs_init(&r, 0x400000);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	recurse_addr = 0;
+	/* Levels 1..NEST_MAX record (and re-enter); level NEST_MAX+1 does not. */
+	ATF_CHECK_EQ(recurse_calls, KINST_NEST_MAX);
+	ATF_CHECK_EQ(p.hits, KINST_NEST_MAX + 1);
+	ATF_CHECK_EQ(p.tripped, 1);
+	ATF_CHECK_EQ(eng.tripped, 1);
+	ATF_CHECK_EQ(eng.hdepth[0], 0);
+	/* hits == delivered + dropped still: the quiet hit is not a session hit. */
+	ATF_CHECK_EQ(shits[0], KINST_NEST_MAX);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]) +
+	    kinst_ring_dropped(&rings[0]), KINST_NEST_MAX);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);
+}
+
+/* kinst_func_exits: the direct branches that leave a function, in order. */
+static uint64_t ex_from[8], ex_to[8];
+static int ex_kind[8], ex_n;
+
+static int
+ex_collect(void *arg, uint64_t from, uint64_t to, int kind)
+{
+	(void)arg;
+	if (ex_n < 8) {
+		ex_from[ex_n] = from;
+		ex_to[ex_n] = to;
+		ex_kind[ex_n] = kind;
+	}
+	ex_n++;
+	return (0);
+}
+
+ATF_TC_WITHOUT_HEAD(callgraph_exits);
+ATF_TC_BODY(callgraph_exits, tc)
+{
+	static const uint8_t f[] = {
+		0xe8, 0xfb, 0x0f, 0x00, 0x00,		/* +0  call +0x1000 */
+		0xe8, 0x00, 0x00, 0x00, 0x00,		/* +5  call +10: inside */
+		0x74, 0x02,				/* +10 je +14: inside */
+		0x0f, 0x85, 0xde, 0xff, 0xff, 0xff,	/* +12 jne 0xff0: before the function */
+		0xff, 0xd0,				/* +18 call *%rax: not an edge */
+		0x66, 0xe9, 0x00, 0x00,			/* +20 jmpw: vendor-dependent, not an edge */
+		0xe9, 0xe3, 0x1f, 0x00, 0x00,		/* +24 jmp 0x3000: a tail call */
+		0xeb, 0x10,				/* +29 jmp +0x2f: outside (size 31) */
+	};
+	size_t n;
+
+	ex_n = 0;
+	n = kinst_func_exits(f, sizeof(f), 0x1000, ex_collect, NULL);
+	ATF_CHECK_EQ(n, sizeof(f));
+	ATF_REQUIRE_EQ(ex_n, 4);
+	ATF_CHECK_EQ(ex_from[0], 0x1000);
+	ATF_CHECK_EQ(ex_to[0], 0x2000);
+	ATF_CHECK_EQ(ex_kind[0], KINST_EXIT_CALL);
+	ATF_CHECK_EQ(ex_from[1], 0x100c);
+	ATF_CHECK_EQ(ex_to[1], 0xff0);
+	ATF_CHECK_EQ(ex_kind[1], KINST_EXIT_JCC);
+	ATF_CHECK_EQ(ex_from[2], 0x1018);
+	ATF_CHECK_EQ(ex_to[2], 0x3000);
+	ATF_CHECK_EQ(ex_kind[2], KINST_EXIT_JMP);
+	ATF_CHECK_EQ(ex_to[3], 0x1000 + 31 + 0x10);
+	ATF_CHECK_EQ(ex_kind[3], KINST_EXIT_JMP);
+
+	/* An undecodable byte stops the walk; exits before it are reported. */
+	static const uint8_t g[] = { 0xe8, 0x00, 0x01, 0x00, 0x00, 0x06, 0xc3 };
+	ex_n = 0;
+	n = kinst_func_exits(g, sizeof(g), 0x1000, ex_collect, NULL);
+	ATF_CHECK_EQ(n, 5);
+	ATF_CHECK_EQ(ex_n, 1);
+}
+
 ATF_TC_WITHOUT_HEAD(hit_ring_full);
 ATF_TC_BODY(hit_ring_full, tc)
 {
@@ -855,5 +959,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, emulate_fault_leaves_regs);
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
+	ATF_TP_ADD_TC(tp, hit_nesting_guard);
+	ATF_TP_ADD_TC(tp, callgraph_exits);
 	return (atf_no_error());
 }
