@@ -6,6 +6,12 @@
 # scenario-options: -m 2G -f "$KINST_BUILD/tests/kmod/kinst_devtest"
 # scenario-args: 20261130 160 32
 #
+# NOT in tests/run: one run through the suite timed out at 900 s in batch 5
+# (hot scheduler and timer functions: switch_mm_irqs_off, tick_sched_timer,
+# update_rq_clock, ...) with no lockup in the log; a hang and TCG slowness
+# were not told apart yet, and the seed does not fix the draw (it samples
+# the function tracer).  Run it by hand (README, "Soaks").
+#
 # Issue 8, proof item 3.  Arguments: SEED NFUNCS BATCH.  Busy functions are
 # those the function tracer sees during a workload; NFUNCS of them are
 # drawn with awk's generator seeded with SEED; those list-offsets says
