@@ -155,6 +155,10 @@ kinst_fbsd_trap(void *tf)
 		W(tf, KINST_FBSD_TF_RSP) = sp;
 		W(tf, KINST_FBSD_TF_RIP) = TARGET;
 		return (1);
+	case SC_ENGINE_RAX0:
+		/* run_at() turns it into SC_ENGINE before the hook runs. */
+		kh_bad_frame_copy++;
+		return (0);
 	}
 	return (0);
 }
