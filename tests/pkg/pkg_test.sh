@@ -226,6 +226,10 @@ deb_body() {
 	# (DKMS's module, depmod's files), once the packages are purged.
 	find "/lib/modules/$kver" -mindepth 1 >lib-modules.before
 	echo "$kver" >kver
+	# DKMS signs what it builds with a key of its own, made on first use.
+	for f in /var/lib/dkms/mok.key /var/lib/dkms/mok.pub; do
+		[ -e "$f" ] || echo "$f" >>dkms-keys.new
+	done
 
 	# 1. Build, from a clean copy (products land in its parent, pkgs/).
 	pkg_clean_copy "$PWD/pkgs/kinst-$v"
@@ -292,6 +296,16 @@ deb_body() {
 	# 5. A kernel's installation runs /etc/kernel/postinst.d/dkms, which
 	# builds and installs every AUTOINSTALL module for it: do as it does
 	# for Debian's kernel (its headers are /lib/modules/$kver/build).
+	# The package's postinst may have built it for $kver already (it builds
+	# for the running and the newest kernels, or for every one when the
+	# running kernel is not in /lib/modules): forget that build first.
+	ko=/lib/modules/$kver/updates/dkms/kinst.ko
+	dkms unbuild -m kinst -v "$v" -k "$kver" >dkms-unbuild.log 2>&1 || true
+	case $(dkms status -m kinst -v "$v" -k "$kver") in
+	*": added"*) ;;
+	*) cat dkms-unbuild.log; atf_fail "dkms unbuild -k $kver left: $(dkms status -m kinst)" ;;
+	esac
+	[ ! -e "$ko" ] || atf_fail "$ko is still there after dkms unbuild"
 	hook=/etc/kernel/postinst.d/dkms
 	[ -x "$hook" ] || atf_fail "$hook is missing: is dkms installed?"
 	"$hook" "$kver" >dkms-hook.log 2>&1 || true
@@ -303,7 +317,6 @@ deb_body() {
 	*)	cat /var/lib/dkms/kinst/"$v"/build/make.log 2>/dev/null | tail -n 40
 		atf_fail "DKMS did not build and install kinst $v for $kver (AUTOINSTALL)" ;;
 	esac
-	ko=/lib/modules/$kver/updates/dkms/kinst.ko
 	[ -f "$ko" ] || { find "/lib/modules/$kver" -name 'kinst.ko*'; atf_fail "no $ko after DKMS's install"; }
 	got=$(modinfo -F version "$ko")
 	[ "$got" = "$v" ] || atf_fail "DKMS's kinst.ko says version '$got', VERSION says $v"
@@ -361,6 +374,12 @@ deb_cleanup() {
 		echo "cleanup: purging kinst-dkms and kinstctl"
 		dpkg --purge kinst-dkms kinstctl >/dev/null 2>&1 ||
 		    echo "cleanup: WARNING: dpkg --purge kinst-dkms kinstctl failed" >&2
+	fi
+	# DKMS's signing key, if this test made it.
+	if [ -f dkms-keys.new ]; then
+		while read -r f; do
+			rm -f "$f"
+		done <dkms-keys.new
 	fi
 	# What DKMS and depmod added under /lib/modules/KVER, deepest first.
 	if [ -f kver ] && [ -f lib-modules.before ]; then
