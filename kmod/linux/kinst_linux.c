@@ -654,3 +654,4 @@ module_exit(kinst_exit);
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_DESCRIPTION("kinst: trace any instruction of the kernel");
 MODULE_AUTHOR("kinst");
+MODULE_VERSION(KINST_VERSION);
