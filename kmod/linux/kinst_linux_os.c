@@ -44,6 +44,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
+#include <linux/cpu.h>
 #include <linux/string.h>
 #include <linux/extable.h>
 #include <asm/ptrace.h>
@@ -440,11 +441,62 @@ kinst_linux_emu_faults(void)
 
 /* ---- control path ---- */
 
+/*
+ * The control lock, and why it holds off CPU hotplug.
+ *
+ * Quiescence (kinst_os_quiesce) and text synchronization (text_poke_sync)
+ * are on_each_cpu(), which reaches the CPUs in cpu_online_mask.  A CPU
+ * going offline (Linux 6.1, x86) clears its online bit in take_cpu_down()
+ * -> __cpu_disable() and then still runs kernel code on its own: the CPUHP
+ * "dying" callbacks, the idle loop's cpuhp_report_idle_dead() ->
+ * rcu_report_dead() and the IPI that completes the control CPU's wait,
+ * arch_cpu_idle_dead() -> native_play_dead() -> play_dead_common() ->
+ * idle_task_exit(), cpu_report_death().  A disarm in that window would
+ * not wait for it: a trampoline it is executing could be freed under it,
+ * a probe structure it is reading in the handler could be freed, and its
+ * instruction stream would not be serialized after the text write.
+ *
+ * The whole of that window lies inside one cpus_write_lock() section of
+ * the control CPU: _cpu_down() takes the lock, takedown_cpu() waits in
+ * wait_for_ap_thread() for cpuhp_report_idle_dead()'s completion and then
+ * __cpu_die() -> native_cpu_die() -> cpu_wait_death() for
+ * cpu_report_death(), and only after the remaining teardown callbacks is
+ * the lock released.  Bringing a CPU up is one such section too (_cpu_up).
+ * So every kinst control operation (arm, disarm, close, unload: their
+ * text writes, table changes, synchronizations and quiescence, and the
+ * freeing after them) holds cpus_read_lock() for its whole length: while
+ * it runs, every CPU is either online (reached by on_each_cpu) or past
+ * cpu_report_death(), running only the dead loop.  That loop
+ * (native_play_dead()'s tail: mwait/hlt play_dead, tboot_shutdown,
+ * cpuidle_play_dead) runs after the lock is released, for as long as the
+ * CPU is down, so no lock can cover it: it is refused instead, derived
+ * from the live text (kinst_linux_trappath.c, class "cpu dead", reported
+ * as "cpu bring-up").  Limit: cpu_wait_death() gives up after 5 s ("CPU
+ * n didn't die"); the kernel then proceeds with a CPU in an unknown state,
+ * and so does kinst.
+ *
+ * Lock order (lockdep is off in Debian's kernel, so it is written here):
+ *
+ *   kinst_gate (read, ioctls)  ->  cpu_hotplug_lock (read)  ->
+ *   kinst_ctl_mutex  ->  text_mutex
+ *   kinst_files_lock  ->  cpu_hotplug_lock (read) ...  (kinst_stop_files)
+ *
+ * cpu_hotplug_lock before text_mutex is the kernel's own order (kprobes'
+ * arm_kprobe, static_key_enable, static_call_update take cpus_read_lock()
+ * and then text_mutex).  The hotplug writer calls kinst back only through
+ * kinst_cpu_dead() (kinst_linux.c), which takes no lock, so no kinst lock
+ * is ever wanted under cpu_hotplug_lock held for writing.  Nothing the
+ * control path calls takes cpus_read_lock() again (a second read lock
+ * blocks behind a waiting writer): text_poke, on_each_cpu, module_alloc,
+ * set_memory_*, vmalloc and the kallsyms, kprobes, ftrace, jump label and
+ * static call look-ups do not.
+ */
 static DEFINE_MUTEX(kinst_ctl_mutex);
 
 void
 kinst_os_ctl_lock(void)
 {
+	cpus_read_lock();
 	mutex_lock(&kinst_ctl_mutex);
 }
 
@@ -452,6 +504,7 @@ void
 kinst_os_ctl_unlock(void)
 {
 	mutex_unlock(&kinst_ctl_mutex);
+	cpus_read_unlock();
 }
 
 void *
@@ -729,7 +782,10 @@ kinst_quiesce_ipi(void *arg)
  * nested hit inside it is itself IF-off code.  So when on_each_cpu() returns,
  * every online CPU has passed a point outside all handlers and trampolines
  * after the probes were removed from the table, and none can enter them
- * again (no int3 left, no table entry left).  Offline CPUs run nothing.
+ * again (no int3 left, no table entry left).  No CPU is between leaving
+ * the online mask and its death report meanwhile (the control lock holds
+ * off hotplug, see kinst_os_ctl_lock), and a dead CPU runs only code that
+ * kinst refuses.
  *
  * synchronize_rcu() would also wait for the IF-off regions (they are RCU
  * read-side critical sections), but its correctness there rests on RCU's
