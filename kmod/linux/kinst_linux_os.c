@@ -47,9 +47,16 @@
 #include <linux/cpu.h>
 #include <linux/string.h>
 #include <linux/extable.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <asm/ptrace.h>
+#include <asm/asm.h>
+#include <asm/processor.h>
+#include <asm/vsyscall.h>
+#include <asm/page.h>
 
 #include "kinst_linux.h"
+#include "kinst_kaddr.h"
 
 /* ---- symbols reached through kallsyms_lookup_name ---- */
 
@@ -126,9 +133,9 @@ static unsigned long kinst_stext, kinst_etext;
  *   handler and get_kprobe (also on the kprobe blacklist), the die notifier
  *   chain (notify_die, atomic_notifier_call_chain, notifier_call_chain),
  *   die/oops reporting, kgdb/kdb.
- * - What our handler calls: ktime_get_mono_fast_ns, copy_from_kernel_nofault
- *   (and the page-fault fixup path it may take: fixup_exception, the
- *   ex_handler_* helpers, the exception table search), irq_work_queue and
+ * - What our handler calls: ktime_get_mono_fast_ns, the page-fault fixup
+ *   path that kinst_os_read()'s own no-fault load may take (fixup_exception,
+ *   the ex_handler_* helpers, the exception table search), irq_work_queue and
  *   the self-IPI it raises (arch_irq_work_raise and the APIC write
  *   functions), and memcpy/memset/memmove, which the compiler may call for
  *   structure copies.  The engine is in this module, refused as a whole.
@@ -147,8 +154,6 @@ static const char *const kinst_excluded[] = {
 	"die", "die_addr", "__die", "__die_*", "oops_*", "do_trap",
 	"kgdb_*", "kdb_*", "dbg_*",
 	"ktime_get_mono_fast_ns", "ktime_get_raw_fast_ns",
-	"copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
-	"copy_to_kernel_nofault",
 	"fixup_exception", "ex_handler_*", "search_exception_tables",
 	"search_extable", "search_kernel_exception_table",
 	"search_module_extables", "cmp_ex_search", "bsearch",
@@ -249,11 +254,141 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	comm[KINST_COMM_LEN - 1] = '\0';
 }
 
+/*
+ * kinst's own no-fault load: one byte, with an entry in this module's
+ * exception table (__ex_table, searched by search_module_extables() from
+ * fixup_exception()).  EX_TYPE_EFAULT_REG (6.1: EX_TYPE_IMM_REG with
+ * -EFAULT as the immediate) makes the fixup store -EFAULT in err and
+ * resume at 2:, after the load; it warns about nothing (unlike
+ * EX_TYPE_UACCESS on a #GP).  The fault path it takes from trap context
+ * (exc_page_fault -> do_kern_addr_fault -> ... -> kernelmode_fixup_or_oops
+ * -> fixup_exception) is in the derived trap-path set (root
+ * exc_page_fault, kinst_linux_trappath.c), so no probe can sit on it.
+ */
+static __always_inline int
+kinst_load_byte(const uint8_t *p, uint8_t *v)
+{
+	uint8_t b = 0;
+	int err = 0;
+
+	asm volatile("1:	movb (%[p]), %[b]\n"
+	    "2:\n"
+	    _ASM_EXTABLE_TYPE_REG(1b, 2b, EX_TYPE_EFAULT_REG, %[err])
+	    : [b] "+q" (b), [err] "+r" (err)
+	    : [p] "r" (p)
+	    : "memory");
+	*v = b;
+	return (err);
+}
+
+/*
+ * Is [addr, addr + len) something kinst_load_byte() may touch?  Kernel
+ * half, canonical, not the vsyscall page (common/kinst_kaddr.h says why).
+ */
+static __always_inline bool
+kinst_read_ok(uint64_t addr, size_t len)
+{
+	return (kinst_kaddr_ok(addr, len, TASK_SIZE_MAX + PAGE_SIZE,
+	    boot_cpu_data.x86_virt_bits, VSYSCALL_ADDR, PAGE_SIZE) != 0);
+}
+
+/*
+ * Trap context: no call out of this function (the loads are inline, the
+ * range check is inline arithmetic).  Byte by byte: a read that crosses
+ * into an unmapped page fails there, whatever the alignment.
+ */
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
-	return (copy_from_kernel_nofault(buf, (const void *)(uintptr_t)addr,
-	    len) != 0 ? -1 : 0);
+	const uint8_t *p = (const uint8_t *)(uintptr_t)addr;
+	uint8_t *d = buf;
+	size_t i;
+
+	if (!kinst_read_ok(addr, len))
+		return (-1);
+	for (i = 0; i < len; i++)
+		if (kinst_load_byte(p + i, &d[i]) != 0)
+			return (-1);
+	return (0);
+}
+
+/*
+ * Test hook, debugfs kinst/read (root only, 0600): write "ADDR LEN" (hex
+ * address, 1..16 bytes), read back "ok BYTES", "fault" or "refused".  The
+ * read is kinst_os_read() itself, with interrupts off as in trap context;
+ * "refused" is the range check's answer, "fault" a load that took the
+ * exception-table fixup.  Lets a guest test read an unmapped kernel
+ * address, which no traced instruction can safely be made to do.
+ */
+static DEFINE_MUTEX(kinst_rt_lock);
+static char kinst_rt_result[64] = "none\n";
+
+static ssize_t
+kinst_rt_write(struct file *fp, const char __user *ubuf, size_t n,
+    loff_t *pos)
+{
+	char in[64];
+	unsigned long long addr, len;
+	unsigned long flags;
+	uint8_t b[16];
+	size_t i, o;
+	int r;
+
+	if (n == 0 || n >= sizeof(in))
+		return (-EINVAL);
+	if (copy_from_user(in, ubuf, n) != 0)
+		return (-EFAULT);
+	in[n] = '\0';
+	if (sscanf(in, "%llx %llu", &addr, &len) != 2 || len == 0 ||
+	    len > sizeof(b))
+		return (-EINVAL);
+	mutex_lock(&kinst_rt_lock);
+	if (!kinst_read_ok(addr, len)) {
+		strscpy(kinst_rt_result, "refused\n", sizeof(kinst_rt_result));
+	} else {
+		local_irq_save(flags);
+		r = kinst_os_read(addr, b, len);
+		local_irq_restore(flags);
+		if (r != 0)
+			strscpy(kinst_rt_result, "fault\n",
+			    sizeof(kinst_rt_result));
+		else {
+			o = scnprintf(kinst_rt_result, sizeof(kinst_rt_result),
+			    "ok");
+			for (i = 0; i < len; i++)
+				o += scnprintf(kinst_rt_result + o,
+				    sizeof(kinst_rt_result) - o, " %02x", b[i]);
+			scnprintf(kinst_rt_result + o,
+			    sizeof(kinst_rt_result) - o, "\n");
+		}
+	}
+	mutex_unlock(&kinst_rt_lock);
+	return (n);
+}
+
+static ssize_t
+kinst_rt_read(struct file *fp, char __user *ubuf, size_t n, loff_t *pos)
+{
+	ssize_t r;
+
+	mutex_lock(&kinst_rt_lock);
+	r = simple_read_from_buffer(ubuf, n, pos, kinst_rt_result,
+	    strlen(kinst_rt_result));
+	mutex_unlock(&kinst_rt_lock);
+	return (r);
+}
+
+static const struct file_operations kinst_rt_fops = {
+	.owner = THIS_MODULE,
+	.write = kinst_rt_write,
+	.read = kinst_rt_read,
+	.llseek = no_llseek,
+};
+
+void
+kinst_linux_debugfs_os(struct dentry *dir)
+{
+	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
 }
 
 int

@@ -31,13 +31,13 @@
  *   be resolved, so it is, from die_chain itself.
  * - kinst_die_notify: kinst's handler, and through the module's own code
  *   (walked, not listed: the module is refused as a whole anyway) every
- *   kernel function it calls (ktime_get_mono_fast_ns,
- *   copy_from_kernel_nofault, irq_work_queue, ...).
+ *   kernel function it calls (ktime_get_mono_fast_ns, irq_work_queue, ...).
  * - What those reach through a pointer that is fixed once the system runs:
  *   the current clocksource's read function (ktime_get_mono_fast_ns) and
  *   the APIC driver's IPI functions (irq_work_queue's self-IPI).
- * - exc_page_fault: copy_from_kernel_nofault may fault on a kernel address;
- *   the fault path to the exception fixup then runs inside the handler.
+ * - exc_page_fault: kinst_os_read()'s no-fault load (an exception-table
+ *   entry in the module's own asm) may fault on a kernel address; the
+ *   fault path to the exception fixup then runs inside the handler.
  *
  * Where the walk stops (kinst_trap_cut[]): code that runs only when the
  * trap came from user mode (do_int3_user and the user entry/exit work),
@@ -167,9 +167,9 @@ static const char *const kinst_trap_cut[] = {
 	/* user-address faults and signals; is_prefetch runs for user faults or before an oops */
 	"do_user_addr_fault", "is_prefetch", "print_vma_addr",
 	/*
-	 * A fault inside the handler is kinst_os_read()'s
-	 * copy_from_kernel_nofault(): a default exception-table fixup, never
-	 * load_unaligned_zeropad's (which decodes the faulting instruction).
+	 * A fault inside the handler is kinst_os_read()'s own load: an
+	 * EX_TYPE_EFAULT_REG fixup, never load_unaligned_zeropad's (which
+	 * decodes the faulting instruction).
 	 */
 	"ex_handler_zeropad",
 	/*
@@ -591,9 +591,11 @@ kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 
 	/* Root only: the directory and file modes of debugfs. */
 	kinst_debugfs = debugfs_create_dir("kinst", NULL);
-	if (!IS_ERR_OR_NULL(kinst_debugfs))
+	if (!IS_ERR_OR_NULL(kinst_debugfs)) {
 		debugfs_create_file("excluded", 0400, kinst_debugfs, NULL,
 		    &kinst_xr_fops);
+		kinst_linux_debugfs_os(kinst_debugfs);
+	}
 	return (0);
 }
 
