@@ -65,6 +65,8 @@ static DEFINE_MUTEX(kinst_files_lock);
 static bool kinst_dying;
 static DECLARE_RWSEM(kinst_gate);
 static int kinst_cpuhp_state = -1;
+/* Woken by kinst_cpu_dead(); every poll() waits on it too. */
+static DECLARE_WAIT_QUEUE_HEAD(kinst_cpu_dead_wq);
 
 struct kinst_file {
 	struct kinst_csession cs;
@@ -134,7 +136,8 @@ kinst_errno(int err)
  * clear, we queue nothing: the record stays in the ring, where a blocked
  * read(2) finds it within KINST_READ_RECHECK, poll() at the next wake-up
  * (the next hit on an online CPU, or kinst_cpu_dead() below once the CPU
- * is dead).  Hence no kinst irq_work is ever left on the list of a CPU
+ * is dead).  A disarm never overlaps that window: the control lock holds
+ * off CPU hotplug (kinst_os_ctl_lock in kinst_linux_os.c).  Hence no kinst irq_work is ever left on the list of a CPU
  * that is not online, nothing of ours runs when a CPU comes back (no stale
  * work pointing at a freed file), and irq_work_sync() waits only for work
  * that an online CPU will run.
@@ -308,6 +311,7 @@ kinst_poll(struct file *fp, poll_table *pt)
 	struct kinst_file *kf = fp->private_data;
 
 	poll_wait(fp, &kf->wq, pt);
+	poll_wait(fp, &kinst_cpu_dead_wq, pt);
 	atomic_set(&kf->waiting, 1);
 	smp_mb__after_atomic();
 	if (READ_ONCE(kinst_dying))
@@ -516,18 +520,19 @@ static struct miscdevice kinst_misc = {
 /*
  * A CPU is dead (CPUHP_BP_PREPARE_DYN teardown: runs on a control CPU after
  * the dying CPU reported its death).  Its last records woke nobody
- * (kinst_os_wake_deferred): wake every reader so that poll() sees them.
+ * (kinst_os_wake_deferred): wake every poll()er so that it sees them
+ * (a blocked read(2) looks again within KINST_READ_RECHECK anyway).
+ *
+ * It runs with cpu_hotplug_lock held for writing, and the control path
+ * holds it for reading under kinst_files_lock (kinst_stop_files): so it
+ * takes no lock of ours (one wait queue that every poll() waits on too),
+ * and the lock order of kinst_os_ctl_lock() holds.
  */
 static int
 kinst_cpu_dead(unsigned int cpu)
 {
-	struct kinst_file *kf;
-
 	(void)cpu;
-	mutex_lock(&kinst_files_lock);
-	list_for_each_entry(kf, &kinst_files, link)
-		wake_up_interruptible(&kf->wq);
-	mutex_unlock(&kinst_files_lock);
+	wake_up_interruptible_all(&kinst_cpu_dead_wq);
 	return (0);
 }
 

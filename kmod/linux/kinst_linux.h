@@ -20,6 +20,8 @@ unsigned long kinst_linux_lookup_name(const char *name);
 bool	kinst_linux_func_bounds(unsigned long a, unsigned long *start,
 	    unsigned long *size, bool *own);
 bool	kinst_linux_ftrace_site(unsigned long a);
+struct dentry;
+void	kinst_linux_debugfs_os(struct dentry *dir);	/* test hook kinst/read */
 
 /* kinst_linux_trappath.c: the exclusion sets derived from the live text */
 struct notifier_block;

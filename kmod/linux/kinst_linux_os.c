@@ -44,11 +44,19 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
+#include <linux/cpu.h>
 #include <linux/string.h>
 #include <linux/extable.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <asm/ptrace.h>
+#include <asm/asm.h>
+#include <asm/processor.h>
+#include <asm/vsyscall.h>
+#include <asm/page.h>
 
 #include "kinst_linux.h"
+#include "kinst_kaddr.h"
 
 /* ---- symbols reached through kallsyms_lookup_name ---- */
 
@@ -125,9 +133,9 @@ static unsigned long kinst_stext, kinst_etext;
  *   handler and get_kprobe (also on the kprobe blacklist), the die notifier
  *   chain (notify_die, atomic_notifier_call_chain, notifier_call_chain),
  *   die/oops reporting, kgdb/kdb.
- * - What our handler calls: ktime_get_mono_fast_ns, copy_from_kernel_nofault
- *   (and the page-fault fixup path it may take: fixup_exception, the
- *   ex_handler_* helpers, the exception table search), irq_work_queue and
+ * - What our handler calls: ktime_get_mono_fast_ns, the page-fault fixup
+ *   path that kinst_os_read()'s own no-fault load may take (fixup_exception,
+ *   the ex_handler_* helpers, the exception table search), irq_work_queue and
  *   the self-IPI it raises (arch_irq_work_raise and the APIC write
  *   functions), and memcpy/memset/memmove, which the compiler may call for
  *   structure copies.  The engine is in this module, refused as a whole.
@@ -146,8 +154,6 @@ static const char *const kinst_excluded[] = {
 	"die", "die_addr", "__die", "__die_*", "oops_*", "do_trap",
 	"kgdb_*", "kdb_*", "dbg_*",
 	"ktime_get_mono_fast_ns", "ktime_get_raw_fast_ns",
-	"copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
-	"copy_to_kernel_nofault",
 	"fixup_exception", "ex_handler_*", "search_exception_tables",
 	"search_extable", "search_kernel_exception_table",
 	"search_module_extables", "cmp_ex_search", "bsearch",
@@ -248,11 +254,141 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	comm[KINST_COMM_LEN - 1] = '\0';
 }
 
+/*
+ * kinst's own no-fault load: one byte, with an entry in this module's
+ * exception table (__ex_table, searched by search_module_extables() from
+ * fixup_exception()).  EX_TYPE_EFAULT_REG (6.1: EX_TYPE_IMM_REG with
+ * -EFAULT as the immediate) makes the fixup store -EFAULT in err and
+ * resume at 2:, after the load; it warns about nothing (unlike
+ * EX_TYPE_UACCESS on a #GP).  The fault path it takes from trap context
+ * (exc_page_fault -> do_kern_addr_fault -> ... -> kernelmode_fixup_or_oops
+ * -> fixup_exception) is in the derived trap-path set (root
+ * exc_page_fault, kinst_linux_trappath.c), so no probe can sit on it.
+ */
+static __always_inline int
+kinst_load_byte(const uint8_t *p, uint8_t *v)
+{
+	uint8_t b = 0;
+	int err = 0;
+
+	asm volatile("1:	movb (%[p]), %[b]\n"
+	    "2:\n"
+	    _ASM_EXTABLE_TYPE_REG(1b, 2b, EX_TYPE_EFAULT_REG, %[err])
+	    : [b] "+q" (b), [err] "+r" (err)
+	    : [p] "r" (p)
+	    : "memory");
+	*v = b;
+	return (err);
+}
+
+/*
+ * Is [addr, addr + len) something kinst_load_byte() may touch?  Kernel
+ * half, canonical, not the vsyscall page (common/kinst_kaddr.h says why).
+ */
+static __always_inline bool
+kinst_read_ok(uint64_t addr, size_t len)
+{
+	return (kinst_kaddr_ok(addr, len, TASK_SIZE_MAX + PAGE_SIZE,
+	    boot_cpu_data.x86_virt_bits, VSYSCALL_ADDR, PAGE_SIZE) != 0);
+}
+
+/*
+ * Trap context: no call out of this function (the loads are inline, the
+ * range check is inline arithmetic).  Byte by byte: a read that crosses
+ * into an unmapped page fails there, whatever the alignment.
+ */
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
-	return (copy_from_kernel_nofault(buf, (const void *)(uintptr_t)addr,
-	    len) != 0 ? -1 : 0);
+	const uint8_t *p = (const uint8_t *)(uintptr_t)addr;
+	uint8_t *d = buf;
+	size_t i;
+
+	if (!kinst_read_ok(addr, len))
+		return (-1);
+	for (i = 0; i < len; i++)
+		if (kinst_load_byte(p + i, &d[i]) != 0)
+			return (-1);
+	return (0);
+}
+
+/*
+ * Test hook, debugfs kinst/read (root only, 0600): write "ADDR LEN" (hex
+ * address, 1..16 bytes), read back "ok BYTES", "fault" or "refused".  The
+ * read is kinst_os_read() itself, with interrupts off as in trap context;
+ * "refused" is the range check's answer, "fault" a load that took the
+ * exception-table fixup.  Lets a guest test read an unmapped kernel
+ * address, which no traced instruction can safely be made to do.
+ */
+static DEFINE_MUTEX(kinst_rt_lock);
+static char kinst_rt_result[64] = "none\n";
+
+static ssize_t
+kinst_rt_write(struct file *fp, const char __user *ubuf, size_t n,
+    loff_t *pos)
+{
+	char in[64];
+	unsigned long long addr, len;
+	unsigned long flags;
+	uint8_t b[16];
+	size_t i, o;
+	int r;
+
+	if (n == 0 || n >= sizeof(in))
+		return (-EINVAL);
+	if (copy_from_user(in, ubuf, n) != 0)
+		return (-EFAULT);
+	in[n] = '\0';
+	if (sscanf(in, "%llx %llu", &addr, &len) != 2 || len == 0 ||
+	    len > sizeof(b))
+		return (-EINVAL);
+	mutex_lock(&kinst_rt_lock);
+	if (!kinst_read_ok(addr, len)) {
+		strscpy(kinst_rt_result, "refused\n", sizeof(kinst_rt_result));
+	} else {
+		local_irq_save(flags);
+		r = kinst_os_read(addr, b, len);
+		local_irq_restore(flags);
+		if (r != 0)
+			strscpy(kinst_rt_result, "fault\n",
+			    sizeof(kinst_rt_result));
+		else {
+			o = scnprintf(kinst_rt_result, sizeof(kinst_rt_result),
+			    "ok");
+			for (i = 0; i < len; i++)
+				o += scnprintf(kinst_rt_result + o,
+				    sizeof(kinst_rt_result) - o, " %02x", b[i]);
+			scnprintf(kinst_rt_result + o,
+			    sizeof(kinst_rt_result) - o, "\n");
+		}
+	}
+	mutex_unlock(&kinst_rt_lock);
+	return (n);
+}
+
+static ssize_t
+kinst_rt_read(struct file *fp, char __user *ubuf, size_t n, loff_t *pos)
+{
+	ssize_t r;
+
+	mutex_lock(&kinst_rt_lock);
+	r = simple_read_from_buffer(ubuf, n, pos, kinst_rt_result,
+	    strlen(kinst_rt_result));
+	mutex_unlock(&kinst_rt_lock);
+	return (r);
+}
+
+static const struct file_operations kinst_rt_fops = {
+	.owner = THIS_MODULE,
+	.write = kinst_rt_write,
+	.read = kinst_rt_read,
+	.llseek = no_llseek,
+};
+
+void
+kinst_linux_debugfs_os(struct dentry *dir)
+{
+	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
 }
 
 int
@@ -440,11 +576,62 @@ kinst_linux_emu_faults(void)
 
 /* ---- control path ---- */
 
+/*
+ * The control lock, and why it holds off CPU hotplug.
+ *
+ * Quiescence (kinst_os_quiesce) and text synchronization (text_poke_sync)
+ * are on_each_cpu(), which reaches the CPUs in cpu_online_mask.  A CPU
+ * going offline (Linux 6.1, x86) clears its online bit in take_cpu_down()
+ * -> __cpu_disable() and then still runs kernel code on its own: the CPUHP
+ * "dying" callbacks, the idle loop's cpuhp_report_idle_dead() ->
+ * rcu_report_dead() and the IPI that completes the control CPU's wait,
+ * arch_cpu_idle_dead() -> native_play_dead() -> play_dead_common() ->
+ * idle_task_exit(), cpu_report_death().  A disarm in that window would
+ * not wait for it: a trampoline it is executing could be freed under it,
+ * a probe structure it is reading in the handler could be freed, and its
+ * instruction stream would not be serialized after the text write.
+ *
+ * The whole of that window lies inside one cpus_write_lock() section of
+ * the control CPU: _cpu_down() takes the lock, takedown_cpu() waits in
+ * wait_for_ap_thread() for cpuhp_report_idle_dead()'s completion and then
+ * __cpu_die() -> native_cpu_die() -> cpu_wait_death() for
+ * cpu_report_death(), and only after the remaining teardown callbacks is
+ * the lock released.  Bringing a CPU up is one such section too (_cpu_up).
+ * So every kinst control operation (arm, disarm, close, unload: their
+ * text writes, table changes, synchronizations and quiescence, and the
+ * freeing after them) holds cpus_read_lock() for its whole length: while
+ * it runs, every CPU is either online (reached by on_each_cpu) or past
+ * cpu_report_death(), running only the dead loop.  That loop
+ * (native_play_dead()'s tail: mwait/hlt play_dead, tboot_shutdown,
+ * cpuidle_play_dead) runs after the lock is released, for as long as the
+ * CPU is down, so no lock can cover it: it is refused instead, derived
+ * from the live text (kinst_linux_trappath.c, class "cpu dead", reported
+ * as "cpu bring-up").  Limit: cpu_wait_death() gives up after 5 s ("CPU
+ * n didn't die"); the kernel then proceeds with a CPU in an unknown state,
+ * and so does kinst.
+ *
+ * Lock order (lockdep is off in Debian's kernel, so it is written here):
+ *
+ *   kinst_gate (read, ioctls)  ->  cpu_hotplug_lock (read)  ->
+ *   kinst_ctl_mutex  ->  text_mutex
+ *   kinst_files_lock  ->  cpu_hotplug_lock (read) ...  (kinst_stop_files)
+ *
+ * cpu_hotplug_lock before text_mutex is the kernel's own order (kprobes'
+ * arm_kprobe, static_key_enable, static_call_update take cpus_read_lock()
+ * and then text_mutex).  The hotplug writer calls kinst back only through
+ * kinst_cpu_dead() (kinst_linux.c), which takes no lock, so no kinst lock
+ * is ever wanted under cpu_hotplug_lock held for writing.  Nothing the
+ * control path calls takes cpus_read_lock() again (a second read lock
+ * blocks behind a waiting writer): text_poke, on_each_cpu, module_alloc,
+ * set_memory_*, vmalloc and the kallsyms, kprobes, ftrace, jump label and
+ * static call look-ups do not.
+ */
 static DEFINE_MUTEX(kinst_ctl_mutex);
 
 void
 kinst_os_ctl_lock(void)
 {
+	cpus_read_lock();
 	mutex_lock(&kinst_ctl_mutex);
 }
 
@@ -452,6 +639,7 @@ void
 kinst_os_ctl_unlock(void)
 {
 	mutex_unlock(&kinst_ctl_mutex);
+	cpus_read_unlock();
 }
 
 void *
@@ -729,7 +917,10 @@ kinst_quiesce_ipi(void *arg)
  * nested hit inside it is itself IF-off code.  So when on_each_cpu() returns,
  * every online CPU has passed a point outside all handlers and trampolines
  * after the probes were removed from the table, and none can enter them
- * again (no int3 left, no table entry left).  Offline CPUs run nothing.
+ * again (no int3 left, no table entry left).  No CPU is between leaving
+ * the online mask and its death report meanwhile (the control lock holds
+ * off hotplug, see kinst_os_ctl_lock), and a dead CPU runs only code that
+ * kinst refuses.
  *
  * synchronize_rcu() would also wait for the IF-off regions (they are RCU
  * read-side critical sections), but its correctness there rests on RCU's

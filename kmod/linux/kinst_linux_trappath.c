@@ -31,13 +31,13 @@
  *   be resolved, so it is, from die_chain itself.
  * - kinst_die_notify: kinst's handler, and through the module's own code
  *   (walked, not listed: the module is refused as a whole anyway) every
- *   kernel function it calls (ktime_get_mono_fast_ns,
- *   copy_from_kernel_nofault, irq_work_queue, ...).
+ *   kernel function it calls (ktime_get_mono_fast_ns, irq_work_queue, ...).
  * - What those reach through a pointer that is fixed once the system runs:
  *   the current clocksource's read function (ktime_get_mono_fast_ns) and
  *   the APIC driver's IPI functions (irq_work_queue's self-IPI).
- * - exc_page_fault: copy_from_kernel_nofault may fault on a kernel address;
- *   the fault path to the exception fixup then runs inside the handler.
+ * - exc_page_fault: kinst_os_read()'s no-fault load (an exception-table
+ *   entry in the module's own asm) may fault on a kernel address; the
+ *   fault path to the exception fixup then runs inside the handler.
  *
  * Where the walk stops (kinst_trap_cut[]): code that runs only when the
  * trap came from user mode (do_int3_user and the user entry/exit work),
@@ -77,6 +77,18 @@
  * start_kernel) is refused as a leaf; .init text is freed after boot and
  * never resolves (kinst_os_func_resolve accepts only _stext.._etext).
  *
+ * Class "cpu dead" (also KINST_R_CPU_BRINGUP, "cpu-dead" in debugfs): what
+ * a CPU going offline runs after it reported its death (cpu_report_death)
+ * and for as long as it stays down: smp_ops.play_dead (native_play_dead),
+ * play_dead_common, cpu_report_death, tboot_shutdown, the mwait/hlt dead
+ * loops, cpuidle_play_dead and the cpuidle driver's enter_dead
+ * (acpi_idle_play_dead).  Everything the dying CPU runs before the report
+ * is allowed: the control path holds off CPU hotplug while it writes text
+ * and waits for quiescence (kinst_os_ctl_lock in kinst_linux_os.c explains
+ * why that covers it), but no lock can cover a CPU that runs after the
+ * hotplug operation is over.  idle_task_exit, which play_dead_common calls
+ * before the report, stops this walk (kinst_dead_cut[]).
+ *
  * Limits: indirect calls other than those resolved above (kprobes' handlers,
  * tracepoint and ftrace callbacks enabled later on a trap-path function, a
  * clocksource change after load) are not followed; kinst_excluded[] names
@@ -100,6 +112,7 @@
 #include <linux/vmalloc.h>
 #include <linux/string.h>
 #include <asm/apic.h>
+#include <asm/smp.h>
 
 #include "kinst_linux.h"
 #include "kinst_callgraph.h"
@@ -117,12 +130,14 @@ struct kinst_xrange {
 #define	KINST_XF_WALKED	0x04
 #define	KINST_XF_PREFIX	0x08	/* walk only up to the call to prefix_end */
 #define	KINST_XF_ROOT	0x10
+#define	KINST_XF_DEAD	0x20	/* class "cpu dead" (reason KINST_R_CPU_BRINGUP) */
 
 #define	KINST_XMAX	16384	/* functions; the walk stops (and says so) beyond */
 
 static struct kinst_xrange *kinst_xr;
 static size_t kinst_nxr;
 static size_t kinst_nxr_listed[KINST_R_COUNT];
+static size_t kinst_nxr_dead;	/* of kinst_nxr_listed[KINST_R_CPU_BRINGUP] */
 static unsigned long kinst_prefix_end;	/* rcu_cpu_starting */
 static uint8_t *kinst_walkbuf;
 static struct dentry *kinst_debugfs;
@@ -152,9 +167,9 @@ static const char *const kinst_trap_cut[] = {
 	/* user-address faults and signals; is_prefetch runs for user faults or before an oops */
 	"do_user_addr_fault", "is_prefetch", "print_vma_addr",
 	/*
-	 * A fault inside the handler is kinst_os_read()'s
-	 * copy_from_kernel_nofault(): a default exception-table fixup, never
-	 * load_unaligned_zeropad's (which decodes the faulting instruction).
+	 * A fault inside the handler is kinst_os_read()'s own load: an
+	 * EX_TYPE_EFAULT_REG fixup, never load_unaligned_zeropad's (which
+	 * decodes the faulting instruction).
 	 */
 	"ex_handler_zeropad",
 	/*
@@ -186,6 +201,17 @@ static const char *const kinst_boot_leaf[] = {
 	"rcu_cpu_starting",
 	"kernel_init", "rest_init", "start_kernel", "x86_64_start_kernel",
 	"x86_64_start_reservations", "kernel_init_freeable",
+};
+
+/*
+ * Stop points of the "cpu dead" walk only: what play_dead_common() calls
+ * before cpu_report_death() runs while the control CPU still waits for the
+ * report, under the hotplug lock that kinst's control path holds off
+ * (kinst_os_ctl_lock); it is not refused, and its callees (switch_mm and
+ * the rest of the scheduler) are not followed.
+ */
+static const char *const kinst_dead_cut[] = {
+	"idle_task_exit",
 };
 
 /* kallsyms' name for a (no module suffix); "" when unknown. */
@@ -245,6 +271,9 @@ kinst_xr_add(unsigned long a, uint8_t reason, uint8_t flags)
 	kinst_sym_name(start, name);
 	if (kinst_cut(name))
 		return (NULL);
+	if ((flags & KINST_XF_DEAD) != 0 && kinst_name_listed(name,
+	    kinst_dead_cut, ARRAY_SIZE(kinst_dead_cut)))
+		return (NULL);
 	if (kinst_nxr >= KINST_XMAX) {
 		kinst_xr_overflow = 1;
 		return (NULL);
@@ -265,6 +294,7 @@ kinst_xr_add(unsigned long a, uint8_t reason, uint8_t flags)
 
 struct kinst_walk {
 	uint8_t		reason;
+	uint8_t		inherit;	/* KINST_XF_DEAD of the function walked */
 	bool		prefix;		/* stop after the call to kinst_prefix_end */
 	unsigned long	partial;	/* functions not decoded to their end */
 };
@@ -277,7 +307,7 @@ kinst_walk_exit(void *arg, uint64_t from, uint64_t to, int kind)
 	/* The ftrace site's call (if tracing is on) is ftrace's, not the code's. */
 	if (kinst_linux_ftrace_site(from))
 		return (0);
-	(void)kinst_xr_add(to, w->reason, 0);
+	(void)kinst_xr_add(to, w->reason, w->inherit);
 	if (w->prefix && kind == KINST_EXIT_CALL && to == kinst_prefix_end)
 		return (1);
 	return (0);
@@ -302,6 +332,7 @@ kinst_walk_all(struct kinst_walk *w)
 			continue;
 		}
 		w->reason = x->reason;
+		w->inherit = x->flags & KINST_XF_DEAD;
 		kinst_walking = x->start;
 		w->prefix = (x->flags & KINST_XF_PREFIX) != 0;
 		done = kinst_func_exits(kinst_walkbuf, len, x->start,
@@ -381,6 +412,36 @@ kinst_roots_pointers(void)
 	}
 }
 
+/*
+ * Roots of class "cpu dead": what a CPU runs after cpu_report_death(), for
+ * as long as it is down (kinst_os_ctl_lock, kinst_linux_os.c, explains why
+ * a lock covers everything before that and nothing after).  The idle loop
+ * calls arch_cpu_idle_dead() -> smp_ops.play_dead (native_play_dead on
+ * bare metal and under QEMU) -> play_dead_common() -> cpu_report_death(),
+ * then tboot_shutdown(), mwait_play_dead()/hlt_play_dead() (inlined or
+ * not) and cpuidle_play_dead(), which calls the cpuidle driver's
+ * enter_dead through a pointer (acpi_idle_play_dead, named).  The play_dead
+ * functions themselves are refused whole: their tails run after the
+ * report.
+ */
+static void
+kinst_roots_dead(void)
+{
+	struct smp_ops *ops;
+	void *pd;
+
+	ops = (void *)kinst_linux_lookup_name("smp_ops");
+	pd = ops != NULL ? (void *)ops->play_dead : NULL;
+	if (pd != NULL)
+		(void)kinst_xr_add((unsigned long)pd, KINST_R_CPU_BRINGUP,
+		    KINST_XF_ROOT | KINST_XF_DEAD);
+	kinst_root_name("native_play_dead", KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
+	kinst_root_name("play_dead_common", KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
+	kinst_root_name("cpu_report_death", KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
+	kinst_root_name("acpi_idle_play_dead", KINST_R_CPU_BRINGUP,
+	    KINST_XF_DEAD);
+}
+
 static int
 kinst_xr_cmp(const void *a, const void *b)
 {
@@ -421,10 +482,11 @@ kinst_xr_show(struct seq_file *m, void *v)
 	size_t i;
 
 	(void)v;
-	seq_printf(m, "# kinst derived exclusions: %zu trap-path, %zu cpu-bringup functions\n"
+	seq_printf(m, "# kinst derived exclusions: %zu trap-path, %zu cpu-bringup, %zu cpu-dead functions\n"
 	    "# class name size reached-from address\n",
 	    kinst_nxr_listed[KINST_R_TRAP_PATH],
-	    kinst_nxr_listed[KINST_R_CPU_BRINGUP]);
+	    kinst_nxr_listed[KINST_R_CPU_BRINGUP] - kinst_nxr_dead,
+	    kinst_nxr_dead);
 	/* The stop points, so that a check of the set can use the same ones. */
 	seq_puts(m, "# cut:");
 	for (i = 0; i < ARRAY_SIZE(kinst_trap_cut); i++)
@@ -434,6 +496,9 @@ kinst_xr_show(struct seq_file *m, void *v)
 		seq_printf(m, " %s", kinst_trap_leaf[i]);
 	for (i = 0; i < ARRAY_SIZE(kinst_boot_leaf); i++)
 		seq_printf(m, " %s", kinst_boot_leaf[i]);
+	seq_puts(m, "\n# dead-cut:");
+	for (i = 0; i < ARRAY_SIZE(kinst_dead_cut); i++)
+		seq_printf(m, " %s", kinst_dead_cut[i]);
 	seq_puts(m, "\n# prefix: start_secondary rcu_cpu_starting\n");
 	for (i = 0; i < kinst_nxr; i++) {
 		const struct kinst_xrange *x = &kinst_xr[i];
@@ -441,7 +506,8 @@ kinst_xr_show(struct seq_file *m, void *v)
 		if ((x->flags & KINST_XF_OWN) != 0)
 			continue;
 		seq_printf(m, "%s %ps 0x%lx %ps %016lx\n",
-		    x->reason == KINST_R_TRAP_PATH ? "trap-path" : "cpu-bringup",
+		    x->reason == KINST_R_TRAP_PATH ? "trap-path" :
+		    (x->flags & KINST_XF_DEAD) != 0 ? "cpu-dead" : "cpu-bringup",
 		    (void *)x->start, x->size, (void *)x->via, x->start);
 	}
 	return (0);
@@ -459,6 +525,8 @@ kinst_xr_finish(void)
 			continue;
 		kinst_xr[n++] = kinst_xr[i];
 		kinst_nxr_listed[kinst_xr[n - 1].reason]++;
+		if ((kinst_xr[n - 1].flags & KINST_XF_DEAD) != 0)
+			kinst_nxr_dead++;
 	}
 	kinst_nxr = n;
 	sort(kinst_xr, kinst_nxr, sizeof(*kinst_xr), kinst_xr_cmp, NULL);
@@ -504,6 +572,10 @@ kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 	kinst_root_name("start_kernel", KINST_R_CPU_BRINGUP, 0);
 	kinst_walk_all(&w);
 
+	/* After bring-up: a function on both keeps "cpu-bringup". */
+	kinst_roots_dead();
+	kinst_walk_all(&w);
+
 	kvfree(kinst_walkbuf);
 	kinst_walkbuf = NULL;
 	if (kinst_xr_overflow)
@@ -512,15 +584,18 @@ kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 	pr_info("kinst: derived exclusions: %zu functions walked (%zu trap path), %lu not decoded to their end\n",
 	    kinst_nxr, ntrap, w.partial);
 	kinst_xr_finish();
-	pr_info("kinst: refused as trap path: %zu functions; as cpu bring-up: %zu functions\n",
+	pr_info("kinst: refused as trap path: %zu functions; as cpu bring-up: %zu functions; as run by a dead cpu: %zu functions\n",
 	    kinst_nxr_listed[KINST_R_TRAP_PATH],
-	    kinst_nxr_listed[KINST_R_CPU_BRINGUP]);
+	    kinst_nxr_listed[KINST_R_CPU_BRINGUP] - kinst_nxr_dead,
+	    kinst_nxr_dead);
 
 	/* Root only: the directory and file modes of debugfs. */
 	kinst_debugfs = debugfs_create_dir("kinst", NULL);
-	if (!IS_ERR_OR_NULL(kinst_debugfs))
+	if (!IS_ERR_OR_NULL(kinst_debugfs)) {
 		debugfs_create_file("excluded", 0400, kinst_debugfs, NULL,
 		    &kinst_xr_fops);
+		kinst_linux_debugfs_os(kinst_debugfs);
+	}
 	return (0);
 }
 
@@ -532,4 +607,6 @@ kinst_linux_derive_fini(void)
 	kvfree(kinst_xr);
 	kinst_xr = NULL;
 	kinst_nxr = 0;
+	kinst_nxr_dead = 0;
+	memset(kinst_nxr_listed, 0, sizeof(kinst_nxr_listed));
 }

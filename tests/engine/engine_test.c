@@ -11,6 +11,7 @@
 
 #include "kinst_engine.h"
 #include "kinst_callgraph.h"
+#include "kinst_kaddr.h"
 #include "kinst_os.h"
 
 /* ---- a fake OS: one flat "memory" window, a nesting hook ---- */
@@ -943,6 +944,52 @@ ATF_TC_BODY(hit_ring_full, tc)
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 3);
 }
 
+/*
+ * kinst_kaddr_ok(): which ranges the Linux shim's no-fault load may touch.
+ * Figures as Linux 6.1 x86-64 uses them: lo = TASK_SIZE_MAX + PAGE_SIZE,
+ * the vsyscall page excluded, 48- and 57-bit virtual addresses.
+ */
+ATF_TC_WITHOUT_HEAD(kaddr_ok);
+ATF_TC_BODY(kaddr_ok, tc)
+{
+	static const struct {
+		uint64_t	addr, len;
+		unsigned int	bits;
+		int		ok;
+	} t[] = {
+		{ 0xffffffff81000000ull, 8, 48, 1 },	/* kernel text */
+		{ 0xffff888000000000ull, 1, 48, 1 },	/* direct map */
+		{ 0xffff800000000000ull, 8, 48, 1 },	/* lowest canonical, 48 */
+		{ 0xffff7ffffffffff8ull, 8, 48, 0 },	/* non-canonical, 48 */
+		{ 0xff00000000000000ull, 8, 57, 1 },	/* lowest canonical, 57 */
+		{ 0xff00000000000000ull, 8, 48, 0 },	/* ... not with 48 bits */
+		{ 0xfeffffffffffffffull, 1, 57, 0 },
+		{ 0x8000000000000000ull, 8, 48, 0 },
+		{ 0x0000000000001000ull, 8, 48, 0 },	/* user */
+		{ 0x00007ffffffff000ull, 8, 48, 0 },	/* user guard page */
+		{ 0xffffffffff600000ull, 8, 48, 0 },	/* vsyscall */
+		{ 0xffffffffff600ff8ull, 8, 48, 0 },
+		{ 0xffffffffff5ffffcull, 8, 48, 0 },	/* ends in vsyscall */
+		{ 0xffffffffff5ffff9ull, 8, 48, 0 },	/* its first byte */
+		{ 0xffffffffff5ff000ull, 4096, 48, 1 },	/* ends right before */
+		{ 0xffffffffff601000ull, 8, 48, 1 },	/* right after */
+		{ 0xfffffffffffffff8ull, 8, 48, 1 },	/* the last 8 bytes */
+		{ 0xfffffffffffffffcull, 8, 48, 0 },	/* wraps */
+		{ 0xffffffff81000000ull, 0, 48, 1 },	/* touches nothing */
+		{ 0xffffffff81000000ull, 8, 0, 0 },	/* no width: refuse */
+		{ 0xffffffff81000000ull, 8, 64, 0 },
+	};
+	const uint64_t lo = 0x00007ffffffff000ull + 4096;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ATF_CHECK_MSG(kinst_kaddr_ok(t[i].addr, t[i].len, lo, t[i].bits,
+		    0xffffffffff600000ull, 4096) == t[i].ok,
+		    "%#llx+%llu (%u bits): expected %d",
+		    (unsigned long long)t[i].addr, (unsigned long long)t[i].len,
+		    t[i].bits, t[i].ok);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, hit_ring_full);
@@ -961,5 +1008,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
 	ATF_TP_ADD_TC(tp, hit_nesting_guard);
 	ATF_TP_ADD_TC(tp, callgraph_exits);
+	ATF_TP_ADD_TC(tp, kaddr_ok);
 	return (atf_no_error());
 }

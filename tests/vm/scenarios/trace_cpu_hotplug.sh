@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl traces what a CPU runs on its way offline (cpuhp_report_idle_dead, play_dead_common, native_play_dead, ...) while cpu1 goes offline and online three times; after SIGINT it exits within 30 s, counts balance, every offline is seen
+# scenario: kinstctl traces what a CPU runs on its way offline before its death report (cpuhp_report_idle_dead, idle_task_exit, rcu_report_dead, ...; the dead loop after it is refused) while cpu1 goes offline and online three times; after SIGINT it exits within 30 s, counts balance, every offline is seen
 # scenario-needs: kinst
 # scenario-timeout: 240
 #

@@ -146,7 +146,7 @@ walk trap $roots
 # Path functions that must be there whatever the walk says.
 for f in notify_die __rcu_read_lock __rcu_read_unlock rcu_read_unlock_special \
     irqentry_nmi_enter irqentry_nmi_exit kprobe_int3_handler \
-    ktime_get_mono_fast_ns copy_from_kernel_nofault irq_work_queue; do
+    ktime_get_mono_fast_ns fixup_exception search_exception_tables irq_work_queue; do
 	grep -q "^[0-9a-f]* $f " /tmp/closure.trap || kt_fail "independent walk did not reach $f"
 done
 missing=0

@@ -22,7 +22,7 @@ if [ -w /sys/kernel/debug/sched/preempt ]; then
 fi
 
 trap_members="__rcu_read_lock __rcu_read_unlock rcu_read_unlock_special notify_die
-    ktime_get_mono_fast_ns copy_from_kernel_nofault irq_work_queue
+    ktime_get_mono_fast_ns search_module_extables irq_work_queue
     kprobe_int3_handler fixup_exception"
 bringup_members="start_secondary cr4_init cpu_init_exception_handling
     load_percpu_segment cpu_init rcu_cpu_starting secondary_startup_64"

@@ -1,27 +1,49 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: bounded soak (fixed seed, printed): randomly chosen busy kernel functions that list-offsets calls traceable, armed whole in batches under a workload with CPU 1 offlined and onlined between batches; text restored, counts balanced, clean log
+# scenario: soak (fixed seed, printed; the seed fixes the draw): kernel functions drawn at random among those list-offsets calls traceable, armed whole in batches under a workload with CPU 1 offlined and onlined between batches, for a time budget; text restored, counts balanced, clean log; prints coverage
 # scenario-needs: kinst
-# scenario-timeout: 900
+# scenario-timeout: 1200
 # scenario-options: -m 2G -f "$KINST_BUILD/tests/kmod/kinst_devtest"
-# scenario-args: 20261130 160 32
+# scenario-args: 20261130 240 24 420 busy
 #
-# NOT in tests/run: one run through the suite timed out at 900 s in batch 5
-# (hot scheduler and timer functions: switch_mm_irqs_off, tick_sched_timer,
-# update_rq_clock, ...) with no lockup in the log; a hang and TCG slowness
-# were not told apart yet, and the seed does not fix the draw (it samples
-# the function tracer).  Run it by hand (README, "Soaks").
+# Issue 8, proof item 3.  Run by hand (README, "Soaks"); a short run of it
+# is tests/vm/scenarios/soak_trap_path_short.sh (tests/run).
 #
-# Issue 8, proof item 3.  Arguments: SEED NFUNCS BATCH.  Busy functions are
-# those the function tracer sees during a workload; NFUNCS of them are
-# drawn with awk's generator seeded with SEED; those list-offsets says
-# have at least one traceable instruction (live, the module's check-only
-# arm) are armed whole, BATCH functions at a time, by one kinstctl trace
-# while the workload runs; between batches CPU 1 goes offline and online.
-# After each batch: kinstctl's summary balances (hits = delivered +
-# dropped), every function's live text (kinst_devtest text) equals its text
-# before, and the workload's output equals the untraced run's.  A crash
-# or hang fails the scenario (the guest log names the last batch).
+# Arguments: SEED NFUNCS BATCH BUDGET [busy|all [STALL_DEADLINE]].
+#
+# The draw.  The pool is every function the function tracer can trace
+# (available_filter_functions: fixed for a kernel) whose name is a unique
+# kernel text symbol (list-offsets reads those by name), sorted; awk's
+# generator seeded with SEED shuffles it: SEED fixes the order in which
+# every function of the kernel can be drawn.  Mode "busy" (the default)
+# then keeps, in that order, the functions the function tracer saw during
+# one untraced run of the workload; mode "all" keeps every one (fully
+# determined by SEED, the kernel and the module, but most functions then
+# never run: few hits).  The first NFUNCS in that order that list-offsets
+# calls traceable (at least one instruction; the module's check-only arm
+# decides) are chosen.  In busy mode the tracer's sample varies a little
+# from run to run (timers, RCU, workqueues): a function it gains or loses
+# adds or removes only itself, the rest of the draw keeps its order; the
+# log prints a digest of the chosen list to compare runs.
+#
+# The run.  BATCH functions at a time are armed whole by one kinstctl
+# trace while the workload runs; after each batch: kinstctl's summary
+# balances (hits = delivered + dropped), every function's live text
+# (kinst_devtest text) equals its text before, the workload's output
+# equals the untraced run's; then CPU 1 goes offline and online.  No batch
+# starts once BUDGET seconds have passed since the first one started; the
+# batches not run are reported (timing never fails the soak).
+#
+# Telling a hang from slowness.  Every batch start, arm and end goes to
+# the kernel console too (/dev/kmsg: "kinst-soak: ..." lines with the
+# uptime and the hits), so the console log of a killed guest shows where it
+# was and how fast it went.  A watchdog in the guest dumps every CPU's
+# backtrace (sysrq l) and the blocked tasks (sysrq w) to the console if a
+# batch makes no progress at all (no record, no message, no workload
+# output) for STALL_DEADLINE seconds (argument 6, default 240), and the soak then
+# fails; a slow batch that still produces records is left alone.  A CPU
+# stuck in the kernel trips the soft-lockup detector (panic, all CPUs'
+# backtraces) on its own.
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 command -v kinst_devtest >/dev/null || kt_fail "kinst_devtest is not in the guest (-f)"
@@ -29,7 +51,18 @@ command -v kinst_devtest >/dev/null || kt_fail "kinst_devtest is not in the gues
 seed=${1:-20261130}
 nfuncs=${2:-240}
 batch=${3:-24}
-kt_log "soak: seed $seed, $nfuncs functions drawn, batches of $batch"
+budget=${4:-900}
+mode=${5:-busy}
+deadline=${6:-240}
+case $mode in busy|all) ;; *) kt_fail "mode '$mode': busy or all" ;; esac
+kt_log "soak: seed $seed, $nfuncs functions, batches of $batch, budget ${budget}s, pool: $mode"
+
+up() { cut -d' ' -f1 /proc/uptime; }
+# note TEXT: to the script's output and the kernel console
+note() {
+	kt_log "[$(up)] $*"
+	echo "kinst-soak: $*" >/dev/kmsg
+}
 
 mkdir -p /tmp/s/in
 seq 1 2000 | awk '{ printf "%08d %s\n", ($1 * 7919) % 100003, $1 }' >/tmp/s/in/a
@@ -44,72 +77,129 @@ grep -c 7 a
 WL
 sh /tmp/s/work.sh >/tmp/s/out0 2>&1 || kt_fail "untraced workload failed"
 
-# Busy functions: what the function tracer sees during the workload.
 T=/sys/kernel/tracing
-echo 0 >$T/tracing_on
-echo function >$T/current_tracer || kt_fail "no function tracer"
-echo 2048 >$T/buffer_size_kb
-: >$T/trace
-echo 1 >$T/tracing_on
-sh /tmp/s/work.sh >/dev/null 2>&1
-echo 0 >$T/tracing_on
-sed -n 's/.*: \([A-Za-z_][A-Za-z0-9_.]*\) <-.*/\1/p' $T/trace | sort -u >/tmp/s/busy
-echo nop >$T/current_tracer
-: >$T/trace
-nbusy=$(wc -l </tmp/s/busy)
-kt_log "busy functions seen by the function tracer: $nbusy (informational)"
-[ "$nbusy" -gt "$nfuncs" ] || kt_fail "only $nbusy busy functions"
-
-# Draw nfuncs of them, deterministically for the seed, among the names
-# that are unique kernel text symbols (list-offsets reads those by name).
 awk '$2 ~ /^[tT]$/ && $4 == "" { c[$3]++ } END { for (n in c) if (c[n] == 1) print n }' \
     /proc/kallsyms | sort >/tmp/s/unique
-awk 'NR == FNR { u[$1] = 1; next } u[$1]' /tmp/s/unique /tmp/s/busy >/tmp/s/pool
-kt_log "of which unique kernel text names: $(wc -l </tmp/s/pool) (informational)"
-awk -v seed="$seed" -v n="$nfuncs" '{ f[NR] = $0 } END {
+sed 's/ .*//' $T/available_filter_functions | sort -u >/tmp/s/ftraceable
+awk 'NR == FNR { u[$1] = 1; next } u[$1]' /tmp/s/unique /tmp/s/ftraceable >/tmp/s/pool
+kt_log "pool: $(wc -l </tmp/s/pool) functions (unique kernel text names the function tracer lists; informational)"
+[ "$(wc -l </tmp/s/pool)" -gt "$nfuncs" ] || kt_fail "pool too small: $(wc -l </tmp/s/pool) functions"
+awk -v seed="$seed" '{ f[NR] = $0 } END {
 	srand(seed)
 	for (i = NR; i > 1; i--) { j = int(rand() * i) + 1; t = f[i]; f[i] = f[j]; f[j] = t }
-	for (i = 1; i <= n && i <= NR; i++) print f[i]
-}' /tmp/s/pool >/tmp/s/drawn
+	for (i = 1; i <= NR; i++) print f[i]
+}' /tmp/s/pool >/tmp/s/shuffled
 
-# Keep those list-offsets calls traceable (at least one instruction; live:
-# the module's check-only arm decides), all in one call.
-# shellcheck disable=SC2046
-kinstctl list-offsets --json $(cat /tmp/s/drawn) >/tmp/s/lo.json 2>/tmp/s/lo.err ||
-    kt_fail "kinstctl list-offsets of the drawn functions failed: $(head -n 3 /tmp/s/lo.err)"
-jq -r 'select(.type == "insn" and (.verdict | startswith("refused") | not)) | .function' \
-    /tmp/s/lo.json | sort | uniq -c | awk '{ print $2, $1 }' >/tmp/s/chosen.n
+if [ "$mode" = busy ]; then
+	# What the function tracer sees during the workload (varies per run).
+	echo 0 >$T/tracing_on
+	echo function >$T/current_tracer || kt_fail "no function tracer"
+	echo 2048 >$T/buffer_size_kb
+	: >$T/trace
+	echo 1 >$T/tracing_on
+	sh /tmp/s/work.sh >/dev/null 2>&1
+	echo 0 >$T/tracing_on
+	sed -n 's/.*: \([A-Za-z_][A-Za-z0-9_.]*\) <-.*/\1/p' $T/trace | sort -u >/tmp/s/busy
+	echo nop >$T/current_tracer
+	: >$T/trace
+	# Keep the seeded order: a function the sample gains or loses only
+	# adds or removes itself, it does not reshuffle the others.
+	awk 'NR == FNR { b[$1] = 1; next } b[$1]' /tmp/s/busy /tmp/s/shuffled >/tmp/s/sh.b
+	mv /tmp/s/sh.b /tmp/s/shuffled
+	kt_log "busy: $(wc -l </tmp/s/shuffled) of them seen by the function tracer (this run's sample; informational)"
+fi
+# The first nfuncs in that order that list-offsets calls traceable (live:
+# the module's check-only arm decides), asked nfuncs at a time.
+: >/tmp/s/chosen.n
+off=0 total=$(wc -l </tmp/s/shuffled)
+while [ "$(wc -l </tmp/s/chosen.n)" -lt "$nfuncs" ] && [ $off -lt "$total" ]; do
+	sed -n "$((off + 1)),$((off + nfuncs))p" /tmp/s/shuffled >/tmp/s/ask
+	off=$((off + nfuncs))
+	# shellcheck disable=SC2046
+	kinstctl list-offsets --json $(cat /tmp/s/ask) >/tmp/s/lo.json 2>/tmp/s/lo.err ||
+	    kt_fail "kinstctl list-offsets failed: $(head -n 3 /tmp/s/lo.err)"
+	jq -r 'select(.type == "insn" and (.verdict | startswith("refused") | not)) | .function' \
+	    /tmp/s/lo.json | sort | uniq -c | awk '{ print $2, $1 }' >/tmp/s/ok.n
+	# In draw order.
+	awk 'NR == FNR { n[$1] = $2; next } ($1 in n) { print $1, n[$1] }' \
+	    /tmp/s/ok.n /tmp/s/ask >>/tmp/s/chosen.n
+done
+head -n "$nfuncs" /tmp/s/chosen.n >/tmp/s/c && mv /tmp/s/c /tmp/s/chosen.n
 cut -d' ' -f1 /tmp/s/chosen.n >/tmp/s/chosen
 ninsn=$(awk '{ s += $2 } END { print s + 0 }' /tmp/s/chosen.n)
 nchosen=$(wc -l </tmp/s/chosen)
-kt_log "traceable: $nchosen of $nfuncs drawn functions, $ninsn instructions"
+kt_log "drawn: $nchosen functions ($off looked at), $ninsn traceable instructions; draw digest $(md5sum </tmp/s/chosen | cut -c1-12)"
 [ "$nchosen" -gt 0 ] || kt_fail "nothing traceable among the drawn functions"
+
+# The watchdog: while a batch runs (/tmp/s/batch.start exists), a batch
+# that makes no progress (no byte added to kinstctl's output or messages or
+# to the workload's output) for $deadline s is taken for a hang: every
+# CPU's backtrace and the blocked tasks go to the console, and the soak
+# fails after the batch (or run-in-guest's time limit ends it).  A slow
+# batch that still produces records is left alone.
+(
+	sig= since=$(cut -d. -f1 /proc/uptime)
+	while [ ! -e /tmp/s/over ]; do
+		sleep 5
+		now=$(cut -d. -f1 /proc/uptime)
+		if [ ! -e /tmp/s/batch.start ]; then
+			sig= since=$now
+			continue
+		fi
+		cur=$(cat /tmp/s/t.out /tmp/s/t.err /tmp/s/out1 2>/dev/null | wc -c)
+		if [ "$cur" != "$sig" ]; then
+			sig=$cur since=$now
+			continue
+		fi
+		if [ $((now - since)) -ge "$deadline" ]; then
+			echo "kinst-soak: watchdog: no progress for $((now - since)) s in $(cat /tmp/s/batch.name): backtraces follow" >/dev/kmsg
+			echo l >/proc/sysrq-trigger
+			echo w >/proc/sysrq-trigger
+			: >/tmp/s/watchdog
+			since=$now
+		fi
+	done
+) &
+wd=$!
 
 cpu=/sys/devices/system/cpu/cpu1/online
 hot=no
 [ -w $cpu ] && hot=yes
-b=0 tot_hits=0 tot_probes=0 funcs_hit=0
+b=0 tot_hits=0 tot_probes=0 funcs_hit=0 tot_funcs=0
 awk -v b="$batch" '{ print > sprintf("/tmp/s/batch.%03d", int((NR - 1) / b)) }' /tmp/s/chosen
+nb=$(ls /tmp/s/batch.* | wc -l)
+skipped=0
+# The budget counts from here: the preparation above is bounded by itself.
+t0=$(cut -d. -f1 /proc/uptime)
+note "preparation done; batches start (budget ${budget}s)"
 for bf in /tmp/s/batch.*; do
+	if [ $(( $(cut -d. -f1 /proc/uptime) - t0 )) -ge "$budget" ]; then
+		skipped=$((skipped + 1))
+		continue
+	fi
 	b=$((b + 1))
 	fl=$(tr '\n' ' ' <"$bf")
-	kt_log "batch $b: $fl"
+	kt_log "batch $b/$nb: $fl"
 	for f in $fl; do kinst_devtest text "$f" >"/tmp/s/before.$f" 2>&1 || kt_fail "text $f"; done
+	rm -f /tmp/s/t.out /tmp/s/t.err /tmp/s/out1
+	echo "batch $b/$nb" >/tmp/s/batch.name
+	cut -d. -f1 /proc/uptime >/tmp/s/batch.start
+	note "batch $b/$nb start: $(echo $fl | wc -w) functions, $tot_hits hits so far"
 	kt_trace_start /tmp/s/t.out /tmp/s/t.err --json $fl
 	armed=$(sed -n 's/^kinstctl: tracing \([0-9]*\) probes.*/\1/p' /tmp/s/t.err)
+	note "batch $b/$nb armed: $armed probes"
 	sh /tmp/s/work.sh >/tmp/s/out1 2>&1 || kt_fail "workload failed in batch $b"
 	kt_trace_stop
 	st=$?
 	[ "$st" = 0 ] || kt_fail "batch $b: kinstctl trace exited $st: $(tail -n 5 /tmp/s/t.err)"
 	cmp -s /tmp/s/out0 /tmp/s/out1 || kt_fail "batch $b: workload output differs when traced"
-	sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped' /tmp/s/t.err) ||
-	    kt_fail "batch $b: no summary: $(tail -n 3 /tmp/s/t.err)"
-	set -- $(echo "$sum" | tr -c '0-9\n' ' ')
-	[ "$1" = $(( $2 + $3 )) ] || kt_fail "batch $b: hits $1 != delivered $2 + dropped $3"
+	kt_trace_summary /tmp/s/t.err /tmp/s/t.out
 	hitf=$(grep -o '"function":"[^"]*"' /tmp/s/t.out | sort -u | grep -c .)
-	kt_expect_eq "batch $b: JSON records written" "$4" "$(grep -c . /tmp/s/t.out)"
-	tot_hits=$((tot_hits + $1)) tot_probes=$((tot_probes + armed)) funcs_hit=$((funcs_hit + hitf))
-	kt_log "batch $b: $armed probes, $1 hits, $2 delivered, $3 dropped, $hitf functions hit"
+	tot_hits=$((tot_hits + KT_HITS)) tot_probes=$((tot_probes + armed)) funcs_hit=$((funcs_hit + hitf))
+	tot_funcs=$((tot_funcs + $(echo $fl | wc -w)))
+	rm -f /tmp/s/batch.start
+	note "batch $b/$nb done: $armed probes, $KT_HITS hits ($KT_DELIVERED delivered, $KT_DROPPED dropped), $hitf functions hit"
+	[ ! -e /tmp/s/watchdog ] || kt_fail "batch $b made no progress for ${deadline}s (watchdog); backtraces in the console log"
 	for f in $fl; do
 		kinst_devtest text "$f" >"/tmp/s/after.$f" 2>&1 || kt_fail "text $f after"
 		cmp -s "/tmp/s/before.$f" "/tmp/s/after.$f" || kt_fail "batch $b: $f text not restored"
@@ -120,6 +210,9 @@ for bf in /tmp/s/batch.*; do
 		echo 1 >$cpu || kt_fail "online CPU 1 after batch $b"
 	fi
 done
+: >/tmp/s/over
+wait $wd
 kt_expect_eq "CPUs online" "0-1" "$(cat /sys/devices/system/cpu/online)"
-kt_log "soak covered: seed $seed, $nchosen functions, $tot_probes probes in $b batches, $tot_hits hits, $funcs_hit functions hit (informational); CPU hotplug between batches: $hot"
+[ "$b" -gt 0 ] || kt_fail "no batch ran within the budget"
+note "soak covered: seed $seed ($mode), $tot_funcs functions, $tot_probes probes in $b of $nb batches ($skipped not started: budget ${budget}s), $tot_hits hits, $funcs_hit functions hit, $(( $(cut -d. -f1 /proc/uptime) - t0 )) s of batches; CPU hotplug between batches: $hot (informational)"
 exit 0
