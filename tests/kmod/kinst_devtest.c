@@ -1100,7 +1100,10 @@ prog_loads(void)
 	    (unsigned long long)sum[2]);
 	printf("progfuzz: user load of a variable: %llu hits, all matched\n",
 	    (unsigned long long)sum[0]);
+	close(fd);
 	/* A wrong value: every hit of ours is filtered, none faults. */
+	fd = dev_open(O_NONBLOCK);
+	record_only_self(fd);
 	id = prog_user_load(fd, (uint64_t)(uintptr_t)&prog_magic,
 	    prog_magic + 1);
 	prog_run(fd, id, 200, sum);
@@ -1121,6 +1124,52 @@ prog_loads(void)
 		    (unsigned long long)sum[2], (unsigned long long)sum[3]);
 		close(fd);
 	}
+}
+
+/*
+ * A program the verifier should accept: pushes (registers, context,
+ * constants, some of them addresses), loads from whatever is on the stack
+ * (kernel pointers in registers, garbage), operators, down to one value
+ * and RET.  Returns its length.
+ */
+static uint32_t
+prog_gen(struct kinst_pinsn *code)
+{
+	uint32_t n, depth, want;
+
+	n = 0;
+	depth = 0;
+	want = 4 + (uint32_t)(rnd() % 40);
+	while (n < want || depth != 1) {
+		if (depth == 0 || (depth < 6 && n < want && rnd() % 2 == 0)) {
+			switch (rnd() % 3) {
+			case 0:
+				code[n++] = PI(KINST_OP_REG, 0, 0, 0);
+				code[n - 1].arg = (uint8_t)(rnd() % KINST_PREG_COUNT);
+				break;
+			case 1:
+				code[n++] = PI(KINST_OP_CTX, 0, 0, 0);
+				code[n - 1].arg = (uint8_t)(rnd() % KINST_PCTX_COUNT);
+				break;
+			default:
+				code[n++] = PI(KINST_OP_IMM, 0, 0, rnd() % 2 ?
+				    rnd() : rnd() % 64);
+			}
+			depth++;
+		} else if (n < want && rnd() % 3 == 0) {
+			code[n++] = PI(rnd() % 2 ? KINST_OP_LOAD : KINST_OP_LNOT +
+			    rnd() % 3, 0, 0, 0);
+			if (code[n - 1].op == KINST_OP_LOAD)
+				code[n - 1].arg = (uint8_t)(1 << (rnd() % 4));
+		} else if (depth >= 2) {
+			code[n++] = PI(KINST_OP_ADD + rnd() % 18, 0, 0, 0);
+			depth--;
+		} else {
+			code[n++] = PI(KINST_OP_LNOT, 0, 0, 0);
+		}
+	}
+	code[n++] = PI(KINST_OP_RET, 0, 0, 0);
+	return (n);
 }
 
 static int
@@ -1148,16 +1197,12 @@ cmd_progfuzz(long iters)
 		if (i % 3 == 0) {
 			rnd_fill(code, n * sizeof(code[0]));
 		} else {
-			/* Near-valid: opcodes and fields in range. */
-			for (k = 0; k < n; k++) {
-				code[k] = PI(1 + rnd() % (KINST_OP_RET),
-				    rnd() % 4 == 0 ? rnd() % 20 : 0,
-				    rnd() % 4 == 0 ? (int16_t)(rnd() % 7) - 2 : 0,
-				    rnd() % 3 == 0 ? rnd() : rnd() % 5);
-				if (code[k].op == KINST_OP_LOAD)
-					code[k].arg = 1 << (rnd() % 4);
+			n = prog_gen(code);
+			if (i % 3 == 1) {	/* and one field broken */
+				k = (uint32_t)(rnd() % n);
+				((uint8_t *)&code[k])[rnd() % sizeof(code[k])] ^=
+				    (uint8_t)(1 + rnd() % 255);
 			}
-			code[n - 1] = PI(KINST_OP_RET, 0, 0, 0);
 		}
 		r = prog_load(fd, code, n, &pl);
 		CHECK(r == 0 || r == -EINVAL || r == -ENOSPC,
