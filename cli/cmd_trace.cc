@@ -40,6 +40,12 @@ add_trace(CLI::App &app, Runner &run)
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--regs", *regs, "registers per hit: compact (one line) or all")
 	    ->check(CLI::IsMember({"compact", "all"}));
+	sub->add_option("--if", o->if_expr,
+	    "record only the hits where EXPR is true, decided in the kernel before any "
+	    "record is built: registers (rdi, rsi, ...), pid, tid, cpu, comm == \"NAME\", "
+	    "numbers, *ADDR and *(u8|u16|u32|u64)ADDR reads, ! ~ - * + << >> & ^ | "
+	    "== != < <= > >= && || (unsigned, C precedence)")
+	    ->type_name("EXPR");
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);
 	sub->callback([&run, o, out, regs, count]() {

@@ -26,6 +26,7 @@
 #include "kallsyms.h"
 #include "live_device.h"
 #include "output.h"
+#include "prog_compile.h"
 #include "spec.h"
 
 extern "C" {
@@ -305,6 +306,10 @@ run_trace(const TraceOptions &o)
 			sp = resolve_address(sp);
 		specs.push_back(sp);
 	}
+	// --if: compiled before the device is opened (a typo is a usage error).
+	std::vector<struct kinst_pinsn> pred;
+	if (!o.if_expr.empty())
+		pred = compile_expr(o.if_expr, "--if");
 
 	Device dev = Device::open_for("trace");
 	int fd = dev.fd();
@@ -329,6 +334,8 @@ run_trace(const TraceOptions &o)
 		device_failed("filter", errno);
 	}
 
+	uint32_t prog_id = pred.empty() ? 0 : load_prog(fd, pred, "--if");
+
 	// Arm everything first; a refused explicit offset is fatal, refused
 	// instructions of a whole function are reported and skipped.
 	uint64_t armed = 0;
@@ -339,6 +346,10 @@ run_trace(const TraceOptions &o)
 		copy_name(a.function, sizeof(a.function), sp.function, "function");
 		a.offset = sp.has_offset ? sp.offset : 0;
 		a.flags = sp.has_offset ? 0 : KINST_ARM_ALL;
+		if (prog_id != 0) {
+			a.flags |= KINST_ARM_PROG;
+			a.prog_id = prog_id;
+		}
 		if (ioctl(fd, KINST_IOC_ARM, &a) != 0)
 			arm_failed(fd, sp, a, errno);
 		armed += a.narmed;
@@ -453,22 +464,33 @@ run_trace(const TraceOptions &o)
 	s.cap = (uint32_t)cs.size();
 	if (ioctl(fd, KINST_IOC_STATS, &s) != 0)
 		device_failed("stats", errno);
-	uint64_t th = 0, td = 0, tdr = 0;
+	// With --if, hits == delivered + dropped + not matching, per CPU.
+	std::vector<struct kinst_prog_cpu_stats> ps;
+	if (prog_id != 0)
+		ps = prog_stats(fd);
+	uint64_t th = 0, td = 0, tdr = 0, tnm = 0, tft = 0;
 	std::string percpu;
 	for (uint32_t c = 0; c < s.ncpus && c < s.cap; c++) {
+		uint64_t nm = c < ps.size() ? ps[c].filtered : 0;
 		th += cs[c].hits;
 		td += cs[c].delivered;
 		tdr += cs[c].dropped;
+		tnm += nm;
+		tft += c < ps.size() ? ps[c].faults : 0;
 		if (cs[c].hits)
 			percpu += "  cpu" + std::to_string(c) + ": hits " + std::to_string(cs[c].hits) +
 			    ", delivered " + std::to_string(cs[c].delivered) + ", dropped " +
-			    std::to_string(cs[c].dropped) + "\n";
+			    std::to_string(cs[c].dropped) +
+			    (prog_id ? ", not matching " + std::to_string(nm) : "") + "\n";
 	}
 	fprintf(stderr, "kinstctl: %llu hits, %llu delivered, %llu dropped, %llu printed",
 	    (unsigned long long)th, (unsigned long long)td, (unsigned long long)tdr,
 	    (unsigned long long)printed);
 	if (filtered)
 		fprintf(stderr, ", %llu filtered out", (unsigned long long)filtered);
+	if (prog_id != 0)
+		fprintf(stderr, ", %llu not matching --if (%llu of them faulted)",
+		    (unsigned long long)tnm, (unsigned long long)tft);
 	fprintf(stderr, "\n%s", percpu.c_str());
 	if (tdr)
 		fprintf(stderr, "kinstctl: WARNING: %llu hits were dropped (the reader fell behind or hits nested)\n",

@@ -21,6 +21,7 @@ struct TraceOptions {
 	bool regs_all = false;		// --regs all
 	bool no_color = false;
 	bool verbose = false;		// list every refused instruction
+	std::string if_expr;		// --if: predicate evaluated in the kernel
 	Syntax syntax = Syntax::att;
 };
 

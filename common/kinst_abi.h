@@ -16,8 +16,10 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	3	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
-					   1.3: refuse reasons trap path, cpu bring-up */
+#define	KINST_ABI_VERSION_MINOR	5	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+					   1.3: refuse reasons trap path, cpu bring-up;
+					   1.5: probe programs (KINST_IOC_PROG_LOAD,
+					   KINST_ARM_PROG, KINST_IOC_PROG_STATS) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -106,6 +108,8 @@ struct kinst_version {
 #define	KINST_ARM_CHECK	0x0002u	/* with an offset, not ALL: arm nothing, return
 				   the verdict in refuse_reason (0: traceable);
 				   refusals are then not errors (since ABI 1.2) */
+#define	KINST_ARM_PROG	0x0010u	/* attach program prog_id to the probes armed
+				   (since ABI 1.5) */
 
 struct kinst_arm {
 	char		module[KINST_MODNAME_MAX];	/* in */
@@ -119,7 +123,8 @@ struct kinst_arm {
 	uint64_t	addr;		/* out: address of the (first) probe */
 	uint8_t		insn[16];	/* out: the instruction bytes decoded there */
 	uint32_t	insn_len;	/* out */
-	uint32_t	_pad;
+	uint32_t	prog_id;	/* in: with KINST_ARM_PROG, a program of
+					   this file (KINST_IOC_PROG_LOAD); else 0 */
 };
 
 struct kinst_disarm {
@@ -185,6 +190,124 @@ struct kinst_filter {
 };
 
 /*
+ * ---- probe programs (since ABI 1.5) ----
+ *
+ * A program is bytecode for a small stack machine, run in trap context
+ * for every hit of the probes it is attached to, before any record is
+ * built.  kinstctl compiles expressions into it; the module verifies it
+ * when it is loaded (common/kinst_prog.c, docs/engine.md) and never trusts
+ * the compiler.  Its result decides whether the hit is recorded: zero (or
+ * a faulting load) filters the hit out, and it is counted in
+ * KINST_IOC_PROG_STATS instead, so that per CPU
+ * hits == delivered + dropped + filtered.
+ *
+ * Every instruction is 16 bytes; fields an opcode does not use must be 0.
+ */
+struct kinst_pinsn {
+	uint8_t		op;		/* KINST_OP_* */
+	uint8_t		arg;		/* register, context item or load size */
+	int16_t		off;		/* jumps: target = this + 1 + off, off >= 0 */
+	uint32_t	_pad;		/* must be 0 */
+	uint64_t	imm;		/* KINST_OP_IMM's constant */
+};
+
+enum kinst_op {
+	KINST_OP_IMM = 1,	/* push imm */
+	KINST_OP_REG,		/* push register arg: KINST_PREG_* */
+	KINST_OP_CTX,		/* push context item arg: KINST_PCTX_* */
+	KINST_OP_LOAD,		/* pop address, push the arg (1, 2, 4, 8) bytes
+				   there, zero-extended (little-endian); lower
+				   canonical half: the current process's user
+				   memory; a fault ends the program */
+	KINST_OP_ADD,		/* binary: pop b, pop a, push a OP b */
+	KINST_OP_SUB,
+	KINST_OP_MUL,
+	KINST_OP_AND,
+	KINST_OP_OR,
+	KINST_OP_XOR,
+	KINST_OP_SHL,		/* shift count taken modulo 64 */
+	KINST_OP_SHR,
+	KINST_OP_EQ,		/* comparisons push 1 or 0 */
+	KINST_OP_NE,
+	KINST_OP_LTU,
+	KINST_OP_LEU,
+	KINST_OP_GTU,
+	KINST_OP_GEU,
+	KINST_OP_LTS,
+	KINST_OP_LES,
+	KINST_OP_GTS,
+	KINST_OP_GES,
+	KINST_OP_LNOT,		/* unary: pop a, push !a */
+	KINST_OP_NEG,		/* -a */
+	KINST_OP_BNOT,		/* ~a */
+	KINST_OP_JA,		/* jump */
+	KINST_OP_JZ,		/* pop a, jump if a == 0 */
+	KINST_OP_JNZ,		/* pop a, jump if a != 0 */
+	KINST_OP_RET,		/* pop the result; the stack must then be empty */
+	KINST_OP_COUNT_		/* first invalid opcode */
+};
+
+#define	KINST_PREG_RIP		16	/* registers: 0-15 enum kinst_gpr, then: */
+#define	KINST_PREG_RFLAGS	17
+#define	KINST_PREG_COUNT	18
+
+enum kinst_pctx {
+	KINST_PCTX_PID = 0,	/* process id (sign-extended) */
+	KINST_PCTX_TID,		/* thread id (sign-extended) */
+	KINST_PCTX_CPU,
+	KINST_PCTX_COMM0,	/* comm bytes 0-7 as a little-endian u64 */
+	KINST_PCTX_COMM8,	/* comm bytes 8-15 */
+	KINST_PCTX_COUNT
+};
+
+#define	KINST_PROG_MAX_INSNS	256	/* instructions per program */
+#define	KINST_PROG_STACK	16	/* stack depth */
+#define	KINST_PROG_MAX_LOADS	32	/* KINST_OP_LOAD instructions per program */
+#define	KINST_PROG_MAX		16	/* programs per open file */
+
+/* Why the verifier refused a program (kinst_prog_load.verdict). */
+enum kinst_pv {
+	KINST_PV_OK = 0,
+	KINST_PV_EMPTY,		/* no instruction */
+	KINST_PV_TOO_LONG,	/* more than KINST_PROG_MAX_INSNS */
+	KINST_PV_BAD_OP,	/* unknown opcode */
+	KINST_PV_BAD_ARG,	/* register, context item or load size out of range */
+	KINST_PV_NONZERO,	/* a field the opcode does not use is not 0 */
+	KINST_PV_JUMP_BACK,	/* jump offset < 0 */
+	KINST_PV_JUMP_OUT,	/* jump target past the last instruction */
+	KINST_PV_UNDERFLOW,	/* pops more than the stack holds */
+	KINST_PV_OVERFLOW,	/* stack deeper than KINST_PROG_STACK */
+	KINST_PV_MISMATCH,	/* paths join with different stack depths */
+	KINST_PV_UNREACHABLE,	/* an instruction no path reaches */
+	KINST_PV_FALL_OFF,	/* the last instruction is not RET */
+	KINST_PV_RET_DEPTH,	/* RET with other than one value on the stack */
+	KINST_PV_TOO_MANY_LOADS,	/* more than KINST_PROG_MAX_LOADS loads */
+	KINST_PV_COUNT_
+};
+
+struct kinst_prog_load {
+	uint64_t	insns;		/* in: user pointer to struct kinst_pinsn[ninsns] */
+	uint32_t	ninsns;		/* in: 1 .. KINST_PROG_MAX_INSNS */
+	uint32_t	flags;		/* in: must be 0 */
+	uint32_t	prog_id;	/* out: 1 .. KINST_PROG_MAX, for kinst_arm.prog_id */
+	uint32_t	verdict;	/* out: KINST_PV_* (EINVAL when not OK) */
+	uint32_t	error_pc;	/* out: the instruction refused */
+	uint32_t	_pad;		/* must be 0 */
+};
+
+/* Per-CPU program counters of a file (KINST_IOC_PROG_STATS). */
+struct kinst_prog_cpu_stats {
+	uint64_t	filtered;	/* hits a program filtered out (faults included) */
+	uint64_t	faults;		/* of which a load faulted */
+};
+
+struct kinst_prog_stats {
+	uint64_t	buf;		/* in: user pointer to struct kinst_prog_cpu_stats[cap] */
+	uint32_t	cap;		/* in */
+	uint32_t	ncpus;		/* out */
+};
+
+/*
  * ioctl commands.  The structures are shared; the command encoding is each
  * OS's own _IO* macros, so the includer must include <sys/ioctl.h>
  * (Linux user), <linux/ioctl.h> (Linux kernel) or <sys/ioccom.h> (FreeBSD)
@@ -198,6 +321,8 @@ struct kinst_filter {
 #define	KINST_IOC_STATS		_IOWR('K', 5, struct kinst_stats)
 #define	KINST_IOC_TEXT		_IOWR('K', 6, struct kinst_text)
 #define	KINST_IOC_FILTER	_IOW('K', 7, struct kinst_filter)
+#define	KINST_IOC_PROG_LOAD	_IOWR('K', 16, struct kinst_prog_load)
+#define	KINST_IOC_PROG_STATS	_IOWR('K', 17, struct kinst_prog_stats)
 #endif
 
 #ifdef __cplusplus
@@ -210,5 +335,8 @@ KINST_ABI_ASSERT(sizeof(struct kinst_rec_hdr) == 8, "rec_hdr layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment");
 KINST_ABI_ASSERT(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_pinsn) == 16, "pinsn layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_prog_load) == 32, "prog_load layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_prog_stats) == 16, "prog_stats layout");
 
 #endif /* !KINST_ABI_H */

@@ -110,11 +110,15 @@ kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
 void
 kinst_ctl_session_init(struct kinst_ctl *c, struct kinst_csession *cs)
 {
+	uint32_t i;
+
 	(void)c;
 	cs->groups = NULL;
 	cs->refusals = 0;
 	cs->nprobes = 0;
-	cs->_pad = 0;
+	cs->nprogs = 0;
+	for (i = 0; i < KINST_PROG_MAX; i++)
+		cs->progs[i] = NULL;
 }
 
 /* Probe ids: never 0, never KINST_ALL_PROBES; 2^32 - 2 before reuse. */
@@ -313,6 +317,7 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 {
 	uint8_t img[KINST_TRAMP_SIZE];
 	struct kinst_probe check;
+	const struct kinst_prog *prog;
 	struct kinst_func f;
 	struct kinst_group *g;
 	struct kinst_cprobe *cp;
@@ -331,11 +336,12 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	a->addr = 0;
 	ctl_bzero(a->insn, sizeof(a->insn));
 	a->insn_len = 0;
-	a->_pad = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
-	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK)) != 0 ||
+	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
+	    KINST_ARM_PROG)) != 0 ||
 	    (a->flags & (KINST_ARM_ALL | KINST_ARM_CHECK)) ==
-	    (KINST_ARM_ALL | KINST_ARM_CHECK))
+	    (KINST_ARM_ALL | KINST_ARM_CHECK) ||
+	    ((a->flags & KINST_ARM_PROG) == 0 && a->prog_id != 0))
 		return (KINST_E_INVAL);
 
 	text = NULL;
@@ -343,6 +349,12 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	g = NULL;
 	locked_text = false;
 	kinst_os_ctl_lock();
+	prog = NULL;
+	if ((a->flags & KINST_ARM_PROG) != 0 &&
+	    (prog = kinst_ctl_prog_get(cs, a->prog_id)) == NULL) {
+		kinst_os_ctl_unlock();
+		return (KINST_E_INVAL);
+	}
 	err = kinst_os_func_resolve(a->module, a->function, &f);
 	if (err != KINST_E_OK) {
 		kinst_os_ctl_unlock();
@@ -480,6 +492,7 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 		cp->p.offset = offs[i];
 		cp->p.session = NULL;
 		cp->p.os_priv = NULL;
+		cp->p.prog = prog;
 		cp->group = g;
 		cp->live = 0;
 		ctl_copy(tramp + (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));
@@ -680,6 +693,7 @@ kinst_ctl_session_fini(struct kinst_ctl *c, struct kinst_csession *cs)
 {
 	kinst_os_ctl_lock();
 	(void)ctl_disarm_locked(c, cs, KINST_ALL_PROBES);
+	kinst_ctl_prog_fini(cs);	/* no probe can run one any more */
 	kinst_os_ctl_unlock();
 }
 

@@ -109,7 +109,8 @@ struct kinst_csession {
 	struct kinst_group *groups;
 	uint64_t	refusals;	/* instructions / requests refused */
 	uint32_t	nprobes;	/* armed */
-	uint32_t	_pad;
+	uint32_t	nprogs;		/* programs loaded (kinst_progctl.c) */
+	struct kinst_prog *progs[KINST_PROG_MAX];	/* id = index + 1 */
 };
 
 struct kinst_ctl {
@@ -171,6 +172,27 @@ int	kinst_ctl_filter(struct kinst_ctl *c, struct kinst_csession *cs,
 
 int	kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
 	    uint32_t cap);
+
+/*
+ * Probe programs (kinst_progctl.c).  KINST_IOC_PROG_LOAD: the shim copies
+ * in pl and, when 1 <= pl->ninsns <= KINST_PROG_MAX_INSNS, the
+ * instructions (code; NULL otherwise); the program is verified and kept
+ * until the session ends.  KINST_E_INVAL with pl->verdict when refused.
+ */
+int	kinst_ctl_prog_load(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_prog_load *pl, const struct kinst_pinsn *code);
+
+/* KINST_IOC_PROG_STATS: fill out[0 .. min(cap, ncpus)-1], ps->ncpus. */
+void	kinst_ctl_prog_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_prog_cpu_stats *out, uint32_t cap,
+	    struct kinst_prog_stats *ps);
+
+/* Control lock held: the session's program id, or NULL. */
+const struct kinst_prog *kinst_ctl_prog_get(struct kinst_csession *cs,
+	    uint32_t id);
+
+/* After every probe of the session is disarmed: free its programs. */
+void	kinst_ctl_prog_fini(struct kinst_csession *cs);
 
 /*
  * Is name on the list?  An entry matches the whole name, or, if it ends in

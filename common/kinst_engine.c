@@ -10,6 +10,7 @@
 
 #include "kinst_engine.h"
 #include "kinst_os.h"
+#include "kinst_prog.h"
 
 void
 kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
@@ -39,6 +40,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->filter_cpu = -1;
 	s->exclude_pid = -1;
 	s->os_priv = NULL;
+	s->pstats = NULL;
 	for (i = 0; i < ncpus; i++)
 		hits[i] = 0;
 }
@@ -88,6 +90,10 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 
 	/* Counted here, so that hits == delivered + dropped for the session. */
 	__atomic_fetch_add(&s->hits[cpu], 1, __ATOMIC_RELAXED);
+	/* The predicate, before any record is built (counted if false). */
+	if (p->prog != NULL &&
+	    !kinst_prog_pass(p->prog, s, cpu, pid, tid, rec.comm, regs))
+		return;
 	ring = &s->rings[cpu];
 
 	/*

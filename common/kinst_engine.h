@@ -37,6 +37,8 @@ struct kinst_session {
 	int32_t		filter_cpu;	/* record only this CPU (-1: all) */
 	int32_t		exclude_pid;	/* never record this pid (-1: none) */
 	void		*os_priv;	/* the shim's */
+	/* [ncpus], allocated at the first KINST_IOC_PROG_LOAD (kinst_progctl.c) */
+	struct kinst_prog_cpu_stats *pstats;
 };
 
 struct kinst_engine {

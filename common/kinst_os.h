@@ -39,6 +39,15 @@ void	kinst_os_wake_deferred(struct kinst_session *s);
 int	kinst_os_read(uint64_t addr, void *buf, size_t len);
 
 /*
+ * Read len bytes of the current process's user memory at addr (a probe
+ * program's load from the lower canonical half).  Trap context, interrupts
+ * off, maybe nested in an NMI: never sleeps and never faults a page in; a
+ * page that is not present, an address that is not user memory, or a
+ * context without a user address space is a failure.  0 or non-zero.
+ */
+int	kinst_os_read_user(uint64_t addr, void *buf, size_t len);
+
+/*
  * Write len bytes of stack at addr, which lies below the interrupted stack
  * pointer (an emulated call or pushf); the shim guarantees that this room
  * does not overlap its trap frame.  0 or non-zero on failure.

@@ -17,6 +17,7 @@
 #include "kinst_classify.h"
 
 struct kinst_session;
+struct kinst_prog;
 
 struct kinst_probe {
 	uint64_t	addr;		/* address of the probed instruction */
@@ -31,6 +32,7 @@ struct kinst_probe {
 	void		*os_priv;	/* the shim's */
 	uint32_t	tripped;	/* set in trap context by the nesting guard */
 	uint32_t	_pad;
+	const struct kinst_prog *prog;	/* predicate (KINST_ARM_PROG) or NULL */
 };
 
 #define	KINST_PTABLE_SLOTS	16384	/* power of two, 2 x KINST_MAX_PROBES */

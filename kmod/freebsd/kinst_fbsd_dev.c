@@ -311,6 +311,56 @@ kinst_ioc_text(struct kinst_text *t)
 }
 
 /*
+ * Probe programs (ABI 1.5): the instructions are copied in here, verified
+ * in common/kinst_progctl.c.  A refusal's verdict reaches user space only
+ * on Linux (the structure is copied out on success only, section 4 of
+ * docs/freebsd.md); the errno is the same.
+ */
+static int
+kinst_ioc_prog_load(struct kinst_file *kf, struct kinst_prog_load *pl)
+{
+	struct kinst_pinsn *code;
+	int error;
+
+	code = NULL;
+	if (pl->ninsns != 0 && pl->ninsns <= KINST_PROG_MAX_INSNS) {
+		code = mallocarray(pl->ninsns, sizeof(*code), M_KINST,
+		    M_WAITOK);
+		error = copyin((void *)(uintptr_t)pl->insns, code,
+		    (size_t)pl->ninsns * sizeof(*code));
+		if (error != 0) {
+			free(code, M_KINST);
+			return (error);
+		}
+	}
+	error = kinst_errno(kinst_ctl_prog_load(&kinst_ctl, &kf->cs, pl,
+	    code));
+	free(code, M_KINST);
+	return (error);
+}
+
+static int
+kinst_ioc_prog_stats(struct kinst_file *kf, struct kinst_prog_stats *ps)
+{
+	struct kinst_prog_cpu_stats *out;
+	uint32_t cap;
+	int error;
+
+	cap = MIN(ps->cap, kf->ncpus);
+	out = NULL;
+	if (cap != 0)
+		out = mallocarray(cap, sizeof(*out), M_KINST,
+		    M_WAITOK | M_ZERO);
+	kinst_ctl_prog_stats(&kinst_ctl, &kf->cs, out, cap, ps);
+	error = 0;
+	if (cap != 0)
+		error = copyout(out, (void *)(uintptr_t)ps->buf,
+		    (size_t)cap * sizeof(*out));
+	free(out, M_KINST);
+	return (error);
+}
+
+/*
  * The ioctl layer (sys_generic.c) copies the argument structure in before
  * and out after this, the latter only when 0 is returned.
  */
@@ -357,6 +407,10 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 	case KINST_IOC_FILTER:
 		return (kinst_errno(kinst_ctl_filter(&kinst_ctl, &kf->cs,
 		    (struct kinst_filter *)data)));
+	case KINST_IOC_PROG_LOAD:
+		return (kinst_ioc_prog_load(kf, (struct kinst_prog_load *)data));
+	case KINST_IOC_PROG_STATS:
+		return (kinst_ioc_prog_stats(kf, (struct kinst_prog_stats *)data));
 	default:
 		return (ENOTTY);
 	}

@@ -157,6 +157,22 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 }
 
 /*
+ * A probe program's user load: not supported on FreeBSD yet (docs/freebsd.md,
+ * section 4).  kinst_nofault_copy() is only proven for kernel addresses; a user
+ * address needs SMAP's stac/clac and a fixup for user-address page faults
+ * that must not reach vm_fault().  Every user load fails, so a predicate
+ * that reads user memory is false and counted as a fault.
+ */
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return (-1);
+}
+
+/*
  * dtrace_trap_func while kinst is loaded: trap_check() calls it for every
  * trap before trap(), with interrupts as the trap left them.  Only a fault
  * inside kinst_nofault_copy() during kinst_os_read() on this CPU is ours.

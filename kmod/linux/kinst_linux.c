@@ -480,6 +480,12 @@ kinst_ioctl_gated(struct file *fp, unsigned int cmd, unsigned long arg)
 			return (-EFAULT);
 		return (kinst_errno(kinst_ctl_filter(&kinst_ctl, &kf->cs, &f)));
 	}
+	case KINST_IOC_PROG_LOAD:
+		return (kinst_errno(kinst_linux_prog_load(&kinst_ctl, &kf->cs,
+		    up)));
+	case KINST_IOC_PROG_STATS:
+		return (kinst_errno(kinst_linux_prog_stats(&kinst_ctl, &kf->cs,
+		    up)));
 	default:
 		return (-ENOTTY);
 	}

@@ -30,4 +30,10 @@ int	kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 void	kinst_linux_derive_fini(void);
 int	kinst_linux_derived_check(unsigned long a);
 
+/* kinst_linux_prog.c: the probe-program ioctls; KINST_E_* codes */
+int	kinst_linux_prog_load(struct kinst_ctl *c, struct kinst_csession *cs,
+	    void __user *up);
+int	kinst_linux_prog_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+	    void __user *up);
+
 #endif /* !KINST_LINUX_H */

@@ -391,6 +391,25 @@ kinst_linux_debugfs_os(struct dentry *dir)
 	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
 }
 
+/*
+ * A probe program's user load.  copy_from_user_nofault() (mm/maccess.c,
+ * exported since 5.8) checks access_ok() and nmi_uaccess_okay() (the CR3
+ * loaded is current's mm), then copies with page faults disabled: a fault
+ * goes to the exception fixup (faulthandler_disabled() in
+ * do_user_addr_fault), never to handle_mm_fault(), so it neither sleeps
+ * nor faults a page in, with interrupts off and in NMI-like context (the
+ * same routine bpf_probe_read_user() uses from kprobes).  A kernel thread
+ * has no user memory to read.
+ */
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	if (current->mm == NULL)
+		return (-1);
+	return (copy_from_user_nofault(buf,
+	    (const void __user *)(uintptr_t)addr, len) != 0 ? -1 : 0);
+}
+
 int
 kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
 {

@@ -13,6 +13,7 @@
 #include "kinst_callgraph.h"
 #include "kinst_kaddr.h"
 #include "kinst_os.h"
+#include "kinst_prog.h"
 
 /* ---- a fake OS: one flat "memory" window, a nesting hook ---- */
 
@@ -86,6 +87,16 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 		return (-1);
 	memcpy(buf, fake_mem + (addr - fake_base), len);
 	return (0);
+}
+
+/* Probe programs' user loads: this test has no user memory to offer. */
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return (-1);
 }
 
 int
@@ -756,6 +767,83 @@ ATF_TC_BODY(hit_redirect_and_if, tc)
 	ATF_CHECK_EQ(r.rflags, 0x246);
 }
 
+/*
+ * A probe with a predicate (kinst_prog.c): the program runs before the
+ * record; a false result or a faulting load records nothing and counts the
+ * hit as filtered (and faulted), the instruction still executes, and
+ * hits == delivered + dropped + filtered.
+ */
+ATF_TC_WITHOUT_HEAD(hit_predicate);
+ATF_TC_BODY(hit_predicate, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	/* rdx == 7 && pid == 100, then a variant loading through rsi. */
+	static const struct kinst_pinsn pred[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RDX },
+		{ .op = KINST_OP_IMM, .imm = 7 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_CTX, .arg = KINST_PCTX_PID },
+		{ .op = KINST_OP_IMM, .imm = 100 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_AND },
+		{ .op = KINST_OP_RET },
+	};
+	static const struct kinst_pinsn load[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSI },
+		{ .op = KINST_OP_LOAD, .arg = 4 },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_prog prog, lprog;
+	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_hit_record rec;
+	struct kinst_probe p, q;
+	struct kinst_regs r;
+	uint32_t bad, i;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(pred, 8, &prog, &bad), KINST_PV_OK);
+	ATF_REQUIRE_EQ(kinst_prog_verify(load, 3, &lprog, &bad), KINST_PV_OK);
+	setup_engine(true);
+	memset(ps, 0, sizeof(ps));
+	sess.pstats = ps;
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	p.prog = &prog;
+	arm(&q, mov, 3, 0x400010, 0x500040, 8);
+	q.prog = &lprog;
+	for (i = 0; i < 10; i++) {
+		regs_init(&r, 0x400000);
+		r.gpr[KINST_RDX] = i % 2 ? 7 : 9;
+		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+		ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);
+	}
+	ATF_CHECK_EQ(shits[0], 10);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 5);
+	ATF_CHECK_EQ(ps[0].filtered, 5);
+	ATF_CHECK_EQ(ps[0].faults, 0);
+	for (i = 0; i < 5; i++) {
+		ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], &rec, sizeof(rec)),
+		    sizeof(rec));
+		ATF_CHECK_EQ(rec.regs.gpr[KINST_RDX], 7);
+	}
+	/* A load from memory the OS cannot read: filtered, and a fault. */
+	regs_init(&r, 0x400010);
+	r.gpr[KINST_RSI] = 0x10;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500040 + KINST_TRAMP_STI);
+	ATF_CHECK_EQ(ps[0].filtered, 6);
+	ATF_CHECK_EQ(ps[0].faults, 1);
+	ATF_CHECK_EQ(shits[0], kinst_ring_written(&rings[0]) +
+	    kinst_ring_dropped(&rings[0]) + ps[0].filtered);
+	/* A non-zero value loaded from the kernel half (kinst_os_read). */
+	memset(fake_mem, 0, sizeof(fake_mem));
+	fake_mem[4] = 1;
+	regs_init(&r, 0x400010);
+	r.gpr[KINST_RSI] = 0xffff800000000000ull;	/* not in the window */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(ps[0].faults, 2);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 5);
+	sess.pstats = NULL;
+}
+
 ATF_TC_WITHOUT_HEAD(hit_emulated_and_nested);
 ATF_TC_BODY(hit_emulated_and_nested, tc)
 {
@@ -1004,6 +1092,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, emulate_loops);
 	ATF_TP_ADD_TC(tp, emulate_ret_flags);
 	ATF_TP_ADD_TC(tp, emulate_fault_leaves_regs);
+	ATF_TP_ADD_TC(tp, hit_predicate);
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
 	ATF_TP_ADD_TC(tp, hit_nesting_guard);

@@ -111,6 +111,16 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 	return (0);
 }
 
+/* Probe programs' user loads: this test has no user memory to offer. */
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return (-1);
+}
+
 /* What kinst_fbsd_os.c does: only inside the room below this trap's %rsp. */
 int
 kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)

@@ -25,5 +25,7 @@ void kinst_os_wake_deferred(struct kinst_session *s)
 { (void)s; unexpected(__func__); }
 int kinst_os_read(uint64_t a, void *b, size_t l)
 { (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }
+int kinst_os_read_user(uint64_t a, void *b, size_t l)
+{ (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }
 int kinst_os_write_stack(uint64_t a, const void *b, size_t l)
 { (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }

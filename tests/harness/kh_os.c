@@ -6,6 +6,8 @@
  * memory accesses (the emulated code is our own, so its addresses are
  * valid; a wrong address crashes the test, which is a failure too).
  */
+#include <sys/uio.h>
+
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +70,26 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 	if (addr == 0)
 		return (EFAULT);
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return (0);
+}
+
+/*
+ * A probe program's user load: the whole harness is user memory.  Read it
+ * through process_vm_readv() on ourselves, which fails (EFAULT) on an
+ * unmapped page instead of faulting, as the kernels' no-fault reads do.
+ */
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local, remote;
+
+	local.iov_base = buf;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = len;
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)len)
+		return (EFAULT);
 	return (0);
 }
 

@@ -144,6 +144,16 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 	return (0);
 }
 
+/* Probe programs' user loads: this test has no user memory to offer. */
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return (-1);
+}
+
 void kinst_os_ctl_lock(void) { ATF_REQUIRE(!ctl_locked); ctl_locked = 1; }
 void kinst_os_ctl_unlock(void) { ATF_REQUIRE(ctl_locked); ctl_locked = 0; }
 

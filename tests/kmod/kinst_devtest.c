@@ -928,6 +928,313 @@ cmd_spin(long seconds)
 	return (0);
 }
 
+/*
+ * Probe programs (ABI 1.5): hostile KINST_IOC_PROG_LOAD arguments and
+ * random bytecode; the accepted programs run on getpid's probe.  Then
+ * user loads on Linux: a program reading a variable of this process
+ * matches exactly when its constant is the variable's value, one reading
+ * unmapped or kernel-garbage addresses faults, and per CPU
+ * hits == delivered + dropped + filtered.
+ */
+#define	PI(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
+			    .off = (f), .imm = (im) })
+
+static volatile uint64_t prog_magic = 0x1234567887654321ull;
+
+/* Only this process's hits: another's memory at our addresses is not ours. */
+static void
+record_only_self(int fd)
+{
+	struct kinst_filter f = { .pid = getpid(), .cpu = -1,
+	    .exclude_pid = -1 };
+
+	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER pid");
+}
+
+static int
+prog_load(int fd, const struct kinst_pinsn *code, uint32_t n,
+    struct kinst_prog_load *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->insns = (uint64_t)(uintptr_t)code;
+	pl->ninsns = n;
+	return (xioctl(fd, KINST_IOC_PROG_LOAD, pl));
+}
+
+/* Arm getpid with program id, make n getpid calls, disarm; sums of STATS. */
+static void
+prog_run(int fd, uint32_t id, long n, uint64_t sum[4])
+{
+	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
+	struct kinst_prog_cpu_stats pcs[KINST_STATS_MAXCPU];
+	struct kinst_prog_stats ps;
+	struct kinst_stats st;
+	struct kinst_disarm d;
+	struct kinst_arm a;
+	uint32_t c;
+	long k;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	split_name("__x64_sys_getpid", a.module, sizeof(a.module),
+	    a.function, sizeof(a.function));
+	a.flags = KINST_ARM_ALL | KINST_ARM_PROG;
+	a.prog_id = id;
+	r = xioctl(fd, KINST_IOC_ARM, &a);
+	CHECK(r == 0 && a.narmed > 0, "ARM with program %u: %d", id, r);
+	for (k = 0; k < n; k++)
+		(void)syscall(SYS_getpid);
+	memset(&d, 0, sizeof(d));
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "DISARM");
+	memset(&st, 0, sizeof(st));
+	st.buf = (uint64_t)(uintptr_t)cpus;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "STATS");
+	memset(&ps, 0, sizeof(ps));
+	ps.buf = (uint64_t)(uintptr_t)pcs;
+	ps.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_PROG_STATS, &ps) == 0, "PROG_STATS");
+	CHECK(ps.ncpus == st.ncpus, "ncpus %u vs %u", ps.ncpus, st.ncpus);
+	memset(sum, 0, 4 * sizeof(sum[0]));
+	for (c = 0; c < st.ncpus && c < KINST_STATS_MAXCPU; c++) {
+		CHECK(cpus[c].hits == cpus[c].delivered + cpus[c].dropped +
+		    pcs[c].filtered, "cpu %u: hits %llu != %llu + %llu + %llu",
+		    c, (unsigned long long)cpus[c].hits,
+		    (unsigned long long)cpus[c].delivered,
+		    (unsigned long long)cpus[c].dropped,
+		    (unsigned long long)pcs[c].filtered);
+		CHECK(pcs[c].faults <= pcs[c].filtered, "faults > filtered");
+		sum[0] += cpus[c].hits;
+		sum[1] += cpus[c].delivered + cpus[c].dropped;
+		sum[2] += pcs[c].filtered;
+		sum[3] += pcs[c].faults;
+	}
+}
+
+static void
+prog_bad_args(int fd)
+{
+	struct kinst_pinsn ok[2] = { PI(KINST_OP_IMM, 0, 0, 1),
+	    PI(KINST_OP_RET, 0, 0, 0) };
+	struct kinst_prog_load pl;
+	struct kinst_arm a;
+	int r;
+
+	r = xioctl(fd, KINST_IOC_PROG_LOAD, NULL);
+	CHECK(r == -EFAULT, "PROG_LOAD NULL: %d", r);
+	r = xioctl(fd, KINST_IOC_PROG_LOAD, (void *)0xffff800000000000ull);
+	CHECK(r == -EFAULT, "PROG_LOAD kernel pointer: %d", r);
+	r = xioctl(fd, KINST_IOC_PROG_STATS, NULL);
+	CHECK(r == -EFAULT, "PROG_STATS NULL: %d", r);
+	r = prog_load(fd, NULL, 2, &pl);
+	CHECK(r == -EFAULT, "insns NULL: %d", r);
+	r = prog_load(fd, (void *)0xffffffff81000000ull, 2, &pl);
+	CHECK(r == -EFAULT, "insns kernel pointer: %d", r);
+	r = prog_load(fd, ok, 0, &pl);
+	CHECK(r == -EINVAL && pl.verdict == KINST_PV_EMPTY, "empty: %d %u",
+	    r, pl.verdict);
+	r = prog_load(fd, ok, KINST_PROG_MAX_INSNS + 1, &pl);
+	CHECK(r == -EINVAL && pl.verdict == KINST_PV_TOO_LONG,
+	    "too long: %d %u", r, pl.verdict);
+	r = prog_load(fd, ok, 0xffffffffu, &pl);
+	CHECK(r == -EINVAL, "4G instructions: %d", r);
+	memset(&pl, 0, sizeof(pl));
+	pl.insns = (uint64_t)(uintptr_t)ok;
+	pl.ninsns = 2;
+	pl.flags = 1;
+	CHECK(xioctl(fd, KINST_IOC_PROG_LOAD, &pl) == -EINVAL, "flags");
+	pl.flags = 0;
+	pl._pad = 1;
+	CHECK(xioctl(fd, KINST_IOC_PROG_LOAD, &pl) == -EINVAL, "_pad");
+	/* ARM: a program id that is not loaded, or one without the flag. */
+	memset(&a, 0, sizeof(a));
+	split_name("__x64_sys_getpid", a.module, sizeof(a.module),
+	    a.function, sizeof(a.function));
+	a.flags = KINST_ARM_ALL | KINST_ARM_PROG;
+	a.prog_id = 0;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "ARM prog 0");
+	a.prog_id = KINST_PROG_MAX + 1;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "ARM prog 17");
+	a.prog_id = 0xffffffffu;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "ARM prog ~0");
+	a.flags = KINST_ARM_ALL;
+	a.prog_id = 1;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "prog_id w/o flag");
+}
+
+/* *(SIZE)(addr) == want */
+static uint32_t
+prog_user_load(int fd, uint64_t addr, uint64_t want)
+{
+	struct kinst_pinsn c[] = { PI(KINST_OP_IMM, 0, 0, addr),
+	    PI(KINST_OP_LOAD, 8, 0, 0), PI(KINST_OP_IMM, 0, 0, want),
+	    PI(KINST_OP_EQ, 0, 0, 0), PI(KINST_OP_RET, 0, 0, 0) };
+	struct kinst_prog_load pl;
+	int r;
+
+	r = prog_load(fd, c, 5, &pl);
+	CHECK(r == 0 && pl.prog_id != 0, "load: %d verdict %u", r,
+	    pl.verdict);
+	return (pl.prog_id);
+}
+
+static void
+prog_loads(void)
+{
+	static const uint64_t bad[] = { 0, 16, 0x1000,
+	    0x0000800000000000ull, 0xdead000000000000ull,
+	    0xffff800000000000ull - 8, 0xfffffffffffffff8ull };
+	uint64_t sum[4];
+	uint32_t id, i;
+	int fd;
+
+	fd = dev_open(O_NONBLOCK);
+	record_only_self(fd);
+	/* The right value: every hit passes (this process's own memory). */
+	id = prog_user_load(fd, (uint64_t)(uintptr_t)&prog_magic, prog_magic);
+	prog_run(fd, id, 200, sum);
+	CHECK(sum[0] >= 200 && sum[2] == 0 && sum[1] == sum[0],
+	    "user load, right value: hits %llu passed %llu filtered %llu",
+	    (unsigned long long)sum[0], (unsigned long long)sum[1],
+	    (unsigned long long)sum[2]);
+	printf("progfuzz: user load of a variable: %llu hits, all matched\n",
+	    (unsigned long long)sum[0]);
+	close(fd);
+	/* A wrong value: every hit of ours is filtered, none faults. */
+	fd = dev_open(O_NONBLOCK);
+	record_only_self(fd);
+	id = prog_user_load(fd, (uint64_t)(uintptr_t)&prog_magic,
+	    prog_magic + 1);
+	prog_run(fd, id, 200, sum);
+	CHECK(sum[0] >= 200 && sum[2] == sum[0] && sum[3] == 0,
+	    "user load, wrong value: hits %llu filtered %llu faults %llu",
+	    (unsigned long long)sum[0], (unsigned long long)sum[2],
+	    (unsigned long long)sum[3]);
+	close(fd);
+	/* Unmapped, non-canonical, kernel-garbage: faults, no oops. */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fd = dev_open(O_NONBLOCK);
+		record_only_self(fd);
+		id = prog_user_load(fd, bad[i], 0);
+		prog_run(fd, id, 50, sum);
+		CHECK(sum[0] >= 50 && sum[2] == sum[0] && sum[3] == sum[0],
+		    "load of %#llx: hits %llu filtered %llu faults %llu",
+		    (unsigned long long)bad[i], (unsigned long long)sum[0],
+		    (unsigned long long)sum[2], (unsigned long long)sum[3]);
+		close(fd);
+	}
+}
+
+/*
+ * A program the verifier should accept: pushes (registers, context,
+ * constants, some of them addresses), loads from whatever is on the stack
+ * (kernel pointers in registers, garbage), operators, down to one value
+ * and RET.  Returns its length.
+ */
+static uint32_t
+prog_gen(struct kinst_pinsn *code)
+{
+	uint32_t n, depth, want;
+
+	n = 0;
+	depth = 0;
+	want = 4 + (uint32_t)(rnd() % 40);
+	while (n < want || depth != 1) {
+		if (depth == 0 || (depth < 6 && n < want && rnd() % 2 == 0)) {
+			switch (rnd() % 3) {
+			case 0:
+				code[n++] = PI(KINST_OP_REG, 0, 0, 0);
+				code[n - 1].arg = (uint8_t)(rnd() % KINST_PREG_COUNT);
+				break;
+			case 1:
+				code[n++] = PI(KINST_OP_CTX, 0, 0, 0);
+				code[n - 1].arg = (uint8_t)(rnd() % KINST_PCTX_COUNT);
+				break;
+			default:
+				code[n++] = PI(KINST_OP_IMM, 0, 0, rnd() % 2 ?
+				    rnd() : rnd() % 64);
+			}
+			depth++;
+		} else if (n < want && rnd() % 3 == 0) {
+			code[n++] = PI(rnd() % 2 ? KINST_OP_LOAD : KINST_OP_LNOT +
+			    rnd() % 3, 0, 0, 0);
+			if (code[n - 1].op == KINST_OP_LOAD)
+				code[n - 1].arg = (uint8_t)(1 << (rnd() % 4));
+		} else if (depth >= 2) {
+			code[n++] = PI(KINST_OP_ADD + rnd() % 18, 0, 0, 0);
+			depth--;
+		} else {
+			code[n++] = PI(KINST_OP_LNOT, 0, 0, 0);
+		}
+	}
+	code[n++] = PI(KINST_OP_RET, 0, 0, 0);
+	return (n);
+}
+
+static int
+cmd_progfuzz(long iters)
+{
+	struct kinst_pinsn code[KINST_PROG_MAX_INSNS + 8];
+	struct kinst_prog_load pl;
+	uint64_t sum[4];
+	long i, accepted, refused;
+	uint32_t n, k;
+	int fd, r, nprogs;
+
+	fd = dev_open(O_NONBLOCK);
+	record_only_self(fd);
+	prog_bad_args(fd);
+	close(fd);
+	prog_loads();
+
+	fd = dev_open(O_NONBLOCK);
+	record_only_self(fd);
+	nprogs = 0;
+	accepted = refused = 0;
+	for (i = 0; i < iters; i++) {
+		n = (uint32_t)(rnd() % 12) + 1;
+		if (i % 3 == 0) {
+			rnd_fill(code, n * sizeof(code[0]));
+		} else {
+			n = prog_gen(code);
+			if (i % 3 == 1) {	/* and one field broken */
+				k = (uint32_t)(rnd() % n);
+				((uint8_t *)&code[k])[rnd() % sizeof(code[k])] ^=
+				    (uint8_t)(1 + rnd() % 255);
+			}
+		}
+		r = prog_load(fd, code, n, &pl);
+		CHECK(r == 0 || r == -EINVAL || r == -ENOSPC,
+		    "PROG_LOAD random: %d", r);
+		if (r == -EINVAL) {
+			CHECK(pl.verdict != KINST_PV_OK && pl.error_pc <= n,
+			    "refused with verdict %u at %u", pl.verdict,
+			    pl.error_pc);
+			refused++;
+			continue;
+		}
+		if (r != 0)
+			continue;
+		accepted++;
+		if (accepted % 16 == 1 || i + 1 == iters)
+			prog_run(fd, pl.prog_id, 20, sum);
+		if (++nprogs == KINST_PROG_MAX) {
+			/* The 17th load of a session is refused; start anew. */
+			r = prog_load(fd, code, n, &pl);
+			CHECK(r == -ENOSPC, "17th program: %d", r);
+			close(fd);
+			fd = dev_open(O_NONBLOCK);
+			record_only_self(fd);
+			nprogs = 0;
+		}
+	}
+	close(fd);
+	printf("progfuzz: %ld programs, %ld accepted, %ld refused, "
+	    "%d failures\n", iters, accepted, refused, failures);
+	return (failures == 0 ? 0 : 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -952,7 +1259,10 @@ main(int argc, char **argv)
 		return (cmd_flip(argv[2], atol(argv[3])));
 	if (argc >= 3 && strcmp(argv[1], "spin") == 0)
 		return (cmd_spin(atol(argv[2])));
+	if (argc >= 2 && strcmp(argv[1], "progfuzz") == 0)
+		return (cmd_progfuzz(argc > 2 ? atol(argv[2]) : 2000));
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
-	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS\n");
+	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS | "
+	    "progfuzz [N]\n");
 	return (2);
 }

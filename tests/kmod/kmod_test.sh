@@ -51,6 +51,17 @@ ioctl_fuzz_body() {
 	vm_expect_out '^refuse: 0 failures'
 }
 
+atf_test_case prog_fuzz
+prog_fuzz_head() {
+	atf_set descr "probe programs: hostile PROG_LOAD arguments and random bytecode through the raw ioctl, user and faulting loads on getpid's probes: errnos, counts add up, no oops"
+	atf_set timeout 400
+}
+prog_fuzz_body() {
+	kmod_run progfuzz.sh -t 300
+	vm_expect_out '^progfuzz: user load of a variable: [0-9]+ hits, all matched'
+	vm_expect_out '^progfuzz: [0-9]+ programs, [0-9]+ accepted, [0-9]+ refused, 0 failures'
+}
+
 atf_test_case arm_hit_read_disarm
 arm_hit_read_disarm_head() {
 	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments"
@@ -142,6 +153,7 @@ atf_init_test_cases() {
 	atf_add_test_case rearm_under_hits
 	atf_add_test_case module_function
 	atf_add_test_case ioctl_fuzz
+	atf_add_test_case prog_fuzz
 	atf_add_test_case arm_hit_read_disarm
 	atf_add_test_case kill9_restores_text
 }

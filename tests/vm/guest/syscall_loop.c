@@ -6,6 +6,8 @@
  *	syscall_loop getpid COUNT	COUNT getpid(2) calls
  *	syscall_loop write COUNT BYTES	COUNT write(2)s of BYTES bytes to /dev/null
  *	syscall_loop read COUNT BYTES	COUNT read(2)s of BYTES bytes from /dev/zero
+ *	syscall_loop read2 COUNT B1 B2	COUNT read(2)s of B1 bytes and COUNT of B2,
+ *					alternating, from /dev/zero
  *
  * Prints its own pid first, then makes exactly COUNT system calls of that
  * kind and no other of that kind: the pid comes from /proc/self, not
@@ -30,7 +32,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: syscall_loop getpid COUNT\n"
-	    "       syscall_loop read|write COUNT BYTES\n");
+	    "       syscall_loop read|write COUNT BYTES\n"
+	    "       syscall_loop read2 COUNT BYTES1 BYTES2\n");
 	exit(1);
 }
 
@@ -55,14 +58,19 @@ main(int argc, char **argv)
 	struct iovec iov;
 	char self[32];
 	ssize_t n;
-	long count, bytes, i;
+	long count, bytes, bytes2, i;
 	int fd;
 
 	if (argc < 3)
 		usage();
 	count = number(argv[2], LONG_MAX);
-	bytes = 0;
-	if (strcmp(argv[1], "getpid") != 0) {
+	bytes = bytes2 = 0;
+	if (strcmp(argv[1], "read2") == 0) {
+		if (argc != 5)
+			usage();
+		bytes = number(argv[3], (long)sizeof(buf));
+		bytes2 = number(argv[4], (long)sizeof(buf));
+	} else if (strcmp(argv[1], "getpid") != 0) {
 		if (argc != 4)
 			usage();
 		bytes = number(argv[3], (long)sizeof(buf));
@@ -102,6 +110,17 @@ main(int argc, char **argv)
 		}
 		for (i = 0; i < count; i++)
 			if (read(fd, buf, (size_t)bytes) != (ssize_t)bytes) {
+				perror("syscall_loop: read");
+				return (1);
+			}
+	} else if (strcmp(argv[1], "read2") == 0) {
+		if ((fd = open("/dev/zero", O_RDONLY)) < 0) {
+			perror("syscall_loop: /dev/zero");
+			return (1);
+		}
+		for (i = 0; i < 2 * count; i++)
+			if (read(fd, buf, (size_t)(i % 2 ? bytes2 : bytes)) !=
+			    (ssize_t)(i % 2 ? bytes2 : bytes)) {
 				perror("syscall_loop: read");
 				return (1);
 			}

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Probe-program expressions (kinstctl trace --if EXPR) compiled into the
+// module's bytecode (kinst_abi.h: struct kinst_pinsn).  The module verifies
+// what it gets; this compiler only has to be right, not trusted.
+//
+// Grammar (C precedence, all arithmetic on unsigned 64-bit values):
+//   expr    := unary (binop unary)*
+//   binop   := || && | ^ & == != < <= > >= << >> + - *
+//   unary   := ! unary | - unary | ~ unary | * [ ( u8|u16|u32|u64 ) ] unary
+//            | primary
+//   primary := NUMBER | REGISTER | pid | tid | cpu | ( expr )
+//            | comm == "STRING" | comm != "STRING"
+// REGISTER: rax rbx rcx rdx rsi rdi rbp rsp r8-r15 rip rflags.  `*` reads
+// 8 bytes unless a size is given; an address in the lower canonical half
+// reads the current process's user memory.  && and || short-circuit.
+#ifndef KINSTCTL_PROG_COMPILE_H
+#define KINSTCTL_PROG_COMPILE_H
+
+#include <string>
+#include <vector>
+
+#include "abi.h"
+
+namespace kinst {
+
+// Throws Error(Exit::usage, "<what>: column N: <why>") on a malformed
+// expression or one over the module's limits.
+std::vector<struct kinst_pinsn> compile_expr(const std::string &expr,
+    const std::string &what);
+
+// Loads the program into the session behind fd (KINST_IOC_PROG_LOAD) and
+// returns its id; a refusal names the verifier's reason.
+uint32_t load_prog(int fd, const std::vector<struct kinst_pinsn> &code,
+    const std::string &what);
+
+// The per-CPU counters of the session's programs (KINST_IOC_PROG_STATS).
+std::vector<struct kinst_prog_cpu_stats> prog_stats(int fd);
+
+} // namespace kinst
+
+#endif

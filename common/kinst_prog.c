@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Probe programs: verifier and interpreter (kinst_prog.h).
+ *
+ * What each opcode takes from the stack, gives back and which instruction
+ * fields it uses is one table (op_info); the verifier reads it and never
+ * special-cases an arithmetic opcode.
+ */
+
+#include "kinst_engine.h"
+#include "kinst_os.h"
+#include "kinst_prog.h"
+
+#define	F_ARG	0x01	/* uses arg */
+#define	F_IMM	0x02	/* uses imm */
+#define	F_OFF	0x04	/* uses off: a jump */
+#define	F_NOFALL 0x08	/* never continues at the next instruction */
+
+struct op_info {
+	uint8_t		pops;
+	uint8_t		pushes;
+	uint8_t		flags;
+	uint8_t		arg_max;	/* with F_ARG: arg < arg_max (loads: sizes) */
+};
+
+/*
+ * A test's hook into the interpreter loop (tests/unit/prog_test.c compiles
+ * this file with it to count steps and watch the stack); nothing otherwise.
+ */
+#ifndef KINST_PROG_STEP
+#define	KINST_PROG_STEP(p, pc, sp)	do { } while (0)
+#endif
+
+#define	BINOP	{ 2, 1, 0, 0 }
+#define	UNOP	{ 1, 1, 0, 0 }
+
+static const struct op_info op_info[KINST_OP_COUNT_] = {
+	[KINST_OP_IMM] =	{ 0, 1, F_IMM, 0 },
+	[KINST_OP_REG] =	{ 0, 1, F_ARG, KINST_PREG_COUNT },
+	[KINST_OP_CTX] =	{ 0, 1, F_ARG, KINST_PCTX_COUNT },
+	[KINST_OP_LOAD] =	{ 1, 1, F_ARG, 9 },
+	[KINST_OP_ADD] = BINOP, [KINST_OP_SUB] = BINOP,
+	[KINST_OP_MUL] = BINOP, [KINST_OP_AND] = BINOP,
+	[KINST_OP_OR] = BINOP, [KINST_OP_XOR] = BINOP,
+	[KINST_OP_SHL] = BINOP, [KINST_OP_SHR] = BINOP,
+	[KINST_OP_EQ] = BINOP, [KINST_OP_NE] = BINOP,
+	[KINST_OP_LTU] = BINOP, [KINST_OP_LEU] = BINOP,
+	[KINST_OP_GTU] = BINOP, [KINST_OP_GEU] = BINOP,
+	[KINST_OP_LTS] = BINOP, [KINST_OP_LES] = BINOP,
+	[KINST_OP_GTS] = BINOP, [KINST_OP_GES] = BINOP,
+	[KINST_OP_LNOT] = UNOP, [KINST_OP_NEG] = UNOP, [KINST_OP_BNOT] = UNOP,
+	[KINST_OP_JA] =		{ 0, 0, F_OFF | F_NOFALL, 0 },
+	[KINST_OP_JZ] =		{ 1, 0, F_OFF, 0 },
+	[KINST_OP_JNZ] =	{ 1, 0, F_OFF, 0 },
+	[KINST_OP_RET] =	{ 1, 0, F_NOFALL, 0 },
+};
+
+/* Opcode known, arg in range, unused fields zero. */
+static int
+verify_fields(const struct kinst_pinsn *in)
+{
+	const struct op_info *oi;
+
+	if (in->op == 0 || in->op >= KINST_OP_COUNT_)
+		return (KINST_PV_BAD_OP);
+	oi = &op_info[in->op];
+	if (in->_pad != 0 || ((oi->flags & F_IMM) == 0 && in->imm != 0) ||
+	    ((oi->flags & F_OFF) == 0 && in->off != 0) ||
+	    ((oi->flags & F_ARG) == 0 && in->arg != 0))
+		return (KINST_PV_NONZERO);
+	if ((oi->flags & F_ARG) != 0 && in->arg >= oi->arg_max)
+		return (KINST_PV_BAD_ARG);
+	if (in->op == KINST_OP_LOAD && in->arg != 1 && in->arg != 2 &&
+	    in->arg != 4 && in->arg != 8)
+		return (KINST_PV_BAD_ARG);
+	return (KINST_PV_OK);
+}
+
+/* Record the stack depth on one more path into pc. */
+static int
+verify_merge(int16_t *depth, uint32_t pc, int16_t d)
+{
+	if (depth[pc] < 0)
+		depth[pc] = d;
+	else if (depth[pc] != d)
+		return (KINST_PV_MISMATCH);
+	return (KINST_PV_OK);
+}
+
+/*
+ * The stack effect of instruction pc entered with depth[pc], and the paths
+ * out of it.  Jumps go forward only, so every path into pc was seen before
+ * pc is checked.
+ */
+static int
+verify_flow(const struct kinst_pinsn *in, uint32_t pc, uint32_t n,
+    int16_t *depth)
+{
+	const struct op_info *oi = &op_info[in->op];
+	int32_t target;
+	int16_t d;
+	int r;
+
+	if (depth[pc] < 0)
+		return (KINST_PV_UNREACHABLE);
+	if (depth[pc] < oi->pops)
+		return (KINST_PV_UNDERFLOW);
+	d = depth[pc] - oi->pops + oi->pushes;
+	if (d > KINST_PROG_STACK)
+		return (KINST_PV_OVERFLOW);
+	if (in->op == KINST_OP_RET && d != 0)
+		return (KINST_PV_RET_DEPTH);
+	if ((oi->flags & F_OFF) != 0) {
+		if (in->off < 0)
+			return (KINST_PV_JUMP_BACK);
+		target = (int32_t)pc + 1 + in->off;
+		if ((uint32_t)target >= n)
+			return (KINST_PV_JUMP_OUT);
+		if ((r = verify_merge(depth, (uint32_t)target, d)) != 0)
+			return (r);
+	}
+	if ((oi->flags & F_NOFALL) == 0) {
+		if (pc + 1 >= n)
+			return (KINST_PV_FALL_OFF);
+		return (verify_merge(depth, pc + 1, d));
+	}
+	return (KINST_PV_OK);
+}
+
+int
+kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
+    struct kinst_prog *p, uint32_t *bad_pc)
+{
+	int16_t depth[KINST_PROG_MAX_INSNS];
+	uint32_t pc, nloads, maxd, d;
+	int r;
+
+	*bad_pc = n;
+	if (n == 0)
+		return (KINST_PV_EMPTY);
+	if (n > KINST_PROG_MAX_INSNS)
+		return (KINST_PV_TOO_LONG);
+	for (pc = 0; pc < n; pc++)
+		depth[pc] = -1;
+	depth[0] = 0;
+	nloads = 0;
+	maxd = 0;
+	for (pc = 0; pc < n; pc++) {
+		*bad_pc = pc;
+		if ((r = verify_fields(&code[pc])) != KINST_PV_OK)
+			return (r);
+		if ((r = verify_flow(&code[pc], pc, n, depth)) != KINST_PV_OK)
+			return (r);
+		d = depth[pc] - op_info[code[pc].op].pops +
+		    op_info[code[pc].op].pushes;
+		if (d > maxd)
+			maxd = d;
+		if (code[pc].op == KINST_OP_LOAD && ++nloads >
+		    KINST_PROG_MAX_LOADS)
+			return (KINST_PV_TOO_MANY_LOADS);
+	}
+	*bad_pc = 0;
+	p->ninsns = n;
+	p->nloads = nloads;
+	p->max_depth = maxd;
+	p->id = 0;
+	for (pc = 0; pc < n; pc++)
+		p->code[pc] = code[pc];
+	return (KINST_PV_OK);
+}
+
+int
+kinst_prog_load_mem(uint64_t addr, uint32_t size, uint64_t *v)
+{
+	uint8_t b[8];
+	uint64_t last;
+	uint32_t i;
+	int r;
+
+	*v = 0;
+	if (size == 0 || size > 8)
+		return (-1);
+	last = addr + size - 1;
+	if (last < addr)
+		return (-1);
+	if (last < KINST_USER_END)
+		r = kinst_os_read_user(addr, b, size);
+	else if (addr >= KINST_KERNEL_START)
+		r = kinst_os_read(addr, b, size);
+	else
+		r = -1;		/* non-canonical, or straddles a half */
+	if (r != 0)
+		return (-1);
+	for (i = 0; i < size; i++)
+		*v |= (uint64_t)b[i] << (8 * i);
+	return (0);
+}
+
+static uint64_t
+ctx_item(const struct kinst_prog_ctx *c, uint8_t item)
+{
+	uint64_t v;
+	int i, base;
+
+	switch (item) {
+	case KINST_PCTX_PID:
+		return ((uint64_t)(int64_t)c->pid);
+	case KINST_PCTX_TID:
+		return ((uint64_t)(int64_t)c->tid);
+	case KINST_PCTX_CPU:
+		return (c->cpu);
+	default:
+		base = item == KINST_PCTX_COMM0 ? 0 : 8;
+		v = 0;
+		for (i = 0; i < 8; i++)
+			v |= (uint64_t)(uint8_t)c->comm[base + i] << (8 * i);
+		return (v);
+	}
+}
+
+static uint64_t
+reg_item(const struct kinst_regs *r, uint8_t reg)
+{
+	if (reg < KINST_NGPR)
+		return (r->gpr[reg]);
+	return (reg == KINST_PREG_RIP ? r->rip : r->rflags);
+}
+
+static uint64_t
+binop(uint8_t op, uint64_t a, uint64_t b)
+{
+	switch (op) {
+	case KINST_OP_ADD:	return (a + b);
+	case KINST_OP_SUB:	return (a - b);
+	case KINST_OP_MUL:	return (a * b);
+	case KINST_OP_AND:	return (a & b);
+	case KINST_OP_OR:	return (a | b);
+	case KINST_OP_XOR:	return (a ^ b);
+	case KINST_OP_SHL:	return (a << (b & 63));
+	case KINST_OP_SHR:	return (a >> (b & 63));
+	case KINST_OP_EQ:	return (a == b);
+	case KINST_OP_NE:	return (a != b);
+	case KINST_OP_LTU:	return (a < b);
+	case KINST_OP_LEU:	return (a <= b);
+	case KINST_OP_GTU:	return (a > b);
+	case KINST_OP_GEU:	return (a >= b);
+	case KINST_OP_LTS:	return ((int64_t)a < (int64_t)b);
+	case KINST_OP_LES:	return ((int64_t)a <= (int64_t)b);
+	case KINST_OP_GTS:	return ((int64_t)a > (int64_t)b);
+	default:		return ((int64_t)a >= (int64_t)b);
+	}
+}
+
+int
+kinst_prog_run(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
+    uint64_t *value)
+{
+	uint64_t st[KINST_PROG_STACK];
+	const struct kinst_pinsn *in;
+	uint32_t pc, sp;
+
+	sp = 0;
+	*value = 0;
+	for (pc = 0; pc < p->ninsns; pc++) {
+		in = &p->code[pc];
+		KINST_PROG_STEP(p, pc, sp);
+		switch (in->op) {
+		case KINST_OP_IMM:
+			st[sp++] = in->imm;
+			break;
+		case KINST_OP_REG:
+			st[sp++] = reg_item(c->regs, in->arg);
+			break;
+		case KINST_OP_CTX:
+			st[sp++] = ctx_item(c, in->arg);
+			break;
+		case KINST_OP_LOAD:
+			if (kinst_prog_load_mem(st[sp - 1], in->arg,
+			    &st[sp - 1]) != 0)
+				return (KINST_PROG_FAULT);
+			break;
+		case KINST_OP_LNOT:
+			st[sp - 1] = st[sp - 1] == 0;
+			break;
+		case KINST_OP_NEG:
+			st[sp - 1] = -st[sp - 1];
+			break;
+		case KINST_OP_BNOT:
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case KINST_OP_JA:
+			pc += in->off;
+			break;
+		case KINST_OP_JZ:
+			if (st[--sp] == 0)
+				pc += in->off;
+			break;
+		case KINST_OP_JNZ:
+			if (st[--sp] != 0)
+				pc += in->off;
+			break;
+		case KINST_OP_RET:
+			*value = st[--sp];
+			return (*value != 0 ? KINST_PROG_TRUE :
+			    KINST_PROG_FALSE);
+		default:	/* the binary operators */
+			sp--;
+			st[sp - 1] = binop(in->op, st[sp - 1], st[sp]);
+			break;
+		}
+	}
+	return (KINST_PROG_FALSE);	/* not reached: the verifier ends paths in RET */
+}
+
+bool
+kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
+    uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
+    const struct kinst_regs *regs)
+{
+	struct kinst_prog_ctx c;
+	struct kinst_prog_cpu_stats *ps;
+	uint64_t v;
+	int r;
+
+	c.regs = regs;
+	c.pid = pid;
+	c.tid = tid;
+	c.cpu = cpu;
+	c.comm = comm;
+	r = kinst_prog_run(p, &c, &v);
+	if (r == KINST_PROG_TRUE)
+		return (true);
+	/* Set before any probe with a program was armed (kinst_progctl.c). */
+	ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu];
+	__atomic_fetch_add(&ps->filtered, 1, __ATOMIC_RELAXED);
+	if (r == KINST_PROG_FAULT)
+		__atomic_fetch_add(&ps->faults, 1, __ATOMIC_RELAXED);
+	return (false);
+}

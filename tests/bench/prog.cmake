@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Probe programs: interpreter ns per bytecode instruction, verifier
+# throughput.  Run: <builddir>/tests/bench/prog_bench [iterations]
+add_executable(prog_bench ${CMAKE_CURRENT_LIST_DIR}/prog_bench.c
+  ${CMAKE_CURRENT_LIST_DIR}/../harness/kh_os.c)
+target_include_directories(prog_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../harness)
+target_compile_definitions(prog_bench PRIVATE _GNU_SOURCE)
+target_link_libraries(prog_bench kinst_common)

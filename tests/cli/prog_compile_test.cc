@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl's --if compiler (cli/prog_compile.cc): every expression is
+// compiled, verified by common/kinst_prog.c's verifier and run by its
+// interpreter on register files and memory this test sets up; the result
+// must equal the value this test computes in C++.  Malformed expressions:
+// Error(Exit::usage) naming the column.
+#include <atf-c++.hpp>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "prog_compile.h"
+
+extern "C" {
+#include "kinst_prog.h"
+
+// Fake memory for the loads: one user page and one kernel page.
+static uint8_t umem[4096], kmem[4096];
+static const uint64_t ubase = 0x7f0000000000ull;
+static const uint64_t kbase = 0xffffffff82000000ull;
+
+static int
+window(uint64_t base, const uint8_t *m, uint64_t a, void *b, size_t n)
+{
+	if (a < base || a - base > sizeof(umem) || n > sizeof(umem) - (a - base))
+		return -1;
+	memcpy(b, m + (a - base), n);
+	return 0;
+}
+
+int
+kinst_os_read(uint64_t a, void *b, size_t n)
+{
+	return window(kbase, kmem, a, b, n);
+}
+
+int
+kinst_os_read_user(uint64_t a, void *b, size_t n)
+{
+	return window(ubase, umem, a, b, n);
+}
+}
+
+namespace {
+
+struct Hit {
+	struct kinst_regs regs;
+	int32_t pid = 0, tid = 0;
+	uint32_t cpu = 0;
+	char comm[KINST_COMM_LEN] = {};
+};
+
+// Compile, verify, run: the predicate's result (-1 for a fault).
+int64_t
+eval(const std::string &expr, const Hit &h, uint64_t *value = nullptr)
+{
+	auto code = kinst::compile_expr(expr, "--if");
+	static struct kinst_prog p;
+	uint32_t bad;
+	int vd = kinst_prog_verify(code.data(), (uint32_t)code.size(), &p, &bad);
+	if (vd != KINST_PV_OK)
+		ATF_FAIL(expr + ": verifier refused: " + kinst_prog_verdict_name(vd) +
+		    " at " + std::to_string(bad));
+	struct kinst_prog_ctx c;
+	c.regs = &h.regs;
+	c.pid = h.pid;
+	c.tid = h.tid;
+	c.cpu = h.cpu;
+	c.comm = h.comm;
+	uint64_t v;
+	int r = kinst_prog_run(&p, &c, &v);
+	if (value)
+		*value = v;
+	return r == KINST_PROG_FAULT ? -1 : r == KINST_PROG_TRUE ? 1 : 0;
+}
+
+Hit
+make_hit(uint64_t seed)
+{
+	Hit h;
+	memset(&h.regs, 0, sizeof(h.regs));
+	for (int i = 0; i < KINST_NGPR; i++)
+		h.regs.gpr[i] = seed * 0x9e3779b97f4a7c15ull + (uint64_t)i * 3 + (seed % 7);
+	h.regs.gpr[KINST_RDX] = seed % 10;
+	h.regs.gpr[KINST_RSI] = ubase + 8 * (seed % 16);
+	h.regs.gpr[KINST_RDI] = kbase + 16 * (seed % 8);
+	h.regs.rip = kbase + seed;
+	h.regs.rflags = 0x202 | (seed & 0x40);
+	h.pid = (int32_t)(seed % 5);
+	h.tid = (int32_t)(seed % 9);
+	h.cpu = (uint32_t)(seed % 2);
+	strncpy(h.comm, seed % 3 == 0 ? "dd" : seed % 3 == 1 ? "ddx" :
+	    "syscall_loop_12", sizeof(h.comm) - 1);
+	return h;
+}
+
+uint64_t
+u(const uint8_t *m, uint64_t off, int n)
+{
+	uint64_t v = 0;
+	memcpy(&v, m + off, n);	// little-endian host
+	return v;
+}
+
+} // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(values);
+ATF_TEST_CASE_BODY(values)
+{
+	for (size_t i = 0; i < sizeof(umem); i++) {
+		umem[i] = (uint8_t)(i * 31 + 7);
+		kmem[i] = (uint8_t)(i * 17 + 3);
+	}
+	// kmem[0..8) holds a user pointer: *(*(rdi)+8) style chains.
+	uint64_t up = ubase + 24;
+	memcpy(kmem, &up, 8);
+
+	struct Case {
+		const char *expr;
+		std::function<uint64_t(const Hit &)> want;
+	};
+	const std::vector<Case> cases = {
+		{"rdx == 7", [](const Hit &h) { return h.regs.gpr[KINST_RDX] == 7; }},
+		{"rdx != 7", [](const Hit &h) { return h.regs.gpr[KINST_RDX] != 7; }},
+		{"rdi & 1", [](const Hit &h) { return h.regs.gpr[KINST_RDI] & 1; }},
+		{"rdx < 5 && rdx >= 2", [](const Hit &h) {
+			return h.regs.gpr[KINST_RDX] < 5 && h.regs.gpr[KINST_RDX] >= 2; }},
+		{"rdx == 1 || rdx == 8 || pid == 3", [](const Hit &h) {
+			return h.regs.gpr[KINST_RDX] == 1 || h.regs.gpr[KINST_RDX] == 8 || h.pid == 3; }},
+		{"!(rdx > 4) && cpu == 1", [](const Hit &h) {
+			return !(h.regs.gpr[KINST_RDX] > 4) && h.cpu == 1; }},
+		{"rdx + 3 * 2 == 9", [](const Hit &h) { return h.regs.gpr[KINST_RDX] + 6 == 9; }},
+		{"(rdx - 1) << 2 == 12", [](const Hit &h) { return ((h.regs.gpr[KINST_RDX] - 1) << 2) == 12; }},
+		{"rdx ^ 5 | 8", [](const Hit &h) { return (h.regs.gpr[KINST_RDX] ^ 5) | 8; }},
+		{"~rdx & 0xf", [](const Hit &h) { return ~h.regs.gpr[KINST_RDX] & 0xf; }},
+		{"-rdx == 0 - rdx", [](const Hit &) { return 1; }},
+		{"rflags & 0x40", [](const Hit &h) { return h.regs.rflags & 0x40; }},
+		{"rip - 0xffffffff82000000 > 3", [](const Hit &h) { return h.regs.rip - kbase > 3; }},
+		{"comm == \"dd\"", [](const Hit &h) { return strcmp(h.comm, "dd") == 0; }},
+		{"comm != \"dd\"", [](const Hit &h) { return strcmp(h.comm, "dd") != 0; }},
+		{"comm == \"syscall_loop_12\"", [](const Hit &h) { return strcmp(h.comm, "syscall_loop_12") == 0; }},
+		{"pid != 1 && comm == \"dd\"", [](const Hit &h) { return h.pid != 1 && strcmp(h.comm, "dd") == 0; }},
+		{"*(u32)(rsi+4) > 100", [](const Hit &h) {
+			return u(umem, h.regs.gpr[KINST_RSI] + 4 - ubase, 4) > 100; }},
+		{"*(u8)rsi == *(u8)(rsi)", [](const Hit &) { return 1; }},
+		{"*(u16)(rdi+2) & 0xff00", [](const Hit &h) {
+			return u(kmem, h.regs.gpr[KINST_RDI] + 2 - kbase, 2) & 0xff00; }},
+		{"*(rsi) == *(u64)rsi && *(u64)(rsi+8) != 0", [](const Hit &h) {
+			return u(umem, h.regs.gpr[KINST_RSI] + 8 - ubase, 8) != 0; }},
+		{"*(*(0xffffffff82000000)+8) == *(u64)(0x7f0000000000+32)", [](const Hit &) { return 1; }},
+		{"tid >= 4", [](const Hit &h) { return h.tid >= 4; }},
+	};
+	for (uint64_t seed = 0; seed < 60; seed++) {
+		Hit h = make_hit(seed);
+		for (const auto &c : cases) {
+			uint64_t want = c.want(h) != 0;
+			int64_t got = eval(c.expr, h);
+			if (got != (int64_t)want)
+				ATF_FAIL(std::string(c.expr) + " seed " + std::to_string(seed) +
+				    ": got " + std::to_string(got) + ", want " + std::to_string(want));
+		}
+	}
+	// The value itself, not only its truth.
+	Hit h = make_hit(5);
+	uint64_t v;
+	eval("rdx * 3 + 1", h, &v);
+	ATF_REQUIRE_EQ(v, h.regs.gpr[KINST_RDX] * 3 + 1);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(short_circuit_and_faults);
+ATF_TEST_CASE_BODY(short_circuit_and_faults)
+{
+	Hit h = make_hit(1);
+	h.regs.gpr[KINST_RAX] = 0;
+	// A load through NULL faults; && / || must not reach it.
+	ATF_REQUIRE_EQ(eval("rax != 0 && *(rax) == 1", h), 0);
+	ATF_REQUIRE_EQ(eval("rax == 0 || *(rax) == 1", h), 1);
+	ATF_REQUIRE_EQ(eval("*(rax) == 1", h), -1);
+	ATF_REQUIRE_EQ(eval("*(u8)(0xffff800000000000 - 1)", h), -1);
+	ATF_REQUIRE_EQ(eval("*(0x7f0000000000 + 4093)", h), -1);	// runs off the page
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(errors);
+ATF_TEST_CASE_BODY(errors)
+{
+	struct Bad {
+		const char *expr;
+		const char *column;
+	};
+	const Bad bad[] = {
+		{"", "column 1:"}, {"rdx ==", "column 7:"}, {"rdx == 7 &&", "column 12:"},
+		{"foo", "column 1:"}, {"rdx == 7)", "column 9:"}, {"(rdx", "column 5:"},
+		{"comm", "column 5:"}, {"comm == dd", "column 9:"}, {"comm == \"dd", "column 9:"},
+		{"0x", "column 1:"}, {"99999999999999999999", "column 1:"},
+		{"rdx @ 1", "column 5:"}, {"*(u32)", "column 7:"},
+	};
+	for (const auto &b : bad) {
+		try {
+			kinst::compile_expr(b.expr, "--if");
+			ATF_FAIL(std::string("accepted: ") + b.expr);
+		} catch (const kinst::Error &e) {
+			ATF_REQUIRE(e.code() == kinst::Exit::usage);
+			std::string w = e.what();
+			if (w.find(b.column) == std::string::npos ||
+			    w.find('\n') != std::string::npos)
+				ATF_FAIL(b.expr + std::string(" -> ") + w);
+		}
+	}
+	// Over the module's limits: the compiler says so before the module would.
+	// Left-nested parentheses keep one value pending per level.
+	std::string rdeep;
+	for (int i = 0; i < KINST_PROG_STACK + 1; i++)
+		rdeep += "1+(";
+	rdeep += "1";
+	for (int i = 0; i < KINST_PROG_STACK + 1; i++)
+		rdeep += ")";
+	ATF_REQUIRE_THROW(kinst::Error, kinst::compile_expr(rdeep, "--if"));
+	std::string loads = "1";
+	for (int i = 0; i < KINST_PROG_MAX_LOADS + 1; i++)
+		loads += " + *(u8)0x7f0000000000";
+	ATF_REQUIRE_THROW(kinst::Error, kinst::compile_expr(loads, "--if"));
+	std::string longe = "rdx";
+	for (int i = 0; i < 200; i++)
+		longe += " + 1";
+	ATF_REQUIRE_THROW(kinst::Error, kinst::compile_expr(longe, "--if"));
+}
+
+ATF_INIT_TEST_CASES(tcs)
+{
+	ATF_ADD_TEST_CASE(tcs, values);
+	ATF_ADD_TEST_CASE(tcs, short_circuit_and_faults);
+	ATF_ADD_TEST_CASE(tcs, errors);
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Shared by tests/unit/prog_test.c and tests/fuzz/fuzz_prog.c: they compile
+ * common/kinst_prog.c with KINST_PROG_STEP = prog_check_step and provide
+ * kinst_os_read / kinst_os_read_user over two fake windows, so that every
+ * step and every memory access of a run is seen.
+ *
+ * Property of any input: the verifier refuses it, or the interpreter
+ *  - runs at most ninsns steps (forward jumps only),
+ *  - never pops an empty stack nor pushes past KINST_PROG_STACK (checked
+ *    with this file's own stack-effect table, not the verifier's),
+ *  - reads memory at most nloads times, each read exactly 1, 2, 4 or 8
+ *    bytes as a LOAD instruction declared, only through the hook its
+ *    address half chooses,
+ *  - ends in TRUE, FALSE or FAULT.
+ */
+#ifndef PROG_CHECK_H
+#define PROG_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kinst_prog;
+void	prog_check_step(const struct kinst_prog *p, uint32_t pc, uint32_t sp);
+
+#define	KINST_PROG_STEP(p, pc, sp)	prog_check_step((p), (pc), (sp))
+#include "kinst_prog.h"
+
+#define	PC_FAIL(...) do {						\
+	fprintf(stderr, "prog_check: " __VA_ARGS__);			\
+	fprintf(stderr, "\n");						\
+	abort();							\
+} while (0)
+
+/* Fake memory: a user window and a kernel window, 64 bytes each. */
+#define	PC_UBASE	0x10000ull
+#define	PC_KBASE	0xffffffff81000000ull
+#define	PC_WIN		64
+static uint8_t pc_umem[PC_WIN], pc_kmem[PC_WIN];
+
+static struct {
+	uint32_t steps, reads, last_size;
+	uint32_t size_expected;		/* arg of the LOAD being executed */
+	int in_run;
+} pc_st;
+
+static int
+pc_window(uint64_t base, const uint8_t *mem, uint64_t addr, void *buf,
+    size_t len)
+{
+	if (!pc_st.in_run)
+		return (-1);
+	pc_st.reads++;
+	if (len != pc_st.size_expected)
+		PC_FAIL("read of %zu bytes, the LOAD declared %u", len,
+		    pc_st.size_expected);
+	if (addr < base || addr - base > PC_WIN || len > PC_WIN - (addr - base))
+		return (-1);
+	memcpy(buf, mem + (addr - base), len);
+	return (0);
+}
+
+int
+kinst_os_read(uint64_t addr, void *buf, size_t len)
+{
+	if (addr < KINST_KERNEL_START)
+		PC_FAIL("kernel read of user address %#llx",
+		    (unsigned long long)addr);
+	return (pc_window(PC_KBASE, pc_kmem, addr, buf, len));
+}
+
+int
+kinst_os_read_user(uint64_t addr, void *buf, size_t len)
+{
+	if (addr + len > KINST_USER_END)
+		PC_FAIL("user read of %#llx", (unsigned long long)addr);
+	return (pc_window(PC_UBASE, pc_umem, addr, buf, len));
+}
+
+/* Stack effect of each opcode, written down again independently. */
+static void
+pc_effect(uint8_t op, uint32_t *pops, uint32_t *pushes)
+{
+	*pops = 0;
+	*pushes = 0;
+	if (op == KINST_OP_IMM || op == KINST_OP_REG || op == KINST_OP_CTX)
+		*pushes = 1;
+	else if (op == KINST_OP_LOAD || op == KINST_OP_LNOT ||
+	    op == KINST_OP_NEG || op == KINST_OP_BNOT)
+		*pops = *pushes = 1;
+	else if (op >= KINST_OP_ADD && op <= KINST_OP_GES) {
+		*pops = 2;
+		*pushes = 1;
+	} else if (op == KINST_OP_JZ || op == KINST_OP_JNZ ||
+	    op == KINST_OP_RET)
+		*pops = 1;
+}
+
+void
+prog_check_step(const struct kinst_prog *p, uint32_t pc, uint32_t sp)
+{
+	uint32_t pops, pushes;
+	const struct kinst_pinsn *in;
+
+	if (pc >= p->ninsns)
+		PC_FAIL("pc %u past %u instructions", pc, p->ninsns);
+	if (++pc_st.steps > p->ninsns)
+		PC_FAIL("%u steps in a %u-instruction program", pc_st.steps,
+		    p->ninsns);
+	in = &p->code[pc];
+	pc_effect(in->op, &pops, &pushes);
+	if (sp < pops)
+		PC_FAIL("pc %u: op %u pops %u of %u", pc, in->op, pops, sp);
+	if (sp - pops + pushes > KINST_PROG_STACK)
+		PC_FAIL("pc %u: stack %u past %u", pc, sp - pops + pushes,
+		    KINST_PROG_STACK);
+	if (in->op == KINST_OP_LOAD) {
+		if (in->arg != 1 && in->arg != 2 && in->arg != 4 &&
+		    in->arg != 8)
+			PC_FAIL("pc %u: load size %u", pc, in->arg);
+		pc_st.size_expected = in->arg;
+	} else
+		pc_st.size_expected = 0;	/* no read may happen */
+}
+
+/*
+ * Verify code[0..n-1]; if accepted, run it on a fixed context and check
+ * the property.  Returns the verdict.
+ */
+static int
+prog_check_one(const struct kinst_pinsn *code, uint32_t n)
+{
+	static struct kinst_prog p;
+	struct kinst_regs regs;
+	struct kinst_prog_ctx c;
+	uint64_t v;
+	uint32_t bad_pc, i;
+	int verdict, r;
+
+	verdict = kinst_prog_verify(code, n, &p, &bad_pc);
+	if (verdict != KINST_PV_OK) {
+		if (bad_pc > n)
+			PC_FAIL("bad_pc %u past %u", bad_pc, n);
+		return (verdict);
+	}
+	if (p.ninsns != n || p.nloads > KINST_PROG_MAX_LOADS ||
+	    p.max_depth > KINST_PROG_STACK)
+		PC_FAIL("accepted: ninsns %u nloads %u max_depth %u",
+		    p.ninsns, p.nloads, p.max_depth);
+	memset(&regs, 0, sizeof(regs));
+	for (i = 0; i < KINST_NGPR; i++)	/* pointers into both windows */
+		regs.gpr[i] = (i & 1) ? PC_KBASE + i * 4 : PC_UBASE + i * 4;
+	for (i = 0; i < PC_WIN; i++) {
+		pc_umem[i] = (uint8_t)(i * 7);
+		pc_kmem[i] = (uint8_t)(i * 13);
+	}
+	c.regs = &regs;
+	c.pid = 42;
+	c.tid = 43;
+	c.cpu = 1;
+	c.comm = "fuzz\0\0\0\0\0\0\0\0\0\0\0";
+	memset(&pc_st, 0, sizeof(pc_st));
+	pc_st.in_run = 1;
+	r = kinst_prog_run(&p, &c, &v);
+	pc_st.in_run = 0;
+	if (r != KINST_PROG_TRUE && r != KINST_PROG_FALSE &&
+	    r != KINST_PROG_FAULT)
+		PC_FAIL("result %d", r);
+	if (pc_st.reads > p.nloads)
+		PC_FAIL("%u reads, %u loads declared", pc_st.reads, p.nloads);
+	if ((r == KINST_PROG_TRUE) != (v != 0))
+		PC_FAIL("result %d with value %llu", r,
+		    (unsigned long long)v);
+	return (verdict);
+}
+
+#endif /* !PROG_CHECK_H */

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Probe programs (common/kinst_prog.c): the interpreter's values against
+ * values this test computes, every refusal of the verifier, and random
+ * programs checked against tests/unit/prog_check.h's property (the same
+ * check the libFuzzer target tests/fuzz/fuzz_prog.c runs).
+ */
+#include <atf-c.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "prog_check.h"
+#include "kinst_prog.c"		/* with prog_check.h's KINST_PROG_STEP */
+#include "kinst_progname.c"
+
+#define	I(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
+			    .off = (f), .imm = (im) })
+#define	IMM(v)		I(KINST_OP_IMM, 0, 0, (v))
+#define	REG(r)		I(KINST_OP_REG, (r), 0, 0)
+#define	CTX(k)		I(KINST_OP_CTX, (k), 0, 0)
+#define	LOAD(n)		I(KINST_OP_LOAD, (n), 0, 0)
+#define	OP(o)		I((o), 0, 0, 0)
+#define	JMP(o, f)	I((o), 0, (f), 0)
+#define	RET		OP(KINST_OP_RET)
+#define	NI(a)		((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+static struct kinst_regs t_regs;
+static struct kinst_prog t_prog;
+
+/* Verify (must pass) and run on t_regs; returns the result, *v the value. */
+static int
+run(const struct kinst_pinsn *code, uint32_t n, uint64_t *v)
+{
+	struct kinst_prog_ctx c;
+	uint32_t bad;
+	int verdict, r;
+
+	verdict = kinst_prog_verify(code, n, &t_prog, &bad);
+	ATF_REQUIRE_MSG(verdict == KINST_PV_OK, "refused: %s at %u",
+	    kinst_prog_verdict_name(verdict), bad);
+	c.regs = &t_regs;
+	c.pid = -5;
+	c.tid = 1234;
+	c.cpu = 3;
+	c.comm = "dd\0\0\0\0\0\0abcdefg";	/* 16 bytes with the NUL */
+	memset(&pc_st, 0, sizeof(pc_st));
+	pc_st.in_run = 1;
+	r = kinst_prog_run(&t_prog, &c, v);
+	pc_st.in_run = 0;
+	return (r);
+}
+
+static uint64_t
+value(const struct kinst_pinsn *code, uint32_t n)
+{
+	uint64_t v;
+	int r;
+
+	r = run(code, n, &v);
+	ATF_REQUIRE(r == KINST_PROG_TRUE || r == KINST_PROG_FALSE);
+	return (v);
+}
+
+#define	BIN(a, b, o)	do {						\
+	struct kinst_pinsn c_[] = { IMM(a), IMM(b), OP(o), RET };	\
+	ATF_CHECK_EQ_MSG(value(c_, NI(c_)), (uint64_t)(want),		\
+	    "op %d", (o));						\
+} while (0)
+
+ATF_TC_WITHOUT_HEAD(interp_arith);
+ATF_TC_BODY(interp_arith, tc)
+{
+	uint64_t a, b, want;
+	uint32_t i;
+
+	/* Pairs where signed and unsigned order differ, shifts past 63. */
+	static const uint64_t vals[][2] = {
+		{ 7, 9 }, { 9, 7 }, { 5, 5 }, { (uint64_t)-1, 1 },
+		{ 1, (uint64_t)-1 }, { 0x8000000000000000ull, 3 },
+		{ 0x123456789abcdef0ull, 68 }, { 0, 0 },
+	};
+	for (i = 0; i < NI(vals); i++) {
+		a = vals[i][0];
+		b = vals[i][1];
+		want = a + b; BIN(a, b, KINST_OP_ADD);
+		want = a - b; BIN(a, b, KINST_OP_SUB);
+		want = a * b; BIN(a, b, KINST_OP_MUL);
+		want = a & b; BIN(a, b, KINST_OP_AND);
+		want = a | b; BIN(a, b, KINST_OP_OR);
+		want = a ^ b; BIN(a, b, KINST_OP_XOR);
+		want = a << (b % 64); BIN(a, b, KINST_OP_SHL);
+		want = a >> (b % 64); BIN(a, b, KINST_OP_SHR);
+		want = a == b; BIN(a, b, KINST_OP_EQ);
+		want = a != b; BIN(a, b, KINST_OP_NE);
+		want = a < b; BIN(a, b, KINST_OP_LTU);
+		want = a <= b; BIN(a, b, KINST_OP_LEU);
+		want = a > b; BIN(a, b, KINST_OP_GTU);
+		want = a >= b; BIN(a, b, KINST_OP_GEU);
+		want = (int64_t)a < (int64_t)b; BIN(a, b, KINST_OP_LTS);
+		want = (int64_t)a <= (int64_t)b; BIN(a, b, KINST_OP_LES);
+		want = (int64_t)a > (int64_t)b; BIN(a, b, KINST_OP_GTS);
+		want = (int64_t)a >= (int64_t)b; BIN(a, b, KINST_OP_GES);
+		{
+			struct kinst_pinsn u[] = { IMM(a), OP(KINST_OP_LNOT),
+			    IMM(a), OP(KINST_OP_NEG), IMM(a),
+			    OP(KINST_OP_BNOT), OP(KINST_OP_XOR),
+			    OP(KINST_OP_ADD), RET };
+			ATF_CHECK_EQ(value(u, NI(u)),
+			    (uint64_t)(a == 0) + ((0 - a) ^ ~a));
+		}
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(interp_context);
+ATF_TC_BODY(interp_context, tc)
+{
+	uint64_t comm0, comm8;
+	uint32_t r;
+	const char *comm = "dd\0\0\0\0\0\0abcdefg";
+
+	for (r = 0; r < KINST_NGPR; r++)
+		t_regs.gpr[r] = 0x1000 * (r + 1) + r;
+	t_regs.rip = 0xffffffff81234567ull;
+	t_regs.rflags = 0x246;
+	for (r = 0; r < KINST_NGPR; r++) {
+		struct kinst_pinsn c[] = { REG(r), RET };
+
+		ATF_CHECK_EQ(value(c, NI(c)), t_regs.gpr[r]);
+	}
+	{
+		struct kinst_pinsn c[] = { REG(KINST_PREG_RIP), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), t_regs.rip);
+	}
+	{
+		struct kinst_pinsn c[] = { REG(KINST_PREG_RFLAGS), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), 0x246);
+	}
+	{
+		struct kinst_pinsn c[] = { CTX(KINST_PCTX_PID), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), (uint64_t)-5);	/* sign-extended */
+	}
+	{
+		struct kinst_pinsn c[] = { CTX(KINST_PCTX_TID), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), 1234);
+	}
+	{
+		struct kinst_pinsn c[] = { CTX(KINST_PCTX_CPU), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), 3);
+	}
+	memcpy(&comm0, comm, 8);	/* this test runs little-endian */
+	memcpy(&comm8, comm + 8, 8);
+	{
+		struct kinst_pinsn c[] = { CTX(KINST_PCTX_COMM0), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), comm0);
+		ATF_CHECK_EQ(comm0, 0x6464);
+	}
+	{
+		struct kinst_pinsn c[] = { CTX(KINST_PCTX_COMM8), RET };
+		ATF_CHECK_EQ(value(c, NI(c)), comm8);
+	}
+}
+
+/* rdx == 7 && (rsi > 100 || !rdi), with short-circuit jumps. */
+ATF_TC_WITHOUT_HEAD(interp_jumps);
+ATF_TC_BODY(interp_jumps, tc)
+{
+	struct kinst_pinsn c[] = {
+		REG(KINST_RDX), IMM(7), OP(KINST_OP_EQ),	/* 0-2 */
+		JMP(KINST_OP_JZ, 9),				/* 3 -> 13 */
+		REG(KINST_RSI), IMM(100), OP(KINST_OP_GTU),	/* 4-6 */
+		JMP(KINST_OP_JNZ, 3),				/* 7 -> 11 */
+		REG(KINST_RDI), OP(KINST_OP_LNOT),		/* 8-9 */
+		JMP(KINST_OP_JA, 3),				/* 10 -> 14 */
+		IMM(1),						/* 11 */
+		JMP(KINST_OP_JA, 1),				/* 12 -> 14 */
+		IMM(0),						/* 13 */
+		RET,						/* 14 */
+	};
+	uint64_t rdx, rsi, rdi, v, want;
+	int r;
+
+	for (rdx = 6; rdx <= 7; rdx++)
+		for (rsi = 99; rsi <= 101; rsi++)
+			for (rdi = 0; rdi <= 1; rdi++) {
+				t_regs.gpr[KINST_RDX] = rdx;
+				t_regs.gpr[KINST_RSI] = rsi;
+				t_regs.gpr[KINST_RDI] = rdi;
+				want = rdx == 7 && (rsi > 100 || !rdi);
+				r = run(c, NI(c), &v);
+				ATF_CHECK_EQ(v, want);
+				ATF_CHECK_EQ(r, want ? KINST_PROG_TRUE :
+				    KINST_PROG_FALSE);
+				ATF_CHECK(pc_st.steps <= NI(c));
+			}
+}
+
+ATF_TC_WITHOUT_HEAD(interp_loads);
+ATF_TC_BODY(interp_loads, tc)
+{
+	static const uint8_t sizes[] = { 1, 2, 4, 8 };
+	uint64_t v, want;
+	uint32_t i, k, off;
+	int r;
+
+	for (i = 0; i < PC_WIN; i++) {
+		pc_umem[i] = (uint8_t)(0x11 * i + 3);
+		pc_kmem[i] = (uint8_t)(0x35 * i + 1);
+	}
+	for (k = 0; k < NI(sizes); k++)
+		for (off = 0; off + sizes[k] <= PC_WIN; off += 5) {
+			/* User half: kinst_os_read_user. */
+			struct kinst_pinsn u[] = { IMM(PC_UBASE + off),
+			    LOAD(sizes[k]), RET };
+			struct kinst_pinsn kk[] = { REG(KINST_RSI),
+			    IMM(off), OP(KINST_OP_ADD), LOAD(sizes[k]), RET };
+
+			want = 0;
+			for (i = 0; i < sizes[k]; i++)
+				want |= (uint64_t)pc_umem[off + i] << (8 * i);
+			r = run(u, NI(u), &v);
+			ATF_CHECK(r != KINST_PROG_FAULT);
+			ATF_CHECK_EQ(v, want);
+			ATF_CHECK_EQ(pc_st.reads, 1);
+			/* Kernel half through a register: kinst_os_read. */
+			t_regs.gpr[KINST_RSI] = PC_KBASE;
+			want = 0;
+			for (i = 0; i < sizes[k]; i++)
+				want |= (uint64_t)pc_kmem[off + i] << (8 * i);
+			r = run(kk, NI(kk), &v);
+			ATF_CHECK(r != KINST_PROG_FAULT);
+			ATF_CHECK_EQ(v, want);
+		}
+	/* *(*(rsi)+8) with rsi -> a kernel pointer to the user window. */
+	v = PC_UBASE;
+	memcpy(pc_kmem, &v, 8);
+	memcpy(&want, pc_umem + 8, 8);
+	{
+		struct kinst_pinsn c[] = { REG(KINST_RSI), LOAD(8), IMM(8),
+		    OP(KINST_OP_ADD), LOAD(8), RET };
+		ATF_CHECK(run(c, NI(c), &v) != KINST_PROG_FAULT);
+		ATF_CHECK_EQ(v, want);
+		ATF_CHECK_EQ(pc_st.reads, 2);
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(interp_faults);
+ATF_TC_BODY(interp_faults, tc)
+{
+	static const uint64_t bad[] = {
+		0,				/* NULL */
+		PC_UBASE + PC_WIN - 4,		/* runs off the user window */
+		PC_KBASE - 8,			/* unmapped kernel address */
+		0x0000800000000000ull,		/* non-canonical */
+		0x00007ffffffffffcull,		/* straddles into non-canonical */
+		0xfffffffffffffffcull,		/* wraps around */
+	};
+	uint64_t v;
+	uint32_t i;
+
+	for (i = 0; i < NI(bad); i++) {
+		struct kinst_pinsn c[] = { IMM(bad[i]), LOAD(8), IMM(1),
+		    OP(KINST_OP_OR), RET };
+
+		ATF_CHECK_EQ_MSG(run(c, NI(c), &v), KINST_PROG_FAULT,
+		    "address %#llx", (unsigned long long)bad[i]);
+		ATF_CHECK_EQ(v, 0);
+	}
+}
+
+/* Every refusal: the verdict and the instruction it names. */
+ATF_TC_WITHOUT_HEAD(verify_refusals);
+ATF_TC_BODY(verify_refusals, tc)
+{
+	static struct kinst_pinsn big[KINST_PROG_MAX_INSNS + 1];
+	struct kinst_pinsn deep[KINST_PROG_STACK + 2 * KINST_PROG_STACK];
+	struct kinst_pinsn loads[3 * KINST_PROG_MAX_LOADS + 4];
+	struct kinst_prog p;
+	uint32_t bad, i, n;
+
+#define	REFUSE(want, want_pc, ...) do {					\
+	struct kinst_pinsn c_[] = { __VA_ARGS__ };			\
+	ATF_CHECK_EQ_MSG(kinst_prog_verify(c_, NI(c_), &p, &bad), (want),\
+	    "line %d", __LINE__);					\
+	ATF_CHECK_EQ_MSG(bad, (want_pc), "line %d", __LINE__);		\
+} while (0)
+	ATF_CHECK_EQ(kinst_prog_verify(big, 0, &p, &bad), KINST_PV_EMPTY);
+	for (i = 0; i < NI(big); i++)
+		big[i] = IMM(0);
+	ATF_CHECK_EQ(kinst_prog_verify(big, NI(big), &p, &bad),
+	    KINST_PV_TOO_LONG);
+	REFUSE(KINST_PV_BAD_OP, 0, OP(0), RET);
+	REFUSE(KINST_PV_BAD_OP, 1, IMM(1), OP(KINST_OP_COUNT_), RET);
+	REFUSE(KINST_PV_BAD_OP, 1, IMM(1), OP(0xff), RET);
+	REFUSE(KINST_PV_BAD_ARG, 0, REG(KINST_PREG_COUNT), RET);
+	REFUSE(KINST_PV_BAD_ARG, 0, CTX(KINST_PCTX_COUNT), RET);
+	REFUSE(KINST_PV_BAD_ARG, 1, IMM(0), LOAD(3), RET);
+	REFUSE(KINST_PV_BAD_ARG, 1, IMM(0), LOAD(0), RET);
+	REFUSE(KINST_PV_BAD_ARG, 1, IMM(0), LOAD(16), RET);
+	REFUSE(KINST_PV_NONZERO, 0, I(KINST_OP_IMM, 1, 0, 0), RET);
+	REFUSE(KINST_PV_NONZERO, 0, I(KINST_OP_IMM, 0, 1, 0), IMM(0), RET);
+	REFUSE(KINST_PV_NONZERO, 0, I(KINST_OP_REG, 0, 0, 1), RET);
+	REFUSE(KINST_PV_NONZERO, 1, IMM(0), I(KINST_OP_RET, 0, 0, 0x10));
+	{
+		struct kinst_pinsn c[] = { IMM(0), RET };
+
+		c[0]._pad = 1;
+		ATF_CHECK_EQ(kinst_prog_verify(c, 2, &p, &bad),
+		    KINST_PV_NONZERO);
+	}
+	REFUSE(KINST_PV_JUMP_BACK, 2, IMM(1), IMM(1), JMP(KINST_OP_JZ, -2),
+	    RET);
+	REFUSE(KINST_PV_JUMP_BACK, 1, IMM(1), JMP(KINST_OP_JA, -1), RET);
+	REFUSE(KINST_PV_JUMP_OUT, 1, IMM(1), JMP(KINST_OP_JNZ, 1), RET);
+	REFUSE(KINST_PV_JUMP_OUT, 1, IMM(1), JMP(KINST_OP_JA, 0x7fff), RET);
+	REFUSE(KINST_PV_UNDERFLOW, 0, OP(KINST_OP_ADD), RET);
+	REFUSE(KINST_PV_UNDERFLOW, 1, IMM(1), OP(KINST_OP_ADD), RET);
+	REFUSE(KINST_PV_UNDERFLOW, 0, LOAD(8), RET);
+	REFUSE(KINST_PV_UNDERFLOW, 0, JMP(KINST_OP_JZ, 0), IMM(0), RET);
+	REFUSE(KINST_PV_UNDERFLOW, 0, RET);
+	/* Exactly KINST_PROG_STACK values fit; one more overflows. */
+	for (n = 0; n < KINST_PROG_STACK; n++)
+		deep[n] = IMM(n);
+	for (i = 0; i < KINST_PROG_STACK - 1; i++)
+		deep[n++] = OP(KINST_OP_ADD);
+	deep[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(deep, n, &t_prog, &bad), KINST_PV_OK);
+	ATF_CHECK_EQ(t_prog.max_depth, KINST_PROG_STACK);
+	ATF_CHECK_EQ(value(deep, n), (uint64_t)KINST_PROG_STACK *
+	    (KINST_PROG_STACK - 1) / 2);
+	for (n = 0; n <= KINST_PROG_STACK; n++)
+		deep[n] = IMM(n);
+	for (i = 0; i < KINST_PROG_STACK; i++)
+		deep[n++] = OP(KINST_OP_ADD);
+	deep[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(deep, n, &p, &bad), KINST_PV_OVERFLOW);
+	ATF_CHECK_EQ(bad, KINST_PROG_STACK);
+	/* Join at 3: depth 1 by the jump (JZ popped), 2 by falling through. */
+	REFUSE(KINST_PV_MISMATCH, 3, IMM(1), IMM(0), JMP(KINST_OP_JZ, 1),
+	    IMM(5), RET);
+	REFUSE(KINST_PV_MISMATCH, 4, IMM(1), IMM(1), JMP(KINST_OP_JNZ, 2),
+	    IMM(5), IMM(6), RET);
+	REFUSE(KINST_PV_UNREACHABLE, 2, IMM(1), JMP(KINST_OP_JA, 1), IMM(2),
+	    RET);
+	REFUSE(KINST_PV_UNREACHABLE, 2, IMM(1), RET, IMM(2), RET);
+	REFUSE(KINST_PV_FALL_OFF, 0, IMM(1));
+	REFUSE(KINST_PV_FALL_OFF, 1, IMM(1), IMM(1));
+	REFUSE(KINST_PV_RET_DEPTH, 2, IMM(1), IMM(1), RET);
+	/* Loads: KINST_PROG_MAX_LOADS pass, one more is refused. */
+	n = 0;
+	loads[n++] = IMM(PC_UBASE);
+	for (i = 0; i < KINST_PROG_MAX_LOADS; i++) {
+		loads[n++] = LOAD(1);
+		loads[n++] = IMM(PC_UBASE);
+		loads[n++] = OP(KINST_OP_ADD);
+	}
+	loads[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(loads, n, &p, &bad), KINST_PV_OK);
+	ATF_CHECK_EQ(p.nloads, KINST_PROG_MAX_LOADS);
+	loads[n - 1] = LOAD(1);
+	loads[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(loads, n, &p, &bad),
+	    KINST_PV_TOO_MANY_LOADS);
+	ATF_CHECK_EQ(bad, n - 2);
+	/* Every verdict has a name. */
+	for (i = 0; i < KINST_PV_COUNT_; i++)
+		ATF_CHECK(kinst_prog_verdict_name(i) != NULL &&
+		    strcmp(kinst_prog_verdict_name(i), "unknown verdict") != 0);
+#undef REFUSE
+}
+
+/* xorshift64*: deterministic, so a failure is reproducible by its seed. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return (*s * 0x2545f4914f6cdd1dull);
+}
+
+/*
+ * An opcode for a generated program: mostly one the stack can take (a push
+ * when it is empty, RET when it holds one value, now and then), some
+ * programs climbing to around the stack limit (*peak, 0 once reached) and
+ * back down, and some anything at all.
+ */
+static uint8_t
+pick_op(uint64_t r, uint32_t depth, uint32_t *peak)
+{
+	static const uint8_t push[] = { KINST_OP_IMM, KINST_OP_REG,
+	    KINST_OP_CTX };
+
+	if (*peak != 0 && depth >= *peak)
+		*peak = 0;
+	if (*peak != 0)
+		return (push[(r >> 48) % 3]);
+	if ((r >> 40) % 10 == 0)
+		return (1 + (uint8_t)(r % (KINST_OP_COUNT_ - 1)));
+	if (depth == 0)
+		return (push[(r >> 48) % 3]);
+	if (depth == 1 && (r >> 44) % 5 == 0)
+		return (KINST_OP_RET);
+	if (depth > 1 && (r >> 44) % 2 == 0)	/* come back down */
+		return (KINST_OP_ADD + (uint8_t)((r >> 52) % 18));
+	if (depth == 1 && (r >> 44) % 3 == 0)
+		return (push[(r >> 48) % 3]);
+	return (1 + (uint8_t)(r % (KINST_OP_COUNT_ - 1)));
+}
+
+/*
+ * Random programs, biased towards near-valid ones (opcodes in range, short
+ * jumps in both directions, small load sizes): the verifier refuses, or
+ * the run keeps prog_check.h's property (it aborts otherwise).
+ */
+ATF_TC_WITHOUT_HEAD(random_programs);
+ATF_TC_BODY(random_programs, tc)
+{
+	struct kinst_pinsn code[48];
+	uint64_t s, r;
+	uint32_t i, n, iter, accepted, verdicts[KINST_PV_COUNT_];
+	uint32_t depth, pops, pushes, peak;
+	int v;
+
+	s = 0x9e3779b97f4a7c15ull;
+	accepted = 0;
+	memset(verdicts, 0, sizeof(verdicts));
+	for (iter = 0; iter < 400000; iter++) {
+		n = 1 + (uint32_t)(rnd(&s) % NI(code));
+		depth = 0;
+		/* One program in 8 climbs to 14..18 values. */
+		peak = iter % 8 == 0 ? 14 + (uint32_t)(rnd(&s) % 5) : 0;
+		if (peak != 0)
+			n = 2 * peak + (uint32_t)(rnd(&s) % 8);
+		for (i = 0; i < n; i++) {
+			r = rnd(&s);
+			memset(&code[i], 0, sizeof(code[i]));
+			code[i].op = pick_op(r, depth, &peak);
+			pc_effect(code[i].op, &pops, &pushes);
+			depth = depth >= pops ? depth - pops + pushes : 0;
+			switch (code[i].op) {
+			case KINST_OP_IMM:
+				code[i].imm = (r >> 8) % 3 == 0 ?
+				    PC_UBASE + ((r >> 16) & 63) : (r >> 8) % 9;
+				break;
+			case KINST_OP_REG:
+				code[i].arg = (r >> 8) % KINST_PREG_COUNT;
+				break;
+			case KINST_OP_CTX:
+				code[i].arg = (r >> 8) % KINST_PCTX_COUNT;
+				break;
+			case KINST_OP_LOAD:
+				code[i].arg = 1 << ((r >> 8) % 4);
+				break;
+			case KINST_OP_JA:
+			case KINST_OP_JZ:
+			case KINST_OP_JNZ:
+				code[i].off = (int16_t)((r >> 8) % 9) - 3;
+				break;
+			}
+			if (r % 97 == 0)	/* now and then, junk */
+				code[i].arg = (uint8_t)(r >> 32);
+		}
+		/* Usually end in RET, to get past the easy refusals. */
+		if (rnd(&s) % 4 != 0)
+			code[n - 1] = RET;
+		v = prog_check_one(code, n);
+		verdicts[v]++;
+		if (v == KINST_PV_OK)
+			accepted++;
+	}
+	printf("random_programs (informational): %u accepted of 400000;"
+	    " refused as:", accepted);
+	for (i = 1; i < KINST_PV_COUNT_; i++)
+		printf(" %s=%u", kinst_prog_verdict_name(i), verdicts[i]);
+	printf("\n");
+	/* The generator must reach the interpreter, or this proves nothing. */
+	ATF_CHECK(accepted > 1000);
+	ATF_CHECK(verdicts[KINST_PV_JUMP_BACK] > 0);
+	ATF_CHECK(verdicts[KINST_PV_OVERFLOW] > 0 ||
+	    verdicts[KINST_PV_UNDERFLOW] > 0);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, interp_arith);
+	ATF_TP_ADD_TC(tp, interp_context);
+	ATF_TP_ADD_TC(tp, interp_jumps);
+	ATF_TP_ADD_TC(tp, interp_loads);
+	ATF_TP_ADD_TC(tp, interp_faults);
+	ATF_TP_ADD_TC(tp, verify_refusals);
+	ATF_TP_ADD_TC(tp, random_programs);
+	return (atf_no_error());
+}
