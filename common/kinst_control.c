@@ -5,6 +5,7 @@
  */
 
 #include "kinst_control.h"
+#include "kinst_stack.h"
 #include "kinst_os.h"
 
 static void
@@ -333,7 +334,8 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	a->insn_len = 0;
 	a->_pad = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
-	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK)) != 0 ||
+	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
+	    KINST_ARM_STACK)) != 0 ||
 	    (a->flags & (KINST_ARM_ALL | KINST_ARM_CHECK)) ==
 	    (KINST_ARM_ALL | KINST_ARM_CHECK))
 		return (KINST_E_INVAL);
@@ -480,6 +482,8 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 		cp->p.offset = offs[i];
 		cp->p.session = NULL;
 		cp->p.os_priv = NULL;
+		cp->p.flags = (a->flags & KINST_ARM_STACK) != 0 ?
+		    KINST_PF_STACK : 0;
 		cp->group = g;
 		cp->live = 0;
 		ctl_copy(tramp + (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));
