@@ -40,6 +40,8 @@ add_trace(CLI::App &app, Runner &run)
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--regs", *regs, "registers per hit: compact (one line) or all")
 	    ->check(CLI::IsMember({"compact", "all"}));
+	sub->add_flag("--stack", o->stack,
+	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);
 	sub->callback([&run, o, out, regs, count]() {
