@@ -63,20 +63,25 @@ parse_hit_record(const uint8_t *p, size_t size)
 
 struct StackSymbolizer::Impl {
 	bool loaded = false;
-	std::string load_error;
 	SymbolTable syms;
 };
 
 StackSymbolizer::StackSymbolizer() : impl_(std::make_unique<Impl>()) {}
 StackSymbolizer::~StackSymbolizer() = default;
 
-Frame
-StackSymbolizer::frame(uint64_t addr, size_t i)
+void
+StackSymbolizer::load()
 {
 	if (!impl_->loaded) {
 		impl_->loaded = true;
 		load_live_symbols(impl_->syms);
 	}
+}
+
+Frame
+StackSymbolizer::frame(uint64_t addr, size_t i)
+{
+	load();
 	Frame f;
 	f.address = addr;
 	uint64_t look = i > 0 && addr > 0 ? addr - 1 : addr;

@@ -44,6 +44,8 @@ class StackSymbolizer {
 public:
 	StackSymbolizer();
 	~StackSymbolizer();
+	// Loads the symbols now (frame() would on first use).  Throws Error.
+	void load();
 	// Frame i of a stack: i == 0 is an instruction address; the others
 	// are return addresses, looked up at address - 1 (a call that ends a
 	// function returns to the next one's first byte).

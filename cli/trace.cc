@@ -318,6 +318,8 @@ run_trace(const TraceOptions &o)
 		throw Error(Exit::live, "trace --stack: the loaded kinst module (ABI 1." +
 		    std::to_string(dev.abi_version() & 0xffff) + ") cannot record stacks; load one of ABI 1.4 or later");
 	StackSymbolizer sym;
+	if (o.stack)
+		sym.load();	// before the first hit: not while the traced code runs
 	Disassembler dis(o.syntax);
 	Style st = Style::detect(stdout, o.no_color);
 
