@@ -95,11 +95,10 @@ grep '^true ' /tmp/frames | while read -r _ addr fn fo; do
 done || exit 1
 
 # Text output: one indented "function+0xoff [module]" line per frame.
-kinstctl trace --stack -n 1 "kernel:$f+$off" >/tmp/text.out 2>/tmp/text.err &
-tp=$!
-sleep 1
+# (kt_trace_start waits until the probe is armed; -n 1 then ends it.)
+kt_trace_start /tmp/text.out /tmp/text.err --stack -n 1 "kernel:$f+$off"
 syscall_loop read 20 7 >/dev/null
-wait $tp || kt_fail "kinstctl trace --stack -n 1 failed: $(cat /tmp/text.err)"
+wait "$KT_TRACE_PID" || kt_fail "kinstctl trace --stack -n 1 failed: $(cat /tmp/text.err)"
 cat /tmp/text.out
 grep -q "^        $f+0x$(printf %x "$off") \[kernel\]\$" /tmp/text.out ||
     kt_fail "text output has no '$f+0x$(printf %x "$off") [kernel]' frame line"
