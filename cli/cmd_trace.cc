@@ -46,6 +46,8 @@ add_trace(CLI::App &app, Runner &run)
 	    "numbers, *ADDR and *(u8|u16|u32|u64)ADDR reads, ! ~ - * + << >> & ^ | "
 	    "== != < <= > >= && || (unsigned, C precedence)")
 	    ->type_name("EXPR");
+	sub->add_flag("--stack", o->stack,
+	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);
 	sub->callback([&run, o, out, regs, count]() {

@@ -18,7 +18,7 @@
 
 namespace kinst {
 
-constexpr int KINST_JSON_SCHEMA = 1;
+constexpr int KINST_JSON_SCHEMA = 2;	// docs/json.md (2: trace --stack)
 
 std::string hex(uint64_t v);			// "0x1f"
 std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);

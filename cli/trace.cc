@@ -27,6 +27,7 @@
 #include "live_device.h"
 #include "output.h"
 #include "prog_compile.h"
+#include "record.h"
 #include "spec.h"
 
 extern "C" {
@@ -252,8 +253,9 @@ comm_of(const struct kinst_hit_record &h)
 
 void
 print_hit(Writer &out, const Style &st, const TraceOptions &o,
-    const std::map<uint32_t, ProbeDesc> &probes, const struct kinst_hit_record &h)
+    const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &r, StackSymbolizer &sym)
 {
+	const struct kinst_hit_record &h = r.hit;
 	auto it = probes.find(h.probe_id);
 	ProbeDesc unknown;
 	const ProbeDesc &d = it != probes.end() ? it->second : unknown;
@@ -275,6 +277,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		j["address"] = hex(h.addr);
 		j["insn"] = d.insn;
 		j["regs"] = json_regs(h.regs);
+		if (r.has_stack)
+			json_stack(j, r, sym);
 		out.line(json_line(j));
 		return;
 	}
@@ -289,6 +293,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		line += "\n    " + text_regs(h.regs, true);
 	else
 		line += "  " + text_regs(h.regs, false);
+	if (r.has_stack)
+		line += text_stack(r, sym);
 	out.line(line);
 }
 
@@ -313,6 +319,12 @@ run_trace(const TraceOptions &o)
 
 	Device dev = Device::open_for("trace");
 	int fd = dev.fd();
+	if (o.stack && (dev.abi_version() & 0xffff) < 4)
+		throw Error(Exit::live, "trace --stack: the loaded kinst module (ABI 1." +
+		    std::to_string(dev.abi_version() & 0xffff) + ") cannot record stacks; load one of ABI 1.4 or later");
+	StackSymbolizer sym;
+	if (o.stack)
+		sym.load();	// before the first hit: not while the traced code runs
 	Disassembler dis(o.syntax);
 	Style st = Style::detect(stdout, o.no_color);
 
@@ -350,6 +362,8 @@ run_trace(const TraceOptions &o)
 			a.flags |= KINST_ARM_PROG;
 			a.prog_id = prog_id;
 		}
+		if (o.stack)
+			a.flags |= KINST_ARM_STACK;
 		if (ioctl(fd, KINST_IOC_ARM, &a) != 0)
 			arm_failed(fd, sp, a, errno);
 		armed += a.narmed;
@@ -384,12 +398,12 @@ run_trace(const TraceOptions &o)
 				throw Error(Exit::live, "read: malformed record from the module (size " +
 				    std::to_string(hdr.size) + ")");
 			if (hdr.type == KINST_REC_HIT && hdr.size >= sizeof(struct kinst_hit_record)) {
-				struct kinst_hit_record h;
-				memcpy(&h, buf.data() + pos, sizeof(h));
+				HitRecord r = parse_hit_record(buf.data() + pos, hdr.size);
+				const struct kinst_hit_record &h = r.hit;
 				if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
 					filtered++;
 				} else {
-					print_hit(out, st, o, probes, h);
+					print_hit(out, st, o, probes, r, sym);
 					printed++;
 					if (o.count && printed >= o.count)
 						done = true;

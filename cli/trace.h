@@ -19,6 +19,7 @@ struct TraceOptions {
 	int cpu = -1;			// only hits on this CPU
 	long pid = -1;			// only hits in this process
 	bool regs_all = false;		// --regs all
+	bool stack = false;		// --stack: the kernel stack at each hit
 	bool no_color = false;
 	bool verbose = false;		// list every refused instruction
 	std::string if_expr;		// --if: predicate evaluated in the kernel

@@ -18,6 +18,7 @@
 #define	KINST_ABI_VERSION_MAJOR	1
 #define	KINST_ABI_VERSION_MINOR	5	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
+					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
 					   KINST_ARM_PROG, KINST_IOC_PROG_STATS) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
@@ -91,6 +92,27 @@ struct kinst_hit_record {
 	struct kinst_regs regs;
 };
 
+/*
+ * Sections (since ABI 1.4): extra data that follows the fixed hit record
+ * inside the same record; hdr.size covers the fixed record and every
+ * section.  len is the payload size in bytes, excluding this header; the
+ * payload is padded with zeros to a multiple of 8.  Readers skip section
+ * types they do not know.
+ */
+struct kinst_rec_sec {
+	uint16_t	type;		/* KINST_SEC_* */
+	uint16_t	flags;
+	uint32_t	len;
+};
+
+#define	KINST_SEC_STACK	1	/* uint64_t return addresses, innermost first:
+				   [0] is the probed instruction itself */
+#define	KINST_SEC_MEM	2
+#define	KINST_SEC_STR	3
+#define	KINST_SECF_TRUNCATED	0x0001u	/* STACK: more frames than KINST_STACK_MAX */
+
+#define	KINST_STACK_MAX	64	/* frames in a STACK section, at most */
+
 /* ---- ioctl arguments ---- */
 
 #define	KINST_NAME_MAX		128	/* function name, including NUL */
@@ -108,6 +130,8 @@ struct kinst_version {
 #define	KINST_ARM_CHECK	0x0002u	/* with an offset, not ALL: arm nothing, return
 				   the verdict in refuse_reason (0: traceable);
 				   refusals are then not errors (since ABI 1.2) */
+#define	KINST_ARM_STACK	0x0004u	/* hits of these probes carry a KINST_SEC_STACK
+				   section (since ABI 1.4) */
 #define	KINST_ARM_PROG	0x0010u	/* attach program prog_id to the probes armed
 				   (since ABI 1.5) */
 
@@ -332,6 +356,7 @@ struct kinst_prog_stats {
 #endif
 KINST_ABI_ASSERT(sizeof(struct kinst_regs) == 152, "kinst_regs layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_rec_hdr) == 8, "rec_hdr layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_rec_sec) == 8, "rec_sec layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment");
 KINST_ABI_ASSERT(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");

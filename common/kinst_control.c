@@ -5,6 +5,7 @@
  */
 
 #include "kinst_control.h"
+#include "kinst_stack.h"
 #include "kinst_os.h"
 
 static void
@@ -338,7 +339,7 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	a->insn_len = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
 	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
-	    KINST_ARM_PROG)) != 0 ||
+	    KINST_ARM_PROG | KINST_ARM_STACK)) != 0 ||
 	    (a->flags & (KINST_ARM_ALL | KINST_ARM_CHECK)) ==
 	    (KINST_ARM_ALL | KINST_ARM_CHECK) ||
 	    ((a->flags & KINST_ARM_PROG) == 0 && a->prog_id != 0))
@@ -493,6 +494,8 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 		cp->p.session = NULL;
 		cp->p.os_priv = NULL;
 		cp->p.prog = prog;
+		cp->p.flags = (a->flags & KINST_ARM_STACK) != 0 ?
+		    KINST_PF_STACK : 0;
 		cp->group = g;
 		cp->live = 0;
 		ctl_copy(tramp + (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));

@@ -11,6 +11,7 @@
 #include "kinst_engine.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_stack.h"
 
 void
 kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
@@ -67,13 +68,13 @@ static const struct kinst_mem_ops os_mem = {
 
 static void
 record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
-    uint32_t cpu, const struct kinst_regs *regs)
+    uint32_t cpu, const struct kinst_regs *regs, void *osctx)
 {
 	struct kinst_hit_record rec;
 	struct kinst_ring *ring;
 	int32_t pid, tid;
-	uint32_t depth;
-	int i;
+	uint32_t depth, need;
+	int i, put;
 
 	for (i = 0; i < KINST_COMM_LEN; i++)
 		rec.comm[i] = 0;
@@ -105,7 +106,10 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	 */
 	depth = ++e->depth[cpu];
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (depth != 1 || !kinst_ring_room(ring, sizeof(rec))) {
+	/* Stack probes reserve room for the largest STACK section. */
+	need = (p->flags & KINST_PF_STACK) != 0 ? KINST_STACK_REC_MAX :
+	    sizeof(rec);
+	if (depth != 1 || !kinst_ring_room(ring, need)) {
 		/* Nested, or the reader fell behind: drop without the work. */
 		kinst_ring_count_drop(ring);
 	} else {
@@ -120,7 +124,12 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 		rec.tid = tid;
 		rec.regs = *regs;
 		rec.regs._pad = 0;	/* never leak the caller's stack */
-		if (kinst_ring_put(ring, &rec, sizeof(rec)) == 0)
+		if ((p->flags & KINST_PF_STACK) != 0)
+			put = kinst_stack_record(ring, &rec, regs, osctx,
+			    p->offset);
+		else
+			put = kinst_ring_put(ring, &rec, sizeof(rec));
+		if (put == 0)
 			kinst_os_wake_deferred(s);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -164,6 +173,14 @@ execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 int
 kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
 {
+
+	return (kinst_engine_hit_ctx(e, regs, NULL));
+}
+
+int
+kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
+    void *osctx)
+{
 	struct kinst_probe *p;
 	struct kinst_session *s;
 	uint32_t cpu, depth;
@@ -187,7 +204,7 @@ kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
 	} else {
 		s = KINST_LOAD_ACQUIRE(&p->session);
 		if (s != NULL && cpu < s->ncpus)
-			record(e, p, s, cpu, regs);
+			record(e, p, s, cpu, regs, osctx);
 	}
 	res = execute(e, p, regs);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

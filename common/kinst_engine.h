@@ -77,7 +77,13 @@ int	kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
 	    size_t avail, uint64_t addr, uint64_t tramp,
 	    uint8_t img[KINST_TRAMP_SIZE]);
 
-/* Trap time. */
+/*
+ * Trap time.  osctx is the shim's own view of the trap (Linux: struct
+ * pt_regs *, FreeBSD: struct trapframe *), handed to kinst_os_stack() for
+ * KINST_ARM_STACK probes; kinst_engine_hit() passes NULL.
+ */
 int	kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs);
+int	kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
+	    void *osctx);
 
 #endif /* !KINST_ENGINE_H */

@@ -97,7 +97,7 @@ kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
 	saved = *trap_sp;
 	*trap_sp = r.gpr[KINST_RSP];
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	res = kinst_engine_hit(e, &r);
+	res = kinst_engine_hit_ctx(e, &r, tf);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*trap_sp = saved;
 

@@ -55,6 +55,19 @@ int	kinst_os_read_user(uint64_t addr, void *buf, size_t len);
 int	kinst_os_write_stack(uint64_t addr, const void *buf, size_t len);
 
 /*
+ * The callers of the interrupted context, for probes armed with
+ * KINST_ARM_STACK: the return addresses of the function holding regs->rip
+ * and of its callers, innermost first (not regs->rip itself: the engine
+ * stores that as frame 0), at most max of them into pcs; *truncated set
+ * when there were more.  osctx is what the shim passed to
+ * kinst_engine_hit_ctx() (Linux: the trap's struct pt_regs; FreeBSD: the
+ * struct trapframe), offset the probe's offset in its function.  Bounded
+ * work, every stack read fault-safe.  Returns the number stored.
+ */
+uint32_t kinst_os_stack(const struct kinst_regs *regs, void *osctx,
+	    uint32_t offset, uint64_t *pcs, uint32_t max, bool *truncated);
+
+/*
  * ---- Control path ----
  *
  * Called only from common/kinst_control.c, in thread context, never from

@@ -31,7 +31,7 @@ struct kinst_probe {
 	uint8_t		orig[KINST_MAX_INSN_LEN + 1];	/* original bytes */
 	void		*os_priv;	/* the shim's */
 	uint32_t	tripped;	/* set in trap context by the nesting guard */
-	uint32_t	_pad;
+	uint32_t	flags;		/* KINST_PF_* (kinst_stack.h), from the arm request */
 	const struct kinst_prog *prog;	/* predicate (KINST_ARM_PROG) or NULL */
 };
 

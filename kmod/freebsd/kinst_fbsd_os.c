@@ -38,6 +38,7 @@
 #include <machine/md_var.h>
 
 #include "kinst_fbsd.h"
+#include "kinst_stack.h"
 
 /* The frame geometry common/ and kinst_hook.S assume is the kernel's. */
 #define	KINST_TF_AT(f, off)						\
@@ -209,6 +210,42 @@ kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
 	while (len-- > 0)
 		*d++ = *s++;
 	return (0);
+}
+
+static int
+kinst_stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+
+	(void)ctx;
+	return (kinst_os_read(addr, buf, len));
+}
+
+/*
+ * The callers at a hit: the frame-pointer walk DTrace's
+ * dtrace_getpcstack() does (amd64 kernels keep %rbp frames), in
+ * common/kinst_stack.c, bounded by the current thread's kernel stack
+ * [td_kstack, td_kstack + td_kstack_pages * PAGE_SIZE) and with every word
+ * read through the no-fault copy.  A hit on another stack (an NMI's IST
+ * stack) yields no callers.  osctx (the trap frame) is not needed: the
+ * engine's register file holds %rbp and %rsp.
+ */
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	static const struct kinst_mem_ops ops = { kinst_stack_read, NULL, NULL };
+	struct kinst_fpwalk w;
+	struct thread *td;
+
+	(void)osctx;
+	td = curthread;
+	w.fp = regs->gpr[KINST_RBP];
+	w.sp = regs->gpr[KINST_RSP];
+	w.lo = (uint64_t)td->td_kstack;
+	w.hi = w.lo + (uint64_t)td->td_kstack_pages * PAGE_SIZE;
+	w.pc_min = VM_MIN_KERNEL_ADDRESS;
+	w.at_entry = offset == 0;
+	return (kinst_fpwalk(&w, &ops, pcs, max, truncated));
 }
 
 void

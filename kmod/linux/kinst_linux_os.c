@@ -27,6 +27,17 @@
  *   under text_mutex, cannot interleave with theirs.
  * - module_alloc() returns PAGE_KERNEL (RW, NX) memory in the module area,
  *   which is within +-2 GiB of the kernel image and of every module.
+ * - Stacks (KINST_ARM_STACK): the kernel's own unwinder (ORC on Debian's
+ *   kernel, which has no frame pointers), through the GPL exports
+ *   __unwind_start(), unwind_next_frame() and unwind_get_return_address()
+ *   (asm/unwind.h; stack_trace_save_regs() is not exported).  Started from
+ *   regs, __unwind_start() skips the regs frame itself, so the first
+ *   address it yields is the probed function's return address; this is
+ *   also how arch_stack_walk() uses it.  The ORC unwinder is the one perf
+ *   runs from NMIs: no lock, no allocation, every stack read checked
+ *   against the known stacks (get_stack_info).  Its functions are reached
+ *   by direct calls from kinst_os_stack(), so the trap-path walk
+ *   (kinst_linux_trappath.c) refuses them.
  */
 
 #include <linux/kernel.h>
@@ -54,9 +65,11 @@
 #include <asm/processor.h>
 #include <asm/vsyscall.h>
 #include <asm/page.h>
+#include <asm/unwind.h>
 
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
+#include "kinst_stack.h"
 
 /* ---- symbols reached through kallsyms_lookup_name ---- */
 
@@ -166,6 +179,7 @@ static const char *const kinst_excluded[] = {
 	"text_poke*", "__text_poke", "do_sync_core", "sync_core*",
 	"on_each_cpu*", "smp_call_function*", "generic_smp_call_function*",
 	"flush_smp_call_function*", "__flush_smp_call_function_queue",
+	"__unwind_start", "unwind_*", "orc_*", "__orc_*", "get_stack_info*",
 };
 
 int
@@ -475,6 +489,45 @@ kinst_regs_out(const struct kinst_regs *k, struct pt_regs *r)
 }
 
 /*
+ * The callers at a hit (common/kinst_os.h).  osctx is the trap's pt_regs;
+ * the unwinder gets a copy whose ip is the probed instruction (the trap's
+ * ip is one byte past the int3: after a one-byte instruction such as
+ * push %rbp, ORC would describe the frame after it, not before).
+ */
+uint32_t
+kinst_os_stack(const struct kinst_regs *kr, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	struct unwind_state state;
+	struct pt_regs regs;
+	unsigned long addr;
+	uint32_t n, steps;
+
+	(void)offset;
+	*truncated = false;
+	if (osctx == NULL)
+		return (0);
+	regs = *(const struct pt_regs *)osctx;
+	regs.ip = kr->rip;
+	n = 0;
+	/* Bounded: one unwinder step per stored address, plus one. */
+	steps = 0;
+	for (unwind_start(&state, current, &regs, NULL);
+	    !unwind_done(&state) && steps <= max;
+	    unwind_next_frame(&state), steps++) {
+		addr = unwind_get_return_address(&state);
+		if (addr == 0)
+			break;
+		if (n == max) {
+			*truncated = true;
+			break;
+		}
+		pcs[n++] = addr;
+	}
+	return (n);
+}
+
+/*
  * The die notifier.  Runs in NMI-like context with interrupts off, on any
  * CPU, possibly nested (an NMI handler hitting a probe while this CPU is in
  * here already).  Takes no lock, does not sleep or allocate; everything it
@@ -498,7 +551,7 @@ kinst_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 	kinst_regs_in(regs, &kr);
 	saved_sp = this_cpu_read(kinst_trap_sp);
 	this_cpu_write(kinst_trap_sp, regs->sp);
-	res = kinst_engine_hit(kinst_engine, &kr);
+	res = kinst_engine_hit_ctx(kinst_engine, &kr, regs);
 	this_cpu_write(kinst_trap_sp, saved_sp);
 
 	switch (res) {
@@ -527,6 +580,10 @@ NOKPROBE_SYMBOL(kinst_os_thread);
 NOKPROBE_SYMBOL(kinst_os_read);
 NOKPROBE_SYMBOL(kinst_os_write_stack);
 NOKPROBE_SYMBOL(kinst_engine_hit);
+NOKPROBE_SYMBOL(kinst_engine_hit_ctx);
+NOKPROBE_SYMBOL(kinst_os_stack);
+NOKPROBE_SYMBOL(kinst_stack_record);
+NOKPROBE_SYMBOL(kinst_stack_capture);
 NOKPROBE_SYMBOL(kinst_ptable_lookup);
 NOKPROBE_SYMBOL(kinst_ring_put);
 NOKPROBE_SYMBOL(kinst_ring_count_drop);

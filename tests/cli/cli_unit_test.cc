@@ -16,6 +16,7 @@
 #include "error.h"
 #include "fuzz_cli_entry.h"
 #include "kallsyms.h"
+#include "record.h"
 #include "spec.h"
 #include "symbols.h"
 
@@ -275,8 +276,123 @@ ATF_TEST_CASE_BODY(fuzz_regressions)
 	std::cout << "replayed " << n << " fuzz inputs\n";
 }
 
+// ---- hit records with sections (trace --stack) ----
+
+namespace {
+
+// A hit record followed by sections: {type, flags, payload words}.
+struct Sec {
+	uint16_t type, flags;
+	std::vector<uint64_t> words;
+	int32_t len_delta;	// added to the header's len (malformed records)
+};
+
+std::vector<uint8_t>
+make_record(const std::vector<Sec> &secs)
+{
+	std::vector<uint8_t> b(sizeof(struct kinst_hit_record), 0);
+	for (const Sec &s : secs) {
+		struct kinst_rec_sec h;
+		h.type = s.type;
+		h.flags = s.flags;
+		h.len = (uint32_t)(s.words.size() * 8 + s.len_delta);
+		const uint8_t *hp = (const uint8_t *)&h;
+		b.insert(b.end(), hp, hp + sizeof(h));
+		const uint8_t *wp = (const uint8_t *)s.words.data();
+		b.insert(b.end(), wp, wp + s.words.size() * 8);
+	}
+	struct kinst_hit_record *r = (struct kinst_hit_record *)b.data();
+	r->hdr.size = (uint32_t)b.size();
+	r->hdr.type = KINST_REC_HIT;
+	r->addr = 0xffffffff81000010ull;
+	return b;
+}
+
+std::string
+record_error(const std::vector<uint8_t> &b, size_t size)
+{
+	try {
+		(void)parse_hit_record(b.data(), size);
+	} catch (const Error &e) {
+		return e.what();
+	}
+	return "";
+}
+
+} // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(record_sections);
+ATF_TEST_CASE_BODY(record_sections)
+{
+	// No section: a record of ABI 1.3 and earlier.
+	std::vector<uint8_t> b = make_record({});
+	HitRecord r = parse_hit_record(b.data(), b.size());
+	ATF_REQUIRE(!r.has_stack && r.stack.empty());
+	ATF_REQUIRE_EQ(r.hit.addr, 0xffffffff81000010ull);
+
+	// Unknown sections around the stack are skipped.
+	b = make_record({{9, 0, {1, 2}, 0}, {KINST_SEC_STACK, 0, {0x10, 0x20, 0x30}, 0},
+	    {4, 0, {7}, -3}});
+	r = parse_hit_record(b.data(), b.size());
+	ATF_REQUIRE(r.has_stack && !r.stack_truncated);
+	ATF_REQUIRE(r.stack == std::vector<uint64_t>({0x10, 0x20, 0x30}));
+	ATF_REQUIRE_EQ(r.unknown_sections, 2u);
+
+	std::vector<uint64_t> full(KINST_STACK_MAX, 0x42);
+	b = make_record({{KINST_SEC_STACK, KINST_SECF_TRUNCATED, full, 0}});
+	r = parse_hit_record(b.data(), b.size());
+	ATF_REQUIRE(r.stack_truncated);
+	ATF_REQUIRE_EQ(r.stack.size(), (size_t)KINST_STACK_MAX);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(record_malformed);
+ATF_TEST_CASE_BODY(record_malformed)
+{
+	std::vector<uint8_t> b = make_record({{KINST_SEC_STACK, 0, {1, 2}, 0}});
+	// Too short for the fixed record; a section header cut short.
+	ATF_REQUIRE(record_error(b, sizeof(struct kinst_hit_record) - 8).find("malformed") !=
+	    std::string::npos);
+	ATF_REQUIRE(record_error(b, sizeof(struct kinst_hit_record) + 4).find("truncated section header") !=
+	    std::string::npos);
+	// A length past the record's end, and a huge one (no wrap-around).
+	b = make_record({{KINST_SEC_STACK, 0, {1, 2}, 8}});
+	ATF_REQUIRE(record_error(b, b.size()).find("claims 24 bytes") != std::string::npos);
+	b = make_record({{5, 0, {1}, -9}});
+	ATF_REQUIRE(record_error(b, b.size()).find("claims") != std::string::npos);
+	// Stack sections: not whole frames, empty, over the limit, twice.
+	b = make_record({{KINST_SEC_STACK, 0, {1, 2}, -4}});
+	ATF_REQUIRE(record_error(b, b.size()).find("stack section of 12 bytes") != std::string::npos);
+	b = make_record({{KINST_SEC_STACK, 0, {}, 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("stack section of 0 bytes") != std::string::npos);
+	b = make_record({{KINST_SEC_STACK, 0, std::vector<uint64_t>(KINST_STACK_MAX + 1, 1), 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("stack section of 520 bytes") != std::string::npos);
+	b = make_record({{KINST_SEC_STACK, 0, {1}, 0}, {KINST_SEC_STACK, 0, {2}, 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("two stack sections") != std::string::npos);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(stack_frame_text);
+ATF_TEST_CASE_BODY(stack_frame_text)
+{
+	Frame f;
+	f.address = 0xffffffff81234567ull;
+	ATF_REQUIRE_EQ(text_frame(f), "0xffffffff81234567 [?]");
+	ATF_REQUIRE(json_frame(f)["function"].is_null());
+	f.resolved = true;
+	f.function = "ksys_read";
+	f.offset = 0x1c;
+	f.module = "kernel";
+	ATF_REQUIRE_EQ(text_frame(f), "ksys_read+0x1c [kernel]");
+	nlohmann::json j = json_frame(f);
+	ATF_REQUIRE_EQ(j["address"], "0xffffffff81234567");
+	ATF_REQUIRE_EQ(j["offset"], 0x1c);
+	ATF_REQUIRE_EQ(j["module"], "kernel");
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, record_sections);
+	ATF_ADD_TEST_CASE(tcs, record_malformed);
+	ATF_ADD_TEST_CASE(tcs, stack_frame_text);
 	ATF_ADD_TEST_CASE(tcs, spec_forms);
 	ATF_ADD_TEST_CASE(tcs, spec_errors);
 	ATF_ADD_TEST_CASE(tcs, numbers);

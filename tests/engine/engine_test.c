@@ -14,6 +14,7 @@
 #include "kinst_kaddr.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_stack.h"
 
 /* ---- a fake OS: one flat "memory" window, a nesting hook ---- */
 
@@ -106,6 +107,31 @@ kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
 		return (-1);
 	memcpy(fake_mem + (addr - fake_base), buf, len);
 	return (0);
+}
+
+/*
+ * Fake unwinder: fake_frames callers at 0xc0de0000 + 0x10 * i, honouring
+ * max the way kinst_os_stack() must; remembers what the engine passed.
+ */
+static uint32_t fake_frames;
+static void *fake_osctx_seen;
+static uint32_t fake_offset_seen;
+static int fake_stack_calls;
+
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	uint32_t i;
+
+	(void)regs;
+	fake_stack_calls++;
+	fake_osctx_seen = osctx;
+	fake_offset_seen = offset;
+	for (i = 0; i < fake_frames && i < max; i++)
+		pcs[i] = 0xc0de0000ull + 0x10ull * i;
+	*truncated = fake_frames > max;
+	return (i);
 }
 
 static const struct kinst_mem_ops test_mem = {
@@ -1078,8 +1104,352 @@ ATF_TC_BODY(kaddr_ok, tc)
 		    t[i].bits, t[i].ok);
 }
 
+/* ---- stacks (KINST_ARM_STACK): the record section ---- */
+
+/* A record with its sections, as read(2) returns it. */
+struct stack_rec {
+	struct kinst_hit_record rec;
+	struct kinst_rec_sec sec;
+	uint64_t pcs[KINST_STACK_MAX];
+};
+
+static void
+stack_hit(struct kinst_probe *p, uint32_t frames, struct stack_rec *out,
+    size_t *len)
+{
+	struct kinst_regs r;
+
+	fake_frames = frames;
+	regs_init(&r, p->addr);
+	ATF_REQUIRE_EQ(kinst_engine_hit_ctx(&eng, &r, (void *)0x1234),
+	    KINST_HIT_REDIRECT);
+	memset(out, 0xa5, sizeof(*out));
+	*len = kinst_ring_get(&rings[0], out, sizeof(*out));
+}
+
+ATF_TC_WITHOUT_HEAD(hit_stack_section);
+ATF_TC_BODY(hit_stack_section, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	struct kinst_probe p;
+	struct stack_rec sr;
+	size_t len;
+	uint32_t i;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	p.flags = KINST_PF_STACK;
+	p.offset = 0x2c;
+	fake_stack_calls = 0;
+	stack_hit(&p, 3, &sr, &len);
+	/* Fixed record, one section header, rip and its 3 callers. */
+	ATF_CHECK_EQ(len, sizeof(sr.rec) + sizeof(sr.sec) + 4 * 8);
+	ATF_CHECK_EQ(sr.rec.hdr.size, len);
+	ATF_CHECK_EQ(sr.rec.hdr.type, KINST_REC_HIT);
+	ATF_CHECK_EQ(sr.rec.addr, 0x400000);
+	ATF_CHECK_EQ(sr.sec.type, KINST_SEC_STACK);
+	ATF_CHECK_EQ(sr.sec.flags, 0);
+	ATF_CHECK_EQ(sr.sec.len, 4 * 8);
+	ATF_CHECK_EQ(sr.pcs[0], 0x400000);	/* the probed instruction first */
+	for (i = 1; i < 4; i++)
+		ATF_CHECK_EQ(sr.pcs[i], 0xc0de0000ull + 0x10ull * (i - 1));
+	ATF_CHECK_EQ(fake_stack_calls, 1);
+	ATF_CHECK_EQ((uintptr_t)fake_osctx_seen, 0x1234);
+	ATF_CHECK_EQ(fake_offset_seen, 0x2c);
+
+	/* No callers at all: still the probed instruction. */
+	stack_hit(&p, 0, &sr, &len);
+	ATF_CHECK_EQ(len, sizeof(sr.rec) + sizeof(sr.sec) + 8);
+	ATF_CHECK_EQ(sr.sec.len, 8);
+	ATF_CHECK_EQ(sr.pcs[0], 0x400000);
+
+	/* kinst_engine_hit() has no trap context to give: NULL. */
+	{
+		struct kinst_regs r;
+
+		regs_init(&r, 0x400000);
+		fake_osctx_seen = (void *)1;
+		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+		ATF_CHECK(fake_osctx_seen == NULL);
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(hit_stack_truncated);
+ATF_TC_BODY(hit_stack_truncated, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	struct kinst_probe p;
+	struct stack_rec sr;
+	size_t len;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	p.flags = KINST_PF_STACK;
+
+	/* Exactly KINST_STACK_MAX frames (rip + 63 callers): complete. */
+	stack_hit(&p, KINST_STACK_MAX - 1, &sr, &len);
+	ATF_CHECK_EQ(len, sizeof(sr));
+	ATF_CHECK_EQ(sr.sec.len, KINST_STACK_MAX * 8);
+	ATF_CHECK_EQ(sr.sec.flags, 0);
+	ATF_CHECK_EQ(sr.pcs[KINST_STACK_MAX - 1],
+	    0xc0de0000ull + 0x10ull * (KINST_STACK_MAX - 2));
+
+	/* One more: the same 64 frames, flagged truncated. */
+	stack_hit(&p, KINST_STACK_MAX, &sr, &len);
+	ATF_CHECK_EQ(len, sizeof(sr));
+	ATF_CHECK_EQ(sr.sec.len, KINST_STACK_MAX * 8);
+	ATF_CHECK_EQ(sr.sec.flags, KINST_SECF_TRUNCATED);
+
+	/* Far more: still 64. */
+	stack_hit(&p, 1000, &sr, &len);
+	ATF_CHECK_EQ(len, sizeof(sr));
+	ATF_CHECK_EQ(sr.sec.len, KINST_STACK_MAX * 8);
+	ATF_CHECK_EQ(sr.sec.flags, KINST_SECF_TRUNCATED);
+	ATF_CHECK_EQ(sr.pcs[0], 0x400000);
+}
+
+ATF_TC_WITHOUT_HEAD(hit_stack_only_flagged);
+ATF_TC_BODY(hit_stack_only_flagged, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	struct kinst_probe p;
+	struct stack_rec sr;
+	size_t len;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);	/* no KINST_PF_STACK */
+	fake_stack_calls = 0;
+	stack_hit(&p, 5, &sr, &len);
+	ATF_CHECK_EQ(len, sizeof(struct kinst_hit_record));
+	ATF_CHECK_EQ(sr.rec.hdr.size, sizeof(struct kinst_hit_record));
+	ATF_CHECK_EQ(fake_stack_calls, 0);
+}
+
+/*
+ * Ring accounting with stacks: a stack probe reserves room for the largest
+ * section (KINST_STACK_REC_MAX) but writes only what it found; a bare probe
+ * on the same ring still needs only its fixed record.  Every hit is
+ * delivered or counted dropped.
+ */
+ATF_TC_WITHOUT_HEAD(hit_stack_ring_accounting);
+ATF_TC_BODY(hit_stack_ring_accounting, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	static uint8_t small[2048] __attribute__((aligned(8)));
+	struct kinst_probe p, q;
+	struct kinst_regs r;
+	const uint32_t rec = sizeof(struct kinst_hit_record);
+	const uint32_t srec = rec + 8 + 4 * 8;	/* rip + 3 callers */
+	uint32_t want, used, i;
+
+	setup_engine(true);
+	ATF_REQUIRE_EQ(kinst_ring_init(&rings[0], small, sizeof(small)), 0);
+	arm(&p, mov, 3, 0x400000, 0x500000, 1);
+	arm(&q, mov, 3, 0x400010, 0x500040, 2);
+	p.flags = KINST_PF_STACK;
+	fake_frames = 3;
+	for (i = 0; i < 10; i++) {
+		regs_init(&r, 0x400000);
+		ATF_CHECK_EQ(kinst_engine_hit_ctx(&eng, &r, NULL),
+		    KINST_HIT_REDIRECT);
+	}
+	/* Written while the free space was >= KINST_STACK_REC_MAX. */
+	want = 0;
+	for (used = 0; sizeof(small) - used >= KINST_STACK_REC_MAX;
+	    used += srec)
+		want++;
+	printf("stack records that fit a 2048-byte ring: %u\n", want);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), want);
+	ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 10 - want);
+	/* The bare probe fills the rest with fixed records. */
+	for (i = 0; i < 10; i++) {
+		regs_init(&r, 0x400010);
+		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	}
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]),
+	    want + (sizeof(small) - used) / rec);
+	ATF_CHECK_EQ(shits[0], 20);
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]) +
+	    kinst_ring_dropped(&rings[0]), shits[0]);
+}
+
+/* ---- the frame-pointer walk (FreeBSD's stacks) on a synthetic stack ---- */
+
+#define	FS_BASE	0xffff800000100000ull	/* "kernel stack" [FS_BASE, +FS_SIZE) */
+#define	FS_SIZE	4096
+#define	FS_PC(i)	(0xffffffff80200000ull + 0x100ull * (i))
+static uint64_t fs_mem[FS_SIZE / 8];
+static uint64_t fs_hole;		/* an unreadable word (0: none) */
+static int fs_reads;
+
+static int
+fs_read(void *ctx, uint64_t a, void *b, size_t l)
+{
+	(void)ctx;
+	fs_reads++;
+	if (a < FS_BASE || a + l > FS_BASE + FS_SIZE || a + l < a)
+		return (-1);
+	if (fs_hole != 0 && fs_hole + 8 > a && fs_hole < a + l)
+		return (-1);
+	memcpy(b, (uint8_t *)fs_mem + (a - FS_BASE), l);
+	return (0);
+}
+
+static const struct kinst_mem_ops fs_ops = { fs_read, NULL, NULL };
+
+/* Frame i at FS_BASE + 0x80 * (i + 1): [fp] = next fp, [fp + 8] = FS_PC(i). */
+static uint64_t
+fs_chain(int n)
+{
+	uint64_t fp;
+	int i;
+
+	memset(fs_mem, 0, sizeof(fs_mem));
+	fs_hole = 0;
+	for (i = 0; i < n; i++) {
+		fp = FS_BASE + 0x80ull * (i + 1);
+		fs_mem[(fp - FS_BASE) / 8] = i + 1 < n ? fp + 0x80 : 0;
+		fs_mem[(fp - FS_BASE) / 8 + 1] = FS_PC(i);
+	}
+	return (FS_BASE + 0x80);
+}
+
+static uint32_t
+fs_walk(uint64_t fp, bool at_entry, uint64_t *pcs, uint32_t max, bool *trunc)
+{
+	struct kinst_fpwalk w;
+
+	w.fp = fp;
+	w.sp = FS_BASE + 0x40;
+	w.lo = FS_BASE;
+	w.hi = FS_BASE + FS_SIZE;
+	w.pc_min = 0xffffffff80000000ull;
+	w.at_entry = at_entry;
+	fs_reads = 0;
+	return (kinst_fpwalk(&w, &fs_ops, pcs, max, trunc));
+}
+
+ATF_TC_WITHOUT_HEAD(fpwalk_chain);
+ATF_TC_BODY(fpwalk_chain, tc)
+{
+	uint64_t pcs[64], fp;
+	uint32_t n, i;
+	bool trunc;
+
+	fp = fs_chain(5);
+	n = fs_walk(fp, false, pcs, 64, &trunc);
+	ATF_CHECK_EQ(n, 5);
+	ATF_CHECK(!trunc);
+	for (i = 0; i < n; i++)
+		ATF_CHECK_EQ(pcs[i], FS_PC(i));
+
+	/* At function entry: the return address at [sp] first. */
+	fs_mem[0x40 / 8] = FS_PC(99);
+	n = fs_walk(fp, true, pcs, 64, &trunc);
+	ATF_CHECK_EQ(n, 6);
+	ATF_CHECK_EQ(pcs[0], FS_PC(99));
+	ATF_CHECK_EQ(pcs[1], FS_PC(0));
+	ATF_CHECK_EQ(pcs[5], FS_PC(4));
+
+	/* Exactly max frames: complete; one fewer room: truncated. */
+	n = fs_walk(fp, false, pcs, 5, &trunc);
+	ATF_CHECK_EQ(n, 5);
+	ATF_CHECK(!trunc);
+	n = fs_walk(fp, false, pcs, 4, &trunc);
+	ATF_CHECK_EQ(n, 4);
+	ATF_CHECK(trunc);
+	ATF_CHECK_EQ(pcs[3], FS_PC(3));
+	n = fs_walk(fp, true, pcs, 0, &trunc);
+	ATF_CHECK_EQ(n, 0);
+	ATF_CHECK(trunc);
+}
+
+ATF_TC_WITHOUT_HEAD(fpwalk_deep_bounded);
+ATF_TC_BODY(fpwalk_deep_bounded, tc)
+{
+	uint64_t pcs[64], fp;
+	uint32_t n;
+	bool trunc;
+
+	fp = fs_chain(31);	/* 31 frames of 0x80 fill the 4 KiB stack */
+	n = fs_walk(fp, false, pcs, 10, &trunc);
+	ATF_CHECK_EQ(n, 10);
+	ATF_CHECK(trunc);
+	ATF_CHECK(fs_reads <= 10 + 2);
+	n = fs_walk(fp, false, pcs, 64, &trunc);
+	ATF_CHECK_EQ(n, 31);
+	ATF_CHECK(!trunc);
+}
+
+ATF_TC_WITHOUT_HEAD(fpwalk_hostile);
+ATF_TC_BODY(fpwalk_hostile, tc)
+{
+	uint64_t pcs[64], fp;
+	uint32_t n;
+	bool trunc;
+
+	/* A loop (frame 2 points back at frame 0): ends at the turn. */
+	fp = fs_chain(5);
+	fs_mem[(FS_BASE + 0x180 - FS_BASE) / 8] = fp;
+	n = fs_walk(fp, false, pcs, 64, &trunc);
+	ATF_CHECK_EQ(n, 3);
+	ATF_CHECK(!trunc);
+
+	/* A frame pointing at itself. */
+	fp = fs_chain(5);
+	fs_mem[(fp - FS_BASE) / 8] = fp;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 1);
+
+	/* A frame overlapping the one below it (fp + 8): not above it. */
+	fp = fs_chain(5);
+	fs_mem[(fp - FS_BASE) / 8] = fp + 8;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 1);
+
+	/* Misaligned next frame pointer. */
+	fp = fs_chain(5);
+	fs_mem[(FS_BASE + 0x100 - FS_BASE) / 8] = FS_BASE + 0x183;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 2);
+
+	/* Out of the stack: above it, below it, straddling its top. */
+	fp = fs_chain(5);
+	fs_mem[(fp - FS_BASE) / 8] = FS_BASE + FS_SIZE;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 1);
+	fs_mem[(fp - FS_BASE) / 8] = FS_BASE + FS_SIZE - 8;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 1);
+	fs_mem[(fp - FS_BASE) / 8] = 0xffffffffffffff00ull;	/* would wrap */
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 1);
+	ATF_CHECK_EQ(fs_walk(FS_BASE - 0x1000, false, pcs, 64, &trunc), 0);
+	ATF_CHECK_EQ(fs_walk(0, false, pcs, 64, &trunc), 0);
+	/* Below the interrupted %rsp: not a live frame. */
+	ATF_CHECK_EQ(fs_walk(FS_BASE + 0x20, false, pcs, 64, &trunc), 0);
+
+	/* A return address that is not kernel text ends the walk. */
+	fp = fs_chain(5);
+	fs_mem[(FS_BASE + 0x180 - FS_BASE) / 8 + 1] = 0x401000;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 2);
+
+	/* An unreadable frame ends it (the reads are fault-safe). */
+	fp = fs_chain(5);
+	fs_hole = FS_BASE + 0x200;
+	ATF_CHECK_EQ(fs_walk(fp, false, pcs, 64, &trunc), 3);
+
+	/* at_entry with an unreadable or misaligned %rsp: no leaf, walk on. */
+	fp = fs_chain(2);
+	fs_hole = FS_BASE + 0x40;
+	n = fs_walk(fp, true, pcs, 64, &trunc);
+	ATF_CHECK_EQ(n, 2);
+	ATF_CHECK_EQ(pcs[0], FS_PC(0));
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, hit_stack_section);
+	ATF_TP_ADD_TC(tp, hit_stack_truncated);
+	ATF_TP_ADD_TC(tp, hit_stack_only_flagged);
+	ATF_TP_ADD_TC(tp, hit_stack_ring_accounting);
+	ATF_TP_ADD_TC(tp, fpwalk_chain);
+	ATF_TP_ADD_TC(tp, fpwalk_deep_bounded);
+	ATF_TP_ADD_TC(tp, fpwalk_hostile);
 	ATF_TP_ADD_TC(tp, hit_ring_full);
 	ATF_TP_ADD_TC(tp, classify_table);
 	ATF_TP_ADD_TC(tp, classify_undecodable);

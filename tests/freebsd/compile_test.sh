@@ -18,6 +18,19 @@ shim_compiles_body() {
 	if [ ! -x "$compile" ]; then
 		atf_skip "SKIPPED: $compile is absent (a clone outside the project's build machines): the FreeBSD module was NOT compile-checked"
 	fi
+	# Declarations the shim uses that the shared set lacks, transcribed
+	# from FreeBSD's sys/sys/proc.h (struct thread; checked against main
+	# of 2025): td_kstack (vm_offset_t, kernel VA of the kstack) and
+	# td_kstack_pages (int), for the stack walk's bounds.  Added to a copy
+	# of the set in this test's work directory, never to the set itself.
+	if ! grep -q td_kstack "$(dirname "$compile")/sys/proc.h"; then
+		echo "NOTE: shared freebsd-decls lack struct thread's td_kstack/td_kstack_pages: adding them (transcribed) to a private copy"
+		cp -R "$(dirname "$compile")" decls
+		sed -i 's|^struct thread {$|struct thread {\n\tvm_offset_t td_kstack;\t/* (a) Kernel VA of kstack. */\n\tint td_kstack_pages;\t/* (a) Size of the kstack. */|' decls/sys/proc.h
+		grep -q td_kstack_pages decls/sys/proc.h ||
+		    atf_fail "could not add td_kstack to the private copy of sys/proc.h"
+		compile=$PWD/decls/compile
+	fi
 	# Every file the compile script is meant to build: it must report them all.
 	want=0
 	for f in "$KINST_SRCDIR"/kmod/freebsd/*.c "$KINST_SRCDIR"/kmod/freebsd/*.S \

@@ -133,6 +133,16 @@ kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
 	return (0);
 }
 
+/* Link-time stand-in: no probe here asks for stacks (tests/engine covers the walk). */
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	(void)regs; (void)osctx; (void)offset; (void)pcs; (void)max;
+	*truncated = false;
+	return (0);
+}
+
 /* Stand-in for the shim's C entry (kinst_fbsd_os.c). */
 int
 kinst_fbsd_trap(void *tf)

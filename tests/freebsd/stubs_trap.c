@@ -29,3 +29,7 @@ int kinst_os_read_user(uint64_t a, void *b, size_t l)
 { (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }
 int kinst_os_write_stack(uint64_t a, const void *b, size_t l)
 { (void)a; (void)b; (void)l; unexpected(__func__); return (-1); }
+uint32_t kinst_os_stack(const struct kinst_regs *r, void *c, uint32_t o,
+    uint64_t *p, uint32_t m, bool *t)
+{ (void)r; (void)c; (void)o; (void)p; (void)m; (void)t; unexpected(__func__);
+  return (0); }

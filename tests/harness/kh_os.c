@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kinst_os.h"
+#include "kinst_stack.h"
 #include "kh.h"
 
 __thread uint32_t kh_os_cpu_index;
@@ -100,4 +101,43 @@ kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
 		return (EFAULT);
 	memcpy((void *)(uintptr_t)addr, buf, len);
 	return (0);
+}
+
+/*
+ * Stacks: the harness's code keeps frame pointers (tests/harness builds
+ * the stack test with -fno-omit-frame-pointer), so the portable
+ * frame-pointer walk FreeBSD uses works here too, bounded by the stack
+ * range a test sets (kh_stack_lo/hi; 0: no callers reported).  Reads are
+ * plain copies: the range is the test's own live stack.
+ */
+uint64_t kh_stack_lo, kh_stack_hi;
+
+static int
+kh_stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < kh_stack_lo || addr + len > kh_stack_hi)
+		return (EFAULT);
+	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return (0);
+}
+
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	static const struct kinst_mem_ops ops = { kh_stack_read, NULL, NULL };
+	struct kinst_fpwalk w;
+
+	(void)osctx;
+	*truncated = false;
+	if (kh_stack_hi == 0)
+		return (0);
+	w.fp = regs->gpr[KINST_RBP];
+	w.sp = regs->gpr[KINST_RSP];
+	w.lo = kh_stack_lo;
+	w.hi = kh_stack_hi;
+	w.pc_min = 4096;
+	w.at_entry = offset == 0;
+	return (kinst_fpwalk(&w, &ops, pcs, max, truncated));
 }

@@ -134,6 +134,15 @@ kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)
 	(void)addr; (void)buf; (void)len;
 	return (-1);
 }
+/* Link-time stand-in: this program never hits a probe. */
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	(void)regs; (void)osctx; (void)offset; (void)pcs; (void)max;
+	*truncated = false;
+	return (0);
+}
 
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)

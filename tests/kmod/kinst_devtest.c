@@ -27,7 +27,8 @@
  *   kinst_devtest drops [COUNT]
  *	ring overflow: hits == delivered + dropped, read(2) == delivered.
  *   kinst_devtest bench [N]
- *	figures only: ns per getpid call with and without a probe.
+ *	figures only: ns per getpid call with and without a probe, and
+ *	with a probe armed with KINST_ARM_STACK (ABI 1.4).
  *   kinst_devtest flip FUNC ROUNDS
  *	arm every instruction of FUNC and disarm them again, ROUNDS times, as
  *	fast as it can (issue 15: a removed int3 must never trap forever);
@@ -853,9 +854,10 @@ cmd_bench(long n)
 {
 	uint8_t text[65536];
 	struct kinst_arm a;
+	struct kinst_disarm d;
 	uint32_t size, off;
 	uint64_t addr;
-	double base, probed;
+	double base, probed, stacked;
 	int fd, r;
 
 	fd = dev_open(O_NONBLOCK);
@@ -877,6 +879,19 @@ cmd_bench(long n)
 	probed = bench_loop(fd, n);
 	printf("bench: %ld getpid calls, kinst probe at +%#x: %.0f ns/call, "
 	    "%.0f ns/hit\n", n, off, probed, probed - base);
+	/* The same instruction with a stack at every hit. */
+	memset(&d, 0, sizeof(d));
+	d.probe_id = KINST_ALL_PROBES;
+	r = xioctl(fd, KINST_IOC_DISARM, &d);
+	if (r != 0 ||
+	    (r = do_arm(fd, "__x64_sys_getpid", off, KINST_ARM_STACK, &a)) != 0) {
+		printf("bench: re-arm with KINST_ARM_STACK: %s\n", strerror(-r));
+		close(fd);
+		return (1);
+	}
+	stacked = bench_loop(fd, n);
+	printf("bench: %ld getpid calls, kinst probe at +%#x with a stack: "
+	    "%.0f ns/call, %.0f ns/hit\n", n, off, stacked, stacked - base);
 	close(fd);
 	return (0);
 }
