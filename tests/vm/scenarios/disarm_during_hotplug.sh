@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: probes on what a CPU runs on its way offline (before it reports its death) are armed and disarmed in 4 sessions while cpu1 goes offline and online in a loop; the dead CPU's loop (native_play_dead, play_dead_common, cpu_report_death, ...) is refused; every session balances, text restored, clean log
+# scenario: probes on what a CPU runs on its way offline (before it reports its death) are armed and disarmed in 3 sessions while cpu1 goes offline and online in a loop; the dead CPU's loop (native_play_dead, play_dead_common, cpu_report_death, ...) is refused; every session balances, text restored, clean log
 # scenario-needs: kinst
 # scenario-timeout: 420
 # scenario-options: -f "$KINST_BUILD/tests/kmod/kinst_devtest"
-# scenario-args: 4
+# scenario-args: 3
 #
 # Issue 8, reliability: on_each_cpu() (kinst's quiescence and text sync)
 # does not reach a CPU that has left the online mask but still runs
