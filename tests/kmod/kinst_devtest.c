@@ -238,10 +238,24 @@ cmd_fuzz(long iters)
 	CHECK(do_arm(fd, "", 0, 0, &a) == -EINVAL, "empty function");
 	memset(&a, 0, sizeof(a));
 	strcpy(a.function, "__x64_sys_getpid");
-	a.flags = 0x80000000u;
-	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags");
-	a.flags = 0x4;
-	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "bad flags 4");
+	/* Every flag bit the ABI does not define is refused, one by one. */
+	for (i = 0; i < 32; i++) {
+		if (((KINST_ARM_ALL | KINST_ARM_CHECK | KINST_ARM_STACK |
+		    KINST_ARM_PROG) & (1u << i)) != 0)
+			continue;
+		a.flags = 1u << i;
+		CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL,
+		    "bad flag bit %ld", i);
+	}
+	/* A program id without KINST_ARM_PROG, and an id never loaded. */
+	a.flags = 0;
+	a.prog_id = 1;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "prog_id without "
+	    "KINST_ARM_PROG");
+	a.flags = KINST_ARM_PROG;
+	a.prog_id = 7;
+	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "program never loaded");
+	a.prog_id = 0;
 	a.flags = KINST_ARM_ALL | KINST_ARM_CHECK;
 	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "ALL with CHECK");
 	/* Check-only: the verdict, nothing armed, a refusal is no error. */
