@@ -6,8 +6,8 @@
 # scenario-options: -m 2G -f "$KINST_BUILD/tests/kmod/kinst_devtest"
 # scenario-args: 20261130 240 24 420 busy
 #
-# Issue 8, proof item 3.  Run by hand (README, "Soaks"); a short run of it
-# is tests/vm/scenarios/soak_trap_path_short.sh (tests/run).
+# Issue 8, proof item 3.  Run by hand (README, "Soaks"; it says why the
+# short run is not in tests/run any more).
 #
 # Arguments: SEED NFUNCS BATCH BUDGET [busy|all [STALL_DEADLINE]].
 #
