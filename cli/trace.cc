@@ -348,10 +348,21 @@ run_trace(const TraceOptions &o)
 
 	uint32_t prog_id = pred.empty() ? 0 : load_prog(fd, pred, "--if");
 
+	// From here on SIGINT and SIGTERM stop the trace cleanly (disarm, drain,
+	// summary), also while arming.  Installed before the first probe is
+	// armed and so before "tracing" is printed: a signal sent on seeing
+	// that line must find the handler.  (Installed after it, a SIGINT in
+	// between was lost when the shell had started kinstctl in the
+	// background, SIGINT ignored: the trace never stopped.)
+	SignalGuard sg;
+
 	// Arm everything first; a refused explicit offset is fatal, refused
-	// instructions of a whole function are reported and skipped.
+	// instructions of a whole function are reported and skipped.  A stop
+	// requested while arming arms nothing more.
 	uint64_t armed = 0;
 	for (const auto &sp : specs) {
+		if (g_stop)
+			break;
 		struct kinst_arm a;
 		memset(&a, 0, sizeof(a));
 		copy_name(a.module, sizeof(a.module), sp.module, "module");
@@ -372,13 +383,16 @@ run_trace(const TraceOptions &o)
 			    spec_label(sp).c_str(), a.narmed, a.nrefused,
 			    a.nrefused ? " (kinstctl list-offsets shows why)" : "");
 	}
-	if (armed == 0)
+	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = list_probes(fd, dis);
-	fprintf(stderr, "kinstctl: tracing %llu probe%s; Ctrl-C to stop\n",
-	    (unsigned long long)armed, armed == 1 ? "" : "s");
+	if (g_stop)
+		fprintf(stderr, "kinstctl: stopped while arming (%llu probe%s armed)\n",
+		    (unsigned long long)armed, armed == 1 ? "" : "s");
+	else
+		fprintf(stderr, "kinstctl: tracing %llu probe%s; Ctrl-C to stop\n",
+		    (unsigned long long)armed, armed == 1 ? "" : "s");
 
-	SignalGuard sg;
 	Writer out(stdout);
 	bool flush_each = out.tty();
 	std::vector<uint8_t> buf(1 << 20);

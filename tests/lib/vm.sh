@@ -54,6 +54,12 @@ vm_show_logs() {
 	if [ -f guest/console.log ]; then
 		echo "--- last 60 lines of the guest's console"
 		tr -d '\r' <guest/console.log | tail -n 60
+		# A hang the guest script caught (kt_dump_blocked): the dump.
+		if grep -q 'blocked tasks and backtraces follow' guest/console.log; then
+			echo "--- the guest's hang dump (first 400 lines)"
+			tr -d '\r' <guest/console.log |
+			    sed -n '/blocked tasks and backtraces follow/,$p' | head -n 400
+		fi
 	fi
 }
 

@@ -188,23 +188,52 @@ kt_trace_start() {
 	shift 2
 	kinstctl trace "$@" >"$_out" 2>"$_err" &
 	KT_TRACE_PID=$!
-	_i=0
+	_end=$(( $(cut -d. -f1 /proc/uptime) + 60 ))
 	while ! grep -q '^kinstctl: tracing ' "$_err" 2>/dev/null; do
 		if ! kill -0 "$KT_TRACE_PID" 2>/dev/null; then
 			wait "$KT_TRACE_PID"
 			kt_fail "kinstctl trace $* exited ($?) before tracing: $(cat "$_err")"
 		fi
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || kt_fail "kinstctl trace $* did not start in 60 s: $(cat "$_err")"
+		if [ "$(cut -d. -f1 /proc/uptime)" -ge $_end ]; then
+			kt_dump_blocked "kinstctl trace (pid $KT_TRACE_PID) not tracing after 60 s"
+			kt_fail "kinstctl trace $* did not start in 60 s: $(cat "$_err")"
+		fi
 		sleep 0.1
 	done
 }
 
 # kt_trace_stop [SIGNAL]: send SIGNAL (INT) to the tracer, wait for it, and
-# return its exit status.
+# return its exit status.  A tracer that has not exited KT_STOP_WAIT (90)
+# seconds later is a hang, not slowness (a stop is a disarm and a drain):
+# the blocked tasks and every CPU's backtrace go to the kernel console
+# (sysrq w, l) and the script fails, so the log says where it hung.
 kt_trace_stop() {
 	kill -"${1:-INT}" "$KT_TRACE_PID" 2>/dev/null
-	wait "$KT_TRACE_PID"
+	kt_wait_pid "$KT_TRACE_PID" "${KT_STOP_WAIT:-90}" "kinstctl trace after SIG${1:-INT}"
+}
+
+# kt_wait_pid PID SECONDS WHAT: wait for the child PID and return its exit
+# status; if it is still running SECONDS later, dump the blocked tasks and
+# backtraces to the console (kt_dump_blocked) and fail: WHAT hung.
+kt_wait_pid() {
+	_end=$(( $(cut -d. -f1 /proc/uptime) + $2 ))
+	while kill -0 "$1" 2>/dev/null; do
+		if [ "$(cut -d. -f1 /proc/uptime)" -ge $_end ]; then
+			kt_dump_blocked "$3 (pid $1) still running after $2 s"
+			kt_fail "$3 did not finish within $2 s (blocked tasks and backtraces: kernel console)"
+		fi
+		sleep 0.2
+	done
+	wait "$1"
+}
+
+# kt_dump_blocked WHY: say WHY on the kernel console, then dump the blocked
+# tasks (sysrq w) and every CPU's backtrace (sysrq l) there.
+kt_dump_blocked() {
+	echo "kinst-test: $1: blocked tasks and backtraces follow" >/dev/kmsg 2>/dev/null
+	echo w >/proc/sysrq-trigger 2>/dev/null
+	echo l >/proc/sysrq-trigger 2>/dev/null
+	sleep 1
 }
 
 # kt_trace_summary ERR [OUT]: check the summary `kinstctl trace` wrote to ERR

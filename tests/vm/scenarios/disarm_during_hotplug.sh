@@ -105,7 +105,7 @@ while [ $s -lt "$SESSIONS" ]; do
 	kt_expect_eq "session $s: probes armed" "$n1" "$n"
 done
 : >/tmp/hp.stop
-wait $hp
+kt_wait_pid $hp 120 "the hotplug loop (round $(rounds))"
 for f in $funcs; do
 	kinst_devtest text "$f" >"/tmp/after.$f" 2>&1 || kt_fail "kinst_devtest text $f"
 	cmp -s "/tmp/before.$f" "/tmp/after.$f" || kt_fail "$f text not restored after the sessions"

@@ -50,6 +50,33 @@ kt_expect_eq "list-offsets verdict for $f+0" "refused text-patched" \
 v=$(kinstctl list-offsets --json "$f" | jq -r 'select(.type == "insn" and .offset > 0) | .verdict' | head -n 1)
 [ "$v" != refused ] || kt_fail "list-offsets: the instruction after $f+0 is refused ($v)"
 
+# SIGINT while arming (kinstctl started with &, so SIGINT is ignored until
+# kinstctl installs its handler, as from any script): kinstctl must stop,
+# disarm and summarize, not trace on forever.  40 whole syscall handlers
+# take seconds to arm under TCG; the signal goes out at the first one.
+awk '$2 ~ /^[tT]$/ && $3 ~ /^__x64_sys_/ && $4 == "" { c[$3]++ }
+    END { for (n in c) if (c[n] == 1) print n }' /proc/kallsyms | sort | head -n 40 >/tmp/many
+[ "$(grep -c . /tmp/many)" = 40 ] || kt_fail "fewer than 40 __x64_sys_ functions in /proc/kallsyms"
+# shellcheck disable=SC2046
+kinstctl trace $(cat /tmp/many) >/tmp/o 2>/tmp/e &
+pid=$!
+end=$(( $(cut -d. -f1 /proc/uptime) + 60 ))
+until grep -q 'instructions armed' /tmp/e; do
+	kill -0 $pid 2>/dev/null || kt_fail "kinstctl trace exited before arming anything: $(cat /tmp/e)"
+	[ "$(cut -d. -f1 /proc/uptime)" -lt $end ] || kt_fail "kinstctl armed nothing in 60 s"
+	sleep 0.05
+done
+kill -INT $pid
+kt_wait_pid $pid 60 "kinstctl trace after SIGINT while arming"
+st=$?
+[ "$st" = 0 ] || kt_fail "kinstctl trace stopped while arming exited $st: $(tail -n 3 /tmp/e)"
+kt_trace_summary /tmp/e /tmp/o
+if grep -q '^kinstctl: stopped while arming' /tmp/e; then
+	kt_log "SIGINT while arming: $(grep -c 'instructions armed' /tmp/e) of 40 functions armed, then stopped; $KT_HITS hits"
+else
+	kt_log "SIGINT while arming: arming had finished when it arrived (informational): $(grep '^kinstctl: tracing' /tmp/e)"
+fi
+
 # Without the module: say what to do (insmod/modprobe), exit 11.
 rmmod kinst || kt_fail "rmmod kinst failed"
 [ ! -e /dev/kinst ] || kt_fail "/dev/kinst still there after rmmod"
