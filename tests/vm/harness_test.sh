@@ -157,6 +157,12 @@ timeout_body() {
 	end=$(date +%s)
 	vm_expect_status 124
 	vm_expect_err "FAIL: timed out after 25s"
+	# Where each vCPU was, read through the QEMU monitor before the kill.
+	vm_expect_err "where the vCPUs were"
+	for c in 0 1; do
+		grep -Eq "^  CPU#$c rip:( [0-9a-f]{16}){5}\$" vm.err ||
+		    atf_fail "no 5 rip samples of CPU $c in the time-out report"
+	done
 	if grep -q woke vm.out; then
 		atf_fail "the script finished: it was not killed"
 	fi
