@@ -779,6 +779,38 @@ kinst_linux_ftrace_site(unsigned long a)
 	    k_ftrace_location_range(a, a) == a);
 }
 
+/*
+ * The last name kallsyms_lookup_name() found in the core kernel's text.
+ * Linux 6.1's lookup by name is a linear walk over every symbol (about
+ * 10 ms under QEMU's TCG), and list-offsets asks one check per
+ * instruction of a function, by its name: 288 s for the 28,000
+ * instructions of 400 functions before this cache.  Only core kernel text
+ * is cached: its symbols never move after boot, while a module's can go
+ * and come back elsewhere.  Under the control lock (kinst_os_ctl_lock).
+ */
+static struct {
+	char		name[KINST_NAME_MAX];
+	unsigned long	addr;
+} kinst_name_cache;
+
+static unsigned long
+kinst_lookup_core_cached(const char *name)
+{
+	unsigned long addr;
+
+	lockdep_assert_held(&kinst_ctl_mutex);
+	if (kinst_name_cache.addr != 0 &&
+	    strcmp(kinst_name_cache.name, name) == 0)
+		return (kinst_name_cache.addr);
+	addr = k_lookup_name(name);
+	kinst_name_cache.addr = 0;
+	if (addr != 0 && kinst_in_kernel_text(addr) &&
+	    strscpy(kinst_name_cache.name, name,
+	    sizeof(kinst_name_cache.name)) > 0)
+		kinst_name_cache.addr = addr;
+	return (addr);
+}
+
 int
 kinst_os_func_resolve(const char *module, const char *function,
     struct kinst_func *f)
@@ -797,7 +829,9 @@ kinst_os_func_resolve(const char *module, const char *function,
 		snprintf(name, sizeof(name), "%s", function);
 	else
 		snprintf(name, sizeof(name), "%s:%s", module, function);
-	addr = k_lookup_name(name);
+	/* A module-qualified name (module:function) is never core text. */
+	addr = any || kernel_only ? kinst_lookup_core_cached(name) :
+	    k_lookup_name(name);
 	if (addr == 0)
 		return (KINST_E_NOENT);
 	if (!k_lookup_size_offset(addr, &size, &off) || off != 0 || size == 0)
@@ -921,9 +955,59 @@ kinst_func_has_kprobe(const struct kinst_func *f)
 	return (kp);
 }
 
+/*
+ * What the whole of one core-kernel function holds, for the per-instruction
+ * checks below: whether it is on the kprobe blacklist, and whether any
+ * jump label or static call site overlaps it.  Linux 6.1 answers the
+ * latter two by walking every site of the kernel (tens of thousands of
+ * jump entries) and the blacklist by walking a list; list-offsets asks
+ * once per instruction (about 7 ms each under QEMU's TCG).  A site that
+ * overlaps an instruction overlaps its function, so a function without
+ * any needs no per-instruction walk; the blacklist is by function (and by
+ * section).  Core kernel text only: its sites and blacklist entries are
+ * fixed after boot, while a module's come and go with it.  One entry (a
+ * check asks about one function at a time), under the control lock.
+ */
+struct kinst_func_sites {
+	bool	cached;		/* false: ask per instruction */
+	bool	blacklisted;
+	bool	jump_label;
+	bool	static_call;
+};
+
+static struct {
+	unsigned long	addr, size;
+	struct kinst_func_sites sites;
+} kinst_sites_cache;
+
+static struct kinst_func_sites
+kinst_func_sites(const struct kinst_func *f)
+{
+	struct kinst_func_sites fs = { .cached = false };
+	unsigned long a = (unsigned long)f->addr, last;
+
+	lockdep_assert_held(&kinst_ctl_mutex);
+	if (f->size == 0 || !kinst_in_kernel_text(a))
+		return (fs);
+	if (kinst_sites_cache.addr == a && kinst_sites_cache.size == f->size)
+		return (kinst_sites_cache.sites);
+	last = a + f->size - 1;
+	fs.cached = true;
+	fs.blacklisted = k_within_kprobe_blacklist(a);
+	fs.jump_label = k_jump_label_text_reserved == NULL ||
+	    k_jump_label_text_reserved((void *)a, (void *)last);
+	fs.static_call = k_static_call_text_reserved == NULL ||
+	    k_static_call_text_reserved((void *)a, (void *)last);
+	kinst_sites_cache.addr = a;
+	kinst_sites_cache.size = f->size;
+	kinst_sites_cache.sites = fs;
+	return (fs);
+}
+
 int
 kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 {
+	struct kinst_func_sites fs;
 	unsigned long a = (unsigned long)addr, last = a + len - 1, b;
 	size_t i;
 	bool kp;
@@ -933,17 +1017,20 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 		if (kinst_sect[i][0] != 0 && last >= kinst_sect[i][0] &&
 		    a < kinst_sect[i][1])
 			return (KINST_R_EXCLUDED);
-	if (k_within_kprobe_blacklist(a))
+	fs = kinst_func_sites(f);
+	if (fs.blacklisted || (!fs.cached && k_within_kprobe_blacklist(a)))
 		return (KINST_R_EXCLUDED);
 	if (k_search_exception_tables(a) != NULL)
 		return (KINST_R_FIXUP);
 	if (k_ftrace_location_range != NULL &&
 	    k_ftrace_location_range(a, last) != 0)
 		return (KINST_R_TEXT_PATCHED);
-	if (k_jump_label_text_reserved != NULL &&
+	if ((!fs.cached || fs.jump_label) &&
+	    k_jump_label_text_reserved != NULL &&
 	    k_jump_label_text_reserved((void *)a, (void *)last))
 		return (KINST_R_TEXT_PATCHED);
-	if (k_static_call_text_reserved != NULL &&
+	if ((!fs.cached || fs.static_call) &&
+	    k_static_call_text_reserved != NULL &&
 	    k_static_call_text_reserved((void *)a, (void *)last))
 		return (KINST_R_TEXT_PATCHED);
 	/*

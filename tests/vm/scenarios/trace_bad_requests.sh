@@ -50,6 +50,29 @@ kt_expect_eq "list-offsets verdict for $f+0" "refused text-patched" \
 v=$(kinstctl list-offsets --json "$f" | jq -r 'select(.type == "insn" and .offset > 0) | .verdict' | head -n 1)
 [ "$v" != refused ] || kt_fail "list-offsets: the instruction after $f+0 is refused ($v)"
 
+# Sites the kernel patches at run time, past the ftrace site, are refused
+# as text-patched too (the module asks jump_label_text_reserved and
+# static_call_text_reserved, per function first and then per
+# instruction): a tracepoint's static branch in kmem_cache_alloc (a
+# 5-byte nop or a jmp) and a cond_resched() static call in dput (a call).
+# patched FUNC MNEMONIC-ERE WHAT: an instruction past +4 of FUNC refused
+# text-patched, its mnemonic matching MNEMONIC-ERE; and the same verdict
+# when that one offset is asked alone.
+patched() {
+	kinstctl list-offsets --json "$1" >/tmp/lo.json || kt_fail "list-offsets $1 failed"
+	o=$(jq -r --arg re "$2" 'select(.type == "insn" and .offset > 4 and
+	    .reason == "text-patched" and (.mnemonic | test($re))) | .offset' /tmp/lo.json | head -n 1)
+	[ -n "$o" ] || kt_fail "$1: no $3 (mnemonic /$2/ past +4) refused as text-patched"
+	kt_expect_eq "$1+$o ($3) asked alone" "refused text-patched" \
+	    "$(kinstctl list-offsets --json "$1+$o" | jq -r 'select(.type == "insn") | "\(.verdict) \(.reason)"')"
+	# Neighbours of the site stay traceable: the refusal is by instruction.
+	n=$(jq -r 'select(.type == "insn" and (.verdict | startswith("refused") | not)) | .offset' /tmp/lo.json | grep -c .)
+	[ "$n" -gt 0 ] || kt_fail "$1: nothing traceable besides the patched site"
+	kt_log "$1+$o: $3 refused as text-patched; $n instructions of $1 traceable"
+}
+patched kmem_cache_alloc '^(nop|jmp)' "jump label site"
+patched dput '^call' "static call site"
+
 # SIGINT while arming (kinstctl started with &, so SIGINT is ignored until
 # kinstctl installs its handler, as from any script): kinstctl must stop,
 # disarm and summarize, not trace on forever.  40 whole syscall handlers
