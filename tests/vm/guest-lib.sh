@@ -185,6 +185,7 @@ kt_ftrace_count() {
 # has not armed within 60 s.  $KT_TRACE_PID is its pid.
 kt_trace_start() {
 	_out=$1 _err=$2
+	KT_TRACE_OUT=$1 KT_TRACE_ERR=$2
 	shift 2
 	kinstctl trace "$@" >"$_out" 2>"$_err" &
 	KT_TRACE_PID=$!
@@ -203,28 +204,43 @@ kt_trace_start() {
 }
 
 # kt_trace_stop [SIGNAL]: send SIGNAL (INT) to the tracer, wait for it, and
-# return its exit status.  A tracer that has not exited KT_STOP_WAIT (90)
-# seconds later is a hang, not slowness (a stop is a disarm and a drain):
-# the blocked tasks and every CPU's backtrace go to the kernel console
-# (sysrq w, l) and the script fails, so the log says where it hung.
+# return its exit status.  A stop is a disarm and then the printing of
+# what was already delivered, which under TCG can take minutes for a full
+# ring; so only a tracer that makes no progress at all (no CPU time, no
+# byte of output) for KT_STOP_WAIT (90) seconds is taken for a hang: the
+# blocked tasks and every CPU's backtrace go to the kernel console (sysrq
+# w, l) and the script fails, so the log says where it hung.
 kt_trace_stop() {
 	kill -"${1:-INT}" "$KT_TRACE_PID" 2>/dev/null
-	kt_wait_pid "$KT_TRACE_PID" "${KT_STOP_WAIT:-90}" "kinstctl trace after SIG${1:-INT}"
+	kt_wait_pid "$KT_TRACE_PID" "${KT_STOP_WAIT:-90}" "kinstctl trace after SIG${1:-INT}" \
+	    "$KT_TRACE_OUT" "$KT_TRACE_ERR"
 }
 
-# kt_wait_pid PID SECONDS WHAT: wait for the child PID and return its exit
-# status; if it is still running SECONDS later, dump the blocked tasks and
+# kt_wait_pid PID SECONDS WHAT [FILE...]: wait for the child PID and return
+# its exit status.  Without FILEs, if it is still running SECONDS later;
+# with FILEs, if for SECONDS neither its CPU time (and its reaped
+# children's) nor the size of any FILE changed: dump the blocked tasks and
 # backtraces to the console (kt_dump_blocked) and fail: WHAT hung.
 kt_wait_pid() {
-	_end=$(( $(cut -d. -f1 /proc/uptime) + $2 ))
-	while kill -0 "$1" 2>/dev/null; do
+	_pid=$1 _secs=$2 _what=$3
+	shift 3
+	_sig=
+	_end=$(( $(cut -d. -f1 /proc/uptime) + _secs ))
+	while kill -0 "$_pid" 2>/dev/null; do
+		if [ $# -gt 0 ]; then
+			_now=$(cut -d' ' -f14-17 "/proc/$_pid/stat" 2>/dev/null; wc -c "$@" 2>/dev/null | tail -n 1)
+			if [ "$_now" != "$_sig" ]; then
+				_sig=$_now
+				_end=$(( $(cut -d. -f1 /proc/uptime) + _secs ))
+			fi
+		fi
 		if [ "$(cut -d. -f1 /proc/uptime)" -ge $_end ]; then
-			kt_dump_blocked "$3 (pid $1) still running after $2 s"
-			kt_fail "$3 did not finish within $2 s (blocked tasks and backtraces: kernel console)"
+			kt_dump_blocked "$_what (pid $_pid) still running, no progress for $_secs s"
+			kt_fail "$_what: no progress within $_secs s (blocked tasks and backtraces: kernel console)"
 		fi
 		sleep 0.2
 	done
-	wait "$1"
+	wait "$_pid"
 }
 
 # kt_dump_blocked WHY: say WHY on the kernel console, then dump the blocked
