@@ -253,6 +253,19 @@ ATF_TC_BODY(overflow, tc)
 	ATF_CHECK_EQ(out[0].used, 8);
 	ATF_CHECK_EQ(out[1].used, 0);
 	ATF_CHECK_EQ(out[0].aggregated + out[0].overflow, 40);
+	/* One slot: only its own key matches it, every word of the key and
+	   the probe id compared. */
+	ATF_REQUIRE_EQ(setup(1, KINST_AGG_COUNT, KINST_AGGF_PROBE, 1, 0, 0, 0,
+	    &su), KINST_E_OK);
+	ATF_CHECK_EQ(su.nslots, 1);
+	add(0, 3, 1, 0, 0);
+	add(0, 3, 1, 1, 0);
+	add(0, 3, 2, 0, 0);
+	add(0, 4, 1, 0, 0);
+	add(0, 3, 1, 0, 0);
+	ATF_REQUIRE_EQ(readcpu(0, buf, 8), 1);
+	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 2);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 3);
 	kinst_ctl_agg_fini(&cs);
 }
 
