@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -329,6 +330,8 @@ start_command(const std::vector<std::string> &cmd)
 	if (pid < 0)
 		throw Error(Exit::live, std::string("fork: ") + strerror(errno));
 	if (pid == 0) {
+		// kinstctl ignores SIGPIPE; the command gets the default back.
+		signal(SIGPIPE, SIG_DFL);
 		execvp(argv[0], argv.data());
 		fprintf(stderr, "kinstctl: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
