@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +35,11 @@ extern const char *const spec_help;
 void add_list_offsets(CLI::App &app, Runner &run);
 void add_resolve(CLI::App &app, Runner &run);
 void add_trace(CLI::App &app, Runner &run);
+void add_count(CLI::App &app, Runner &run);
+void add_hist(CLI::App &app, Runner &run);
+
+// count/hist: what follows "--" on the command line (cmd_count.cc).
+extern std::vector<std::string> g_command;
 
 } // namespace kinst
 

@@ -44,6 +44,25 @@ main(int argc, char **argv)
 	add_list_offsets(app, run);
 	add_resolve(app, run);
 	add_trace(app, run);
+	add_count(app, run);
+	add_hist(app, run);
+
+	// count/hist ... -- COMMAND ARGS: the command is not for CLI11.
+	bool agg = false;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "count" || a == "hist")
+			agg = true;
+		if (a == "--" && agg) {
+			g_command.assign(argv + i + 1, argv + argc);
+			if (g_command.empty()) {
+				fprintf(stderr, "kinstctl: usage: -- needs a command to run\n");
+				return (int)Exit::usage;
+			}
+			argc = i;
+			break;
+		}
+	}
 
 	try {
 		try {

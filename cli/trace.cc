@@ -37,9 +37,10 @@ extern "C" {
 
 namespace kinst {
 
-namespace {
-
+// Shared with count/hist (trace.h).
 volatile sig_atomic_t g_stop = 0;
+
+namespace {
 
 void
 on_signal(int)
@@ -47,9 +48,11 @@ on_signal(int)
 	g_stop = 1;
 }
 
-struct SignalGuard {
+} // namespace
+
+struct SignalGuard::Impl {
 	struct sigaction old_int {}, old_term {}, old_pipe {};
-	SignalGuard()
+	Impl()
 	{
 		struct sigaction sa {};
 		sa.sa_handler = on_signal;
@@ -61,13 +64,16 @@ struct SignalGuard {
 		ign.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &ign, &old_pipe);
 	}
-	~SignalGuard()
+	~Impl()
 	{
 		sigaction(SIGINT, &old_int, nullptr);
 		sigaction(SIGTERM, &old_term, nullptr);
 		sigaction(SIGPIPE, &old_pipe, nullptr);
 	}
 };
+
+SignalGuard::SignalGuard() : impl_(new Impl) {}
+SignalGuard::~SignalGuard() = default;
 
 double
 now_s()
@@ -205,14 +211,6 @@ arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e)
 	}
 }
 
-struct ProbeDesc {
-	std::string name;	// module:function+0xoff
-	std::string insn;	// disassembly
-	std::string module, function;
-	uint32_t offset = 0;
-	uint64_t addr = 0;
-};
-
 std::map<uint32_t, ProbeDesc>
 list_probes(int fd, Disassembler &dis)
 {
@@ -244,6 +242,8 @@ list_probes(int fd, Disassembler &dis)
 	}
 	return m;
 }
+
+namespace {
 
 std::string
 comm_of(const struct kinst_hit_record &h)

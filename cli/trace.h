@@ -3,10 +3,14 @@
 #ifndef KINSTCTL_TRACE_H
 #define KINSTCTL_TRACE_H
 
+#include <csignal>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "abi.h"
 #include "disasm.h"
 
 namespace kinst {
@@ -28,6 +32,38 @@ struct TraceOptions {
 
 // Returns the exit code.  Throws Error for everything that stops it.
 int run_trace(const TraceOptions &o);
+
+// ---- shared with count/hist (cmd_count.cc, agg.cc) ----
+struct Spec;
+
+
+extern volatile sig_atomic_t g_stop;	// set by SIGINT/SIGTERM
+// Catches SIGINT/SIGTERM (sets g_stop, poll() returns EINTR) and ignores
+// SIGPIPE while it lives.
+class SignalGuard {
+public:
+	SignalGuard();
+	~SignalGuard();
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+struct ProbeDesc {
+	std::string name;	// module:function+0xoff
+	std::string insn;	// disassembly
+	std::string module, function;
+	uint32_t offset = 0;
+	uint64_t addr = 0;
+};
+
+double now_s();
+void copy_name(char *dst, size_t cap, const std::string &s, const char *what);
+Spec resolve_address(const Spec &sp);
+std::string spec_label(const Spec &sp);
+[[noreturn]] void device_failed(const std::string &what, int e);
+[[noreturn]] void arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e);
+std::map<uint32_t, ProbeDesc> list_probes(int fd, Disassembler &dis);
 
 } // namespace kinst
 

@@ -16,11 +16,13 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	5	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	6	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
-					   KINST_ARM_PROG, KINST_IOC_PROG_STATS) */
+					   KINST_ARM_PROG, KINST_IOC_PROG_STATS);
+					   1.6: aggregation (KINST_IOC_AGG_*,
+					   KINST_ARM_AGG, KINST_OP_KEY/VALUE) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -134,6 +136,9 @@ struct kinst_version {
 				   section (since ABI 1.4) */
 #define	KINST_ARM_PROG	0x0010u	/* attach program prog_id to the probes armed
 				   (since ABI 1.5) */
+#define	KINST_ARM_AGG	0x0020u	/* hits add to the session's aggregation
+				   (KINST_IOC_AGG_SETUP) instead of making a
+				   record (since ABI 1.6) */
 
 struct kinst_arm {
 	char		module[KINST_MODNAME_MAX];	/* in */
@@ -268,6 +273,9 @@ enum kinst_op {
 	KINST_OP_JZ,		/* pop a, jump if a == 0 */
 	KINST_OP_JNZ,		/* pop a, jump if a != 0 */
 	KINST_OP_RET,		/* pop the result; the stack must then be empty */
+	KINST_OP_KEY,		/* pop a: aggregation key word arg (0, 1) = a
+				   (since ABI 1.6; a no-op outside KINST_ARM_AGG) */
+	KINST_OP_VALUE,		/* pop a: the aggregated value = a (1.6) */
 	KINST_OP_COUNT_		/* first invalid opcode */
 };
 
@@ -332,6 +340,91 @@ struct kinst_prog_stats {
 };
 
 /*
+ * ---- aggregation (since ABI 1.6) ----
+ *
+ * A session may set up one aggregation (KINST_IOC_AGG_SETUP, before arming
+ * probes with KINST_ARM_AGG).  A hit of such a probe makes no record: after
+ * the filters and the program (whose false result filters it out as
+ * usual), it adds to the entry of its key in this CPU's table, preallocated
+ * at setup: count + 1, sum/min/max of the value, one histogram bucket.  The
+ * key is the two words the program's KINST_OP_KEY set (0 otherwise) and,
+ * with KINST_AGGF_PROBE, the probe id; the value is what KINST_OP_VALUE set
+ * (0 otherwise).  A key that finds no free slot within KINST_AGG_PROBES
+ * slots is counted as overflow; a hit nested in another on the same CPU as
+ * nested.  So, per CPU, hits == delivered + dropped + filtered +
+ * aggregated + overflow + nested (KINST_IOC_AGG_STATS).
+ */
+enum kinst_agg_kind {
+	KINST_AGG_COUNT = 1,	/* count, sum, min, max per key */
+	KINST_AGG_LOG2,		/* and a log2 histogram of the value */
+	KINST_AGG_LINEAR,	/* and a linear histogram of the value */
+	KINST_AGG_KIND_COUNT_
+};
+
+#define	KINST_AGGF_PROBE	0x0001u	/* the probe id is part of the key */
+
+#define	KINST_AGG_MAX_SLOTS	65536	/* keys per CPU */
+#define	KINST_AGG_MAX_LINEAR	1024	/* linear buckets (+ 2 outside the range) */
+#define	KINST_AGG_MAX_BYTES	(64u << 20)	/* all tables of a session */
+#define	KINST_AGG_PROBES	32	/* slots a key's lookup visits */
+#define	KINST_AGG_LOG2_BUCKETS	65	/* < 0, 0, then [2^k, 2^(k+1)) k = 0..62 */
+
+struct kinst_agg_setup {
+	uint32_t	kind;		/* in: KINST_AGG_* */
+	uint32_t	flags;		/* in: KINST_AGGF_* */
+	uint32_t	nslots;		/* in: 1 .. KINST_AGG_MAX_SLOTS; out:
+					   rounded up to a power of two */
+	uint32_t	nbuckets;	/* out: histogram buckets per entry */
+	int64_t		lin_min;	/* in, LINEAR: buckets [min, max) of */
+	int64_t		lin_max;	/* step each, plus (.., min) and */
+	int64_t		lin_step;	/* [max, ..); all 0 otherwise */
+	uint32_t	entry_size;	/* out: bytes per entry in AGG_READ */
+	uint32_t	_pad;		/* must be 0 */
+};
+
+/* One key of one CPU, as KINST_IOC_AGG_READ returns it. */
+struct kinst_agg_entry {
+	uint64_t	key[2];
+	uint32_t	probe_id;	/* with KINST_AGGF_PROBE; else 0 */
+	uint32_t	_pad;
+	uint64_t	count;
+	uint64_t	sum;		/* of the values, modulo 2^64 */
+	int64_t		min;		/* of the values, signed */
+	int64_t		max;
+	/* then uint64_t buckets[nbuckets] */
+};
+
+struct kinst_agg_read {
+	uint64_t	buf;		/* in: user pointer, cap entries of
+					   entry_size bytes */
+	uint32_t	cap;		/* in: entries */
+	uint32_t	cpu;		/* in: whose table */
+	uint32_t	count;		/* out: entries copied */
+	uint32_t	flags;		/* in: must be 0 */
+};
+
+struct kinst_agg_cpu_stats {
+	uint64_t	aggregated;	/* hits added to an entry */
+	uint64_t	overflow;	/* hits whose key found no slot */
+	uint64_t	nested;		/* hits nested in another hit: not added */
+	uint64_t	used;		/* entries in use now */
+};
+
+struct kinst_agg_stats {
+	uint64_t	buf;		/* in: user pointer to struct kinst_agg_cpu_stats[cap] */
+	uint32_t	cap;		/* in */
+	uint32_t	ncpus;		/* out */
+	uint32_t	nslots;		/* out: per CPU */
+	uint32_t	flags;		/* in: must be 0 */
+};
+
+/* Empty every table (entries, not the counters of AGG_STATS). */
+struct kinst_agg_clear {
+	uint32_t	flags;		/* in: must be 0 */
+	uint32_t	_pad;		/* must be 0 */
+};
+
+/*
  * ioctl commands.  The structures are shared; the command encoding is each
  * OS's own _IO* macros, so the includer must include <sys/ioctl.h>
  * (Linux user), <linux/ioctl.h> (Linux kernel) or <sys/ioccom.h> (FreeBSD)
@@ -347,6 +440,10 @@ struct kinst_prog_stats {
 #define	KINST_IOC_FILTER	_IOW('K', 7, struct kinst_filter)
 #define	KINST_IOC_PROG_LOAD	_IOWR('K', 16, struct kinst_prog_load)
 #define	KINST_IOC_PROG_STATS	_IOWR('K', 17, struct kinst_prog_stats)
+#define	KINST_IOC_AGG_SETUP	_IOWR('K', 18, struct kinst_agg_setup)
+#define	KINST_IOC_AGG_READ	_IOWR('K', 19, struct kinst_agg_read)
+#define	KINST_IOC_AGG_CLEAR	_IOWR('K', 20, struct kinst_agg_clear)
+#define	KINST_IOC_AGG_STATS	_IOWR('K', 21, struct kinst_agg_stats)
 #endif
 
 #ifdef __cplusplus
@@ -363,5 +460,10 @@ KINST_ABI_ASSERT(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_pinsn) == 16, "pinsn layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_prog_load) == 32, "prog_load layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_prog_stats) == 16, "prog_stats layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_agg_setup) == 48, "agg_setup layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_agg_entry) == 56, "agg_entry layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_agg_read) == 24, "agg_read layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_agg_stats) == 24, "agg_stats layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_agg_clear) == 8, "agg_clear layout");
 
 #endif /* !KINST_ABI_H */

@@ -339,7 +339,9 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	a->insn_len = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
 	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
-	    KINST_ARM_PROG | KINST_ARM_STACK)) != 0 ||
+	    KINST_ARM_PROG | KINST_ARM_STACK | KINST_ARM_AGG)) != 0 ||
+	    (a->flags & (KINST_ARM_AGG | KINST_ARM_STACK)) ==
+	    (KINST_ARM_AGG | KINST_ARM_STACK) ||
 	    (a->flags & (KINST_ARM_ALL | KINST_ARM_CHECK)) ==
 	    (KINST_ARM_ALL | KINST_ARM_CHECK) ||
 	    ((a->flags & KINST_ARM_PROG) == 0 && a->prog_id != 0))
@@ -353,6 +355,11 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	prog = NULL;
 	if ((a->flags & KINST_ARM_PROG) != 0 &&
 	    (prog = kinst_ctl_prog_get(cs, a->prog_id)) == NULL) {
+		kinst_os_ctl_unlock();
+		return (KINST_E_INVAL);
+	}
+	/* Aggregating probes need the session's aggregation first. */
+	if ((a->flags & KINST_ARM_AGG) != 0 && cs->s.agg == NULL) {
 		kinst_os_ctl_unlock();
 		return (KINST_E_INVAL);
 	}
@@ -494,8 +501,9 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 		cp->p.session = NULL;
 		cp->p.os_priv = NULL;
 		cp->p.prog = prog;
-		cp->p.flags = (a->flags & KINST_ARM_STACK) != 0 ?
-		    KINST_PF_STACK : 0;
+		cp->p.flags = ((a->flags & KINST_ARM_STACK) != 0 ?
+		    KINST_PF_STACK : 0) |
+		    ((a->flags & KINST_ARM_AGG) != 0 ? KINST_PF_AGG : 0);
 		cp->group = g;
 		cp->live = 0;
 		ctl_copy(tramp + (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));
@@ -697,6 +705,7 @@ kinst_ctl_session_fini(struct kinst_ctl *c, struct kinst_csession *cs)
 	kinst_os_ctl_lock();
 	(void)ctl_disarm_locked(c, cs, KINST_ALL_PROBES);
 	kinst_ctl_prog_fini(cs);	/* no probe can run one any more */
+	kinst_ctl_agg_fini(cs);
 	kinst_os_ctl_unlock();
 }
 

@@ -195,6 +195,33 @@ const struct kinst_prog *kinst_ctl_prog_get(struct kinst_csession *cs,
 void	kinst_ctl_prog_fini(struct kinst_csession *cs);
 
 /*
+ * Aggregation (kinst_aggctl.c, kinst_agg.h).  KINST_IOC_AGG_SETUP: validate
+ * every field, preallocate the tables; once per session (KINST_E_EXIST).
+ */
+int	kinst_ctl_agg_setup(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_agg_setup *su);
+
+/* The session's entries per CPU and entry size, for the shim's buffer. */
+int	kinst_ctl_agg_geom(struct kinst_csession *cs, uint32_t *nslots,
+	    uint32_t *entry_size);
+
+/* KINST_IOC_AGG_READ: up to cap entries of rd->cpu into out (kernel memory). */
+int	kinst_ctl_agg_read(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_agg_read *rd, uint8_t *out, uint32_t cap);
+
+/* KINST_IOC_AGG_CLEAR: empty every table (waits for in-flight hits). */
+int	kinst_ctl_agg_clear(struct kinst_ctl *c, struct kinst_csession *cs,
+	    const struct kinst_agg_clear *cl);
+
+/* KINST_IOC_AGG_STATS: fill out[0 .. min(cap, ncpus)-1], st->ncpus/nslots. */
+int	kinst_ctl_agg_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_agg_cpu_stats *out, uint32_t cap,
+	    struct kinst_agg_stats *st);
+
+/* After every probe of the session is disarmed: free the aggregation. */
+void	kinst_ctl_agg_fini(struct kinst_csession *cs);
+
+/*
  * Is name on the list?  An entry matches the whole name, or, if it ends in
  * '*', any name with that prefix.  A compiler suffix (".isra.0",
  * ".constprop.0", ".part.0", ".cold") is ignored.

@@ -42,6 +42,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->exclude_pid = -1;
 	s->os_priv = NULL;
 	s->pstats = NULL;
+	s->agg = NULL;
 	for (i = 0; i < ncpus; i++)
 		hits[i] = 0;
 }
@@ -91,6 +92,11 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 
 	/* Counted here, so that hits == delivered + dropped for the session. */
 	__atomic_fetch_add(&s->hits[cpu], 1, __ATOMIC_RELAXED);
+	/* Aggregation instead of a record (its program runs in there). */
+	if ((p->flags & KINST_PF_AGG) != 0) {
+		kinst_agg_hit(e, p, s, cpu, pid, tid, rec.comm, regs);
+		return;
+	}
 	/* The predicate, before any record is built (counted if false). */
 	if (p->prog != NULL &&
 	    !kinst_prog_pass(p->prog, s, cpu, pid, tid, rec.comm, regs))

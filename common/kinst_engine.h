@@ -14,6 +14,7 @@
 #define KINST_ENGINE_H
 
 #include "kinst_abi.h"
+#include "kinst_agg.h"
 #include "kinst_emulate.h"
 #include "kinst_probe.h"
 #include "kinst_relocate.h"
@@ -39,6 +40,8 @@ struct kinst_session {
 	void		*os_priv;	/* the shim's */
 	/* [ncpus], allocated at the first KINST_IOC_PROG_LOAD (kinst_progctl.c) */
 	struct kinst_prog_cpu_stats *pstats;
+	/* set up by KINST_IOC_AGG_SETUP (kinst_aggctl.c), or NULL */
+	struct kinst_agg *agg;
 };
 
 struct kinst_engine {

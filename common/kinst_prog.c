@@ -7,6 +7,7 @@
  * special-cases an arithmetic opcode.
  */
 
+#include "kinst_agg.h"
 #include "kinst_engine.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
@@ -53,6 +54,8 @@ static const struct op_info op_info[KINST_OP_COUNT_] = {
 	[KINST_OP_JZ] =		{ 1, 0, F_OFF, 0 },
 	[KINST_OP_JNZ] =	{ 1, 0, F_OFF, 0 },
 	[KINST_OP_RET] =	{ 1, 0, F_NOFALL, 0 },
+	[KINST_OP_KEY] =	{ 1, 0, F_ARG, 2 },	/* kinst_agg.c */
+	[KINST_OP_VALUE] =	{ 1, 0, 0, 0 },
 };
 
 /* Opcode known, arg in range, unused fields zero. */
@@ -299,6 +302,11 @@ kinst_prog_run(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 			if (st[--sp] != 0)
 				pc += in->off;
 			break;
+		case KINST_OP_KEY:
+		case KINST_OP_VALUE:
+			sp--;
+			kinst_agg_op(c->out, in->op, in->arg, st[sp]);
+			break;
 		case KINST_OP_RET:
 			*value = st[--sp];
 			return (*value != 0 ? KINST_PROG_TRUE :
@@ -327,6 +335,7 @@ kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
 	c.tid = tid;
 	c.cpu = cpu;
 	c.comm = comm;
+	c.out = NULL;
 	r = kinst_prog_run(p, &c, &v);
 	if (r == KINST_PROG_TRUE)
 		return (true);

@@ -21,6 +21,8 @@
 
 #include "kinst_abi.h"
 
+struct kinst_agg_val;
+
 /* A verified program, as the engine keeps it. */
 struct kinst_prog {
 	uint32_t	ninsns;
@@ -37,6 +39,7 @@ struct kinst_prog_ctx {
 	int32_t		tid;
 	uint32_t	cpu;
 	const char	*comm;		/* KINST_COMM_LEN bytes */
+	struct kinst_agg_val *out;	/* KEY/VALUE results (kinst_agg.h), or NULL */
 };
 
 /*

@@ -361,6 +361,54 @@ kinst_ioc_prog_stats(struct kinst_file *kf, struct kinst_prog_stats *ps)
 }
 
 /*
+ * Aggregation (ABI 1.6): common/kinst_aggctl.c validates every field; only
+ * the entries and per-CPU counters are copied here.
+ */
+static int
+kinst_ioc_agg_read(struct kinst_file *kf, struct kinst_agg_read *rd)
+{
+	uint32_t nslots, esize, cap;
+	uint8_t *out;
+	int error;
+
+	error = kinst_errno(kinst_ctl_agg_geom(&kf->cs, &nslots, &esize));
+	if (error != 0)
+		return (error);
+	cap = MIN(rd->cap, nslots);
+	out = NULL;
+	if (cap != 0)
+		out = mallocarray(cap, esize, M_KINST, M_WAITOK);
+	error = kinst_errno(kinst_ctl_agg_read(&kinst_ctl, &kf->cs, rd, out,
+	    cap));
+	if (error == 0 && rd->count != 0)
+		error = copyout(out, (void *)(uintptr_t)rd->buf,
+		    (size_t)rd->count * esize);
+	free(out, M_KINST);
+	return (error);
+}
+
+static int
+kinst_ioc_agg_stats(struct kinst_file *kf, struct kinst_agg_stats *st)
+{
+	struct kinst_agg_cpu_stats *out;
+	uint32_t cap;
+	int error;
+
+	cap = MIN(st->cap, kf->ncpus);
+	out = NULL;
+	if (cap != 0)
+		out = mallocarray(cap, sizeof(*out), M_KINST,
+		    M_WAITOK | M_ZERO);
+	error = kinst_errno(kinst_ctl_agg_stats(&kinst_ctl, &kf->cs, out, cap,
+	    st));
+	if (error == 0 && cap != 0)
+		error = copyout(out, (void *)(uintptr_t)st->buf,
+		    (size_t)cap * sizeof(*out));
+	free(out, M_KINST);
+	return (error);
+}
+
+/*
  * The ioctl layer (sys_generic.c) copies the argument structure in before
  * and out after this, the latter only when 0 is returned.
  */
@@ -411,6 +459,16 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 		return (kinst_ioc_prog_load(kf, (struct kinst_prog_load *)data));
 	case KINST_IOC_PROG_STATS:
 		return (kinst_ioc_prog_stats(kf, (struct kinst_prog_stats *)data));
+	case KINST_IOC_AGG_SETUP:
+		return (kinst_errno(kinst_ctl_agg_setup(&kinst_ctl, &kf->cs,
+		    (struct kinst_agg_setup *)data)));
+	case KINST_IOC_AGG_READ:
+		return (kinst_ioc_agg_read(kf, (struct kinst_agg_read *)data));
+	case KINST_IOC_AGG_CLEAR:
+		return (kinst_errno(kinst_ctl_agg_clear(&kinst_ctl, &kf->cs,
+		    (struct kinst_agg_clear *)data)));
+	case KINST_IOC_AGG_STATS:
+		return (kinst_ioc_agg_stats(kf, (struct kinst_agg_stats *)data));
 	default:
 		return (ENOTTY);
 	}

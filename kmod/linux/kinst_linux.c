@@ -486,6 +486,12 @@ kinst_ioctl_gated(struct file *fp, unsigned int cmd, unsigned long arg)
 	case KINST_IOC_PROG_STATS:
 		return (kinst_errno(kinst_linux_prog_stats(&kinst_ctl, &kf->cs,
 		    up)));
+	case KINST_IOC_AGG_SETUP:
+	case KINST_IOC_AGG_READ:
+	case KINST_IOC_AGG_CLEAR:
+	case KINST_IOC_AGG_STATS:
+		return (kinst_errno(kinst_linux_agg_ioctl(&kinst_ctl, &kf->cs,
+		    cmd, up)));
 	default:
 		return (-ENOTTY);
 	}

@@ -36,4 +36,14 @@ int	kinst_linux_prog_load(struct kinst_ctl *c, struct kinst_csession *cs,
 int	kinst_linux_prog_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 	    void __user *up);
 
+/* kinst_linux_agg.c: the aggregation ioctls; KINST_E_* codes */
+int	kinst_linux_agg_ioctl(struct kinst_ctl *c, struct kinst_csession *cs,
+	    unsigned int cmd, void __user *up);
+int	kinst_linux_agg_setup(struct kinst_ctl *c, struct kinst_csession *cs,
+	    void __user *up);
+int	kinst_linux_agg_read(struct kinst_ctl *c, struct kinst_csession *cs,
+	    void __user *up);
+int	kinst_linux_agg_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+	    void __user *up);
+
 #endif /* !KINST_LINUX_H */

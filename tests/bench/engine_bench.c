@@ -18,6 +18,7 @@
 
 #include "kinst_engine.h"
 #include "kinst_os.h"
+#include "kinst_prog.h"
 
 void	kh_os_init(void);
 
@@ -138,6 +139,74 @@ row(const char *what, uint64_t addr, uint64_t n, enum ring_mode rm,
 	    ns, base, ns - base);
 }
 
+/*
+ * In-kernel aggregation (issue 11): the same probes armed with
+ * KINST_ARM_AGG, counting per probe into a hand-built one-CPU table (what
+ * KINST_IOC_AGG_SETUP would allocate), then a log2 histogram of rdi keyed
+ * by comm (a KEY/VALUE program): no record at all.
+ */
+#define	AGG_SLOTS	16
+static uint8_t agg_tab[2][AGG_SLOTS * (sizeof(struct kinst_agg_slot) +
+    8 * KINST_AGG_LOG2_BUCKETS)] __attribute__((aligned(64)));
+static struct kinst_agg_cpu_stats agg_st[1];
+static struct kinst_prog_cpu_stats agg_ps[1];
+static struct kinst_agg agg;
+static struct kinst_prog agg_prog;
+
+static void
+bench_agg(uint64_t a_ool, uint64_t a_call, uint64_t n)
+{
+	static const struct kinst_pinsn code[] = {
+		{ .op = KINST_OP_CTX, .arg = KINST_PCTX_COMM0 },
+		{ .op = KINST_OP_KEY, .arg = 0 },
+		{ .op = KINST_OP_CTX, .arg = KINST_PCTX_COMM8 },
+		{ .op = KINST_OP_KEY, .arg = 1 },
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_VALUE },
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_RET },
+	};
+	uint32_t bad;
+	int i;
+
+	memset(&agg, 0, sizeof(agg));
+	agg.kind = KINST_AGG_COUNT;
+	agg.flags = KINST_AGGF_PROBE;
+	agg.nslots = AGG_SLOTS;
+	agg.ncpus = 1;
+	agg.stride = sizeof(struct kinst_agg_slot);
+	agg.cpu_bytes = agg.stride * AGG_SLOTS;
+	agg.tables[0] = agg_tab[0];
+	agg.tables[1] = agg_tab[1];
+	agg.stats = agg_st;
+	sess.agg = &agg;
+	sess.pstats = agg_ps;
+	for (i = 0; i < 3; i++)
+		probes[i].flags = KINST_PF_AGG;
+	row("out-of-line probe, count (aggregated)", a_ool, n, RING_RESET,
+	    KINST_HIT_REDIRECT);
+	row("emulated call, count (aggregated)", a_call, n, RING_RESET,
+	    KINST_HIT_EMULATED);
+	if (kinst_prog_verify(code, 8, &agg_prog, &bad) != KINST_PV_OK)
+		errx(1, "the KEY/VALUE program was refused at %u", bad);
+	memset(agg_tab, 0, sizeof(agg_tab));
+	agg.kind = KINST_AGG_LOG2;
+	agg.flags = 0;
+	agg.nbuckets = KINST_AGG_LOG2_BUCKETS;
+	agg.stride = sizeof(struct kinst_agg_slot) + 8 * KINST_AGG_LOG2_BUCKETS;
+	agg.cpu_bytes = agg.stride * AGG_SLOTS;
+	probes[0].prog = &agg_prog;
+	row("out-of-line probe, hist of rdi --by comm", a_ool, n, RING_RESET,
+	    KINST_HIT_REDIRECT);
+	probes[0].prog = NULL;
+	if (agg_st[0].overflow != 0 || agg_st[0].nested != 0)
+		errx(1, "aggregation: %ju overflowed, %ju nested",
+		    (uintmax_t)agg_st[0].overflow, (uintmax_t)agg_st[0].nested);
+	for (i = 0; i < 3; i++)
+		probes[i].flags = 0;
+	sess.agg = NULL;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -172,6 +241,7 @@ main(int argc, char **argv)
 	    KINST_HIT_REDIRECT);
 	row("emulated call, ring full (drop)", a_call, n, RING_FULL,
 	    KINST_HIT_EMULATED);
+	bench_agg(a_ool, a_call, n);
 	for (i = 0; i < 3; i++)
 		probes[i].session = NULL;
 	row("out-of-line probe, no session (no record)", a_ool, n,

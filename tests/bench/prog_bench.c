@@ -113,6 +113,7 @@ bench(const char *name, uint32_t n, uint32_t iters)
 	c.tid = 100;
 	c.cpu = 0;
 	c.comm = "bench\0\0\0\0\0\0\0\0\0\0";
+	c.out = NULL;
 	sum = 0;
 	t0 = now_ns();
 	for (i = 0; i < iters; i++) {

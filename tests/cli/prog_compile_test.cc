@@ -70,6 +70,7 @@ eval(const std::string &expr, const Hit &h, uint64_t *value = nullptr)
 	c.tid = h.tid;
 	c.cpu = h.cpu;
 	c.comm = h.comm;
+	c.out = nullptr;
 	uint64_t v;
 	int r = kinst_prog_run(&p, &c, &v);
 	if (value)

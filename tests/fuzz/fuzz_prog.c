@@ -14,6 +14,7 @@
 #include "prog_check.h"
 #include "kinst_prog.c"
 #include "kinst_progname.c"
+#include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

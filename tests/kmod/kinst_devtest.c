@@ -39,6 +39,7 @@
 
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -241,7 +242,7 @@ cmd_fuzz(long iters)
 	/* Every flag bit the ABI does not define is refused, one by one. */
 	for (i = 0; i < 32; i++) {
 		if (((KINST_ARM_ALL | KINST_ARM_CHECK | KINST_ARM_STACK |
-		    KINST_ARM_PROG) & (1u << i)) != 0)
+		    KINST_ARM_PROG | KINST_ARM_AGG) & (1u << i)) != 0)
 			continue;
 		a.flags = 1u << i;
 		CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL,
@@ -1264,6 +1265,242 @@ cmd_progfuzz(long iters)
 	return (failures == 0 ? 0 : 1);
 }
 
+/*
+ * Aggregation (ABI 1.6): hostile AGG_SETUP/READ/CLEAR/STATS arguments
+ * (pointers, every field, random structures), KINST_ARM_AGG without an
+ * aggregation or with KINST_ARM_STACK; then a real count: every
+ * instruction of __x64_sys_getpid counted in the kernel for a child's
+ * `calls` getpid(2)s, read per CPU and summed: the entry's count == calls,
+ * every other 0 or calls, hits == aggregated == their sum, no record.
+ */
+static void
+agg_fuzz_setup(int fd, long iters)
+{
+	unsigned long cmds[] = { KINST_IOC_AGG_SETUP, KINST_IOC_AGG_READ,
+	    KINST_IOC_AGG_CLEAR, KINST_IOC_AGG_STATS };
+	struct kinst_agg_setup su;
+	struct kinst_agg_read rd;
+	struct kinst_agg_clear cl;
+	struct kinst_agg_stats st;
+	struct kinst_arm a;
+	long i;
+	size_t k;
+	int r;
+
+	for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		r = xioctl(fd, cmds[k], NULL);
+		CHECK(r == -EFAULT, "agg cmd %zu NULL: %d", k, r);
+		r = xioctl(fd, cmds[k], (void *)0xffff800000000000ull);
+		CHECK(r == -EFAULT, "agg cmd %zu kernel pointer: %d", k, r);
+	}
+	/* Nothing set up: read, clear, stats and ARM_AGG refuse. */
+	memset(&rd, 0, sizeof(rd));
+	CHECK(xioctl(fd, KINST_IOC_AGG_READ, &rd) == -EINVAL, "READ unset");
+	memset(&cl, 0, sizeof(cl));
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == -EINVAL, "CLEAR unset");
+	memset(&st, 0, sizeof(st));
+	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == -EINVAL, "STATS unset");
+	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG,
+	    &a) == -EINVAL, "ARM_AGG without an aggregation");
+	/* Every field of SETUP. */
+#define	SU(kind_, flags_, n_, mn, mx, stp, pad, want) do {		\
+	memset(&su, 0, sizeof(su));					\
+	su.kind = (kind_); su.flags = (flags_); su.nslots = (n_);	\
+	su.lin_min = (mn); su.lin_max = (mx); su.lin_step = (stp);	\
+	su._pad = (pad);						\
+	r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);			\
+	CHECK(r == (want), "SETUP kind %u flags %#x n %u lin %lld,%lld,%lld " \
+	    "pad %u: %d", su.kind, su.flags, su.nslots, (long long)(mn), \
+	    (long long)(mx), (long long)(stp), su._pad, r);		\
+} while (0)
+	SU(0, 0, 8, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_KIND_COUNT_, 0, 8, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_COUNT, 2, 8, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_COUNT, 0x80000000u, 8, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_COUNT, 0, 0, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_COUNT, 0, KINST_AGG_MAX_SLOTS + 1, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_COUNT, 0, 8, 0, 0, 0, 1, -EINVAL);
+	SU(KINST_AGG_LOG2, 0, 8, 1, 2, 1, 0, -EINVAL);
+	SU(KINST_AGG_LINEAR, 0, 8, 0, 10, 0, 0, -EINVAL);
+	SU(KINST_AGG_LINEAR, 0, 8, 0, 10, -1, 0, -EINVAL);
+	SU(KINST_AGG_LINEAR, 0, 8, 10, 0, 1, 0, -EINVAL);
+	SU(KINST_AGG_LINEAR, 0, 8, INT64_MIN, INT64_MAX, 1, 0, -EINVAL);
+	SU(KINST_AGG_LINEAR, 0, KINST_AGG_MAX_SLOTS, 0, 1024, 1, 0, -EFBIG);
+	/* Random structures: refused, or the one aggregation of the file. */
+	for (i = 0; i < iters; i++) {
+		rnd_fill(&su, sizeof(su));
+		if (i % 4 == 0)
+			su.kind = 1 + (uint32_t)(rnd() % 3);
+		if (i % 8 == 0)
+			su.flags &= 1;
+		if (i % 16 == 0)
+			su._pad = 0;
+		r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);
+		CHECK(r == -EINVAL || r == -EFBIG, "SETUP random: %d", r);
+	}
+	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG |
+	    KINST_ARM_STACK, &a) == -EINVAL, "ARM_AGG with ARM_STACK");
+#undef SU
+}
+
+static int
+cmd_aggfuzz(long iters, long calls)
+{
+	struct kinst_agg_setup su;
+	struct kinst_agg_read rd;
+	struct kinst_agg_clear cl;
+	struct kinst_agg_stats st;
+	struct kinst_agg_cpu_stats as[KINST_STATS_MAXCPU];
+	struct kinst_cpu_stats cs[KINST_STATS_MAXCPU];
+	struct kinst_stats s;
+	struct kinst_filter f;
+	struct kinst_arm a;
+	static uint8_t buf[1 << 20];
+	uint64_t counts[64], agg, hits, delivered, sum;
+	uint32_t c, j, n, first;
+	int fd, r, p[2], bad;
+	pid_t pid;
+	long i;
+
+	fd = dev_open(O_NONBLOCK);
+	agg_fuzz_setup(fd, iters);
+	memset(&su, 0, sizeof(su));
+	su.kind = KINST_AGG_COUNT;
+	su.flags = KINST_AGGF_PROBE;
+	su.nslots = 100;
+	CHECK(xioctl(fd, KINST_IOC_AGG_SETUP, &su) == 0, "SETUP");
+	CHECK(su.nslots == 128 && su.nbuckets == 0 &&
+	    su.entry_size == sizeof(struct kinst_agg_entry),
+	    "SETUP out: %u %u %u", su.nslots, su.nbuckets, su.entry_size);
+	CHECK(xioctl(fd, KINST_IOC_AGG_SETUP, &su) == -EEXIST, "SETUP twice");
+	r = do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG, &a);
+	CHECK(r == 0 && a.narmed > 0 && a.narmed < 64, "ARM_AGG: %d, %u armed",
+	    r, a.narmed);
+	first = a.probe_id;
+	/* READ/CLEAR/STATS: every field. */
+	memset(&rd, 0, sizeof(rd));
+	rd.cpu = KINST_STATS_MAXCPU * 4;
+	CHECK(xioctl(fd, KINST_IOC_AGG_READ, &rd) == -EINVAL, "READ cpu");
+	rd.cpu = 0;
+	rd.flags = 1;
+	CHECK(xioctl(fd, KINST_IOC_AGG_READ, &rd) == -EINVAL, "READ flags");
+	memset(&cl, 0, sizeof(cl));
+	cl._pad = 1;
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == -EINVAL, "CLEAR pad");
+	memset(&st, 0, sizeof(st));
+	st.flags = 4;
+	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == -EINVAL, "STATS flags");
+	for (i = 0; i < iters; i++) {
+		rnd_fill(&rd, sizeof(rd));
+		if (i % 2 == 0) {
+			rd.cpu %= 4;
+			rd.flags = 0;
+		}
+		r = xioctl(fd, KINST_IOC_AGG_READ, &rd);
+		CHECK(r == 0 || r == -EINVAL || r == -EFAULT, "READ random: %d",
+		    r);
+		rnd_fill(&st, sizeof(st));
+		st.flags = i % 2 ? st.flags : 0;
+		r = xioctl(fd, KINST_IOC_AGG_STATS, &st);
+		CHECK(r == 0 || r == -EINVAL || r == -EFAULT, "STATS random: %d",
+		    r);
+	}
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == -EINVAL, "CLEAR pad");
+	cl._pad = 0;
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == 0, "CLEAR");
+
+	/* A child's getpid(2)s, the only process counted. */
+	CHECK(pipe(p) == 0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		char x;
+
+		close(p[1]);
+		if (read(p[0], &x, 1) != 1)
+			_exit(1);
+		for (i = 0; i < calls; i++)
+			(void)syscall(SYS_getpid);
+		_exit(0);
+	}
+	close(p[0]);
+	memset(&f, 0, sizeof(f));
+	f.pid = (int32_t)pid;
+	f.cpu = -1;
+	f.exclude_pid = -1;
+	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER child");
+	CHECK(write(p[1], "g", 1) == 1, "start the child");
+	CHECK(waitpid(pid, &r, 0) == pid && WIFEXITED(r) &&
+	    WEXITSTATUS(r) == 0, "child");
+	close(p[1]);
+	memset(&st, 0, sizeof(st));
+	st.buf = (uint64_t)(uintptr_t)as;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == 0, "STATS");
+	memset(counts, 0, sizeof(counts));
+	agg = 0;
+	for (c = 0; c < st.ncpus && c < KINST_STATS_MAXCPU; c++) {
+		memset(&rd, 0, sizeof(rd));
+		rd.buf = (uint64_t)(uintptr_t)buf;
+		rd.cap = su.nslots;
+		rd.cpu = c;
+		CHECK(xioctl(fd, KINST_IOC_AGG_READ, &rd) == 0, "READ cpu %u", c);
+		for (j = 0; j < rd.count; j++) {
+			struct kinst_agg_entry *e = (struct kinst_agg_entry *)
+			    (buf + (size_t)j * su.entry_size);
+			n = e->probe_id - first;
+			CHECK(n < a.narmed && e->key[0] == 0 && e->key[1] == 0,
+			    "entry probe %u key %llu", e->probe_id,
+			    (unsigned long long)e->key[0]);
+			if (n < a.narmed)
+				counts[n] += e->count;
+		}
+		agg += as[c].aggregated;
+		CHECK(as[c].overflow == 0 && as[c].nested == 0,
+		    "cpu %u: overflow %llu nested %llu", c,
+		    (unsigned long long)as[c].overflow,
+		    (unsigned long long)as[c].nested);
+	}
+	/* Each instruction runs once per call, or never (a branch not taken). */
+	bad = 0;
+	sum = 0;
+	for (j = 0; j < a.narmed; j++) {
+		if (counts[j] != (uint64_t)calls && counts[j] != 0)
+			bad++;
+		sum += counts[j];
+	}
+	CHECK(bad == 0 && counts[0] == (uint64_t)calls, "%d of %u probes "
+	    "counted neither 0 nor %ld calls (first: %llu)", bad, a.narmed,
+	    calls, (unsigned long long)counts[0]);
+	memset(&s, 0, sizeof(s));
+	s.buf = (uint64_t)(uintptr_t)cs;
+	s.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &s) == 0, "STATS");
+	hits = delivered = 0;
+	for (c = 0; c < s.ncpus && c < KINST_STATS_MAXCPU; c++) {
+		hits += cs[c].hits;
+		delivered += cs[c].delivered + cs[c].dropped;
+	}
+	CHECK(hits == agg && agg == sum && delivered == 0, "hits %llu aggregated %llu records %llu",
+	    (unsigned long long)hits, (unsigned long long)agg,
+	    (unsigned long long)delivered);
+	CHECK(read(fd, buf, sizeof(buf)) < 0 && errno == EAGAIN,
+	    "a record in the ring");
+	/* CLEAR empties every CPU's table; the counters stay. */
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == 0, "CLEAR");
+	for (c = 0; c < st.ncpus && c < KINST_STATS_MAXCPU; c++) {
+		memset(&rd, 0, sizeof(rd));
+		rd.buf = (uint64_t)(uintptr_t)buf;
+		rd.cap = su.nslots;
+		rd.cpu = c;
+		CHECK(xioctl(fd, KINST_IOC_AGG_READ, &rd) == 0 && rd.count == 0,
+		    "READ after CLEAR cpu %u: %u", c, rd.count);
+	}
+	close(fd);
+	printf("aggfuzz: %u probes x %ld calls counted in the kernel, "
+	    "%d failures\n", a.narmed, calls, failures);
+	return (failures != 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1290,8 +1527,10 @@ main(int argc, char **argv)
 		return (cmd_spin(atol(argv[2])));
 	if (argc >= 2 && strcmp(argv[1], "progfuzz") == 0)
 		return (cmd_progfuzz(argc > 2 ? atol(argv[2]) : 2000));
+	if (argc >= 2 && strcmp(argv[1], "aggfuzz") == 0)
+		return (cmd_aggfuzz(argc > 2 ? atol(argv[2]) : 2000, 1000));
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
 	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS | "
-	    "progfuzz [N]\n");
+	    "progfuzz [N] | aggfuzz [N]\n");
 	return (2);
 }

@@ -62,6 +62,16 @@ prog_fuzz_body() {
 	vm_expect_out '^progfuzz: [0-9]+ programs, [0-9]+ accepted, [0-9]+ refused, 0 failures'
 }
 
+atf_test_case agg_fuzz
+agg_fuzz_head() {
+	atf_set descr "aggregation: hostile AGG_SETUP/READ/CLEAR/STATS arguments and random structures, ARM_AGG misuse; getpid's probes counted in the kernel exactly, no record: errnos, no oops"
+	atf_set timeout 400
+}
+agg_fuzz_body() {
+	kmod_run aggfuzz.sh -t 300
+	vm_expect_out '^aggfuzz: [0-9]+ probes x 1000 calls counted in the kernel, 0 failures'
+}
+
 atf_test_case arm_hit_read_disarm
 arm_hit_read_disarm_head() {
 	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments"
@@ -153,6 +163,7 @@ atf_init_test_cases() {
 	atf_add_test_case rearm_under_hits
 	atf_add_test_case module_function
 	atf_add_test_case ioctl_fuzz
+	atf_add_test_case agg_fuzz
 	atf_add_test_case prog_fuzz
 	atf_add_test_case arm_hit_read_disarm
 	atf_add_test_case kill9_restores_text

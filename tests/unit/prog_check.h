@@ -161,6 +161,7 @@ prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 	c.tid = 43;
 	c.cpu = 1;
 	c.comm = "fuzz\0\0\0\0\0\0\0\0\0\0\0";
+	c.out = NULL;
 	memset(&pc_st, 0, sizeof(pc_st));
 	pc_st.in_run = 1;
 	r = kinst_prog_run(&p, &c, &v);

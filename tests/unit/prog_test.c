@@ -12,6 +12,7 @@
 #include "prog_check.h"
 #include "kinst_prog.c"		/* with prog_check.h's KINST_PROG_STEP */
 #include "kinst_progname.c"
+#include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */
 
 #define	I(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
 			    .off = (f), .imm = (im) })
@@ -43,6 +44,7 @@ run(const struct kinst_pinsn *code, uint32_t n, uint64_t *v)
 	c.tid = 1234;
 	c.cpu = 3;
 	c.comm = "dd\0\0\0\0\0\0abcdefg";	/* 16 bytes with the NUL */
+	c.out = NULL;
 	memset(&pc_st, 0, sizeof(pc_st));
 	pc_st.in_run = 1;
 	r = kinst_prog_run(&t_prog, &c, v);

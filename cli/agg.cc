@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl count / hist (agg.h): program, setup, arm, wait (Ctrl-C,
+// --duration or the command after --), disarm, read every CPU, merge, print.
+#include "agg.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <csignal>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "format.h"
+#include "live_device.h"
+#include "output.h"
+#include "prog_compile.h"
+#include "spec.h"
+#include "trace.h"
+
+namespace kinst {
+
+namespace {
+
+struct kinst_pinsn
+insn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0)
+{
+	struct kinst_pinsn i;
+	memset(&i, 0, sizeof(i));
+	i.op = op;
+	i.arg = arg;
+	i.imm = imm;
+	return i;
+}
+
+// An expression's code without its RET: what follows it (KEY, VALUE, the
+// next part) is where its jumps to the end land.
+std::vector<struct kinst_pinsn>
+value_code(const std::string &expr, const std::string &what)
+{
+	std::vector<struct kinst_pinsn> c = compile_expr(expr, what);
+	c.pop_back();
+	return c;
+}
+
+bool
+parse_int64(const std::string &s, int64_t *v)
+{
+	std::string t = s;
+	bool neg = false;
+	if (!t.empty() && t[0] == '-') {
+		neg = true;
+		t = t.substr(1);
+	}
+	uint64_t u;
+	if (!parse_number(t, neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, &u))
+		return false;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return true;
+}
+
+std::string
+suffixed(uint64_t v)
+{
+	static const char *const sfx[] = {"", "K", "M", "G", "T", "P", "E"};
+	int i = 0;
+	while (v != 0 && v % 1024 == 0 && i < 6) {
+		v /= 1024;
+		i++;
+	}
+	return std::to_string(v) + sfx[i];
+}
+
+} // namespace
+
+Linear
+parse_linear(const std::string &s)
+{
+	Linear l;
+	size_t a = s.find(','), b = a == std::string::npos ? a : s.find(',', a + 1);
+	if (b == std::string::npos || s.find(',', b + 1) != std::string::npos ||
+	    !parse_int64(s.substr(0, a), &l.min) ||
+	    !parse_int64(s.substr(a + 1, b - a - 1), &l.max) ||
+	    !parse_int64(s.substr(b + 1), &l.step))
+		throw Error(Exit::usage, "--linear " + s + ": expected MIN,MAX,STEP (integers)");
+	if (l.step <= 0 || l.min >= l.max)
+		throw Error(Exit::usage, "--linear " + s + ": needs MIN < MAX and STEP > 0");
+	uint64_t span = (uint64_t)l.max - (uint64_t)l.min;
+	uint64_t n = span / (uint64_t)l.step + (span % (uint64_t)l.step != 0);
+	if (n > KINST_AGG_MAX_LINEAR)
+		throw Error(Exit::usage, "--linear " + s + ": more than " +
+		    std::to_string(KINST_AGG_MAX_LINEAR) + " buckets");
+	return l;
+}
+
+std::vector<struct kinst_pinsn>
+agg_program(const AggOptions &o)
+{
+	std::vector<struct kinst_pinsn> code, part;
+	if (o.by == "comm") {
+		code = { insn(KINST_OP_CTX, KINST_PCTX_COMM0), insn(KINST_OP_KEY, 0),
+		    insn(KINST_OP_CTX, KINST_PCTX_COMM8), insn(KINST_OP_KEY, 1) };
+	} else if (o.by == "pid") {
+		code = { insn(KINST_OP_CTX, KINST_PCTX_PID), insn(KINST_OP_KEY, 0) };
+	} else if (!o.by.empty()) {
+		code = value_code(o.by, "--by");
+		code.push_back(insn(KINST_OP_KEY, 0));
+	}
+	if (!o.value_expr.empty()) {
+		part = value_code(o.value_expr, "--value");
+		code.insert(code.end(), part.begin(), part.end());
+		code.push_back(insn(KINST_OP_VALUE));
+	}
+	if (!o.if_expr.empty()) {
+		part = compile_expr(o.if_expr, "--if");
+		code.insert(code.end(), part.begin(), part.end());
+	} else if (!code.empty()) {
+		code.push_back(insn(KINST_OP_IMM, 0, 1));
+		code.push_back(insn(KINST_OP_RET));
+	}
+	if (code.size() > KINST_PROG_MAX_INSNS)
+		throw Error(Exit::usage, "--by, --value and --if together are too long (" +
+		    std::to_string(code.size()) + " instructions, at most " +
+		    std::to_string(KINST_PROG_MAX_INSNS) + ")");
+	return code;
+}
+
+void
+agg_merge(AggMap &m, const uint8_t *buf, uint32_t n, uint32_t entry_size,
+    uint32_t nbuckets)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct kinst_agg_entry e;
+		const uint8_t *p = buf + (size_t)i * entry_size;
+		memcpy(&e, p, sizeof(e));
+		if (e.count == 0)
+			continue;	// claimed, not yet counted
+		AggVal &v = m[AggKey{e.probe_id, e.key[0], e.key[1]}];
+		v.count += e.count;
+		v.sum += e.sum;
+		v.min = std::min(v.min, e.min);
+		v.max = std::max(v.max, e.max);
+		v.buckets.resize(nbuckets);
+		for (uint32_t k = 0; k < nbuckets; k++) {
+			uint64_t b;
+			memcpy(&b, p + sizeof(e) + k * sizeof(b), sizeof(b));
+			v.buckets[k] += b;
+		}
+	}
+}
+
+Bucket
+log2_bucket(uint32_t i)
+{
+	Bucket b;
+	if (i == 0) {
+		b.has_low = false;
+		b.high = 0;
+		b.label = "(..., 0)";
+	} else if (i == 1) {
+		b.low = 0;
+		b.high = 1;
+		b.label = "[0]";
+	} else if (i == 2) {
+		b.low = 1;
+		b.high = 2;
+		b.label = "[1]";
+	} else {
+		uint32_t k = i - 2;
+		b.low = (int64_t)1 << k;
+		if (k == 62) {
+			b.has_high = false;
+			b.label = "[" + suffixed((uint64_t)b.low) + ", ...)";
+		} else {
+			b.high = (int64_t)1 << (k + 1);
+			b.label = "[" + suffixed((uint64_t)b.low) + ", " +
+			    suffixed((uint64_t)b.high) + ")";
+		}
+	}
+	return b;
+}
+
+Bucket
+linear_bucket(const Linear &l, uint32_t nlinear, uint32_t i)
+{
+	Bucket b;
+	if (i == 0) {
+		b.has_low = false;
+		b.high = l.min;
+		b.label = "(..., " + std::to_string(l.min) + ")";
+	} else if (i > nlinear) {
+		b.low = l.max;
+		b.has_high = false;
+		b.label = "[" + std::to_string(l.max) + ", ...)";
+	} else {
+		b.low = (int64_t)((uint64_t)l.min + (uint64_t)(i - 1) * (uint64_t)l.step);
+		b.high = i == nlinear ? l.max :
+		    (int64_t)((uint64_t)b.low + (uint64_t)l.step);
+		b.label = "[" + std::to_string(b.low) + ", " + std::to_string(b.high) + ")";
+	}
+	return b;
+}
+
+std::string
+render_hist(const std::vector<Bucket> &b, const std::vector<uint64_t> &counts)
+{
+	const int width = 52;
+	size_t first = counts.size(), last = 0;
+	uint64_t top = 0;
+	for (size_t i = 0; i < counts.size(); i++)
+		if (counts[i] != 0) {
+			first = std::min(first, i);
+			last = i;
+			top = std::max(top, counts[i]);
+		}
+	std::string out;
+	for (size_t i = first; i <= last && i < counts.size(); i++) {
+		int bar = (int)(counts[i] * width / top);
+		char head[64];
+		snprintf(head, sizeof(head), "%-20s %8" PRIu64 " |", b[i].label.c_str(), counts[i]);
+		out += head + std::string(bar, '@') + std::string(width - bar, ' ') + "|\n";
+	}
+	return out;
+}
+
+std::string
+key_text(const std::string &by, const AggKey &k)
+{
+	if (by == "comm") {
+		char c[17];
+		memcpy(c, &k.k0, 8);
+		memcpy(c + 8, &k.k1, 8);
+		c[16] = 0;
+		return std::string(c);
+	}
+	if (by == "pid")
+		return std::to_string((int64_t)k.k0);
+	return std::to_string(k.k0);
+}
+
+namespace {
+
+nlohmann::json
+key_json(const std::string &by, const AggKey &k)
+{
+	if (by == "comm")
+		return key_text(by, k);
+	if (by == "pid")
+		return (int64_t)k.k0;
+	return k.k0;
+}
+
+struct Session {
+	int fd;
+	struct kinst_agg_setup su;
+	uint32_t prog_id = 0;
+	uint64_t armed = 0;
+	bool whole = false;	// a spec armed a whole function
+};
+
+void
+setup_agg(Session &s, const AggOptions &o)
+{
+	memset(&s.su, 0, sizeof(s.su));
+	s.su.kind = !o.hist ? KINST_AGG_COUNT :
+	    o.linear.empty() ? KINST_AGG_LOG2 : KINST_AGG_LINEAR;
+	s.su.flags = o.by.empty() && !o.hist ? KINST_AGGF_PROBE : 0;
+	s.su.nslots = o.slots ? o.slots : o.hist ? 256 : 8192;
+	if (!o.linear.empty()) {
+		Linear l = parse_linear(o.linear);
+		s.su.lin_min = l.min;
+		s.su.lin_max = l.max;
+		s.su.lin_step = l.step;
+	}
+	if (ioctl(s.fd, KINST_IOC_AGG_SETUP, &s.su) != 0) {
+		if (errno == EFBIG)
+			throw Error(Exit::usage, "--slots " + std::to_string(s.su.nslots) +
+			    ": the tables would exceed the module's " +
+			    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB");
+		device_failed("aggregation setup", errno);
+	}
+}
+
+void
+arm_all(Session &s, const std::vector<Spec> &specs)
+{
+	for (const auto &sp : specs) {
+		struct kinst_arm a;
+		memset(&a, 0, sizeof(a));
+		copy_name(a.module, sizeof(a.module), sp.module, "module");
+		copy_name(a.function, sizeof(a.function), sp.function, "function");
+		a.offset = sp.has_offset ? sp.offset : 0;
+		a.flags = (sp.has_offset ? 0 : KINST_ARM_ALL) | KINST_ARM_AGG;
+		if (s.prog_id != 0) {
+			a.flags |= KINST_ARM_PROG;
+			a.prog_id = s.prog_id;
+		}
+		if (ioctl(s.fd, KINST_IOC_ARM, &a) != 0)
+			arm_failed(s.fd, sp, a, errno);
+		s.armed += a.narmed;
+		if (!sp.has_offset) {
+			s.whole = true;
+			fprintf(stderr, "kinstctl: %s: %u instructions armed, %u refused%s\n",
+			    spec_label(sp).c_str(), a.narmed, a.nrefused,
+			    a.nrefused ? " (kinstctl list-offsets shows why)" : "");
+		}
+	}
+	if (s.armed == 0)
+		throw Error(Exit::refused, "nothing to count: every instruction was refused");
+}
+
+// Runs the command (a child that is not excluded from tracing).
+pid_t
+start_command(const std::vector<std::string> &cmd)
+{
+	std::vector<char *> argv;
+	for (const auto &a : cmd)
+		argv.push_back(const_cast<char *>(a.c_str()));
+	argv.push_back(nullptr);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0)
+		throw Error(Exit::live, std::string("fork: ") + strerror(errno));
+	if (pid == 0) {
+		// kinstctl ignores SIGPIPE; the command gets the default back.
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv.data());
+		fprintf(stderr, "kinstctl: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+// Until Ctrl-C, --duration, or the command's exit.
+void
+wait_end(const AggOptions &o, pid_t child)
+{
+	double t0 = now_s();
+	while (!g_stop) {
+		if (child > 0) {
+			int st;
+			pid_t r = waitpid(child, &st, WNOHANG);
+			if (r == child) {
+				if (WIFEXITED(st))
+					fprintf(stderr, "kinstctl: %s exited with status %d\n",
+					    o.command[0].c_str(), WEXITSTATUS(st));
+				else if (WIFSIGNALED(st))
+					fprintf(stderr, "kinstctl: %s killed by signal %d\n",
+					    o.command[0].c_str(), WTERMSIG(st));
+				return;
+			}
+		}
+		if (o.duration > 0 && now_s() - t0 >= o.duration)
+			return;
+		poll(nullptr, 0, 20);
+	}
+}
+
+void
+disarm_all(int fd)
+{
+	struct kinst_disarm d;
+	memset(&d, 0, sizeof(d));
+	d.probe_id = KINST_ALL_PROBES;
+	if (ioctl(fd, KINST_IOC_DISARM, &d) != 0)
+		device_failed("disarm", errno);
+}
+
+AggMap
+read_all(const Session &s, uint32_t ncpus)
+{
+	AggMap m;
+	std::vector<uint8_t> buf((size_t)s.su.nslots * s.su.entry_size);
+	for (uint32_t c = 0; c < ncpus; c++) {
+		struct kinst_agg_read rd;
+		memset(&rd, 0, sizeof(rd));
+		rd.buf = (uint64_t)(uintptr_t)buf.data();
+		rd.cap = s.su.nslots;
+		rd.cpu = c;
+		if (ioctl(s.fd, KINST_IOC_AGG_READ, &rd) != 0)
+			device_failed("aggregation read", errno);
+		agg_merge(m, buf.data(), rd.count, s.su.entry_size, s.su.nbuckets);
+	}
+	return m;
+}
+
+struct Totals {
+	uint64_t hits = 0, delivered = 0, dropped = 0, filtered = 0, faults = 0;
+	uint64_t aggregated = 0, overflow = 0, nested = 0;
+	uint32_t ncpus = 0;
+};
+
+Totals
+totals(const Session &s)
+{
+	Totals t;
+	std::vector<struct kinst_agg_cpu_stats> as(KINST_STATS_MAXCPU);
+	struct kinst_agg_stats ast;
+	memset(&ast, 0, sizeof(ast));
+	ast.buf = (uint64_t)(uintptr_t)as.data();
+	ast.cap = (uint32_t)as.size();
+	if (ioctl(s.fd, KINST_IOC_AGG_STATS, &ast) != 0)
+		device_failed("aggregation stats", errno);
+	t.ncpus = std::min(ast.ncpus, ast.cap);
+	for (uint32_t c = 0; c < t.ncpus; c++) {
+		t.aggregated += as[c].aggregated;
+		t.overflow += as[c].overflow;
+		t.nested += as[c].nested;
+	}
+	std::vector<struct kinst_cpu_stats> cs(KINST_STATS_MAXCPU);
+	struct kinst_stats st;
+	memset(&st, 0, sizeof(st));
+	st.buf = (uint64_t)(uintptr_t)cs.data();
+	st.cap = (uint32_t)cs.size();
+	if (ioctl(s.fd, KINST_IOC_STATS, &st) != 0)
+		device_failed("stats", errno);
+	for (uint32_t c = 0; c < st.ncpus && c < st.cap; c++) {
+		t.hits += cs[c].hits;
+		t.delivered += cs[c].delivered;
+		t.dropped += cs[c].dropped;
+	}
+	if (s.prog_id != 0)
+		for (const auto &p : prog_stats(s.fd)) {
+			t.filtered += p.filtered;
+			t.faults += p.faults;
+		}
+	return t;
+}
+
+void
+print_summary(Writer &out, const AggOptions &o, const Totals &t)
+{
+	if (o.json) {
+		nlohmann::json j;
+		j["schema"] = KINST_JSON_SCHEMA;
+		j["type"] = "summary";
+		j["hits"] = t.hits;
+		j["aggregated"] = t.aggregated;
+		j["filtered"] = t.filtered;
+		j["faults"] = t.faults;
+		j["overflow"] = t.overflow;
+		j["nested"] = t.nested;
+		out.line(json_line(j));
+	}
+	out.flush();
+	fprintf(stderr, "kinstctl: %" PRIu64 " hits, %" PRIu64 " aggregated, %" PRIu64
+	    " not matching --if (%" PRIu64 " faulted), %" PRIu64 " overflowed (table full), %"
+	    PRIu64 " nested (not counted)\n", t.hits, t.aggregated, t.filtered, t.faults,
+	    t.overflow, t.nested);
+	if (t.overflow)
+		fprintf(stderr, "kinstctl: WARNING: %" PRIu64 " hits found no free slot; "
+		    "raise --slots\n", t.overflow);
+}
+
+void
+print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
+    const std::map<uint32_t, ProbeDesc> &probes)
+{
+	// Per probe: every armed instruction in address order for a whole
+	// function, else by count.
+	std::vector<std::pair<AggKey, AggVal>> rows(m.begin(), m.end());
+	if (o.by.empty() && s.whole) {
+		for (const auto &p : probes)
+			if (m.find(AggKey{p.first, 0, 0}) == m.end())
+				rows.push_back({AggKey{p.first, 0, 0}, AggVal{0, 0, 0, 0, {}}});
+		std::sort(rows.begin(), rows.end(), [&](const auto &a, const auto &b) {
+			auto ia = probes.find(a.first.probe_id), ib = probes.find(b.first.probe_id);
+			uint64_t x = ia == probes.end() ? UINT64_MAX : ia->second.addr;
+			uint64_t y = ib == probes.end() ? UINT64_MAX : ib->second.addr;
+			return x < y;
+		});
+	} else {
+		std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+			return a.second.count > b.second.count;
+		});
+	}
+	bool with_value = !o.value_expr.empty();
+	if (!o.json)
+		out.line(std::string(o.by.empty() ? "           COUNT  PROBE" :
+		    "           COUNT  KEY") + (with_value ? "  (sum min max)" : ""));
+	for (const auto &r : rows) {
+		if (o.json) {
+			nlohmann::json j;
+			j["schema"] = KINST_JSON_SCHEMA;
+			j["type"] = "count";
+			if (o.by.empty()) {
+				auto it = probes.find(r.first.probe_id);
+				ProbeDesc d = it != probes.end() ? it->second : ProbeDesc();
+				j["probe_id"] = r.first.probe_id;
+				j["probe"] = d.name;
+				j["function"] = d.function;
+				j["offset"] = d.offset;
+				j["address"] = hex(d.addr);
+				j["insn"] = d.insn;
+			} else {
+				j["by"] = o.by;
+				j["key"] = key_json(o.by, r.first);
+			}
+			j["count"] = r.second.count;
+			if (with_value && r.second.count) {
+				j["sum"] = (int64_t)r.second.sum;
+				j["min"] = r.second.min;
+				j["max"] = r.second.max;
+			}
+			out.line(json_line(j));
+			continue;
+		}
+		char c[32];
+		snprintf(c, sizeof(c), "%16" PRIu64 "  ", r.second.count);
+		std::string line = c;
+		if (o.by.empty()) {
+			auto it = probes.find(r.first.probe_id);
+			if (it != probes.end()) {
+				char n[64];
+				snprintf(n, sizeof(n), "%-40s  ", it->second.name.c_str());
+				line += n + it->second.insn;
+			} else {
+				line += "probe#" + std::to_string(r.first.probe_id);
+			}
+		} else {
+			line += key_text(o.by, r.first);
+		}
+		if (with_value && r.second.count)
+			line += "  (" + std::to_string((int64_t)r.second.sum) + " " +
+			    std::to_string(r.second.min) + " " + std::to_string(r.second.max) + ")";
+		out.line(line);
+	}
+}
+
+void
+print_hist(Writer &out, const AggOptions &o, const Session &s, const AggMap &m)
+{
+	Linear l;
+	uint32_t nlinear = 0;
+	if (!o.linear.empty()) {
+		l = parse_linear(o.linear);
+		nlinear = s.su.nbuckets - 2;
+	}
+	std::vector<Bucket> b;
+	for (uint32_t i = 0; i < s.su.nbuckets; i++)
+		b.push_back(o.linear.empty() ? log2_bucket(i) : linear_bucket(l, nlinear, i));
+	for (const auto &r : m) {
+		const AggVal &v = r.second;
+		if (o.json) {
+			nlohmann::json j;
+			j["schema"] = KINST_JSON_SCHEMA;
+			j["type"] = "hist";
+			j["kind"] = o.linear.empty() ? "log2" : "linear";
+			if (!o.by.empty()) {
+				j["by"] = o.by;
+				j["key"] = key_json(o.by, r.first);
+			}
+			j["count"] = v.count;
+			j["sum"] = (int64_t)v.sum;
+			j["min"] = v.min;
+			j["max"] = v.max;
+			nlohmann::json bj = nlohmann::json::array();
+			for (size_t i = 0; i < v.buckets.size(); i++) {
+				if (v.buckets[i] == 0)
+					continue;
+				nlohmann::json e;
+				e["low"] = b[i].has_low ? nlohmann::json(b[i].low) : nlohmann::json();
+				e["high"] = b[i].has_high ? nlohmann::json(b[i].high) : nlohmann::json();
+				e["count"] = v.buckets[i];
+				bj.push_back(e);
+			}
+			j["buckets"] = bj;
+			out.line(json_line(j));
+			continue;
+		}
+		if (!o.by.empty())
+			out.line("@[" + key_text(o.by, r.first) + "]:");
+		out.put(render_hist(b, v.buckets));
+		out.line("count " + std::to_string(v.count) + ", sum " +
+		    std::to_string((int64_t)v.sum) + ", min " + std::to_string(v.min) +
+		    ", max " + std::to_string(v.max) + ", avg " +
+		    std::to_string(v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0));
+		out.line("");
+	}
+}
+
+} // namespace
+
+int
+run_agg(const AggOptions &o)
+{
+	const char *cmd = o.hist ? "hist" : "count";
+	if (o.specs.empty())
+		throw Error(Exit::usage, std::string(cmd) + ": give at least one probe spec");
+	if (o.duration > 0 && !o.command.empty())
+		throw Error(Exit::usage, std::string(cmd) + ": --duration and -- COMMAND exclude each other");
+	std::vector<Spec> specs;
+	for (const auto &sp0 : o.specs) {
+		Spec sp = parse_spec(sp0);
+		if (sp.is_address)
+			sp = resolve_address(sp);
+		specs.push_back(sp);
+	}
+	if (!o.linear.empty())
+		(void)parse_linear(o.linear);	// a usage error before the device
+	std::vector<struct kinst_pinsn> code = agg_program(o);
+
+	Device dev = Device::open_for(cmd);
+	if ((dev.abi_version() & 0xffff) < 6)
+		throw Error(Exit::live, std::string(cmd) + ": the loaded kinst module (ABI 1." +
+		    std::to_string(dev.abi_version() & 0xffff) +
+		    ") cannot aggregate; load one of ABI 1.6 or later");
+	Session s;
+	s.fd = dev.fd();
+	struct kinst_filter flt;
+	memset(&flt, 0, sizeof(flt));
+	flt.pid = -1;
+	flt.cpu = -1;
+	flt.exclude_pid = (int32_t)getpid();
+	if (ioctl(s.fd, KINST_IOC_FILTER, &flt) != 0)
+		device_failed("filter", errno);
+	setup_agg(s, o);
+	if (!code.empty())
+		s.prog_id = load_prog(s.fd, code, "--by/--value/--if");
+	arm_all(s, specs);
+	Disassembler dis(o.syntax);
+	std::map<uint32_t, ProbeDesc> probes = list_probes(s.fd, dis);
+
+	SignalGuard sg;
+	pid_t child = -1;
+	if (!o.command.empty()) {
+		fprintf(stderr, "kinstctl: counting %" PRIu64 " probe%s while %s runs\n",
+		    s.armed, s.armed == 1 ? "" : "s", o.command[0].c_str());
+		child = start_command(o.command);
+	} else {
+		fprintf(stderr, "kinstctl: counting %" PRIu64 " probe%s; Ctrl-C to stop\n",
+		    s.armed, s.armed == 1 ? "" : "s");
+	}
+	wait_end(o, child);
+	disarm_all(s.fd);
+	if (child > 0 && g_stop) {
+		// Interrupted: the command got the same signal from the terminal
+		// or not at all; do not leave it behind.
+		kill(child, SIGTERM);
+		waitpid(child, nullptr, 0);
+	}
+
+	AggMap m = read_all(s, totals(s).ncpus);
+	Totals t = totals(s);
+	Writer out(stdout);
+	if (o.hist)
+		print_hist(out, o, s, m);
+	else
+		print_count(out, o, s, m, probes);
+	print_summary(out, o, t);
+	return 0;
+}
+
+} // namespace kinst

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * In-kernel aggregation (kinst_abi.h, "aggregation"): per-CPU tables of
+ * keyed counters and histograms, preallocated when the session sets the
+ * aggregation up, filled in trap context instead of a ring record.
+ *
+ * Each CPU's table is an open-addressing hash of nslots (a power of two)
+ * slots of stride bytes: struct kinst_agg_slot, then nbuckets uint64_t.
+ * Only the CPU itself writes its table, and never from a nested hit (the
+ * engine's per-CPU depth), so trap context needs no atomic read-modify-
+ * write: a slot is claimed by writing its key and then publishing its
+ * state with a release store; counters are single-writer relaxed stores.
+ * Readers (the control path, another CPU) see each counter whole.
+ *
+ * Two sets of tables: trap context fills the active one.  Clearing flips
+ * the active index, waits until no CPU can still be in a hit that read the
+ * old index (kinst_os_quiesce), then zeroes the old set.
+ */
+#ifndef KINST_AGG_H
+#define KINST_AGG_H
+
+#include "kinst_abi.h"
+
+struct kinst_engine;
+struct kinst_probe;
+struct kinst_session;
+
+/* kinst_probe.flags: the probe aggregates (KINST_ARM_AGG); see kinst_stack.h. */
+#define	KINST_PF_AGG	0x0002u
+
+/* What a program's KINST_OP_KEY / KINST_OP_VALUE produced for one hit. */
+struct kinst_agg_val {
+	uint64_t	key[2];
+	uint64_t	value;
+};
+
+#define	KINST_AGG_EMPTY	0u	/* slot state: free */
+#define	KINST_AGG_USED	1u	/* key written and published */
+
+struct kinst_agg_slot {
+	uint32_t	state;		/* KINST_AGG_EMPTY / USED */
+	uint32_t	probe_id;
+	uint64_t	key[2];
+	uint64_t	count;
+	uint64_t	sum;
+	int64_t		min;
+	int64_t		max;
+	/* then uint64_t buckets[nbuckets] */
+};
+
+struct kinst_agg {
+	uint32_t	kind;		/* KINST_AGG_* */
+	uint32_t	flags;		/* KINST_AGGF_* */
+	uint32_t	nslots;		/* per CPU, a power of two */
+	uint32_t	nbuckets;
+	int64_t		lin_min, lin_max, lin_step;
+	uint32_t	nlinear;	/* LINEAR: buckets inside [min, max) */
+	uint32_t	ncpus;
+	size_t		stride;		/* bytes per slot */
+	size_t		cpu_bytes;	/* bytes per CPU table */
+	uint32_t	active;		/* 0 or 1: the set trap context fills */
+	uint32_t	_pad;
+	uint8_t		*tables[2];	/* [ncpus][cpu_bytes] each */
+	struct kinst_agg_cpu_stats *stats;	/* [ncpus], cumulative */
+};
+
+/* The histogram bucket of value v (0 .. nbuckets-1); 0 without buckets. */
+uint32_t kinst_agg_bucket(const struct kinst_agg *a, int64_t v);
+
+/* Slot i of CPU cpu in table set t. */
+struct kinst_agg_slot *kinst_agg_slot(const struct kinst_agg *a, uint32_t t,
+	    uint32_t cpu, uint32_t i);
+
+/*
+ * The interpreter's KINST_OP_KEY / KINST_OP_VALUE (kinst_prog.c): store v
+ * in out (NULL outside aggregation: the value is only popped).
+ */
+void	kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg,
+	    uint64_t v);
+
+/*
+ * The engine's aggregation step (kinst_engine.c record(), trap context),
+ * after the filters, for a KINST_PF_AGG probe: run its program (a false
+ * result or a fault is counted as filtered), then add the hit to its key.
+ */
+void	kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
+	    struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
+	    const char *comm, const struct kinst_regs *regs);
+
+/* Add one hit to table set t of cpu (trap context; tests call it too). */
+void	kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
+	    uint32_t probe_id, const struct kinst_agg_val *v);
+
+/*
+ * Control path (kinst_aggctl.c).  Validate a setup request and fill a's
+ * geometry, without allocating: a KINST_E_* code.
+ */
+int	kinst_agg_geometry(const struct kinst_agg_setup *su, uint32_t ncpus,
+	    struct kinst_agg *a);
+
+/*
+ * Copy the used entries of table set t of cpu into out (cap entries of
+ * entry_size bytes, kernel memory); returns how many were copied.
+ */
+uint32_t kinst_agg_snapshot(const struct kinst_agg *a, uint32_t t,
+	    uint32_t cpu, uint8_t *out, uint32_t cap);
+
+/* Entries in use in table set t of cpu. */
+uint32_t kinst_agg_used(const struct kinst_agg *a, uint32_t t, uint32_t cpu);
+
+#endif /* !KINST_AGG_H */

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl count/hist internals (cli/agg.cc): the program built from
+// --by/--value/--if, run by common/kinst_prog.c's verifier and interpreter
+// (keys, value and result against values computed here); --linear parsing;
+// bucket labels and bounds; the per-CPU merge; the ASCII histogram.
+#include <atf-c++.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "agg.h"
+#include "error.h"
+
+extern "C" {
+#include "kinst_agg.h"
+#include "kinst_prog.h"
+
+int
+kinst_os_read(uint64_t a, void *b, size_t n)
+{
+	(void)a;
+	(void)b;
+	(void)n;
+	return -1;
+}
+
+int
+kinst_os_read_user(uint64_t a, void *b, size_t n)
+{
+	(void)a;
+	(void)b;
+	(void)n;
+	return -1;
+}
+}
+
+namespace {
+
+struct Run {
+	int result;
+	struct kinst_agg_val v;
+};
+
+Run
+run_prog(const kinst::AggOptions &o, const struct kinst_regs &r, int32_t pid, const char *comm)
+{
+	static struct kinst_prog p;
+	std::vector<struct kinst_pinsn> code = kinst::agg_program(o);
+	uint32_t bad;
+	int verdict = kinst_prog_verify(code.data(), (uint32_t)code.size(), &p, &bad);
+	if (verdict != KINST_PV_OK)
+		ATF_FAIL(std::string("refused: ") + kinst_prog_verdict_name(verdict));
+	Run out;
+	memset(&out.v, 0, sizeof(out.v));
+	struct kinst_prog_ctx c;
+	c.regs = &r;
+	c.pid = pid;
+	c.tid = pid;
+	c.cpu = 0;
+	c.comm = comm;
+	c.out = &out.v;
+	uint64_t res;
+	out.result = kinst_prog_run(&p, &c, &res);
+	return out;
+}
+
+} // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(program);
+ATF_TEST_CASE_BODY(program)
+{
+	kinst::AggOptions o;
+	struct kinst_regs r;
+	memset(&r, 0, sizeof(r));
+	ATF_REQUIRE(kinst::agg_program(o).empty());	// count per probe: none
+
+	o.by = "rdi & 0xff";
+	o.value_expr = "rdx * 2";
+	o.if_expr = "rdx != 3";
+	for (uint64_t rdx = 0; rdx < 6; rdx++) {
+		r.gpr[KINST_RDI] = 0x1234 + rdx;
+		r.gpr[KINST_RDX] = rdx;
+		Run x = run_prog(o, r, 7, "dd\0\0\0\0\0\0\0\0\0\0\0\0\0");
+		ATF_REQUIRE_EQ(x.result, rdx == 3 ? KINST_PROG_FALSE : KINST_PROG_TRUE);
+		ATF_REQUIRE_EQ(x.v.key[0], (0x1234 + rdx) & 0xff);
+		ATF_REQUIRE_EQ(x.v.key[1], 0u);
+		ATF_REQUIRE_EQ(x.v.value, rdx * 2);
+	}
+	// Short-circuit operators: their jumps to the end land on KEY/VALUE.
+	o.by = "rdi && rsi";
+	o.value_expr = "rsi || rdi";
+	o.if_expr = "";
+	const uint64_t pairs[][2] = {{0, 0}, {0, 5}, {5, 0}, {5, 5}};
+	for (const auto &pr : pairs) {
+		r.gpr[KINST_RDI] = pr[0];
+		r.gpr[KINST_RSI] = pr[1];
+		Run x = run_prog(o, r, 7, "x\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+		ATF_REQUIRE_EQ(x.result, KINST_PROG_TRUE);
+		ATF_REQUIRE_EQ(x.v.key[0], (uint64_t)(pr[0] && pr[1]));
+		ATF_REQUIRE_EQ(x.v.value, (uint64_t)(pr[0] || pr[1]));
+	}
+	o = kinst::AggOptions();
+	o.by = "comm";
+	Run c = run_prog(o, r, 7, "kworker/0:1H\0\0\0");
+	char name[17];
+	memcpy(name, &c.v.key[0], 8);
+	memcpy(name + 8, &c.v.key[1], 8);
+	name[16] = 0;
+	ATF_REQUIRE_EQ(std::string(name), "kworker/0:1H");
+	ATF_REQUIRE_EQ(kinst::key_text("comm", kinst::AggKey{0, c.v.key[0], c.v.key[1]}),
+	    "kworker/0:1H");
+	o.by = "pid";
+	ATF_REQUIRE_EQ(run_prog(o, r, 4321, "a\0\0\0\0\0\0\0\0\0\0\0\0\0\0").v.key[0], 4321u);
+	// Too long together: a usage error, not a refusal by the module.
+	o.by = "rdi";
+	for (int i = 0; i < 130; i++)
+		o.by += "+1";
+	ATF_REQUIRE_THROW(kinst::Error, kinst::agg_program(o));
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(linear);
+ATF_TEST_CASE_BODY(linear)
+{
+	kinst::Linear l = kinst::parse_linear("-10,0x10,4");
+	ATF_REQUIRE_EQ(l.min, -10);
+	ATF_REQUIRE_EQ(l.max, 16);
+	ATF_REQUIRE_EQ(l.step, 4);
+	l = kinst::parse_linear("-9223372036854775808,9223372036854775807,9223372036854775807");
+	ATF_REQUIRE_EQ(l.min, INT64_MIN);
+	const char *bad[] = {"", "1", "1,2", "1,2,3,4", "2,1,1", "1,1,1", "0,10,0",
+	    "0,10,-2", "a,10,1", "0,1025,1", "-9223372036854775809,0,1", "0,10,1x"};
+	for (const char *b : bad)
+		ATF_REQUIRE_THROW(kinst::Error, kinst::parse_linear(b));
+	ATF_REQUIRE_EQ(kinst::parse_linear("0,1024,1").max, 1024);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(buckets);
+ATF_TEST_CASE_BODY(buckets)
+{
+	ATF_REQUIRE_EQ(kinst::log2_bucket(0).label, "(..., 0)");
+	ATF_REQUIRE_EQ(kinst::log2_bucket(1).label, "[0]");
+	ATF_REQUIRE_EQ(kinst::log2_bucket(2).label, "[1]");
+	ATF_REQUIRE_EQ(kinst::log2_bucket(3).label, "[2, 4)");
+	ATF_REQUIRE_EQ(kinst::log2_bucket(12).label, "[1K, 2K)");
+	ATF_REQUIRE_EQ(kinst::log2_bucket(22).label, "[1M, 2M)");
+	ATF_REQUIRE_EQ(kinst::log2_bucket(64).label, "[4E, ...)");
+	ATF_REQUIRE(!kinst::log2_bucket(64).has_high);
+	// Every log2 bucket's bounds agree with the kernel's bucket function.
+	struct kinst_agg a;
+	memset(&a, 0, sizeof(a));
+	a.kind = KINST_AGG_LOG2;
+	for (uint32_t i = 1; i < KINST_AGG_LOG2_BUCKETS; i++) {
+		kinst::Bucket b = kinst::log2_bucket(i);
+		ATF_REQUIRE_EQ(kinst_agg_bucket(&a, b.low), i);
+		if (b.has_high)
+			ATF_REQUIRE_EQ(kinst_agg_bucket(&a, b.high - 1), i);
+	}
+	kinst::Linear l = kinst::parse_linear("0,25,10");
+	ATF_REQUIRE_EQ(kinst::linear_bucket(l, 3, 0).label, "(..., 0)");
+	ATF_REQUIRE_EQ(kinst::linear_bucket(l, 3, 1).label, "[0, 10)");
+	ATF_REQUIRE_EQ(kinst::linear_bucket(l, 3, 3).label, "[20, 25)");
+	ATF_REQUIRE_EQ(kinst::linear_bucket(l, 3, 4).label, "[25, ...)");
+	a.kind = KINST_AGG_LINEAR;
+	a.lin_min = 0;
+	a.lin_max = 25;
+	a.lin_step = 10;
+	a.nlinear = 3;
+	for (uint32_t i = 1; i <= 4; i++) {
+		kinst::Bucket b = kinst::linear_bucket(l, 3, i);
+		ATF_REQUIRE_EQ(kinst_agg_bucket(&a, b.low), i);
+		if (b.has_high)
+			ATF_REQUIRE_EQ(kinst_agg_bucket(&a, b.high - 1), i);
+	}
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(merge_and_render);
+ATF_TEST_CASE_BODY(merge_and_render)
+{
+	const uint32_t nb = 3, esize = sizeof(struct kinst_agg_entry) + nb * 8;
+	std::vector<uint8_t> cpu0(2 * esize), cpu1(esize);
+	auto put = [&](std::vector<uint8_t> &buf, int i, uint32_t probe, uint64_t k,
+	    uint64_t count, int64_t mn, int64_t mx, std::vector<uint64_t> b) {
+		struct kinst_agg_entry e;
+		memset(&e, 0, sizeof(e));
+		e.probe_id = probe;
+		e.key[0] = k;
+		e.count = count;
+		e.sum = count * 10;
+		e.min = mn;
+		e.max = mx;
+		memcpy(buf.data() + i * esize, &e, sizeof(e));
+		memcpy(buf.data() + i * esize + sizeof(e), b.data(), nb * 8);
+	};
+	put(cpu0, 0, 1, 5, 4, -3, 7, {1, 2, 1});
+	put(cpu0, 1, 2, 5, 1, 0, 0, {0, 1, 0});
+	put(cpu1, 0, 1, 5, 6, -1, 9, {0, 6, 0});
+	kinst::AggMap m;
+	kinst::agg_merge(m, cpu0.data(), 2, esize, nb);
+	kinst::agg_merge(m, cpu1.data(), 1, esize, nb);
+	ATF_REQUIRE_EQ(m.size(), 2u);
+	const kinst::AggVal &v = m[kinst::AggKey{1, 5, 0}];
+	ATF_REQUIRE_EQ(v.count, 10u);
+	ATF_REQUIRE_EQ(v.sum, 100u);
+	ATF_REQUIRE_EQ(v.min, -3);
+	ATF_REQUIRE_EQ(v.max, 9);
+	ATF_REQUIRE(v.buckets == std::vector<uint64_t>({1, 8, 1}));
+	std::vector<kinst::Bucket> b = {kinst::log2_bucket(0), kinst::log2_bucket(1),
+	    kinst::log2_bucket(2), kinst::log2_bucket(3)};
+	std::string h = kinst::render_hist(b, {0, 8, 0, 2});
+	// From the first to the last non-zero bucket; the largest gets 52 '@'.
+	ATF_REQUIRE_EQ(h,
+	    "[0]                         8 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+	    "[1]                         0 |                                                    |\n"
+	    "[2, 4)                      2 |@@@@@@@@@@@@@                                       |\n");
+}
+
+ATF_INIT_TEST_CASES(tcs)
+{
+	ATF_ADD_TEST_CASE(tcs, program);
+	ATF_ADD_TEST_CASE(tcs, linear);
+	ATF_ADD_TEST_CASE(tcs, buckets);
+	ATF_ADD_TEST_CASE(tcs, merge_and_render);
+}

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * In-kernel aggregation (common/kinst_agg.c, common/kinst_aggctl.c) in user
+ * space: counts per key and per probe, histogram bucket edges (log2 and
+ * linear), sum/min/max, overflow of a full table, clear, per-CPU tables
+ * read one CPU at a time, setup validation, and the engine path (a hit of
+ * an aggregating probe makes no record; hits add up).
+ */
+#include <atf-c.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kinst_control.h"
+#include "kinst_engine.h"
+#include "kinst_os.h"
+#include "kinst_prog.h"
+
+/* ---- the control-path OS functions kinst_aggctl.c uses ---- */
+static int quiesces;
+void *kinst_os_alloc(size_t size) { return (calloc(1, size ? size : 1)); }
+void kinst_os_free(void *p, size_t size) { (void)size; free(p); }
+void kinst_os_ctl_lock(void) { }
+void kinst_os_ctl_unlock(void) { }
+void kinst_os_quiesce(void) { quiesces++; }
+int kinst_os_read(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
+int kinst_os_read_user(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
+
+static struct kinst_csession cs;
+
+/* Set an aggregation up on a session of ncpus CPUs; the KINST_E_* result. */
+static int
+setup(uint32_t ncpus, uint32_t kind, uint32_t flags, uint32_t nslots,
+    int64_t lmin, int64_t lmax, int64_t lstep, struct kinst_agg_setup *su)
+{
+	if (cs.s.agg != NULL)
+		kinst_ctl_agg_fini(&cs);
+	memset(&cs, 0, sizeof(cs));
+	cs.s.ncpus = ncpus;
+	memset(su, 0, sizeof(*su));
+	su->kind = kind;
+	su->flags = flags;
+	su->nslots = nslots;
+	su->lin_min = lmin;
+	su->lin_max = lmax;
+	su->lin_step = lstep;
+	return (kinst_ctl_agg_setup(NULL, &cs, su));
+}
+
+static void
+add(uint32_t cpu, uint32_t probe, uint64_t k0, uint64_t k1, uint64_t value)
+{
+	struct kinst_agg_val v = { { k0, k1 }, value };
+	struct kinst_agg *a = cs.s.agg;
+
+	kinst_agg_add(a, a->active, cpu, probe, &v);
+}
+
+/* Read cpu's entries through the ioctl's common code into buf. */
+static uint32_t
+readcpu(uint32_t cpu, uint8_t *buf, uint32_t cap)
+{
+	struct kinst_agg_read rd;
+
+	memset(&rd, 0, sizeof(rd));
+	rd.cpu = cpu;
+	rd.cap = cap;
+	ATF_REQUIRE_EQ(kinst_ctl_agg_read(NULL, &cs, &rd, buf, cap),
+	    KINST_E_OK);
+	return (rd.count);
+}
+
+/* The entry of (probe, k0, k1) among n entries of esize bytes, or NULL. */
+static const struct kinst_agg_entry *
+find(const uint8_t *buf, uint32_t n, size_t esize, uint32_t probe,
+    uint64_t k0, uint64_t k1)
+{
+	const struct kinst_agg_entry *e;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		e = (const struct kinst_agg_entry *)(buf + i * esize);
+		if (e->probe_id == probe && e->key[0] == k0 && e->key[1] == k1)
+			return (e);
+	}
+	return (NULL);
+}
+
+ATF_TC_WITHOUT_HEAD(counts_and_keys);
+ATF_TC_BODY(counts_and_keys, tc)
+{
+	static uint8_t buf[64 * 1024];
+	const struct kinst_agg_entry *e;
+	struct kinst_agg_setup su;
+	uint32_t i, n;
+
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, KINST_AGGF_PROBE, 100, 0, 0,
+	    0, &su), KINST_E_OK);
+	ATF_CHECK_EQ(su.nslots, 128);	/* a power of two */
+	ATF_CHECK_EQ(su.nbuckets, 0);
+	ATF_CHECK_EQ(su.entry_size, sizeof(struct kinst_agg_entry));
+	/* Probe 1 key 5: 10 hits; probe 2 key 5: 3 hits; probe 1 key (5, 1): 4. */
+	for (i = 0; i < 10; i++)
+		add(0, 1, 5, 0, i);
+	for (i = 0; i < 3; i++)
+		add(0, 2, 5, 0, (uint64_t)-7);
+	for (i = 0; i < 4; i++)
+		add(0, 1, 5, 1, 100);
+	n = readcpu(0, buf, 128);
+	ATF_REQUIRE_EQ(n, 3);
+	ATF_REQUIRE((e = find(buf, n, su.entry_size, 1, 5, 0)) != NULL);
+	ATF_CHECK_EQ(e->count, 10);
+	ATF_CHECK_EQ(e->sum, 45);
+	ATF_CHECK_EQ(e->min, 0);
+	ATF_CHECK_EQ(e->max, 9);
+	ATF_REQUIRE((e = find(buf, n, su.entry_size, 2, 5, 0)) != NULL);
+	ATF_CHECK_EQ(e->count, 3);
+	ATF_CHECK_EQ(e->min, -7);	/* signed */
+	ATF_CHECK_EQ(e->max, -7);
+	ATF_CHECK_EQ(e->sum, (uint64_t)-21);
+	ATF_REQUIRE((e = find(buf, n, su.entry_size, 1, 5, 1)) != NULL);
+	ATF_CHECK_EQ(e->count, 4);
+	/* CPU 1's table is its own. */
+	ATF_CHECK_EQ(readcpu(1, buf, 128), 0);
+	add(1, 1, 5, 0, 1);
+	n = readcpu(1, buf, 128);
+	ATF_REQUIRE_EQ(n, 1);
+	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 17);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 1);
+	/* A read capped below the entries in use copies only cap. */
+	ATF_CHECK_EQ(readcpu(0, buf, 2), 2);
+	kinst_ctl_agg_fini(&cs);
+}
+
+/* Bucket of v, through kinst_agg_add and a read (the whole path). */
+static uint32_t
+bucket_of(int64_t v)
+{
+	static uint8_t buf[64 * 1024];
+	const struct kinst_agg_entry *e;
+	const uint64_t *b;
+	struct kinst_agg_clear cl = { 0, 0 };
+	uint32_t i, found, nb = cs.s.agg->nbuckets;
+
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	add(0, 0, 0, 0, (uint64_t)v);
+	ATF_REQUIRE_EQ(readcpu(0, buf, 4), 1);
+	e = (const struct kinst_agg_entry *)buf;
+	b = (const uint64_t *)(e + 1);
+	found = nb;
+	for (i = 0; i < nb; i++) {
+		if (b[i] == 0)
+			continue;
+		ATF_CHECK_EQ_MSG(b[i], 1, "bucket %u of %lld", i, (long long)v);
+		ATF_CHECK_EQ_MSG(found, nb, "two buckets for %lld",
+		    (long long)v);
+		found = i;
+	}
+	ATF_CHECK_EQ(kinst_agg_bucket(cs.s.agg, v), found);
+	return (found);
+}
+
+ATF_TC_WITHOUT_HEAD(log2_edges);
+ATF_TC_BODY(log2_edges, tc)
+{
+	struct kinst_agg_setup su;
+	int k;
+
+	ATF_REQUIRE_EQ(setup(1, KINST_AGG_LOG2, 0, 4, 0, 0, 0, &su),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(su.nbuckets, KINST_AGG_LOG2_BUCKETS);
+	ATF_CHECK_EQ(su.entry_size,
+	    sizeof(struct kinst_agg_entry) + 8 * KINST_AGG_LOG2_BUCKETS);
+	ATF_CHECK_EQ(bucket_of(-1), 0);
+	ATF_CHECK_EQ(bucket_of(INT64_MIN), 0);
+	ATF_CHECK_EQ(bucket_of(0), 1);
+	ATF_CHECK_EQ(bucket_of(1), 2);
+	/* [2^k, 2^(k+1)) -> 2 + k: both edges of every bucket. */
+	for (k = 1; k < 63; k++) {
+		ATF_CHECK_EQ(bucket_of((int64_t)1 << k), 2 + k);
+		ATF_CHECK_EQ(bucket_of(((int64_t)1 << k) - 1), 1 + k);
+	}
+	ATF_CHECK_EQ(bucket_of(INT64_MAX), 64);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(linear_edges);
+ATF_TC_BODY(linear_edges, tc)
+{
+	struct kinst_agg_setup su;
+
+	/* [0, 100) step 10: below, 10 buckets, at or above. */
+	ATF_REQUIRE_EQ(setup(1, KINST_AGG_LINEAR, 0, 4, 0, 100, 10, &su),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(su.nbuckets, 12);
+	ATF_CHECK_EQ(bucket_of(-1), 0);
+	ATF_CHECK_EQ(bucket_of(0), 1);
+	ATF_CHECK_EQ(bucket_of(9), 1);
+	ATF_CHECK_EQ(bucket_of(10), 2);
+	ATF_CHECK_EQ(bucket_of(99), 10);
+	ATF_CHECK_EQ(bucket_of(100), 11);
+	ATF_CHECK_EQ(bucket_of(INT64_MAX), 11);
+	/* A range that is not a multiple of the step: the last is short. */
+	ATF_REQUIRE_EQ(setup(1, KINST_AGG_LINEAR, 0, 4, -5, 6, 5, &su),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(su.nbuckets, 5);
+	ATF_CHECK_EQ(bucket_of(-6), 0);
+	ATF_CHECK_EQ(bucket_of(-5), 1);
+	ATF_CHECK_EQ(bucket_of(0), 2);
+	ATF_CHECK_EQ(bucket_of(5), 3);
+	ATF_CHECK_EQ(bucket_of(6), 4);
+	/* The whole int64 range: no overflow in the arithmetic. */
+	ATF_REQUIRE_EQ(setup(1, KINST_AGG_LINEAR, 0, 4, INT64_MIN, INT64_MAX,
+	    INT64_MAX / 4 + 1, &su), KINST_E_OK);
+	ATF_CHECK_EQ(bucket_of(INT64_MIN), 1);
+	ATF_CHECK_EQ(bucket_of(INT64_MAX), su.nbuckets - 1);
+	ATF_CHECK_EQ(bucket_of(-1), 4);
+	ATF_CHECK_EQ(bucket_of(0), 5);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(overflow);
+ATF_TC_BODY(overflow, tc)
+{
+	static uint8_t buf[64 * 1024];
+	struct kinst_agg_cpu_stats out[2];
+	struct kinst_agg_stats st;
+	struct kinst_agg_setup su;
+	uint32_t i, n;
+	uint64_t sum;
+
+	/* 8 slots, 20 keys: 8 kept, every hit of the other 12 counted. */
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, 0, 8, 0, 0, 0, &su),
+	    KINST_E_OK);
+	for (i = 0; i < 20; i++) {
+		add(0, 0, 1000 + i, 0, 0);
+		add(0, 0, 1000 + i, 0, 0);
+	}
+	n = readcpu(0, buf, 8);
+	ATF_CHECK_EQ(n, 8);
+	sum = 0;
+	for (i = 0; i < n; i++)
+		sum += ((struct kinst_agg_entry *)(buf + i * su.entry_size))->count;
+	ATF_CHECK_EQ(sum, 16);
+	memset(&st, 0, sizeof(st));
+	st.cap = 2;
+	ATF_REQUIRE_EQ(kinst_ctl_agg_stats(NULL, &cs, out, 2, &st), KINST_E_OK);
+	ATF_CHECK_EQ(st.ncpus, 2);
+	ATF_CHECK_EQ(st.nslots, 8);
+	ATF_CHECK_EQ(out[0].aggregated, 16);
+	ATF_CHECK_EQ(out[0].overflow, 24);
+	ATF_CHECK_EQ(out[0].used, 8);
+	ATF_CHECK_EQ(out[1].used, 0);
+	ATF_CHECK_EQ(out[0].aggregated + out[0].overflow, 40);
+	/* One slot: only its own key matches it, every word of the key and
+	   the probe id compared. */
+	ATF_REQUIRE_EQ(setup(1, KINST_AGG_COUNT, KINST_AGGF_PROBE, 1, 0, 0, 0,
+	    &su), KINST_E_OK);
+	ATF_CHECK_EQ(su.nslots, 1);
+	add(0, 3, 1, 0, 0);
+	add(0, 3, 1, 1, 0);
+	add(0, 3, 2, 0, 0);
+	add(0, 4, 1, 0, 0);
+	add(0, 3, 1, 0, 0);
+	ATF_REQUIRE_EQ(readcpu(0, buf, 8), 1);
+	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 2);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 3);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(clear);
+ATF_TC_BODY(clear, tc)
+{
+	static uint8_t buf[64 * 1024];
+	struct kinst_agg_clear cl = { 0, 0 };
+	struct kinst_agg_setup su;
+	int q;
+
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_LOG2, KINST_AGGF_PROBE, 16, 0, 0, 0,
+	    &su), KINST_E_OK);
+	add(0, 3, 1, 2, 4);
+	add(1, 3, 1, 2, 4);
+	ATF_CHECK_EQ(readcpu(0, buf, 16), 1);
+	q = quiesces;
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_CHECK_EQ(quiesces, q + 1);	/* waited for hits in flight */
+	ATF_CHECK_EQ(readcpu(0, buf, 16), 0);
+	ATF_CHECK_EQ(readcpu(1, buf, 16), 0);
+	/* The same key again starts from zero, buckets too. */
+	add(0, 3, 1, 2, 4);
+	ATF_REQUIRE_EQ(readcpu(0, buf, 16), 1);
+	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 1);
+	ATF_CHECK_EQ(((uint64_t *)((struct kinst_agg_entry *)buf + 1))[4], 1);
+	/* Twice more: back on the first set, which was zeroed. */
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_CHECK_EQ(readcpu(0, buf, 16), 0);
+	add(0, 3, 1, 2, 4);
+	ATF_REQUIRE_EQ(readcpu(0, buf, 16), 1);
+	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 1);
+	cl.flags = 1;
+	ATF_CHECK_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_INVAL);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(setup_validation);
+ATF_TC_BODY(setup_validation, tc)
+{
+	struct kinst_agg_setup su;
+	struct kinst_agg_read rd;
+	struct kinst_agg_stats st;
+	struct kinst_agg_clear cl = { 0, 0 };
+
+	memset(&cs, 0, sizeof(cs));
+	cs.s.ncpus = 2;
+	/* Nothing set up: every other ioctl refuses. */
+	memset(&rd, 0, sizeof(rd));
+	ATF_CHECK_EQ(kinst_ctl_agg_read(NULL, &cs, &rd, NULL, 0), KINST_E_INVAL);
+	ATF_CHECK_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_INVAL);
+	memset(&st, 0, sizeof(st));
+	ATF_CHECK_EQ(kinst_ctl_agg_stats(NULL, &cs, NULL, 0, &st), KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, 0, 0, 8, 0, 0, 0, &su), KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_KIND_COUNT_, 0, 8, 0, 0, 0, &su),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 2, 8, 0, 0, 0, &su),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 0, 0, 0, 0, 0, &su),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 0, KINST_AGG_MAX_SLOTS + 1, 0,
+	    0, 0, &su), KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 0, 8, 0, 10, 1, &su),
+	    KINST_E_INVAL);	/* linear fields without LINEAR */
+	ATF_CHECK_EQ(setup(2, KINST_AGG_LINEAR, 0, 8, 0, 10, 0, &su),
+	    KINST_E_INVAL);	/* step 0 */
+	ATF_CHECK_EQ(setup(2, KINST_AGG_LINEAR, 0, 8, 0, 10, -1, &su),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_LINEAR, 0, 8, 10, 10, 1, &su),
+	    KINST_E_INVAL);	/* empty range */
+	ATF_CHECK_EQ(setup(2, KINST_AGG_LINEAR, 0, 8, 0,
+	    KINST_AGG_MAX_LINEAR + 1, 1, &su), KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_LINEAR, 0, 8, 0,
+	    KINST_AGG_MAX_LINEAR, 1, &su), KINST_E_OK);
+	/* Over the memory budget: 2 sets x 1024 CPUs x 65536 slots. */
+	ATF_CHECK_EQ(setup(1024, KINST_AGG_LOG2, 0, KINST_AGG_MAX_SLOTS, 0, 0,
+	    0, &su), KINST_E_TOOBIG);
+	su._pad = 1;
+	ATF_CHECK_EQ(kinst_ctl_agg_setup(NULL, &cs, &su), KINST_E_INVAL);
+	/* Once per session. */
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, 0, 8, 0, 0, 0, &su), KINST_E_OK);
+	ATF_CHECK_EQ(kinst_ctl_agg_setup(NULL, &cs, &su), KINST_E_EXIST);
+	rd.cpu = 2;	/* no such CPU */
+	ATF_CHECK_EQ(kinst_ctl_agg_read(NULL, &cs, &rd, NULL, 0), KINST_E_INVAL);
+	rd.cpu = 0;
+	rd.flags = 1;
+	ATF_CHECK_EQ(kinst_ctl_agg_read(NULL, &cs, &rd, NULL, 0), KINST_E_INVAL);
+	st.flags = 1;
+	ATF_CHECK_EQ(kinst_ctl_agg_stats(NULL, &cs, NULL, 0, &st), KINST_E_INVAL);
+	kinst_ctl_agg_fini(&cs);
+}
+
+/*
+ * kinst_agg_hit, the engine's step: the program's KEY and VALUE make the
+ * key and the value, its false result or a fault filters the hit, a nested
+ * hit is counted apart; per CPU filtered + aggregated + nested == hits.
+ */
+ATF_TC_WITHOUT_HEAD(engine_step);
+ATF_TC_BODY(engine_step, tc)
+{
+	/* key rdi & 0xff, key2 comm bytes 0-7, value rdx; if rdx != 3 */
+	static const struct kinst_pinsn code[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_IMM, .imm = 0xff },
+		{ .op = KINST_OP_AND },
+		{ .op = KINST_OP_KEY, .arg = 0 },
+		{ .op = KINST_OP_CTX, .arg = KINST_PCTX_COMM0 },
+		{ .op = KINST_OP_KEY, .arg = 1 },
+		{ .op = KINST_OP_REG, .arg = KINST_RDX },
+		{ .op = KINST_OP_VALUE },
+		{ .op = KINST_OP_REG, .arg = KINST_RDX },
+		{ .op = KINST_OP_IMM, .imm = 3 },
+		{ .op = KINST_OP_NE },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_engine eng;
+	static struct kinst_prog prog;
+	static uint8_t buf[64 * 1024];
+	struct kinst_prog_cpu_stats ps[2];
+	const struct kinst_agg_entry *e;
+	struct kinst_agg_setup su;
+	struct kinst_probe p;
+	struct kinst_regs r;
+	uint32_t bad, i, n, hits;
+	uint64_t dd;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(code, 12, &prog, &bad), KINST_PV_OK);
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_LINEAR, KINST_AGGF_PROBE, 64, 0, 10,
+	    1, &su), KINST_E_OK);
+	memset(ps, 0, sizeof(ps));
+	cs.s.pstats = ps;
+	memset(&p, 0, sizeof(p));
+	p.id = 9;
+	p.prog = &prog;
+	p.flags = KINST_PF_AGG;
+	memset(&r, 0, sizeof(r));
+	hits = 0;
+	for (i = 0; i < 30; i++) {
+		r.gpr[KINST_RDI] = 0x1100 + i % 3;	/* keys 0, 1, 2 */
+		r.gpr[KINST_RDX] = i % 5;		/* 3 is filtered */
+		kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r);
+		hits++;
+	}
+	/* A nested hit: the CPU is already inside one. */
+	eng.depth[1] = 1;
+	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r);
+	hits++;
+	eng.depth[1] = 0;
+	ATF_CHECK_EQ(ps[1].filtered, 6);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].nested, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 24);
+	ATF_CHECK_EQ(ps[1].filtered + cs.s.agg->stats[1].aggregated +
+	    cs.s.agg->stats[1].nested + cs.s.agg->stats[1].overflow, hits);
+	n = readcpu(1, buf, 64);
+	ATF_REQUIRE_EQ(n, 3);
+	dd = 'd' | ('d' << 8);
+	for (i = 0; i < 3; i++) {
+		ATF_REQUIRE((e = find(buf, n, su.entry_size, 9, i, dd)) != NULL);
+		/* key i: i, i+3, ..., values (i + 3j) % 5, 3 left out */
+		ATF_CHECK_EQ(e->count, 8);
+		ATF_CHECK_EQ(((const uint64_t *)(e + 1))[1 + 3], 0);
+		ATF_CHECK_EQ(e->min, 0);
+		ATF_CHECK_EQ(e->max, 4);
+	}
+	/* Nothing on CPU 0. */
+	ATF_CHECK_EQ(readcpu(0, buf, 64), 0);
+	cs.s.pstats = NULL;
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, engine_step);
+	ATF_TP_ADD_TC(tp, counts_and_keys);
+	ATF_TP_ADD_TC(tp, log2_edges);
+	ATF_TP_ADD_TC(tp, linear_edges);
+	ATF_TP_ADD_TC(tp, overflow);
+	ATF_TP_ADD_TC(tp, clear);
+	ATF_TP_ADD_TC(tp, setup_validation);
+	return (atf_no_error());
+}
