@@ -625,11 +625,14 @@ run_agg(const AggOptions &o)
 	setup_agg(s, o);
 	if (!code.empty())
 		s.prog_id = load_prog(s.fd, code, "--by/--value/--if");
+	// Before arming, as in trace: a SIGINT sent by a script on seeing the
+	// "counting" line, or while arming, must find the handler (a
+	// background process of a script starts with SIGINT ignored).
+	SignalGuard sg;
 	arm_all(s, specs);
 	Disassembler dis(o.syntax);
 	std::map<uint32_t, ProbeDesc> probes = list_probes(s.fd, dis);
 
-	SignalGuard sg;
 	pid_t child = -1;
 	if (!o.command.empty()) {
 		fprintf(stderr, "kinstctl: counting %" PRIu64 " probe%s while %s runs\n",
