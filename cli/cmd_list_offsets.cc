@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <memory>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -28,6 +29,60 @@ struct ListOffsets {
 	    const Style &st, Writer &w, Tally &total);
 };
 
+// A jmp whose target is a retpoline thunk is an indirect jump in disguise
+// (kinst_jopt.h, KINST_JOPT_INDIRECT).
+bool
+thunk_jump(const SymbolTable &syms, const Insn &in, const InsnText &txt, uint64_t fn_addr,
+    uint64_t fn_size)
+{
+	static const char *const prefixes[] = { "__x86_indirect_thunk", "__x86_indirect_jump_thunk" };
+	if (in.cls.treatment != KINST_T_EMULATE || in.cls.emul != KINST_EM_JMP_REL)
+		return false;
+	std::vector<std::string> names;
+	if (!txt.reloc.empty())
+		names.push_back(txt.reloc);
+	struct kinst_insn d;
+	if (kinst_decode(in.bytes, in.len, &d) == KINST_DEC_OK) {
+		uint64_t target = in.addr + in.len + (uint64_t)d.imm;
+		if (target < fn_addr || target >= fn_addr + fn_size)
+			for (const auto &r : syms.containing(target))
+				names.push_back(syms.function(r).name);
+	}
+	for (const auto &n : names)
+		for (const char *p : prefixes)
+			if (n.compare(0, strlen(p), p) == 0)
+				return true;
+	return false;
+}
+
+// Which instructions qualify for a jump-optimized probe, from the engine's
+// own decode and what the kernel refuses (every instruction of the window
+// matters, so the kernel's verdicts are asked for all of them).
+void
+qualify_jopt(const SymbolTable &syms, Module &m, const Function &fn, const Bytes &b,
+    std::vector<Insn> &insns, const std::vector<InsnText> &txts)
+{
+	if (b.size == 0 || b.size > UINT32_MAX)
+		return;
+	std::vector<int> refusal(b.size, KINST_R_NONE);
+	for (size_t i = 0; i < insns.size(); i++) {
+		const Insn &in = insns[i];
+		if (in.offset >= b.size)
+			continue;
+		if (!traceable(in))
+			refusal[in.offset] = in.cls.reason != KINST_R_NONE ? in.cls.reason : KINST_R_UNDECODABLE;
+		else if (thunk_jump(syms, in, txts[i], fn.addr, fn.size))
+			refusal[in.offset] = KINST_JOPT_INDIRECT;
+	}
+	std::vector<uint8_t> out(b.size);
+	kinst_jopt_qualify(b.data, (uint32_t)b.size,
+	    [](void *ctx, uint32_t off) { return (*static_cast<std::vector<int> *>(ctx))[off]; },
+	    &refusal, out.data());
+	for (auto &in : insns)
+		if (in.offset < b.size && !in.unreachable)
+			in.jopt = out[in.offset];
+}
+
 void
 ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
     const Style &st, Writer &w, Tally &total)
@@ -36,9 +91,11 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	Bytes b = m.bytes(*t.fn);
 	std::vector<Insn> insns = walk_function(b, t.fn->addr, dis);
 	// On a live kernel, what only the kernel knows (ftrace sites, fixups,
-	// excluded functions...) overrides "traceable".
+	// excluded functions...) overrides "traceable".  Asked for every
+	// instruction, even with one offset: a jump-optimization window
+	// covers the next ones, and a fixup anywhere disqualifies them all.
 	for (auto &in : insns) {
-		if (!traceable(in) || in.unreachable || (!t.whole && in.offset != t.offset))
+		if (!traceable(in) || in.unreachable)
 			continue;
 		int r = m.kernel_verdict(*t.fn, in.offset);
 		if (r > KINST_R_NONE && r < KINST_R_COUNT) {
@@ -47,6 +104,11 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			in.cls.reason = (uint8_t)r;
 		}
 	}
+	std::vector<InsnText> txts;
+	txts.reserve(insns.size());
+	for (const auto &in : insns)
+		txts.push_back(insn_text(dis, m, *t.fn, in));
+	qualify_jopt(syms, m, *t.fn, b, insns, txts);
 	Tally tally;
 	tally.functions = 1;
 	std::string line;
@@ -54,10 +116,11 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		w.line(json_line(json_function(syms, *t.fn)));
 	else
 		w.line(text_function_header(syms, *t.fn, st));
-	for (const auto &in : insns) {
+	for (size_t i = 0; i < insns.size(); i++) {
+		const Insn &in = insns[i];
 		if (!t.whole && in.offset != t.offset)
 			continue;
-		InsnText txt = insn_text(dis, m, *t.fn, in);
+		const InsnText &txt = txts[i];
 		tally.add(in);
 		if (out.json) {
 			line.clear();

@@ -83,6 +83,10 @@ void
 Tally::add(const Insn &in)
 {
 	instructions++;
+	if (in.jopt != 0)
+		jopt_known = true;
+	if (in.jopt == KINST_JQ_YES)
+		jump_optimizable++;
 	if (in.len_from != Insn::LenFrom::engine)
 		length_fallbacks++;
 	if (!kinst::traceable(in)) {
@@ -107,6 +111,8 @@ Tally::add(const Tally &t)
 	emulated += t.emulated;
 	refused += t.refused;
 	length_fallbacks += t.length_fallbacks;
+	jump_optimizable += t.jump_optimizable;
+	jopt_known = jopt_known || t.jopt_known;
 	for (const auto &kv : t.by_reason)
 		by_reason[kv.first] += kv.second;
 }
@@ -136,9 +142,10 @@ text_verdict(const Insn &in, const Style &st)
 	std::string v = verdict_name(in);
 	if (!traceable(in))
 		return st.paint("31", "refused: " + reason_name(in));
+	std::string j = in.jopt == KINST_JQ_YES ? " (jump-optimizable)" : "";
 	if (in.cls.treatment == KINST_T_EMULATE)
-		return st.paint("36", "emulated: " + emulation_name(in));
-	return st.paint("32", v);
+		return st.paint("36", "emulated: " + emulation_name(in) + j);
+	return st.paint("32", v + j);
 }
 
 std::string
@@ -206,6 +213,8 @@ text_summary(const Tally &t, bool total)
 		}
 		s += ")";
 	}
+	if (t.jopt_known)
+		s += "; " + std::to_string(t.jump_optimizable) + " jump-optimizable";
 	if (t.length_fallbacks != 0)
 		s += "; " + std::to_string(t.length_fallbacks) +
 		    " lengths not from the engine's decoder (Capstone's, or 1)";
@@ -301,6 +310,15 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 	if (!traceable(in)) {
 		key(out, "reason");
 		append_json_string(out, reason_name(in));
+	} else if (in.jopt != 0) {
+		key(out, "probe");
+		out += in.jopt == KINST_JQ_YES ? "\"jump\"" : "\"trap\"";
+		if (in.jopt != KINST_JQ_YES) {
+			key(out, "jump_refusal");
+			out += '"';
+			out += kinst_jopt_name(in.jopt);
+			out += '"';
+		}
 	}
 	if (!t.reloc.empty()) {
 		key(out, "reloc");
@@ -336,6 +354,8 @@ json_summary(const SymbolTable *syms, const Function *f, const Tally &t)
 	    {"emulated", t.emulated}, {"refused", t.refused},
 	    {"refused_by_reason", t.by_reason},
 	    {"length_fallbacks", t.length_fallbacks}};
+	if (t.jopt_known)
+		j["jump_optimizable"] = t.jump_optimizable;
 	if (f) {
 		j["module"] = syms->module(f->module).name();
 		j["function"] = f->name;

@@ -38,6 +38,8 @@ InsnText insn_text(Disassembler &dis, Module &m, const Function &f, const Insn &
 struct Tally {
 	uint64_t functions = 0, instructions = 0, ool = 0, ool_riprel = 0, emulated = 0, refused = 0;
 	uint64_t length_fallbacks = 0;	// lengths not from the engine's decoder (Insn::len_from)
+	uint64_t jump_optimizable = 0;	// Insn::jopt == KINST_JQ_YES
+	bool jopt_known = false;	// some Insn::jopt was computed
 	std::map<std::string, uint64_t> by_reason;
 	void add(const Insn &in);
 	void add(const Tally &t);

@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "kinst_classify.h"
+#include "kinst_jopt.h"
 }
 
 namespace kinst {
@@ -36,6 +37,9 @@ struct Insn {
 	// summaries (length_fallbacks) so that a listing that only went on
 	// thanks to Capstone can be told from one the engine delimited.
 	enum class LenFrom { engine, capstone, one } len_from = LenFrom::engine;
+	// Jump-optimization qualification (common/kinst_jopt.h, KINST_JQ_*);
+	// 0 when not computed.
+	uint8_t jopt = 0;
 };
 const char *len_from_name(const Insn &i);	// "engine", "capstone", "one-byte"
 

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Jump-optimization qualification (issue 13; docs/engine.md, "Jump-optimized
+ * probes"): may the instruction at an offset be probed by replacing the
+ * KINST_JOPT_WINDOW bytes starting there with a `jmp rel32` to a detour,
+ * instead of an int3?  Decided from the engine's own decode of the whole
+ * function, never from the caller's say-so.  An offset qualifies when the
+ * window [off, off + 5)
+ *  - ends inside the function;
+ *  - covers only whole instructions, each traceable and run out of line
+ *    (verbatim or with its RIP-relative displacement rewritten), none of
+ *    which changes IF itself; only the last may instead be a direct jmp or
+ *    jcc (relocated as rel32 to the same target) -- never a call (its
+ *    return address would be in the detour), a loop/jrcxz, a ret or an
+ *    indirect branch;
+ *  - holds no branch target of the function other than its first byte
+ *    (targets of every direct jmp, jcc, loop, jrcxz and call inside the
+ *    function);
+ * and the function has no indirect jump (a jump table may land anywhere)
+ * and no instruction with an exception fixup (a fixup may land anywhere in
+ * the function), as the caller's refusal callback reports.  What is not
+ * static -- another probe or a patched site in the window, threads
+ * preempted inside it -- is the installer's business.
+ */
+#ifndef KINST_JOPT_H
+#define KINST_JOPT_H
+
+#include "kinst_classify.h"
+
+#define	KINST_JOPT_WINDOW	5	/* bytes of a jmp rel32 */
+
+/* Verdicts, one per byte offset of the function. */
+enum kinst_jopt_verdict {
+	KINST_JQ_NOT_INSN = 0,	/* not the first byte of an instruction */
+	KINST_JQ_YES,		/* "jump-optimizable" */
+	KINST_JQ_END,		/* "window-past-end": fewer than 5 bytes to the end */
+	KINST_JQ_INSN,		/* "window-instruction": an instruction of the window cannot run in a detour */
+	KINST_JQ_TARGET,	/* "branch-target-in-window" */
+	KINST_JQ_INDIRECT,	/* "indirect-jump-in-function" */
+	KINST_JQ_FIXUP,		/* "fixup-in-function" */
+	KINST_JQ_UNDECODED,	/* "undecodable-function": the walk stopped before the window's end */
+	KINST_JQ_REFUSED,	/* "not-traceable": the instruction itself is refused */
+	KINST_JQ_COUNT
+};
+
+/*
+ * The caller's extra refusals, those only it knows (a live kernel's fixups,
+ * patched sites, excluded functions): the KINST_R_* reason for the
+ * instruction at off, KINST_JOPT_INDIRECT, or KINST_R_NONE.  May be NULL.
+ */
+typedef int (*kinst_jopt_refusal_fn)(void *ctx, uint32_t off);
+
+/*
+ * What a refusal callback returns for an instruction that is traceable but
+ * is an indirect jump in disguise (a `jmp` to a retpoline thunk, which may
+ * land anywhere in the function): the function is not optimized.
+ */
+#define	KINST_JOPT_INDIRECT	0x100
+
+/*
+ * Fill out[0 .. size-1] with a verdict per byte offset of func (size bytes,
+ * the function's whole text).  Returns the number of offsets that qualify.
+ * No allocation; O(size) time plus two decodes of every instruction.
+ */
+uint32_t	kinst_jopt_qualify(const uint8_t *func, uint32_t size,
+	    kinst_jopt_refusal_fn refusal, void *ctx, uint8_t *out);
+
+/* The verdict's stable name (part of the CLI's JSON). */
+const char	*kinst_jopt_name(int verdict);
+
+#endif /* !KINST_JOPT_H */
