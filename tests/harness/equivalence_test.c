@@ -173,6 +173,39 @@ ATF_TC_BODY(ground_truth, tc)
 	ATF_CHECK(st.functions > 0);
 }
 
+ATF_TC(jopt_windows);
+ATF_TC_HEAD(jopt_windows, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Jump-optimization qualification on "
+	    "the corpus: no branch or return seen by the single-step ground "
+	    "truth lands inside a window declared jump-optimizable, and the "
+	    "corpus has windows refused for a branch target (listed)");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(jopt_windows, tc)
+{
+	struct kh_jopt_stats js = { 0 };
+	struct kh_stats st = { 0 };
+
+	setup_or_fail();
+	kh_check_jopt(kh_corpus_asm, &js, &st);
+	kh_check_jopt(kh_corpus_o0, &js, &st);
+	kh_check_jopt(kh_corpus_o2, &js, &st);
+	kh_check_jopt(kh_corpus_o2np, &js, &st);
+	kh_check_jopt(kh_corpus_avx, &js, &st);
+	printf("jopt: %ju functions, %ju instructions, %ju jump-optimizable, "
+	    "%ju refused for a branch target in %ju functions; %ju landings "
+	    "checked, %ju inside a window\n", (uintmax_t)st.functions,
+	    (uintmax_t)js.insns, (uintmax_t)js.yes, (uintmax_t)js.target,
+	    (uintmax_t)js.functions_with_target, (uintmax_t)js.landings,
+	    (uintmax_t)js.violations);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+	ATF_CHECK_EQ(js.violations, 0);
+	ATF_CHECK(js.yes > 0);
+	ATF_CHECK(js.functions_with_target > 0);
+	ATF_CHECK(js.landings > 100);
+}
+
 ATF_TC(selftest_detects);
 ATF_TC_HEAD(selftest_detects, tc)
 {
@@ -298,6 +331,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, each_c_avx2);
 	ATF_TP_ADD_TC(tp, whole_function);
 	ATF_TP_ADD_TC(tp, selftest_detects);
+	ATF_TP_ADD_TC(tp, jopt_windows);
 	ATF_TP_ADD_TC(tp, concurrent_threads);
 	ATF_TP_ADD_TC(tp, drops);
 	return (atf_no_error());

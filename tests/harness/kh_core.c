@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "kh_core.h"
+#include "kinst_jopt.h"
 #include "kinst_engine.h"
 
 #define	KH_STACK_SIZE	(64 * 1024)
@@ -888,6 +889,91 @@ kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st)
 		printf("%-24s %5ju bytes %4u insns %4u reached %7ju steps\n",
 		    fn->name, (uintmax_t)kh_cur.size, kh_cur.nb, nreached,
 		    (uintmax_t)steps);
+	}
+}
+
+/*
+ * Jump-optimization qualification on the corpus (common/kinst_jopt.c),
+ * checked against what the single-step ground truth shows: every time the
+ * function's execution lands somewhere other than the fall-through of the
+ * previous in-function instruction (a branch, a return from a recursive
+ * call), the landing byte must not be strictly inside the window of an
+ * instruction declared jump-optimizable -- it would be the middle of the
+ * jmp.  Lists the functions where qualification refused a window for a
+ * branch target (informational; the caller asserts there are some).
+ */
+void
+kh_check_jopt(const struct kh_fn *tab, struct kh_jopt_stats *js,
+    struct kh_stats *st)
+{
+	const struct kh_fn *fn;
+	struct kh_out ref;
+	struct kinst_insn insn;
+	uint8_t *v, *inside;
+	uint64_t off, prev, land;
+	uint32_t in, i, s, p, ntarget, nyes;
+	const char *why;
+
+	for (fn = tab; fn->name != NULL; fn++) {
+		if ((why = kh_unsupported(fn)) != NULL) {
+			st->skipped++;
+			continue;
+		}
+		st->functions++;
+		if (kh_func_load(fn, st) != 0)
+			continue;
+		v = calloc(kh_cur.size, 1);
+		inside = calloc(kh_cur.size, 1);
+		nyes = kinst_jopt_qualify(kh_cur.orig, (uint32_t)kh_cur.size,
+		    NULL, NULL, v);
+		ntarget = 0;
+		for (i = 0; i < kh_cur.nb; i++) {
+			s = kh_cur.off[i];
+			js->insns++;
+			if (v[s] == KINST_JQ_TARGET)
+				ntarget++;
+			if (v[s] != KINST_JQ_YES)
+				continue;
+			for (p = s; p < s + KINST_JOPT_WINDOW; p += insn.len) {
+				if (kinst_decode(kh_cur.orig + p,
+				    kh_cur.size - p, &insn) != KINST_DEC_OK)
+					break;
+			}
+			for (off = s + 1; off < p && off < kh_cur.size; off++)
+				inside[off] = 1;
+		}
+		js->yes += nyes;
+		js->target += ntarget;
+		if (ntarget != 0) {
+			js->functions_with_target++;
+			printf("jopt: %-24s %3u windows refused for a branch "
+			    "target inside, %3u jump-optimizable of %u\n",
+			    fn->name, ntarget, nyes, kh_cur.nb);
+		}
+		for (in = 0; in < fn->ninputs; in++) {
+			if (kh_reference(fn, (int)in, &ref, st) != 0)
+				break;
+			for (i = 1; i < kh_ngt; i++) {
+				prev = kh_gt[i - 1].rip - kh_cur.start;
+				land = kh_gt[i].rip - kh_cur.start;
+				if (kinst_decode(kh_cur.orig + prev,
+				    kh_cur.size - prev, &insn) != KINST_DEC_OK ||
+				    land == prev + insn.len)
+					continue;
+				js->landings++;
+				if (inside[land]) {
+					printf("DIVERGENCE %s+%#jx: execution "
+					    "lands inside a window declared "
+					    "jump-optimizable (from +%#jx)\n",
+					    fn->name, (uintmax_t)land,
+					    (uintmax_t)prev);
+					js->violations++;
+					st->divergences++;
+				}
+			}
+		}
+		free(v);
+		free(inside);
 	}
 }
 

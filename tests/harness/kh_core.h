@@ -43,7 +43,19 @@ void	kh_check_table(const struct kh_fn *tab, bool whole, struct kh_stats *st);
 
 /* Ground truth only: single-step run == untraced run, boundaries agree. */
 void	kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st);
-void	kh_print_env(void);	/* trampoline/text addresses, folded traps */
+void	kh_print_env(void);
+
+/* Jump-optimization qualification against the ground truth (kh_core.c). */
+struct kh_jopt_stats {
+	uint64_t	insns;			/* instruction starts */
+	uint64_t	yes;			/* jump-optimizable */
+	uint64_t	target;			/* refused: branch target in window */
+	uint64_t	functions_with_target;
+	uint64_t	landings;		/* non-fall-through arrivals seen */
+	uint64_t	violations;		/* ... inside a jump-optimizable window */
+};
+void	kh_check_jopt(const struct kh_fn *tab, struct kh_jopt_stats *js,
+	    struct kh_stats *st);	/* trampoline/text addresses, folded traps */
 
 /*
  * Harness self-test: make the SIGTRAP handler corrupt what the engine hands
