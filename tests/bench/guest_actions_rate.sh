@@ -10,10 +10,13 @@
 # kinst's ring bytes per CPU, below.  N=5000 R=5 took 4 min 51 s on a
 # loaded 2-core host, most of it kinstctl formatting the records of the
 # record cases after each loop, --stack's above all.)
-# idle=poll: twice, on a loaded host, the guest stopped for good with both
-# vCPUs in HLT, interrupts enabled and the local APIC timer's vector
-# pending in IRR but never delivered (QEMU 7.2 TCG; `info lapic` in the
-# monitor); a polling idle loop never halts, so it cannot strand there.
+# idle=poll: on a loaded host the guest stopped for good twice with both
+# vCPUs in HLT; once checked with the monitor's `info lapic`, interrupts
+# enabled and the local APIC timer's vector pending in IRR but never
+# delivered (QEMU 7.2 TCG).  A polling idle loop never halts there.  One
+# run with idle=poll also stopped (in the warm-up's --if case, timers
+# alive, every task asleep; cause unknown): the watchdog below now dumps
+# the blocked tasks when that happens.
 #
 # (add -f build/tests/kmod/kinst_devtest to also print `kinst_devtest bench
 # N`, the module's own per-hit cost without kinstctl.)
