@@ -361,8 +361,9 @@ parse_capture(const std::string &arg, bool str)
 			i++;
 		size_t b = i;
 		uint64_t v = 0;
-		while (i < n.size() && n[i] >= '0' && n[i] <= '9' && v <= max)
-			v = v * 10 + (uint64_t)(n[i++] - '0');
+		for (; i < n.size() && n[i] >= '0' && n[i] <= '9'; i++)
+			if (v <= max)	// past max it stays past max
+				v = v * 10 + (uint64_t)(n[i] - '0');
 		size_t e = i;
 		while (i < n.size() && n[i] == ' ')
 			i++;
