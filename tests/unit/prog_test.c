@@ -672,8 +672,10 @@ ATF_TC_BODY(random_programs, tc)
 				break;
 			case KINST_OP_MEM:
 			case KINST_OP_STR:
-				/* sometimes over the limits */
-				code[i].imm = 1 + (r >> 8) % 600;
+				/* often inside the 64-byte windows,
+				   sometimes over the limits */
+				code[i].imm = 1 + ((r >> 8) % 2 != 0 ?
+				    (r >> 16) % 64 : (r >> 16) % 600);
 				break;
 			case KINST_OP_JA:
 			case KINST_OP_JZ:
