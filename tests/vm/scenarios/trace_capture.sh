@@ -4,10 +4,10 @@
 # scenario-needs: kinst
 # scenario-timeout: 400
 #
-# Proof item 3 of issue 11 (memory).  The program is a copy of cat named
-# kcapopen, so --if 'comm == "kcapopen"' keeps only its opens; it opens
-# the N files named on its command line (and the loader's libraries,
-# which the checks ignore: only names under the test's directory count).
+# Proof item 3 of issue 11 (memory).  The program is syscall_loop open,
+# so --if 'comm == "syscall_loop"' keeps only its opens (it is static: the
+# checks still count only names under the test's directory); it opens the
+# N files named on its command line, once each.
 # Layouts checked in Linux 6.1: do_filp_open(int dfd, struct filename
 # *pathname, const struct open_flags *op), struct filename's first member
 # is const char *name; __x64_sys_openat(const struct pt_regs *regs), and
@@ -43,7 +43,6 @@ while [ $i -lt "$n" ]; do
 	i=$((i + 1))
 done
 echo "$names" | tr ' ' '\n' | grep . | sort >/tmp/want.txt
-cp /bin/cat /tmp/kcapopen || kt_fail "cp cat"
 kt_log "$n files in $dir"
 
 # 1. Kernel string: do_filp_open's struct filename name, and other captures.
@@ -60,10 +59,10 @@ hi=${end%????????} lo=${end#"$hi"}
 guard=0x$hi$(printf '%08x' $((0x$lo - 4096)))
 cross=0x$hi$(printf '%08x' $((0x$lo - 4100)))
 kt_log "do_filp_open+$ko; linux_banner 0x$banner; guard page $guard (area $area)"
-kt_trace_start /tmp/k.json /tmp/k.err --json --if 'comm == "kcapopen"' \
+kt_trace_start /tmp/k.json /tmp/k.err --json --if 'comm == "syscall_loop"' \
     --str '*(rsi)' --mem "0x$banner:64" --mem "$guard:8" --mem "$cross:8" \
     --mem '0x10:8' --str 'rdi*0' --str '*(0x10)' "kernel:do_filp_open+$ko"
-/tmp/kcapopen $names >/dev/null || kt_fail "kcapopen failed"
+syscall_loop open "$n" $names >/dev/null || kt_fail "syscall_loop open failed"
 kt_trace_stop
 st=$?
 [ "$st" = 0 ] || kt_fail "kinstctl trace exited $st: $(cat /tmp/k.err)"
@@ -92,10 +91,10 @@ done
 [ "$KT_DELIVERED" -ge "$n" ] || kt_fail "$KT_DELIVERED hits for $n opens"
 
 # The same captures as text: hexdump lines and quoted strings.
-kt_trace_start /tmp/kt.txt /tmp/kt.err --if 'comm == "kcapopen"' \
+kt_trace_start /tmp/kt.txt /tmp/kt.err --if 'comm == "syscall_loop"' \
     --str '*(rsi)' --mem "0x$banner:20" --mem '0x10:8' --str '*(0x10)' \
     "kernel:do_filp_open+$ko"
-/tmp/kcapopen "$dir/f0".* >/dev/null || kt_fail "kcapopen failed"
+syscall_loop open 1 "$dir"/f0.* >/dev/null || kt_fail "syscall_loop open failed"
 kt_trace_stop
 st=$?
 [ "$st" = 0 ] || kt_fail "kinstctl trace exited $st: $(cat /tmp/kt.err)"
@@ -111,9 +110,9 @@ grep -qF "    str *(0x10): fault computing the address" /tmp/kt.txt || kt_fail "
 # 2. User string: the pathname argument of the openat handler, as passed.
 uo=$(first_off __x64_sys_openat '%(r|e)?di|%dil') || exit 1
 kt_log "__x64_sys_openat+$uo"
-kt_trace_start /tmp/u.json /tmp/u.err --json --if 'comm == "kcapopen"' \
+kt_trace_start /tmp/u.json /tmp/u.err --json --if 'comm == "syscall_loop"' \
     --str '*(rdi+0x68)' --str '*(rdi+0x68):8' "kernel:__x64_sys_openat+$uo"
-/tmp/kcapopen $names >/dev/null || kt_fail "kcapopen failed"
+syscall_loop open "$n" $names >/dev/null || kt_fail "syscall_loop open failed"
 kt_trace_stop
 st=$?
 [ "$st" = 0 ] || kt_fail "kinstctl trace exited $st: $(cat /tmp/u.err)"
