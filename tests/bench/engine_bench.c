@@ -212,8 +212,8 @@ bench_agg(uint64_t a_ool, uint64_t a_call, uint64_t n)
  * MEM capture of this process's memory, against the bare record above.  In
  * user space the read is process_vm_readv(2) (a system call: the kernels'
  * no-fault copies cost far less), so also the same capture whose address
- * computation faults (LOADC of 0x10): the record and section work without
- * any read.
+ * computation fails (LOADC of a non-canonical address, refused before any
+ * read): the record and section work without the read.
  */
 static uint64_t cap_capbuf[KINST_CAP_REC_MAX / 8];
 static uint8_t cap_data[64] __attribute__((aligned(64))) = "captured bytes";
@@ -228,7 +228,7 @@ bench_cap(uint64_t a_ool, uint64_t n)
 		{ .op = KINST_OP_RET },
 	};
 	struct kinst_pinsn deref[] = {
-		{ .op = KINST_OP_IMM, .imm = 0x10 },
+		{ .op = KINST_OP_IMM, .imm = 0x8000000000000000ull },
 		{ .op = KINST_OP_LOADC, .arg = 8 },
 		{ .op = KINST_OP_MEM, .imm = 64 },
 		{ .op = KINST_OP_IMM, .imm = 1 },
@@ -247,7 +247,7 @@ bench_cap(uint64_t a_ool, uint64_t n)
 	row("out-of-line probe, recorded, --mem 64 bytes", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
 	probes[0].prog = &dprog;
-	row("out-of-line probe, recorded, --mem addr faulted", a_ool, n,
+	row("out-of-line probe, recorded, --mem no read", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
 	probes[0].prog = NULL;
 	if (ps[0].filtered != 0)
