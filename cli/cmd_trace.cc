@@ -46,6 +46,17 @@ add_trace(CLI::App &app, Runner &run)
 	    "numbers, *ADDR and *(u8|u16|u32|u64)ADDR reads, ! ~ - * + << >> & ^ | "
 	    "== != < <= > >= && || (unsigned, C precedence)")
 	    ->type_name("EXPR");
+	sub->add_option("--mem", o->mems,
+	    "capture LEN (1-512) bytes at the address EXPR (the --if grammar) with each "
+	    "recorded hit, shown as a hex dump (\"mem\" in JSON); a lower-half address "
+	    "reads the current process's memory, never paging it in; a read or an address "
+	    "that faults is reported as such; repeatable")
+	    ->type_name("EXPR:LEN")->allow_extra_args(false);
+	sub->add_option("--str", o->strs,
+	    "capture the NUL-terminated string at the address EXPR, at most MAX (1-256, "
+	    "default 256) bytes, shown quoted with C escapes (\"str\" in JSON); repeatable; "
+	    "8 captures and 2048 bytes in all")
+	    ->type_name("EXPR[:MAX]")->allow_extra_args(false);
 	sub->add_flag("--stack", o->stack,
 	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");

@@ -54,16 +54,22 @@ const BinOp binops[] = {	// longest tokens first
 
 class Compiler {
 public:
-	Compiler(const std::string &s, const std::string &what)
-	    : s_(s), what_(what) {}
+	// capture: an address for --mem/--str: reads are LOADC (a fault
+	// is the capture's, not the hit's), and no RET.
+	Compiler(const std::string &s, const std::string &what, bool capture = false)
+	    : s_(s), what_(what), capture_(capture) {}
 
 	std::vector<struct kinst_pinsn> run()
 	{
+		skip_ws();
+		if (pos_ == s_.size())
+			fail("empty expression");
 		expr(1);
 		skip_ws();
 		if (pos_ != s_.size())
 			fail("unexpected '" + s_.substr(pos_, 1) + "'");
-		emit(KINST_OP_RET);
+		if (!capture_)
+			emit(KINST_OP_RET);
 		if (code_.size() > KINST_PROG_MAX_INSNS)
 			fail_at(0, "expression too long (more than " +
 			    std::to_string(KINST_PROG_MAX_INSNS) + " instructions)");
@@ -73,6 +79,7 @@ public:
 private:
 	const std::string &s_;
 	const std::string &what_;
+	bool capture_;
 	size_t pos_ = 0;
 	int depth_ = 0;
 	unsigned loads_ = 0;
@@ -197,7 +204,7 @@ private:
 			if (++loads_ > KINST_PROG_MAX_LOADS)
 				fail_at(at, "too many memory reads (at most " +
 				    std::to_string(KINST_PROG_MAX_LOADS) + ")");
-			emit(KINST_OP_LOAD, size);
+			emit(capture_ ? KINST_OP_LOADC : KINST_OP_LOAD, size);
 		} else
 			primary();
 	}
@@ -331,6 +338,106 @@ compile_expr(const std::string &expr, const std::string &what)
 	return Compiler(expr, what).run();
 }
 
+Capture
+parse_capture(const std::string &arg, bool str)
+{
+	Capture c;
+	c.str = str;
+	c.arg = arg;
+	const char *opt = str ? "--str" : "--mem";
+	uint32_t max = str ? KINST_CAP_STR_MAX : KINST_CAP_MEM_MAX;
+	size_t colon = arg.rfind(':');
+	if (colon == std::string::npos) {
+		if (!str)
+			throw Error(Exit::usage, std::string(opt) + " " + arg + ": column " +
+			    std::to_string(arg.size() + 1) + ": expected ':LEN' after the address");
+		c.expr = arg;
+		c.len = KINST_CAP_STR_MAX;
+	} else {
+		c.expr = arg.substr(0, colon);
+		std::string n = arg.substr(colon + 1);
+		size_t i = 0;
+		while (i < n.size() && n[i] == ' ')
+			i++;
+		size_t b = i;
+		uint64_t v = 0;
+		for (; i < n.size() && n[i] >= '0' && n[i] <= '9'; i++)
+			if (v <= max)	// past max it stays past max
+				v = v * 10 + (uint64_t)(n[i] - '0');
+		size_t e = i;
+		while (i < n.size() && n[i] == ' ')
+			i++;
+		std::string where = std::string(opt) + " " + arg + ": column " +
+		    std::to_string(colon + 2 + b) + ": ";
+		if (e == b || i != n.size())
+			throw Error(Exit::usage, where + "expected a decimal " +
+			    (str ? "MAX" : "LEN") + " after ':'");
+		if (v < 1 || v > max)
+			throw Error(Exit::usage, where + (str ? "MAX" : "LEN") +
+			    " must be 1 to " + std::to_string(max));
+		c.len = (uint32_t)v;
+	}
+	// Parsed now, so that a malformed address is a usage error early.
+	(void)Compiler(c.expr, std::string(opt) + " " + arg, true).run();
+	return c;
+}
+
+std::vector<struct kinst_pinsn>
+compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps)
+{
+	std::vector<struct kinst_pinsn> code;
+	if (caps.empty())
+		return if_expr.empty() ? code : compile_expr(if_expr, "--if");
+	auto emit = [&code](uint8_t op, uint8_t arg, uint64_t imm) {
+		struct kinst_pinsn in;
+		memset(&in, 0, sizeof(in));
+		in.op = op;
+		in.arg = arg;
+		in.imm = imm;
+		code.push_back(in);
+		return code.size() - 1;
+	};
+	// predicate; JZ false; captures...; IMM 1; RET; false: IMM 0; RET
+	size_t jz = 0;
+	if (!if_expr.empty()) {
+		code = compile_expr(if_expr, "--if");
+		code.pop_back();	// its RET: the value decides the JZ
+		jz = emit(KINST_OP_JZ, 0, 0);
+	}
+	uint32_t total = 0;
+	for (const Capture &c : caps) {
+		std::vector<struct kinst_pinsn> a = Compiler(c.expr,
+		    std::string(c.str ? "--str " : "--mem ") + c.arg, true).run();
+		code.insert(code.end(), a.begin(), a.end());
+		emit(c.str ? KINST_OP_STR : KINST_OP_MEM, 0, c.len);
+		total += c.len;
+	}
+	emit(KINST_OP_IMM, 0, 1);
+	emit(KINST_OP_RET, 0, 0);
+	if (!if_expr.empty()) {
+		code[jz].off = (int16_t)(code.size() - jz - 1);
+		emit(KINST_OP_IMM, 0, 0);
+		emit(KINST_OP_RET, 0, 0);
+	}
+	if (caps.size() > KINST_CAP_MAX)
+		throw Error(Exit::usage, "--mem/--str: at most " +
+		    std::to_string(KINST_CAP_MAX) + " captures, " +
+		    std::to_string(caps.size()) + " given");
+	if (total > KINST_CAP_MAX_BYTES)
+		throw Error(Exit::usage, "--mem/--str: " + std::to_string(total) +
+		    " bytes of captures, at most " + std::to_string(KINST_CAP_MAX_BYTES));
+	unsigned loads = 0;
+	for (const auto &in : code)
+		loads += in.op == KINST_OP_LOAD || in.op == KINST_OP_LOADC;
+	if (loads > KINST_PROG_MAX_LOADS)
+		throw Error(Exit::usage, "--if/--mem/--str: " + std::to_string(loads) +
+		    " memory reads in all, at most " + std::to_string(KINST_PROG_MAX_LOADS));
+	if (code.size() > KINST_PROG_MAX_INSNS)
+		throw Error(Exit::usage, "--if/--mem/--str: expressions too long (more than " +
+		    std::to_string(KINST_PROG_MAX_INSNS) + " instructions in all)");
+	return code;
+}
+
 uint32_t
 load_prog(int fd, const std::vector<struct kinst_pinsn> &code,
     const std::string &what)
@@ -344,6 +451,10 @@ load_prog(int fd, const std::vector<struct kinst_pinsn> &code,
 		if (e == ENOTTY)
 			throw Error(Exit::live, what + ": the loaded kinst module "
 			    "predates probe programs (ABI 1.5): load this version's module");
+		if (e == EINVAL && pl.verdict == KINST_PV_BAD_OP)
+			throw Error(Exit::live, what + ": the loaded kinst module does not "
+			    "know an instruction of the program (captures need ABI 1.7): "
+			    "load this version's module");
 		if (e == EINVAL && pl.verdict != KINST_PV_OK)
 			throw Error(Exit::internal, what + ": the module refused the "
 			    "compiled program: " + kinst_prog_verdict_name(pl.verdict) +

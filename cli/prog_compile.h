@@ -28,6 +28,24 @@ namespace kinst {
 std::vector<struct kinst_pinsn> compile_expr(const std::string &expr,
     const std::string &what);
 
+// A --mem EXPR:LEN or --str EXPR[:MAX] argument.
+struct Capture {
+	std::string arg;	// as given
+	std::string expr;	// the address
+	bool str = false;
+	uint32_t len = 0;	// LEN (1..512) or MAX (1..256, default 256)
+};
+
+// Parses and checks one argument (the address compiles, LEN/MAX in
+// range).  Throws Error(Exit::usage, "--mem ARG: column N: <why>").
+Capture parse_capture(const std::string &arg, bool str);
+
+// The program of trace: --if's predicate (none: true) and, when it holds,
+// one capture per element of caps (a read in an address is KINST_OP_LOADC:
+// its fault is the capture's).  Empty when there is neither.
+std::vector<struct kinst_pinsn> compile_trace_prog(const std::string &if_expr,
+    const std::vector<Capture> &caps);
+
 // Loads the program into the session behind fd (KINST_IOC_PROG_LOAD) and
 // returns its id; a refusal names the verifier's reason.
 uint32_t load_prog(int fd, const std::vector<struct kinst_pinsn> &code,

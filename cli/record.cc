@@ -32,6 +32,28 @@ parse_stack(HitRecord &r, const struct kinst_rec_sec &s, const uint8_t *payload)
 	memcpy(r.stack.data(), payload, s.len);
 }
 
+void
+parse_capture_sec(HitRecord &r, const struct kinst_rec_sec &s, const uint8_t *payload)
+{
+	struct kinst_rec_cap c;
+	const char *what = s.type == KINST_SEC_STR ? "string" : "memory";
+	if (s.len < sizeof(c))
+		malformed(std::string(what) + " section of " + std::to_string(s.len) + " bytes");
+	memcpy(&c, payload, sizeof(c));
+	uint32_t max = s.type == KINST_SEC_STR ? KINST_CAP_STR_MAX : KINST_CAP_MEM_MAX;
+	if (c.size != s.len - sizeof(c) || c.size > max || c.index >= KINST_CAP_MAX)
+		malformed(std::string(what) + " section: " + std::to_string(c.size) +
+		    " bytes of capture " + std::to_string(c.index) + " in " +
+		    std::to_string(s.len));
+	CaptureData d;
+	d.str = s.type == KINST_SEC_STR;
+	d.index = c.index;
+	d.flags = s.flags;
+	d.address = c.addr;
+	d.bytes.assign((const char *)payload + sizeof(c), c.size);
+	r.caps.push_back(std::move(d));
+}
+
 } // namespace
 
 HitRecord
@@ -54,6 +76,8 @@ parse_hit_record(const uint8_t *p, size_t size)
 			    std::to_string(s.len) + " bytes, " + std::to_string(size - pos) + " left");
 		if (s.type == KINST_SEC_STACK)
 			parse_stack(r, s, p + pos);
+		else if (s.type == KINST_SEC_MEM || s.type == KINST_SEC_STR)
+			parse_capture_sec(r, s, p + pos);
 		else
 			r.unknown_sections++;
 		pos += (size_t)padded;
@@ -94,6 +118,137 @@ StackSymbolizer::frame(uint64_t addr, size_t i)
 	f.offset = addr - fn.addr;
 	f.module = impl_->syms.module(refs.front().module).name();
 	return f;
+}
+
+std::string
+c_quote(const std::string &s)
+{
+	std::string q = "\"";
+	for (unsigned char ch : s) {
+		switch (ch) {
+		case '\\': q += "\\\\"; break;
+		case '"': q += "\\\""; break;
+		case '\n': q += "\\n"; break;
+		case '\t': q += "\\t"; break;
+		case '\r': q += "\\r"; break;
+		default:
+			if (ch < 0x20 || ch >= 0x7f) {
+				char b[8];
+				snprintf(b, sizeof(b), "\\%03o", ch);
+				q += b;
+			} else
+				q += (char)ch;
+		}
+	}
+	return q + "\"";
+}
+
+namespace {
+
+const CaptureDesc *
+desc_of(const CaptureData &c, const std::vector<CaptureDesc> &d)
+{
+	return c.index < d.size() && d[c.index].str == c.str ? &d[c.index] : nullptr;
+}
+
+std::string
+cap_name(const CaptureData &c, const std::vector<CaptureDesc> &d)
+{
+	const CaptureDesc *cd = desc_of(c, d);
+	return cd ? cd->expr : "capture#" + std::to_string(c.index);
+}
+
+// hexdump -C: offset, 16 bytes in two groups of 8, |ASCII|.
+std::string
+hexdump(const std::string &b, const char *indent)
+{
+	std::string s;
+	for (size_t off = 0; off < b.size(); off += 16) {
+		char line[96];
+		int n = snprintf(line, sizeof(line), "%s%08zx  ", indent, off);
+		std::string l(line, (size_t)n);
+		for (size_t i = 0; i < 16; i++) {
+			if (off + i < b.size()) {
+				snprintf(line, sizeof(line), "%02x ", (unsigned char)b[off + i]);
+				l += line;
+			} else
+				l += "   ";
+			if (i == 7)
+				l += " ";
+		}
+		l += " |";
+		for (size_t i = 0; i < 16 && off + i < b.size(); i++) {
+			unsigned char ch = (unsigned char)b[off + i];
+			l += ch >= 0x20 && ch < 0x7f ? (char)ch : '.';
+		}
+		s += "\n" + l + "|";
+	}
+	return s;
+}
+
+} // namespace
+
+std::string
+text_captures(const HitRecord &r, const std::vector<CaptureDesc> &d)
+{
+	std::string s;
+	for (const CaptureData &c : r.caps) {
+		s += "\n    " + std::string(c.str ? "str " : "mem ") + cap_name(c, d);
+		if (c.flags & KINST_SECF_DEREF) {
+			s += ": fault computing the address";
+			continue;
+		}
+		s += " @ " + hex(c.address) + ": ";
+		if (c.flags & KINST_SECF_FAULT) {
+			s += "fault reading the " + std::string(c.str ? "string" : "bytes");
+			continue;
+		}
+		if (c.str) {
+			s += c_quote(c.bytes);
+			if (c.flags & KINST_SECF_TRUNCATED)
+				s += "... (cut at " + std::to_string(c.bytes.size()) + " bytes)";
+		} else {
+			s += std::to_string(c.bytes.size()) + " bytes";
+			s += hexdump(c.bytes, "        ");
+		}
+	}
+	return s;
+}
+
+void
+json_captures(nlohmann::json &j, const HitRecord &r, const std::vector<CaptureDesc> &d)
+{
+	nlohmann::json mem = nlohmann::json::array(), str = nlohmann::json::array();
+	for (const CaptureData &c : r.caps) {
+		nlohmann::json o;
+		o["expr"] = cap_name(c, d);
+		if (c.flags & KINST_SECF_DEREF) {
+			o["address"] = nullptr;
+			o["fault"] = "address";
+		} else if (c.flags & KINST_SECF_FAULT) {
+			o["address"] = hex(c.address);
+			o["fault"] = "read";
+		} else {
+			o["address"] = hex(c.address);
+			if (c.str) {
+				o["string"] = c.bytes;
+				o["truncated"] = (c.flags & KINST_SECF_TRUNCATED) != 0;
+			} else {
+				std::string h;
+				for (unsigned char ch : c.bytes) {
+					char b[3];
+					snprintf(b, sizeof(b), "%02x", ch);
+					h += b;
+				}
+				o["bytes"] = h;
+			}
+		}
+		(c.str ? str : mem).push_back(o);
+	}
+	if (!mem.empty())
+		j["mem"] = mem;
+	if (!str.empty())
+		j["str"] = str;
 }
 
 std::string

@@ -19,8 +19,18 @@
 
 namespace kinst {
 
+// One MEM or STR section (ABI 1.7).
+struct CaptureData {
+	bool str = false;
+	uint32_t index = 0;	// the capture's rank in the program
+	uint16_t flags = 0;	// KINST_SECF_FAULT, _DEREF, _TRUNCATED
+	uint64_t address = 0;
+	std::string bytes;	// as read (a string without its NUL)
+};
+
 struct HitRecord {
 	struct kinst_hit_record hit;
+	std::vector<CaptureData> caps;	// in record order
 	bool has_stack = false;
 	bool stack_truncated = false;
 	std::vector<uint64_t> stack;	// [0] = the probed instruction
@@ -59,6 +69,20 @@ private:
 // line per frame (text), or "stack" and "stack_truncated" members (JSON).
 std::string text_stack(const HitRecord &r, StackSymbolizer &sym);
 void json_stack(nlohmann::json &j, const HitRecord &r, StackSymbolizer &sym);
+
+// The captures under a hit: memory as hexdump -C lines, strings quoted
+// with C escapes (text); "mem" and "str" arrays (JSON).  exprs[i] names
+// capture i, mem says whether it is a --mem (else --str).
+struct CaptureDesc {
+	std::string expr;
+	bool str = false;
+	uint32_t len = 0;
+};
+std::string text_captures(const HitRecord &r, const std::vector<CaptureDesc> &d);
+void json_captures(nlohmann::json &j, const HitRecord &r,
+    const std::vector<CaptureDesc> &d);
+// Bytes as C would write them in a string literal, quoted.
+std::string c_quote(const std::string &s);
 
 // "function+0xoff [module]" or "0xaddr [?]".
 std::string text_frame(const Frame &f);

@@ -253,7 +253,8 @@ comm_of(const struct kinst_hit_record &h)
 
 void
 print_hit(Writer &out, const Style &st, const TraceOptions &o,
-    const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &r, StackSymbolizer &sym)
+    const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &r, StackSymbolizer &sym,
+    const std::vector<CaptureDesc> &capd)
 {
 	const struct kinst_hit_record &h = r.hit;
 	auto it = probes.find(h.probe_id);
@@ -279,6 +280,7 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		j["regs"] = json_regs(h.regs);
 		if (r.has_stack)
 			json_stack(j, r, sym);
+		json_captures(j, r, capd);
 		out.line(json_line(j));
 		return;
 	}
@@ -295,6 +297,7 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		line += "  " + text_regs(h.regs, false);
 	if (r.has_stack)
 		line += text_stack(r, sym);
+	line += text_captures(r, capd);
 	out.line(line);
 }
 
@@ -313,15 +316,27 @@ run_trace(const TraceOptions &o)
 		specs.push_back(sp);
 	}
 	// --if: compiled before the device is opened (a typo is a usage error).
-	std::vector<struct kinst_pinsn> pred;
-	if (!o.if_expr.empty())
-		pred = compile_expr(o.if_expr, "--if");
+	// --mem/--str: the captures, after it in the same program.
+	std::vector<Capture> caps;
+	std::vector<CaptureDesc> capd;
+	for (const auto &m : o.mems)
+		caps.push_back(parse_capture(m, false));
+	for (const auto &m : o.strs)
+		caps.push_back(parse_capture(m, true));
+	for (const auto &c : caps)
+		capd.push_back(CaptureDesc{c.expr, c.str, c.len});
+	std::vector<struct kinst_pinsn> pred = compile_trace_prog(o.if_expr, caps);
+	std::string prog_what = caps.empty() ? "--if" : o.if_expr.empty() ?
+	    "--mem/--str" : "--if/--mem/--str";
 
 	Device dev = Device::open_for("trace");
 	int fd = dev.fd();
 	if (o.stack && (dev.abi_version() & 0xffff) < 4)
 		throw Error(Exit::live, "trace --stack: the loaded kinst module (ABI 1." +
 		    std::to_string(dev.abi_version() & 0xffff) + ") cannot record stacks; load one of ABI 1.4 or later");
+	if (!caps.empty() && (dev.abi_version() & 0xffff) < 7)
+		throw Error(Exit::live, "trace --mem/--str: the loaded kinst module (ABI 1." +
+		    std::to_string(dev.abi_version() & 0xffff) + ") cannot capture memory; load one of ABI 1.7 or later");
 	StackSymbolizer sym;
 	if (o.stack)
 		sym.load();	// before the first hit: not while the traced code runs
@@ -346,7 +361,7 @@ run_trace(const TraceOptions &o)
 		device_failed("filter", errno);
 	}
 
-	uint32_t prog_id = pred.empty() ? 0 : load_prog(fd, pred, "--if");
+	uint32_t prog_id = pred.empty() ? 0 : load_prog(fd, pred, prog_what);
 
 	// From here on SIGINT and SIGTERM stop the trace cleanly (disarm, drain,
 	// summary), also while arming.  Installed before the first probe is
@@ -417,7 +432,7 @@ run_trace(const TraceOptions &o)
 				if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
 					filtered++;
 				} else {
-					print_hit(out, st, o, probes, r, sym);
+					print_hit(out, st, o, probes, r, sym, capd);
 					printed++;
 					if (o.count && printed >= o.count)
 						done = true;

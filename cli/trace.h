@@ -27,6 +27,8 @@ struct TraceOptions {
 	bool no_color = false;
 	bool verbose = false;		// list every refused instruction
 	std::string if_expr;		// --if: predicate evaluated in the kernel
+	std::vector<std::string> mems;	// --mem EXPR:LEN
+	std::vector<std::string> strs;	// --str EXPR[:MAX]
 	Syntax syntax = Syntax::att;
 };
 

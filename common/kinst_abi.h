@@ -16,13 +16,16 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	6	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	7	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
 					   KINST_ARM_PROG, KINST_IOC_PROG_STATS);
 					   1.6: aggregation (KINST_IOC_AGG_*,
-					   KINST_ARM_AGG, KINST_OP_KEY/VALUE) */
+					   KINST_ARM_AGG, KINST_OP_KEY/VALUE);
+					   1.7: memory and string captures
+					   (KINST_OP_MEM/STR/LOADC, MEM and
+					   STR sections) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -109,9 +112,31 @@ struct kinst_rec_sec {
 
 #define	KINST_SEC_STACK	1	/* uint64_t return addresses, innermost first:
 				   [0] is the probed instruction itself */
-#define	KINST_SEC_MEM	2
-#define	KINST_SEC_STR	3
-#define	KINST_SECF_TRUNCATED	0x0001u	/* STACK: more frames than KINST_STACK_MAX */
+#define	KINST_SEC_MEM	2	/* a memory capture (since ABI 1.7): struct
+				   kinst_rec_cap, then size bytes */
+#define	KINST_SEC_STR	3	/* a string capture (1.7): struct kinst_rec_cap,
+				   then size bytes, the string without its NUL */
+#define	KINST_SECF_TRUNCATED	0x0001u	/* STACK: more frames than KINST_STACK_MAX;
+					   STR: no NUL within the capture's MAX
+					   bytes (cut there) */
+#define	KINST_SECF_FAULT	0x0002u	/* MEM, STR: reading the bytes at address
+					   faulted (size 0) */
+#define	KINST_SECF_DEREF	0x0004u	/* MEM, STR: computing the address faulted
+					   (a KINST_OP_LOADC read): no address,
+					   size 0 */
+
+/*
+ * The payload of a MEM or STR section: which capture of the probe's
+ * program (index: the capture instruction's rank among the program's
+ * KINST_OP_MEM/STR instructions, 0 first), the address, and how many bytes
+ * follow (section len = sizeof(struct kinst_rec_cap) + size).  A capture
+ * instruction a hit's program did not reach has no section.
+ */
+struct kinst_rec_cap {
+	uint64_t	addr;
+	uint32_t	index;
+	uint32_t	size;
+};
 
 #define	KINST_STACK_MAX	64	/* frames in a STACK section, at most */
 
@@ -276,6 +301,17 @@ enum kinst_op {
 	KINST_OP_KEY,		/* pop a: aggregation key word arg (0, 1) = a
 				   (since ABI 1.6; a no-op outside KINST_ARM_AGG) */
 	KINST_OP_VALUE,		/* pop a: the aggregated value = a (1.6) */
+	KINST_OP_MEM,		/* pop an address: capture imm (1 ..
+				   KINST_CAP_MEM_MAX) bytes there into the
+				   record, if the program returns true (1.7) */
+	KINST_OP_STR,		/* pop an address: capture the NUL-terminated
+				   string there, at most imm (1 ..
+				   KINST_CAP_STR_MAX) bytes (1.7) */
+	KINST_OP_LOADC,		/* LOAD for a capture's address (1.7): a fault
+				   does not end the program: it pushes 0 and
+				   the next MEM/STR is recorded as
+				   KINST_SECF_DEREF; until then further LOADCs
+				   read nothing and push 0 */
 	KINST_OP_COUNT_		/* first invalid opcode */
 };
 
@@ -296,6 +332,10 @@ enum kinst_pctx {
 #define	KINST_PROG_STACK	16	/* stack depth */
 #define	KINST_PROG_MAX_LOADS	32	/* KINST_OP_LOAD instructions per program */
 #define	KINST_PROG_MAX		16	/* programs per open file */
+#define	KINST_CAP_MAX		8	/* MEM/STR instructions per program */
+#define	KINST_CAP_MEM_MAX	512	/* bytes of one MEM capture */
+#define	KINST_CAP_STR_MAX	256	/* bytes of one STR capture */
+#define	KINST_CAP_MAX_BYTES	2048	/* sum of a program's MEM/STR imm */
 
 /* Why the verifier refused a program (kinst_prog_load.verdict). */
 enum kinst_pv {
@@ -314,6 +354,9 @@ enum kinst_pv {
 	KINST_PV_FALL_OFF,	/* the last instruction is not RET */
 	KINST_PV_RET_DEPTH,	/* RET with other than one value on the stack */
 	KINST_PV_TOO_MANY_LOADS,	/* more than KINST_PROG_MAX_LOADS loads */
+	KINST_PV_CAP_LEN,	/* a MEM/STR length out of range (1.7) */
+	KINST_PV_TOO_MANY_CAPS,	/* more than KINST_CAP_MAX captures (1.7) */
+	KINST_PV_CAP_BYTES,	/* captures over KINST_CAP_MAX_BYTES (1.7) */
 	KINST_PV_COUNT_
 };
 
@@ -458,6 +501,7 @@ KINST_ABI_ASSERT(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment
 KINST_ABI_ASSERT(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_pinsn) == 16, "pinsn layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_rec_cap) == 16, "rec_cap layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_prog_load) == 32, "prog_load layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_prog_stats) == 16, "prog_stats layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_setup) == 48, "agg_setup layout");

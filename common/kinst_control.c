@@ -7,6 +7,7 @@
 #include "kinst_control.h"
 #include "kinst_stack.h"
 #include "kinst_os.h"
+#include "kinst_prog.h"
 
 static void
 ctl_bzero(void *p, size_t n)
@@ -358,8 +359,12 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 		kinst_os_ctl_unlock();
 		return (KINST_E_INVAL);
 	}
-	/* Aggregating probes need the session's aggregation first. */
-	if ((a->flags & KINST_ARM_AGG) != 0 && cs->s.agg == NULL) {
+	/*
+	 * Aggregating probes need the session's aggregation first, and make
+	 * no record: a program with captures is refused for them.
+	 */
+	if ((a->flags & KINST_ARM_AGG) != 0 && (cs->s.agg == NULL ||
+	    (prog != NULL && prog->ncaps != 0))) {
 		kinst_os_ctl_unlock();
 		return (KINST_E_INVAL);
 	}

@@ -43,6 +43,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->os_priv = NULL;
 	s->pstats = NULL;
 	s->agg = NULL;
+	s->capbuf = NULL;
 	for (i = 0; i < ncpus; i++)
 		hits[i] = 0;
 }
@@ -67,11 +68,45 @@ static const struct kinst_mem_ops os_mem = {
 	.ctx = NULL,
 };
 
+/*
+ * A record with captures (and maybe a stack), built in this CPU's capture
+ * buffer: the fixed part, the STACK section, one MEM/STR section per
+ * capture the program reached.  The buffer is this CPU's alone at record
+ * depth 1.
+ */
+static int
+record_caps(struct kinst_probe *p, struct kinst_session *s, uint32_t cpu,
+    struct kinst_hit_record *rec, const struct kinst_regs *regs, void *osctx,
+    const struct kinst_cap_set *caps)
+{
+	uint64_t *base;
+	uint8_t *b;
+	uint32_t len, i;
+
+	/* Published before any probe with captures was armed. */
+	base = KINST_LOAD_ACQUIRE(&s->capbuf);
+	if (base == NULL) {	/* not reached: kinst_ctl_prog_load */
+		kinst_ring_count_drop(&s->rings[cpu]);
+		return (-1);
+	}
+	b = (uint8_t *)(base +
+	    (size_t)cpu * (KINST_CAP_REC_MAX / sizeof(uint64_t)));
+	len = (uint32_t)sizeof(*rec);
+	if ((p->flags & KINST_PF_STACK) != 0)
+		len += kinst_stack_capture(regs, osctx, p->offset, b + len);
+	for (i = 0; i < caps->n; i++)
+		len += kinst_cap_section(&caps->req[i], b + len);
+	rec->hdr.size = len;
+	*(struct kinst_hit_record *)b = *rec;
+	return (kinst_ring_put(&s->rings[cpu], b, len));
+}
+
 static void
 record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
     uint32_t cpu, const struct kinst_regs *regs, void *osctx)
 {
 	struct kinst_hit_record rec;
+	struct kinst_cap_set caps;
 	struct kinst_ring *ring;
 	int32_t pid, tid;
 	uint32_t depth, need;
@@ -98,8 +133,9 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 		return;
 	}
 	/* The predicate, before any record is built (counted if false). */
+	caps.n = 0;
 	if (p->prog != NULL &&
-	    !kinst_prog_pass(p->prog, s, cpu, pid, tid, rec.comm, regs))
+	    !kinst_prog_pass(p->prog, s, cpu, pid, tid, rec.comm, regs, &caps))
 		return;
 	ring = &s->rings[cpu];
 
@@ -112,9 +148,14 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	 */
 	depth = ++e->depth[cpu];
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Stack probes reserve room for the largest STACK section. */
+	/*
+	 * Stack probes reserve room for the largest STACK section, programs
+	 * with captures for the largest sections of all their captures.
+	 */
 	need = (p->flags & KINST_PF_STACK) != 0 ? KINST_STACK_REC_MAX :
 	    sizeof(rec);
+	if (p->prog != NULL)
+		need += p->prog->cap_bytes;
 	if (depth != 1 || !kinst_ring_room(ring, need)) {
 		/* Nested, or the reader fell behind: drop without the work. */
 		kinst_ring_count_drop(ring);
@@ -130,7 +171,9 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 		rec.tid = tid;
 		rec.regs = *regs;
 		rec.regs._pad = 0;	/* never leak the caller's stack */
-		if ((p->flags & KINST_PF_STACK) != 0)
+		if (caps.n != 0)
+			put = record_caps(p, s, cpu, &rec, regs, osctx, &caps);
+		else if ((p->flags & KINST_PF_STACK) != 0)
 			put = kinst_stack_record(ring, &rec, regs, osctx,
 			    p->offset);
 		else

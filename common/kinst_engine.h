@@ -42,6 +42,12 @@ struct kinst_session {
 	struct kinst_prog_cpu_stats *pstats;
 	/* set up by KINST_IOC_AGG_SETUP (kinst_aggctl.c), or NULL */
 	struct kinst_agg *agg;
+	/*
+	 * [ncpus * KINST_CAP_REC_MAX / 8]: where a hit with captures builds
+	 * its record, used only at record depth 1 on its CPU; allocated at
+	 * the first KINST_IOC_PROG_LOAD of a program with captures.
+	 */
+	uint64_t	*capbuf;
 };
 
 struct kinst_engine {

@@ -56,6 +56,9 @@ static const struct op_info op_info[KINST_OP_COUNT_] = {
 	[KINST_OP_RET] =	{ 1, 0, F_NOFALL, 0 },
 	[KINST_OP_KEY] =	{ 1, 0, F_ARG, 2 },	/* kinst_agg.c */
 	[KINST_OP_VALUE] =	{ 1, 0, 0, 0 },
+	[KINST_OP_MEM] =	{ 1, 0, F_IMM, 0 },	/* captures */
+	[KINST_OP_STR] =	{ 1, 0, F_IMM, 0 },
+	[KINST_OP_LOADC] =	{ 1, 1, F_ARG, 9 },
 };
 
 /* Opcode known, arg in range, unused fields zero. */
@@ -73,9 +76,13 @@ verify_fields(const struct kinst_pinsn *in)
 		return (KINST_PV_NONZERO);
 	if ((oi->flags & F_ARG) != 0 && in->arg >= oi->arg_max)
 		return (KINST_PV_BAD_ARG);
-	if (in->op == KINST_OP_LOAD && in->arg != 1 && in->arg != 2 &&
-	    in->arg != 4 && in->arg != 8)
+	if ((in->op == KINST_OP_LOAD || in->op == KINST_OP_LOADC) &&
+	    in->arg != 1 && in->arg != 2 && in->arg != 4 && in->arg != 8)
 		return (KINST_PV_BAD_ARG);
+	if ((in->op == KINST_OP_MEM && (in->imm == 0 ||
+	    in->imm > KINST_CAP_MEM_MAX)) || (in->op == KINST_OP_STR &&
+	    (in->imm == 0 || in->imm > KINST_CAP_STR_MAX)))
+		return (KINST_PV_CAP_LEN);
 	return (KINST_PV_OK);
 }
 
@@ -135,7 +142,7 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
     struct kinst_prog *p, uint32_t *bad_pc)
 {
 	int16_t depth[KINST_PROG_MAX_INSNS];
-	uint32_t pc, nloads, maxd, d;
+	uint32_t pc, nloads, maxd, d, ncaps, capsum, capbytes;
 	int r;
 
 	*bad_pc = n;
@@ -148,6 +155,9 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
 	depth[0] = 0;
 	nloads = 0;
 	maxd = 0;
+	ncaps = 0;
+	capsum = 0;
+	capbytes = 0;
 	for (pc = 0; pc < n; pc++) {
 		*bad_pc = pc;
 		if ((r = verify_fields(&code[pc])) != KINST_PV_OK)
@@ -158,41 +168,61 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
 		    op_info[code[pc].op].pushes;
 		if (d > maxd)
 			maxd = d;
-		if (code[pc].op == KINST_OP_LOAD && ++nloads >
+		if ((code[pc].op == KINST_OP_LOAD ||
+		    code[pc].op == KINST_OP_LOADC) && ++nloads >
 		    KINST_PROG_MAX_LOADS)
 			return (KINST_PV_TOO_MANY_LOADS);
+		p->capidx[pc] = 0;
+		if (code[pc].op == KINST_OP_MEM || code[pc].op == KINST_OP_STR) {
+			if (ncaps == KINST_CAP_MAX)
+				return (KINST_PV_TOO_MANY_CAPS);
+			/* imm <= KINST_CAP_MEM_MAX: verify_fields */
+			capsum += (uint32_t)code[pc].imm;
+			if (capsum > KINST_CAP_MAX_BYTES)
+				return (KINST_PV_CAP_BYTES);
+			capbytes += KINST_CAP_SEC_BYTES(code[pc].imm);
+			p->capidx[pc] = (uint8_t)ncaps++;
+		}
 	}
 	*bad_pc = 0;
 	p->ninsns = n;
 	p->nloads = nloads;
 	p->max_depth = maxd;
 	p->id = 0;
+	p->ncaps = ncaps;
+	p->cap_bytes = capbytes;
 	for (pc = 0; pc < n; pc++)
 		p->code[pc] = code[pc];
 	return (KINST_PV_OK);
 }
 
 int
+kinst_prog_read(uint64_t addr, void *buf, uint32_t len)
+{
+	uint64_t last;
+
+	if (len == 0)
+		return (-1);
+	last = addr + len - 1;
+	if (last < addr)
+		return (-1);
+	if (last < KINST_USER_END)
+		return (kinst_os_read_user(addr, buf, len));
+	if (addr >= KINST_KERNEL_START)
+		return (kinst_os_read(addr, buf, len));
+	return (-1);		/* non-canonical, or straddles a half */
+}
+
+int
 kinst_prog_load_mem(uint64_t addr, uint32_t size, uint64_t *v)
 {
 	uint8_t b[8];
-	uint64_t last;
 	uint32_t i;
-	int r;
 
 	*v = 0;
 	if (size == 0 || size > 8)
 		return (-1);
-	last = addr + size - 1;
-	if (last < addr)
-		return (-1);
-	if (last < KINST_USER_END)
-		r = kinst_os_read_user(addr, b, size);
-	else if (addr >= KINST_KERNEL_START)
-		r = kinst_os_read(addr, b, size);
-	else
-		r = -1;		/* non-canonical, or straddles a half */
-	if (r != 0)
+	if (kinst_prog_read(addr, b, size) != 0)
 		return (-1);
 	for (i = 0; i < size; i++)
 		*v |= (uint64_t)b[i] << (8 * i);
@@ -258,11 +288,24 @@ int
 kinst_prog_run(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
     uint64_t *value)
 {
+
+	return (kinst_prog_run_caps(p, c, value, NULL));
+}
+
+int
+kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
+    uint64_t *value, struct kinst_cap_set *caps)
+{
 	uint64_t st[KINST_PROG_STACK];
 	const struct kinst_pinsn *in;
+	struct kinst_cap_req *q;
 	uint32_t pc, sp;
+	bool deref_fault;
 
 	sp = 0;
+	deref_fault = false;
+	if (caps != NULL)
+		caps->n = 0;
 	*value = 0;
 	for (pc = 0; pc < p->ninsns; pc++) {
 		in = &p->code[pc];
@@ -281,6 +324,27 @@ kinst_prog_run(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 			if (kinst_prog_load_mem(st[sp - 1], in->arg,
 			    &st[sp - 1]) != 0)
 				return (KINST_PROG_FAULT);
+			break;
+		case KINST_OP_LOADC:
+			if (deref_fault || kinst_prog_load_mem(st[sp - 1],
+			    in->arg, &st[sp - 1]) != 0) {
+				st[sp - 1] = 0;
+				deref_fault = true;
+			}
+			break;
+		case KINST_OP_MEM:
+		case KINST_OP_STR:
+			sp--;
+			/* At most ncaps <= KINST_CAP_MAX: each runs once. */
+			if (caps != NULL) {
+				q = &caps->req[caps->n++];
+				q->addr = deref_fault ? 0 : st[sp];
+				q->len = (uint32_t)in->imm;
+				q->op = in->op;
+				q->index = p->capidx[pc];
+				q->flags = deref_fault ? KINST_SECF_DEREF : 0;
+			}
+			deref_fault = false;
 			break;
 		case KINST_OP_LNOT:
 			st[sp - 1] = st[sp - 1] == 0;
@@ -320,10 +384,93 @@ kinst_prog_run(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 	return (KINST_PROG_FALSE);	/* not reached: the verifier ends paths in RET */
 }
 
+/* Read a string at addr, page by page, up to a NUL or max bytes. */
+static int
+cap_read_str(uint64_t addr, uint8_t *buf, uint32_t max, uint32_t *n,
+    bool *truncated)
+{
+	uint32_t got, chunk, i;
+	uint64_t a;
+
+	*n = 0;
+	*truncated = false;
+	for (got = 0; got < max; got += chunk) {
+		a = addr + got;
+		chunk = KINST_CAP_PAGE - (uint32_t)(a & (KINST_CAP_PAGE - 1));
+		if (chunk > max - got)
+			chunk = max - got;
+		if (kinst_prog_read(a, buf + got, chunk) != 0)
+			return (-1);
+		for (i = 0; i < chunk; i++)
+			if (buf[got + i] == 0) {
+				*n = got + i;
+				return (0);
+			}
+	}
+	*n = max;
+	*truncated = true;
+	return (0);
+}
+
+/* Read len bytes at addr, page by page. */
+static int
+cap_read_mem(uint64_t addr, uint8_t *buf, uint32_t len)
+{
+	uint32_t got, chunk;
+	uint64_t a;
+
+	for (got = 0; got < len; got += chunk) {
+		a = addr + got;
+		chunk = KINST_CAP_PAGE - (uint32_t)(a & (KINST_CAP_PAGE - 1));
+		if (chunk > len - got)
+			chunk = len - got;
+		if (kinst_prog_read(a, buf + got, chunk) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+uint32_t
+kinst_cap_section(const struct kinst_cap_req *q, void *sec)
+{
+	struct kinst_rec_sec *h = sec;
+	struct kinst_rec_cap *cap = (struct kinst_rec_cap *)(h + 1);
+	uint8_t *bytes = (uint8_t *)(cap + 1);
+	uint32_t n, padded, i;
+	uint16_t flags;
+	bool truncated;
+
+	flags = q->flags & KINST_SECF_DEREF;
+	n = 0;
+	if (flags == 0) {
+		if (q->op == KINST_OP_STR) {
+			if (cap_read_str(q->addr, bytes, q->len, &n,
+			    &truncated) != 0) {
+				flags = KINST_SECF_FAULT;
+				n = 0;
+			} else if (truncated)
+				flags = KINST_SECF_TRUNCATED;
+		} else if (cap_read_mem(q->addr, bytes, q->len) != 0)
+			flags = KINST_SECF_FAULT;
+		else
+			n = q->len;
+	}
+	padded = (n + 7u) & ~7u;
+	for (i = n; i < padded; i++)
+		bytes[i] = 0;	/* never leak an earlier record's bytes */
+	h->type = q->op == KINST_OP_STR ? KINST_SEC_STR : KINST_SEC_MEM;
+	h->flags = flags;
+	h->len = (uint32_t)sizeof(*cap) + n;
+	cap->addr = (flags & KINST_SECF_DEREF) != 0 ? 0 : q->addr;
+	cap->index = q->index;
+	cap->size = n;
+	return ((uint32_t)(sizeof(*h) + sizeof(*cap)) + padded);
+}
+
 bool
 kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
     uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
-    const struct kinst_regs *regs)
+    const struct kinst_regs *regs, struct kinst_cap_set *caps)
 {
 	struct kinst_prog_ctx c;
 	struct kinst_prog_cpu_stats *ps;
@@ -336,7 +483,7 @@ kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
 	c.cpu = cpu;
 	c.comm = comm;
 	c.out = NULL;
-	r = kinst_prog_run(p, &c, &v);
+	r = kinst_prog_run_caps(p, &c, &v, caps);
 	if (r == KINST_PROG_TRUE)
 		return (true);
 	/* Set before any probe with a program was armed (kinst_progctl.c). */

@@ -13,7 +13,11 @@
  *  - never pops an empty stack nor pushes past KINST_PROG_STACK, with the
  *    same depth on every path into an instruction;
  *  - reaches every instruction, ends every path in RET with exactly one
- *    value, and has at most KINST_PROG_MAX_LOADS loads.
+ *    value, and has at most KINST_PROG_MAX_LOADS loads (LOAD and LOADC);
+ *  - has at most KINST_CAP_MAX captures (MEM, STR), each of 1 ..
+ *    KINST_CAP_MEM_MAX / KINST_CAP_STR_MAX bytes, KINST_CAP_MAX_BYTES in
+ *    all, so that the record a hit makes has a size known at load time
+ *    (cap_bytes).
  * The interpreter relies on these facts and checks nothing again.
  */
 #ifndef KINST_PROG_H
@@ -29,8 +33,37 @@ struct kinst_prog {
 	uint32_t	nloads;		/* load instructions */
 	uint32_t	max_depth;	/* deepest stack on any path */
 	uint32_t	id;
+	uint32_t	ncaps;		/* MEM/STR instructions */
+	uint32_t	cap_bytes;	/* their sections' bytes at most, headers
+					   and padding included */
+	uint8_t		capidx[KINST_PROG_MAX_INSNS];	/* MEM/STR: rank */
 	struct kinst_pinsn code[KINST_PROG_MAX_INSNS];
 };
+
+/* A capture a run declared (MEM/STR reached): read after the run. */
+struct kinst_cap_req {
+	uint64_t	addr;
+	uint32_t	len;		/* MEM: bytes; STR: at most */
+	uint8_t		op;		/* KINST_OP_MEM or KINST_OP_STR */
+	uint8_t		index;		/* rank of the instruction */
+	uint16_t	flags;		/* KINST_SECF_DEREF */
+};
+
+struct kinst_cap_set {
+	uint32_t	n;
+	struct kinst_cap_req req[KINST_CAP_MAX];
+};
+
+/* The bytes of one capture's section, at most: header, payload, padding. */
+#define	KINST_CAP_SEC_BYTES(len)	\
+	((uint32_t)(sizeof(struct kinst_rec_sec) + \
+	sizeof(struct kinst_rec_cap)) + (((uint32_t)(len) + 7u) & ~7u))
+/* The largest hit record a program with captures makes (stack included). */
+#define	KINST_CAP_REC_MAX	\
+	(sizeof(struct kinst_hit_record) + sizeof(struct kinst_rec_sec) + \
+	KINST_STACK_MAX * sizeof(uint64_t) + \
+	KINST_CAP_MAX * (sizeof(struct kinst_rec_sec) + \
+	sizeof(struct kinst_rec_cap) + 8) + KINST_CAP_MAX_BYTES)
 
 /* What a program sees of a hit. */
 struct kinst_prog_ctx {
@@ -68,6 +101,32 @@ int	kinst_prog_run(const struct kinst_prog *p,
 	    const struct kinst_prog_ctx *c, uint64_t *value);
 
 /*
+ * The same, collecting the captures the run reaches into caps (NULL:
+ * ignored, as aggregation does).  LOADC faults are never KINST_PROG_FAULT.
+ */
+int	kinst_prog_run_caps(const struct kinst_prog *p,
+	    const struct kinst_prog_ctx *c, uint64_t *value,
+	    struct kinst_cap_set *caps);
+
+/*
+ * Read a capture and write its section at sec (room for
+ * KINST_CAP_SEC_BYTES(q->len)): the bytes are read page by page
+ * (KINST_CAP_PAGE), through the hook the address's half chooses, so a
+ * string that ends before an unmapped page is still captured.  Returns
+ * the section's size, header and padding included.
+ */
+uint32_t kinst_cap_section(const struct kinst_cap_req *q, void *sec);
+
+#define	KINST_CAP_PAGE	4096u
+
+/*
+ * Read len bytes at addr from the half its range lies in (kernel:
+ * kinst_os_read; user: kinst_os_read_user); a range that leaves its half
+ * or wraps fails.  0, or non-zero on failure.
+ */
+int	kinst_prog_read(uint64_t addr, void *buf, uint32_t len);
+
+/*
  * A fault-safe load as a program does it: addr's canonical half chooses
  * kernel (kinst_os_read) or the current process's user memory
  * (kinst_os_read_user); a range that leaves its half faults.  Little-endian
@@ -84,7 +143,7 @@ struct kinst_session;
  */
 bool	kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
 	    uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
-	    const struct kinst_regs *regs);
+	    const struct kinst_regs *regs, struct kinst_cap_set *caps);
 
 /* The lowest kernel (upper canonical half) and first non-user address. */
 #define	KINST_USER_END		0x0000800000000000ull

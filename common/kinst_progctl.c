@@ -29,6 +29,26 @@ progctl_pstats(struct kinst_csession *cs)
 	return (KINST_E_OK);
 }
 
+/*
+ * The session's per-CPU capture buffers (kinst_engine.c record_caps), for
+ * a program with captures, allocated once; control lock held.
+ */
+static int
+progctl_capbuf(struct kinst_csession *cs)
+{
+	uint64_t *b;
+
+	_Static_assert(KINST_CAP_REC_MAX % 8 == 0, "capture record alignment");
+	if (cs->s.capbuf != NULL)
+		return (KINST_E_OK);
+	b = kinst_os_alloc((size_t)cs->s.ncpus * KINST_CAP_REC_MAX);
+	if (b == NULL)
+		return (KINST_E_NOMEM);
+	/* Published before any probe that could use it is armed. */
+	KINST_STORE_RELEASE(&cs->s.capbuf, b);
+	return (KINST_E_OK);
+}
+
 int
 kinst_ctl_prog_load(struct kinst_ctl *c, struct kinst_csession *cs,
     struct kinst_prog_load *pl, const struct kinst_pinsn *code)
@@ -66,6 +86,8 @@ kinst_ctl_prog_load(struct kinst_ctl *c, struct kinst_csession *cs,
 		goto fail;
 	}
 	if ((err = progctl_pstats(cs)) != KINST_E_OK)
+		goto fail;
+	if (p->ncaps != 0 && (err = progctl_capbuf(cs)) != KINST_E_OK)
 		goto fail;
 	p->id = cs->nprogs + 1;
 	cs->progs[cs->nprogs++] = p;
@@ -120,5 +142,10 @@ kinst_ctl_prog_fini(struct kinst_csession *cs)
 		kinst_os_free(cs->s.pstats,
 		    (size_t)cs->s.ncpus * sizeof(*cs->s.pstats));
 		cs->s.pstats = NULL;
+	}
+	if (cs->s.capbuf != NULL) {
+		kinst_os_free(cs->s.capbuf,
+		    (size_t)cs->s.ncpus * KINST_CAP_REC_MAX);
+		cs->s.capbuf = NULL;
 	}
 }

@@ -23,6 +23,9 @@ static const char *const verdict_names[KINST_PV_COUNT_] = {
 	[KINST_PV_FALL_OFF] = "falls off the end",
 	[KINST_PV_RET_DEPTH] = "ret with other than one value",
 	[KINST_PV_TOO_MANY_LOADS] = "too many loads",
+	[KINST_PV_CAP_LEN] = "capture length out of range",
+	[KINST_PV_TOO_MANY_CAPS] = "too many captures",
+	[KINST_PV_CAP_BYTES] = "captures too big in total",
 };
 
 const char *

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "elf_image.h"
@@ -388,10 +389,102 @@ ATF_TEST_CASE_BODY(stack_frame_text)
 	ATF_REQUIRE_EQ(j["module"], "kernel");
 }
 
+// MEM/STR sections (ABI 1.7): parsed, shown as hexdump -C lines and quoted
+// strings, and as "mem"/"str" JSON; a size that disagrees with its length
+// is a malformed record.
+namespace {
+
+std::vector<uint8_t>
+cap_record(const std::vector<std::tuple<uint16_t, uint16_t, uint32_t, uint64_t, std::string>> &caps)
+{
+	std::vector<uint8_t> b(sizeof(struct kinst_hit_record), 0);
+	for (const auto &c : caps) {
+		struct kinst_rec_sec h;
+		struct kinst_rec_cap rc;
+		const std::string &bytes = std::get<4>(c);
+		h.type = std::get<0>(c);
+		h.flags = std::get<1>(c);
+		h.len = (uint32_t)(sizeof(rc) + bytes.size());
+		rc.index = std::get<2>(c);
+		rc.addr = std::get<3>(c);
+		rc.size = (uint32_t)bytes.size();
+		b.insert(b.end(), (const uint8_t *)&h, (const uint8_t *)&h + sizeof(h));
+		b.insert(b.end(), (const uint8_t *)&rc, (const uint8_t *)&rc + sizeof(rc));
+		b.insert(b.end(), bytes.begin(), bytes.end());
+		b.resize((b.size() + 7) & ~(size_t)7, 0);
+	}
+	struct kinst_hit_record *r = (struct kinst_hit_record *)b.data();
+	r->hdr.size = (uint32_t)b.size();
+	r->hdr.type = KINST_REC_HIT;
+	return b;
+}
+
+} // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(record_captures);
+ATF_TEST_CASE_BODY(record_captures)
+{
+	std::string mem("Hello, world!\n\x01\xff" "abc", 19);
+	std::vector<uint8_t> b = cap_record({
+	    {KINST_SEC_MEM, 0, 0, 0xffffffff81000000ull, mem},
+	    {KINST_SEC_STR, 0, 1, 0x7ffc0010ull, std::string("/tmp/a \"b\"\\\t\x01", 13)},
+	    {KINST_SEC_STR, KINST_SECF_TRUNCATED, 2, 0x7ffc0020ull, "abcd"},
+	    {KINST_SEC_MEM, KINST_SECF_FAULT, 3, 0x10, ""},
+	    {KINST_SEC_STR, KINST_SECF_DEREF, 4, 0, ""},
+	});
+	HitRecord r = parse_hit_record(b.data(), b.size());
+	ATF_REQUIRE_EQ(r.caps.size(), 5u);
+	ATF_REQUIRE_EQ(r.caps[0].bytes, mem);
+	ATF_REQUIRE_EQ(r.caps[2].flags, KINST_SECF_TRUNCATED);
+	std::vector<CaptureDesc> d = {{"rdi", false, 19}, {"rsi", true, 256},
+	    {"rdx", true, 4}, {"0x10", false, 8}, {"*(0x10)", true, 256}};
+	std::string t = text_captures(r, d);
+	const char *want =
+	    "\n    mem rdi @ 0xffffffff81000000: 19 bytes"
+	    "\n        00000000  48 65 6c 6c 6f 2c 20 77  6f 72 6c 64 21 0a 01 ff  |Hello, world!...|"
+	    "\n        00000010  61 62 63                                          |abc|"
+	    "\n    str rsi @ 0x7ffc0010: \"/tmp/a \\\"b\\\"\\\\\\t\\001\""
+	    "\n    str rdx @ 0x7ffc0020: \"abcd\"... (cut at 4 bytes)"
+	    "\n    mem 0x10 @ 0x10: fault reading the bytes"
+	    "\n    str *(0x10): fault computing the address";
+	if (t != want)
+		ATF_FAIL("text:\n" + t + "\nwanted:\n" + want);
+	nlohmann::json j;
+	json_captures(j, r, d);
+	ATF_REQUIRE_EQ(j["mem"].size(), 2u);
+	ATF_REQUIRE_EQ(j["str"].size(), 3u);
+	ATF_REQUIRE_EQ(j["mem"][0]["expr"], "rdi");
+	ATF_REQUIRE_EQ(j["mem"][0]["address"], "0xffffffff81000000");
+	ATF_REQUIRE_EQ(j["mem"][0]["bytes"], "48656c6c6f2c20776f726c64210a01ff616263");
+	ATF_REQUIRE_EQ(j["str"][0]["string"], std::string("/tmp/a \"b\"\\\t\x01", 13));
+	ATF_REQUIRE_EQ(j["str"][0]["truncated"], false);
+	ATF_REQUIRE_EQ(j["str"][1]["truncated"], true);
+	ATF_REQUIRE_EQ(j["mem"][1]["fault"], "read");
+	ATF_REQUIRE_EQ(j["mem"][1]["address"], "0x10");
+	ATF_REQUIRE(!j["mem"][1].contains("bytes"));
+	ATF_REQUIRE_EQ(j["str"][2]["fault"], "address");
+	ATF_REQUIRE(j["str"][2]["address"].is_null());
+	// A capture this trace did not ask for is named by its index.
+	ATF_REQUIRE(text_captures(r, {}).find("mem capture#0 @") != std::string::npos);
+
+	// size disagreeing with len, and a size over the limit: malformed.
+	b = cap_record({{KINST_SEC_STR, 0, 0, 0x1000, "abc"}});
+	struct kinst_rec_cap rc;
+	memcpy(&rc, b.data() + sizeof(struct kinst_hit_record) + 8, sizeof(rc));
+	rc.size = 4;
+	memcpy(b.data() + sizeof(struct kinst_hit_record) + 8, &rc, sizeof(rc));
+	ATF_REQUIRE(record_error(b, b.size()).find("malformed") != std::string::npos);
+	b = cap_record({{KINST_SEC_STR, 0, 0, 0x1000, std::string(300, 'x')}});
+	ATF_REQUIRE(record_error(b, b.size()).find("malformed") != std::string::npos);
+	b = cap_record({{KINST_SEC_MEM, 0, 0, 0x1000, std::string(512, 'x')}});
+	ATF_REQUIRE_EQ(parse_hit_record(b.data(), b.size()).caps[0].bytes.size(), 512u);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
 	ATF_ADD_TEST_CASE(tcs, record_malformed);
+	ATF_ADD_TEST_CASE(tcs, record_captures);
 	ATF_ADD_TEST_CASE(tcs, stack_frame_text);
 	ATF_ADD_TEST_CASE(tcs, spec_forms);
 	ATF_ADD_TEST_CASE(tcs, spec_errors);

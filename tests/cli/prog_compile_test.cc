@@ -229,9 +229,130 @@ ATF_TEST_CASE_BODY(errors)
 	ATF_REQUIRE_THROW(kinst::Error, kinst::compile_expr(longe, "--if"));
 }
 
+// --mem/--str: the trace program (predicate, then captures) verified and
+// run: the capture addresses equal what this test computes, a faulting
+// read inside an address marks only that capture (DEREF), a false
+// predicate captures nothing; the sections hold the bytes; bad arguments
+// are usage errors naming the column.
+ATF_TEST_CASE_WITHOUT_HEAD(captures);
+ATF_TEST_CASE_BODY(captures)
+{
+	using kinst::Capture;
+	std::vector<Capture> caps = {
+		kinst::parse_capture("rsi+8:16", false),
+		kinst::parse_capture("*(rdi+8)", true),
+		kinst::parse_capture("*(u32)(rdi) + 0x7f0000000000:3", true),
+	};
+	ATF_REQUIRE_EQ(caps[0].len, 16u);
+	ATF_REQUIRE_EQ(caps[1].len, (uint32_t)KINST_CAP_STR_MAX);
+	ATF_REQUIRE_EQ(caps[2].expr, "*(u32)(rdi) + 0x7f0000000000");
+	auto code = kinst::compile_trace_prog("rdx == 7", caps);
+	static struct kinst_prog p;
+	uint32_t bad;
+	ATF_REQUIRE_EQ(kinst_prog_verify(code.data(), (uint32_t)code.size(), &p, &bad),
+	    KINST_PV_OK);
+	ATF_REQUIRE_EQ(p.ncaps, 3u);
+	for (size_t i = 0; i < sizeof(umem); i++) {
+		umem[i] = (uint8_t)('A' + i % 26);
+		kmem[i] = (uint8_t)i;
+	}
+	umem[100] = 0;
+	uint64_t up = ubase + 90, k32 = 50;
+	memcpy(kmem + 8, &up, 8);	// *(rdi+8) = user + 90
+	memcpy(kmem, &k32, 4);		// *(u32)(rdi) = 50
+	Hit h = make_hit(7);
+	h.regs.gpr[KINST_RDX] = 7;
+	h.regs.gpr[KINST_RDI] = kbase;
+	h.regs.gpr[KINST_RSI] = ubase + 40;
+	struct kinst_prog_ctx c;
+	memset(&c, 0, sizeof(c));
+	c.regs = &h.regs;
+	c.comm = h.comm;
+	struct kinst_cap_set cs;
+	uint64_t v;
+	ATF_REQUIRE_EQ(kinst_prog_run_caps(&p, &c, &v, &cs), KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(cs.n, 3u);
+	ATF_REQUIRE_EQ(cs.req[0].addr, ubase + 48);
+	ATF_REQUIRE_EQ(cs.req[0].op, KINST_OP_MEM);
+	ATF_REQUIRE_EQ(cs.req[1].addr, ubase + 90);
+	ATF_REQUIRE_EQ(cs.req[1].op, KINST_OP_STR);
+	ATF_REQUIRE_EQ(cs.req[2].addr, ubase + 50);
+	ATF_REQUIRE_EQ(cs.req[2].len, 3u);
+	for (uint32_t i = 0; i < 3; i++) {
+		ATF_REQUIRE_EQ(cs.req[i].index, i);
+		ATF_REQUIRE_EQ(cs.req[i].flags, 0);
+	}
+	uint8_t sec[KINST_CAP_SEC_BYTES(KINST_CAP_STR_MAX)];
+	struct kinst_rec_cap rc;
+	kinst_cap_section(&cs.req[1], sec);
+	memcpy(&rc, sec + 8, sizeof(rc));
+	ATF_REQUIRE_EQ(rc.size, 10u);
+	ATF_REQUIRE(memcmp(sec + 24, umem + 90, 10) == 0);
+	kinst_cap_section(&cs.req[0], sec);
+	ATF_REQUIRE(memcmp(sec + 24, umem + 48, 16) == 0);
+
+	// *(rdi+8) faults: that capture only; the predicate's result stands.
+	h.regs.gpr[KINST_RDI] = kbase + 4096 - 4;
+	ATF_REQUIRE_EQ(kinst_prog_run_caps(&p, &c, &v, &cs), KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(cs.n, 3u);
+	ATF_REQUIRE_EQ(cs.req[0].flags, 0);
+	ATF_REQUIRE_EQ(cs.req[1].flags, KINST_SECF_DEREF);
+	ATF_REQUIRE_EQ(cs.req[2].flags, 0);
+	// The predicate false: nothing captured.
+	h.regs.gpr[KINST_RDX] = 8;
+	ATF_REQUIRE_EQ(kinst_prog_run_caps(&p, &c, &v, &cs), KINST_PROG_FALSE);
+	ATF_REQUIRE_EQ(cs.n, 0u);
+	// Without --if: always true.
+	code = kinst::compile_trace_prog("", caps);
+	ATF_REQUIRE_EQ(kinst_prog_verify(code.data(), (uint32_t)code.size(), &p, &bad),
+	    KINST_PV_OK);
+	ATF_REQUIRE_EQ(kinst_prog_run_caps(&p, &c, &v, &cs), KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(cs.n, 3u);
+	ATF_REQUIRE(kinst::compile_trace_prog("", {}).empty());
+
+	struct Bad {
+		const char *arg;
+		bool str;
+		const char *want;
+	};
+	const Bad badargs[] = {
+		{"rdi", false, "--mem rdi: column 4: expected ':LEN'"},
+		{"rdi:0", false, "column 5: LEN must be 1 to 512"},
+		{"rdi:513", false, "column 5: LEN must be 1 to 512"},
+		{"rdi:99999999999999999999", false, "column 5: LEN must be 1 to 512"},
+		{"rdi:-1", false, "column 5: expected a decimal LEN"},
+		{"rdi:257", true, "--str rdi:257: column 5: MAX must be 1 to 256"},
+		{"rdi:0", true, "column 5: MAX must be 1 to 256"},
+		{"rdi+:8", false, "column 5:"},
+		{":8", false, "column 1: empty expression"},
+		{"(rsi", true, "column 5:"},
+	};
+	for (const auto &b : badargs) {
+		try {
+			kinst::parse_capture(b.arg, b.str);
+			ATF_FAIL(std::string("accepted: ") + b.arg);
+		} catch (const kinst::Error &e) {
+			ATF_REQUIRE(e.code() == kinst::Exit::usage);
+			std::string w = e.what();
+			if (w.find(b.want) == std::string::npos || w.find('\n') != std::string::npos)
+				ATF_FAIL(b.arg + std::string(" -> ") + w);
+		}
+	}
+	ATF_REQUIRE_EQ(kinst::parse_capture("rsi:256", true).len, 256u);
+	ATF_REQUIRE_EQ(kinst::parse_capture("rsi:512", false).len, 512u);
+	// Over the limits together: usage errors before the module sees them.
+	std::vector<Capture> many(KINST_CAP_MAX + 1, kinst::parse_capture("rsi", true));
+	ATF_REQUIRE_THROW(kinst::Error, kinst::compile_trace_prog("", many));
+	std::vector<Capture> big(5, kinst::parse_capture("rsi:512", false));
+	ATF_REQUIRE_THROW(kinst::Error, kinst::compile_trace_prog("", big));
+	big.pop_back();
+	(void)kinst::compile_trace_prog("", big);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, values);
 	ATF_ADD_TEST_CASE(tcs, short_circuit_and_faults);
 	ATF_ADD_TEST_CASE(tcs, errors);
+	ATF_ADD_TEST_CASE(tcs, captures);
 }

@@ -5,9 +5,13 @@
  * faked here; the harness in tests/harness proves the same code on real
  * hardware.
  */
+#include <sys/mman.h>
+#include <sys/uio.h>
+
 #include <atf-c.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kinst_engine.h"
 #include "kinst_callgraph.h"
@@ -81,23 +85,46 @@ in_window(uint64_t addr, size_t len)
 	    addr + len >= addr);
 }
 
+/*
+ * A fake kernel half for probe programs and captures: one readable page at
+ * KWIN_BASE; the page after it is "unmapped" (every read of it fails).
+ */
+#define	KWIN_BASE	0xffffffff81000000ull
+static uint8_t kwin[4096];
+static uint32_t kwin_reads;
+
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
+	if (addr >= KWIN_BASE && addr - KWIN_BASE < sizeof(kwin)) {
+		kwin_reads++;
+		if (len > sizeof(kwin) - (addr - KWIN_BASE))
+			return (-1);
+		memcpy(buf, kwin + (addr - KWIN_BASE), len);
+		return (0);
+	}
 	if (!in_window(addr, len))
 		return (-1);
 	memcpy(buf, fake_mem + (addr - fake_base), len);
 	return (0);
 }
 
-/* Probe programs' user loads: this test has no user memory to offer. */
+/*
+ * Probe programs' user loads: this process's own memory, read without
+ * faulting (process_vm_readv fails on a page that is not readable), so a
+ * test can put a PROT_NONE page after its data.  user_reads counts calls.
+ */
+static uint32_t user_reads;
+
 int
 kinst_os_read_user(uint64_t addr, void *buf, size_t len)
 {
-	(void)addr;
-	(void)buf;
-	(void)len;
-	return (-1);
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	user_reads++;
+	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)len)
+		return (-1);
+	return (0);
 }
 
 int
@@ -870,6 +897,257 @@ ATF_TC_BODY(hit_predicate, tc)
 	sess.pstats = NULL;
 }
 
+/* ---- captures (KINST_OP_MEM / STR / LOADC) ---- */
+
+#define	CI(o, a, im)	((struct kinst_pinsn){ .op = (o), .arg = (a), .imm = (im) })
+
+struct cap_view {
+	struct kinst_rec_sec sec;
+	struct kinst_rec_cap cap;
+	const uint8_t *bytes;
+};
+
+/* Take one record off ring 0; split its capture sections into v[]. */
+static uint32_t
+cap_record(uint8_t *buf, size_t cap, struct cap_view *v, uint32_t max,
+    size_t *len)
+{
+	struct kinst_hit_record rec;
+	size_t pos;
+	uint32_t n;
+
+	*len = kinst_ring_get(&rings[0], buf, cap);
+	ATF_REQUIRE(*len >= sizeof(rec));
+	memcpy(&rec, buf, sizeof(rec));
+	ATF_REQUIRE_EQ(rec.hdr.size, *len);
+	pos = sizeof(rec);
+	n = 0;
+	while (pos < *len) {
+		ATF_REQUIRE(n < max);
+		memcpy(&v[n].sec, buf + pos, sizeof(v[n].sec));
+		pos += sizeof(v[n].sec);
+		if (v[n].sec.type == KINST_SEC_STACK) {
+			pos += v[n].sec.len;
+			continue;
+		}
+		ATF_REQUIRE(v[n].sec.len >= sizeof(v[n].cap));
+		memcpy(&v[n].cap, buf + pos, sizeof(v[n].cap));
+		ATF_REQUIRE_EQ(v[n].sec.len, sizeof(v[n].cap) + v[n].cap.size);
+		v[n].bytes = buf + pos + sizeof(v[n].cap);
+		pos += (v[n].sec.len + 7) & ~7u;
+		ATF_REQUIRE(pos <= *len);
+		n++;
+	}
+	return (n);
+}
+
+/*
+ * Captures of known bytes and strings in both halves, against the data
+ * this test wrote: page by page, so a string that ends just before an
+ * unmapped page is whole, and one that runs into it is a fault; a faulting
+ * address computation (LOADC) is DEREF, not a fault of the hit; the ring
+ * room reserved is the program's declared maximum.
+ */
+ATF_TC_WITHOUT_HEAD(hit_captures);
+ATF_TC_BODY(hit_captures, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	/*
+	 * rdx == 7: mem rdi:24, str rsi:256, str *(rbx+8):256 (deref),
+	 * mem rcx:16, str r8:4.
+	 */
+	static const struct kinst_pinsn code[] = {
+		CI(KINST_OP_REG, KINST_RDX, 0), CI(KINST_OP_IMM, 0, 7),
+		CI(KINST_OP_EQ, 0, 0),
+		{ .op = KINST_OP_JZ, .off = 15 },
+		CI(KINST_OP_REG, KINST_RDI, 0), CI(KINST_OP_MEM, 0, 24),
+		CI(KINST_OP_REG, KINST_RSI, 0), CI(KINST_OP_STR, 0, 256),
+		CI(KINST_OP_REG, KINST_RBX, 0), CI(KINST_OP_IMM, 0, 8),
+		CI(KINST_OP_ADD, 0, 0), CI(KINST_OP_LOADC, 8, 0),
+		CI(KINST_OP_STR, 0, 256),
+		CI(KINST_OP_REG, KINST_RCX, 0), CI(KINST_OP_MEM, 0, 16),
+		CI(KINST_OP_REG, KINST_R8, 0), CI(KINST_OP_STR, 0, 4),
+		CI(KINST_OP_IMM, 0, 1), CI(KINST_OP_RET, 0, 0),
+		CI(KINST_OP_IMM, 0, 0), CI(KINST_OP_RET, 0, 0),
+	};
+	static struct kinst_prog prog;
+	static uint64_t capbuf[2 * KINST_CAP_REC_MAX / 8];
+	static uint8_t buf[KINST_CAP_REC_MAX];
+	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_hit_record rec;
+	struct cap_view v[8];
+	struct kinst_probe p;
+	struct kinst_regs r;
+	uint8_t *pg;
+	size_t len;
+	uint32_t bad, n, i;
+	long psz = sysconf(_SC_PAGESIZE);
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(code, sizeof(code) / sizeof(code[0]),
+	    &prog, &bad), KINST_PV_OK);
+	ATF_CHECK_EQ(prog.ncaps, 5);
+	ATF_CHECK_EQ(prog.cap_bytes, 5 * 24 + 24 + 256 + 256 + 16 + 8);
+	ATF_REQUIRE_EQ(psz, 4096);
+	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ATF_REQUIRE(pg != MAP_FAILED);
+	ATF_REQUIRE_EQ(mprotect(pg + psz, psz, PROT_NONE), 0);
+	for (i = 0; i < sizeof(kwin); i++)
+		kwin[i] = (uint8_t)(i * 31 + 5);
+
+	setup_engine(true);
+	memset(ps, 0, sizeof(ps));
+	sess.pstats = ps;
+	sess.capbuf = capbuf;
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	p.prog = &prog;
+
+	/* 1: everything readable; a string ending 1 byte before the hole. */
+	memcpy(pg + psz - 6, "abcd", 5);
+	memcpy(pg + 64, "ok", 3);
+	memcpy(pg + 256, &(uint64_t){ (uint64_t)(uintptr_t)(pg + 64) }, 8);
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RDX] = 7;
+	r.gpr[KINST_RDI] = KWIN_BASE + 100;		/* kernel half */
+	r.gpr[KINST_RSI] = (uintptr_t)(pg + psz - 6);	/* user half */
+	r.gpr[KINST_RBX] = (uintptr_t)(pg + 248);	/* *(rbx+8) = pg+64 */
+	r.gpr[KINST_RCX] = KWIN_BASE + 4096 - 16;	/* last 16 bytes */
+	r.gpr[KINST_R8] = (uintptr_t)(pg + psz - 6);	/* cut at 4 */
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	n = cap_record(buf, sizeof(buf), v, 8, &len);
+	ATF_REQUIRE_EQ(n, 5);
+	ATF_CHECK(len <= sizeof(rec) + prog.cap_bytes);
+	for (i = 0; i < n; i++)
+		ATF_CHECK_EQ(v[i].cap.index, i);
+	ATF_CHECK_EQ(v[0].sec.type, KINST_SEC_MEM);
+	ATF_CHECK_EQ(v[0].sec.flags, 0);
+	ATF_CHECK_EQ(v[0].cap.addr, KWIN_BASE + 100);
+	ATF_CHECK_EQ(v[0].cap.size, 24);
+	ATF_CHECK(memcmp(v[0].bytes, kwin + 100, 24) == 0);
+	ATF_CHECK_EQ(v[1].sec.type, KINST_SEC_STR);
+	ATF_CHECK_EQ(v[1].sec.flags, 0);
+	ATF_CHECK_EQ(v[1].cap.size, 4);
+	ATF_CHECK(memcmp(v[1].bytes, "abcd", 4) == 0);
+	ATF_CHECK_EQ(v[2].sec.flags, 0);
+	ATF_CHECK_EQ(v[2].cap.addr, (uintptr_t)(pg + 64));
+	ATF_CHECK_EQ(v[2].cap.size, 2);
+	ATF_CHECK(memcmp(v[2].bytes, "ok", 2) == 0);
+	ATF_CHECK_EQ(v[3].sec.flags, 0);
+	ATF_CHECK_EQ(v[3].cap.size, 16);
+	ATF_CHECK(memcmp(v[3].bytes, kwin + 4096 - 16, 16) == 0);
+	ATF_CHECK_EQ(v[4].sec.flags, KINST_SECF_TRUNCATED);
+	ATF_CHECK_EQ(v[4].cap.size, 4);
+	ATF_CHECK(memcmp(v[4].bytes, "abcd", 4) == 0);
+
+	/* 2: into the unmapped pages, and a faulting address. */
+	memcpy(pg + psz - 4, "wxyz", 4);		/* no NUL before the hole */
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RDX] = 7;
+	r.gpr[KINST_RDI] = KWIN_BASE + 4096 - 8;	/* 24 bytes: 16 unmapped */
+	r.gpr[KINST_RSI] = (uintptr_t)(pg + psz - 4);
+	r.gpr[KINST_RBX] = (uintptr_t)(pg + psz - 8);	/* *(hole) */
+	r.gpr[KINST_RCX] = 0;				/* NULL */
+	r.gpr[KINST_R8] = 0x10;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	n = cap_record(buf, sizeof(buf), v, 8, &len);
+	ATF_REQUIRE_EQ(n, 5);
+	ATF_CHECK_EQ(v[0].sec.flags, KINST_SECF_FAULT);
+	ATF_CHECK_EQ(v[0].cap.addr, KWIN_BASE + 4096 - 8);
+	ATF_CHECK_EQ(v[0].cap.size, 0);
+	ATF_CHECK_EQ(v[1].sec.flags, KINST_SECF_FAULT);
+	ATF_CHECK_EQ(v[1].cap.size, 0);
+	ATF_CHECK_EQ(v[2].sec.flags, KINST_SECF_DEREF);
+	ATF_CHECK_EQ(v[2].cap.addr, 0);
+	ATF_CHECK_EQ(v[2].cap.size, 0);
+	ATF_CHECK_EQ(v[3].sec.flags, KINST_SECF_FAULT);
+	ATF_CHECK_EQ(v[3].cap.addr, 0);
+	ATF_CHECK_EQ(v[4].sec.flags, KINST_SECF_FAULT);
+	/* A faulting capture is not a faulting predicate. */
+	ATF_CHECK_EQ(ps[0].faults, 0);
+	ATF_CHECK_EQ(ps[0].filtered, 0);
+
+	/* 3: the predicate false: no capture read at all, counted. */
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RDX] = 8;
+	kwin_reads = 0;
+	user_reads = 0;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(kwin_reads + user_reads, 0);
+	ATF_CHECK_EQ(ps[0].filtered, 1);
+	ATF_CHECK_EQ(kinst_ring_get(&rings[0], buf, sizeof(buf)), 0);
+
+	/*
+	 * 4: the ring has room for this hit's actual record but not for the
+	 * program's maximum: dropped (the room check reserves the maximum).
+	 */
+	{
+		static uint64_t small[64];
+
+		ATF_REQUIRE_EQ(kinst_ring_init(&rings[0], small,
+		    sizeof(small)), 0);
+		ATF_REQUIRE(!kinst_ring_room(&rings[0],
+		    sizeof(rec) + prog.cap_bytes));
+		/* This hit's record: 48 + 4 * 24 bytes of sections. */
+		ATF_REQUIRE(kinst_ring_room(&rings[0], sizeof(rec) + 144));
+		regs_init(&r, 0x400000);
+		r.gpr[KINST_RDX] = 7;
+		r.gpr[KINST_RDI] = KWIN_BASE;
+		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+		ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 0);
+		ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 1);
+	}
+	ATF_CHECK_EQ(shits[0], 4);
+	ATF_CHECK_EQ(shits[0], 2 + 1 + ps[0].filtered);	/* 2 written, 1 dropped */
+	sess.pstats = NULL;
+	sess.capbuf = NULL;
+	munmap(pg, 2 * psz);
+}
+
+/* A capture's stack section comes first, then the captures. */
+ATF_TC_WITHOUT_HEAD(hit_captures_with_stack);
+ATF_TC_BODY(hit_captures_with_stack, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	static const struct kinst_pinsn code[] = {
+		CI(KINST_OP_REG, KINST_RDI, 0), CI(KINST_OP_MEM, 0, 9),
+		CI(KINST_OP_IMM, 0, 1), CI(KINST_OP_RET, 0, 0),
+	};
+	static struct kinst_prog prog;
+	static uint64_t capbuf[2 * KINST_CAP_REC_MAX / 8];
+	static uint8_t buf[KINST_CAP_REC_MAX];
+	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_rec_sec sec;
+	struct cap_view v[2];
+	struct kinst_probe p;
+	struct kinst_regs r;
+	size_t len;
+	uint32_t bad;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(code, 4, &prog, &bad), KINST_PV_OK);
+	setup_engine(true);
+	memset(ps, 0, sizeof(ps));
+	sess.pstats = ps;
+	sess.capbuf = capbuf;
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	p.prog = &prog;
+	p.flags = KINST_PF_STACK;
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RDI] = KWIN_BASE + 8;
+	fake_stack_calls = 0;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(cap_record(buf, sizeof(buf), v, 2, &len), 1);
+	memcpy(&sec, buf + sizeof(struct kinst_hit_record), sizeof(sec));
+	ATF_CHECK_EQ(sec.type, KINST_SEC_STACK);
+	ATF_CHECK_EQ(fake_stack_calls, 1);
+	ATF_CHECK_EQ(v[0].cap.size, 9);
+	ATF_CHECK(memcmp(v[0].bytes, kwin + 8, 9) == 0);
+	/* The 7 padding bytes are zero. */
+	ATF_CHECK(memcmp(v[0].bytes + 9, "\0\0\0\0\0\0\0", 7) == 0);
+	ATF_CHECK(len <= KINST_STACK_REC_MAX + prog.cap_bytes);
+	sess.pstats = NULL;
+	sess.capbuf = NULL;
+}
+
 ATF_TC_WITHOUT_HEAD(hit_emulated_and_nested);
 ATF_TC_BODY(hit_emulated_and_nested, tc)
 {
@@ -1463,6 +1741,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, emulate_ret_flags);
 	ATF_TP_ADD_TC(tp, emulate_fault_leaves_regs);
 	ATF_TP_ADD_TC(tp, hit_predicate);
+	ATF_TP_ADD_TC(tp, hit_captures);
+	ATF_TP_ADD_TC(tp, hit_captures_with_stack);
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
 	ATF_TP_ADD_TC(tp, hit_nesting_guard);

@@ -23,6 +23,7 @@
 
 #include "kinst_control.h"
 #include "kinst_os.h"
+#include "kinst_prog.h"
 
 /* ---- the fake kernel ---- */
 
@@ -193,10 +194,17 @@ kinst_os_text_unlock(void)
 	text_locked = 0;
 }
 
+/*
+ * Set around kinst_ctl_prog_load() and kinst_ctl_agg_setup(), which
+ * allocate (and verify a program) before they take the control lock
+ * (thread context; the lock only guards publishing).
+ */
+static int prog_loading;
+
 void *
 kinst_os_alloc(size_t size)
 {
-	ATF_REQUIRE(ctl_locked);
+	ATF_REQUIRE(ctl_locked || prog_loading);
 	nalloc++;
 	return (calloc(1, size == 0 ? 1 : size));
 }
@@ -499,6 +507,65 @@ ATF_TC_BODY(bad_requests, tc)
 	check_no_leaks();
 }
 
+/*
+ * Captures (ABI 1.7): a program with captures gets the session's per-CPU
+ * capture buffers at load (freed at close: check_no_leaks), arms for
+ * records, and is refused for aggregating probes (they make no record).
+ */
+ATF_TC_WITHOUT_HEAD(captures_not_aggregated);
+ATF_TC_BODY(captures_not_aggregated, tc)
+{
+	static const struct kinst_pinsn cap[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_MEM, .imm = 64 },
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_RET },
+	}, plain[] = {
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_RET },
+	};
+	struct kinst_prog_load pl;
+	struct kinst_agg_setup as;
+	struct kinst_arm a;
+	struct sess s;
+	uint32_t cap_id, plain_id;
+
+	fake_reset();
+	sess_init(&s);
+	memset(&pl, 0, sizeof(pl));
+	pl.ninsns = 2;
+	prog_loading = 1;
+	ATF_REQUIRE_EQ(kinst_ctl_prog_load(&ctl, &s.cs, &pl, plain), KINST_E_OK);
+	plain_id = pl.prog_id;
+	ATF_CHECK(s.cs.s.capbuf == NULL);	/* no captures: no buffers */
+	memset(&pl, 0, sizeof(pl));
+	pl.ninsns = 4;
+	ATF_REQUIRE_EQ(kinst_ctl_prog_load(&ctl, &s.cs, &pl, cap), KINST_E_OK);
+	cap_id = pl.prog_id;
+	ATF_CHECK(s.cs.s.capbuf != NULL);
+	memset(&as, 0, sizeof(as));
+	as.kind = KINST_AGG_COUNT;
+	as.nslots = 16;
+	ATF_REQUIRE_EQ(kinst_ctl_agg_setup(&ctl, &s.cs, &as), KINST_E_OK);
+	prog_loading = 0;
+	memset(&a, 0, sizeof(a));
+	strcpy(a.function, "f_small");
+	a.flags = KINST_ARM_PROG | KINST_ARM_AGG;
+	a.prog_id = cap_id;
+	ATF_CHECK_EQ(kinst_ctl_arm(&ctl, &s.cs, &a), KINST_E_INVAL);
+	a.prog_id = plain_id;
+	ATF_CHECK_EQ(kinst_ctl_arm(&ctl, &s.cs, &a), KINST_E_OK);
+	memset(&a, 0, sizeof(a));
+	strcpy(a.function, "f_small");
+	a.offset = 9;
+	a.flags = KINST_ARM_PROG;
+	a.prog_id = cap_id;
+	ATF_CHECK_EQ(kinst_ctl_arm(&ctl, &s.cs, &a), KINST_E_OK);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
 /* KINST_ARM_CHECK: the verdict arming would give, and nothing armed. */
 ATF_TC_WITHOUT_HEAD(arm_check_only);
 ATF_TC_BODY(arm_check_only, tc)
@@ -660,6 +727,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
 	ATF_TP_ADD_TC(tp, boundaries_never_trusted);
 	ATF_TP_ADD_TC(tp, bad_requests);
+	ATF_TP_ADD_TC(tp, captures_not_aggregated);
 	ATF_TP_ADD_TC(tp, arm_all_and_refusals);
 	ATF_TP_ADD_TC(tp, arm_check_only);
 	ATF_TP_ADD_TC(tp, probe_limit);

@@ -964,7 +964,9 @@ cmd_spin(long seconds)
  * user loads on Linux: a program reading a variable of this process
  * matches exactly when its constant is the variable's value, one reading
  * unmapped or kernel-garbage addresses faults, and per CPU
- * hits == delivered + dropped + filtered.
+ * hits == delivered + dropped + filtered.  Random programs include
+ * captures (MEM/STR of registers, garbage and kernel pointers, LOADC
+ * addresses; ABI 1.7), some over the verifier's limits.
  */
 #define	PI(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
 			    .off = (f), .imm = (im) })
@@ -1189,8 +1191,18 @@ prog_gen(struct kinst_pinsn *code)
 		} else if (n < want && rnd() % 3 == 0) {
 			code[n++] = PI(rnd() % 2 ? KINST_OP_LOAD : KINST_OP_LNOT +
 			    rnd() % 3, 0, 0, 0);
-			if (code[n - 1].op == KINST_OP_LOAD)
+			if (rnd() % 3 == 0 && code[n - 1].op == KINST_OP_LOAD)
+				code[n - 1].op = KINST_OP_LOADC;
+			if (code[n - 1].op != KINST_OP_LNOT &&
+			    code[n - 1].op != KINST_OP_NEG &&
+			    code[n - 1].op != KINST_OP_BNOT)
 				code[n - 1].arg = (uint8_t)(1 << (rnd() % 4));
+		} else if (depth >= 2 && rnd() % 4 == 0) {
+			/* A capture (ABI 1.7) of whatever is there, its
+			   length sometimes over the limits. */
+			code[n++] = PI(rnd() % 2 ? KINST_OP_MEM : KINST_OP_STR,
+			    0, 0, 1 + rnd() % (rnd() % 8 == 0 ? 1024 : 256));
+			depth--;
 		} else if (depth >= 2) {
 			code[n++] = PI(KINST_OP_ADD + rnd() % 18, 0, 0, 0);
 			depth--;

@@ -12,7 +12,10 @@
  *  - reads memory at most nloads times, each read exactly 1, 2, 4 or 8
  *    bytes as a LOAD instruction declared, only through the hook its
  *    address half chooses,
- *  - ends in TRUE, FALSE or FAULT.
+ *  - ends in TRUE, FALSE or FAULT;
+ *  - declares at most ncaps captures, each of its instruction's length;
+ *    their sections (kinst_cap_section) never write past cap_bytes, the
+ *    size the verifier declared.
  */
 #ifndef PROG_CHECK_H
 #define PROG_CHECK_H
@@ -27,6 +30,10 @@ void	prog_check_step(const struct kinst_prog *p, uint32_t pc, uint32_t sp);
 
 #define	KINST_PROG_STEP(p, pc, sp)	prog_check_step((p), (pc), (sp))
 #include "kinst_prog.h"
+
+/* A full STACK section (kinst_stack.h has it, with the engine's headers). */
+#define	KINST_STACK_SEC_BYTES	\
+	(sizeof(struct kinst_rec_sec) + KINST_STACK_MAX * sizeof(uint64_t))
 
 #define	PC_FAIL(...) do {						\
 	fprintf(stderr, "prog_check: " __VA_ARGS__);			\
@@ -44,6 +51,7 @@ static struct {
 	uint32_t steps, reads, last_size;
 	uint32_t size_expected;		/* arg of the LOAD being executed */
 	int in_run;
+	int any_size;			/* capture reads: any length */
 } pc_st;
 
 static int
@@ -53,7 +61,7 @@ pc_window(uint64_t base, const uint8_t *mem, uint64_t addr, void *buf,
 	if (!pc_st.in_run)
 		return (-1);
 	pc_st.reads++;
-	if (len != pc_st.size_expected)
+	if (!pc_st.any_size && len != pc_st.size_expected)
 		PC_FAIL("read of %zu bytes, the LOAD declared %u", len,
 		    pc_st.size_expected);
 	if (addr < base || addr - base > PC_WIN || len > PC_WIN - (addr - base))
@@ -87,14 +95,16 @@ pc_effect(uint8_t op, uint32_t *pops, uint32_t *pushes)
 	*pushes = 0;
 	if (op == KINST_OP_IMM || op == KINST_OP_REG || op == KINST_OP_CTX)
 		*pushes = 1;
-	else if (op == KINST_OP_LOAD || op == KINST_OP_LNOT ||
+	else if (op == KINST_OP_LOAD || op == KINST_OP_LOADC ||
+	    op == KINST_OP_LNOT ||
 	    op == KINST_OP_NEG || op == KINST_OP_BNOT)
 		*pops = *pushes = 1;
 	else if (op >= KINST_OP_ADD && op <= KINST_OP_GES) {
 		*pops = 2;
 		*pushes = 1;
 	} else if (op == KINST_OP_JZ || op == KINST_OP_JNZ ||
-	    op == KINST_OP_RET)
+	    op == KINST_OP_RET || op == KINST_OP_KEY ||
+	    op == KINST_OP_VALUE || op == KINST_OP_MEM || op == KINST_OP_STR)
 		*pops = 1;
 }
 
@@ -116,7 +126,7 @@ prog_check_step(const struct kinst_prog *p, uint32_t pc, uint32_t sp)
 	if (sp - pops + pushes > KINST_PROG_STACK)
 		PC_FAIL("pc %u: stack %u past %u", pc, sp - pops + pushes,
 		    KINST_PROG_STACK);
-	if (in->op == KINST_OP_LOAD) {
+	if (in->op == KINST_OP_LOAD || in->op == KINST_OP_LOADC) {
 		if (in->arg != 1 && in->arg != 2 && in->arg != 4 &&
 		    in->arg != 8)
 			PC_FAIL("pc %u: load size %u", pc, in->arg);
@@ -133,6 +143,9 @@ static int
 prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 {
 	static struct kinst_prog p;
+	static struct kinst_cap_set caps;
+	static uint8_t secbuf[KINST_CAP_REC_MAX + 1024];
+	uint32_t off, k, nread;
 	struct kinst_regs regs;
 	struct kinst_prog_ctx c;
 	uint64_t v;
@@ -164,7 +177,7 @@ prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 	c.out = NULL;
 	memset(&pc_st, 0, sizeof(pc_st));
 	pc_st.in_run = 1;
-	r = kinst_prog_run(&p, &c, &v);
+	r = kinst_prog_run_caps(&p, &c, &v, &caps);
 	pc_st.in_run = 0;
 	if (r != KINST_PROG_TRUE && r != KINST_PROG_FALSE &&
 	    r != KINST_PROG_FAULT)
@@ -174,6 +187,40 @@ prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 	if ((r == KINST_PROG_TRUE) != (v != 0))
 		PC_FAIL("result %d with value %llu", r,
 		    (unsigned long long)v);
+	if (p.ncaps > KINST_CAP_MAX || p.cap_bytes > KINST_CAP_REC_MAX -
+	    sizeof(struct kinst_hit_record) - KINST_STACK_SEC_BYTES)
+		PC_FAIL("accepted: %u captures, %u bytes", p.ncaps,
+		    p.cap_bytes);
+	if (r == KINST_PROG_FAULT)
+		return (verdict);
+	if (caps.n > p.ncaps)
+		PC_FAIL("%u captures, %u declared", caps.n, p.ncaps);
+	/* The sections, as the engine writes them, inside cap_bytes. */
+	memset(secbuf, 0xa5, sizeof(secbuf));
+	pc_st.in_run = 1;
+	pc_st.any_size = 1;
+	nread = pc_st.reads;
+	for (k = 0, off = 0; k < caps.n; k++) {
+		if (caps.req[k].index >= p.ncaps ||
+		    (caps.req[k].op != KINST_OP_MEM &&
+		    caps.req[k].op != KINST_OP_STR))
+			PC_FAIL("capture %u: index %u op %u", k,
+			    caps.req[k].index, caps.req[k].op);
+		off += kinst_cap_section(&caps.req[k], secbuf + off);
+		if (off > p.cap_bytes)
+			PC_FAIL("captures wrote %u bytes, %u declared", off,
+			    p.cap_bytes);
+	}
+	pc_st.in_run = 0;
+	pc_st.any_size = 0;
+	for (k = p.cap_bytes; k < sizeof(secbuf); k++)
+		if (secbuf[k] != 0xa5)
+			PC_FAIL("byte %u written past %u declared", k,
+			    p.cap_bytes);
+	/* Page by page: at most 2 reads per capture of <= 512 bytes. */
+	if (pc_st.reads - nread > 2 * caps.n)
+		PC_FAIL("%u capture reads for %u captures",
+		    pc_st.reads - nread, caps.n);
 	return (verdict);
 }
 

@@ -23,7 +23,17 @@
 #define	OP(o)		I((o), 0, 0, 0)
 #define	JMP(o, f)	I((o), 0, (f), 0)
 #define	RET		OP(KINST_OP_RET)
+#define	MEM(n)		I(KINST_OP_MEM, 0, 0, (n))
+#define	STR(n)		I(KINST_OP_STR, 0, 0, (n))
+#define	LOADC(n)	I(KINST_OP_LOADC, (n), 0, 0)
 #define	NI(a)		((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+#define	REFUSE2(want, want_pc, ...) do {				\
+	struct kinst_pinsn c_[] = { __VA_ARGS__ };			\
+	ATF_CHECK_EQ_MSG(kinst_prog_verify(c_, NI(c_), &p, &bad), (want),\
+	    "line %d", __LINE__);					\
+	ATF_CHECK_EQ_MSG(bad, (want_pc), "line %d", __LINE__);		\
+} while (0)
 
 static struct kinst_regs t_regs;
 static struct kinst_prog t_prog;
@@ -410,6 +420,211 @@ pick_op(uint64_t r, uint32_t depth, uint32_t *peak)
 }
 
 /*
+ * Captures: the verifier's limits (each length, the count, the total),
+ * with the reason; what it declares (ncaps, cap_bytes); the interpreter's
+ * requests: addresses, ranks, a faulting LOADC marking only its own
+ * capture (DEREF) and never ending the program, a LOAD fault still ending
+ * it; captures ignored without a set (aggregation).
+ */
+ATF_TC_WITHOUT_HEAD(verify_captures);
+ATF_TC_BODY(verify_captures, tc)
+{
+	struct kinst_pinsn c[3 * (KINST_CAP_MAX + 1) + 2];
+	struct kinst_prog p;
+	uint32_t bad, i, n;
+
+	REFUSE2(KINST_PV_CAP_LEN, 1, IMM(PC_UBASE), MEM(0), IMM(1), RET);
+	REFUSE2(KINST_PV_CAP_LEN, 1, IMM(PC_UBASE), MEM(KINST_CAP_MEM_MAX + 1),
+	    IMM(1), RET);
+	REFUSE2(KINST_PV_CAP_LEN, 1, IMM(PC_UBASE), STR(0), IMM(1), RET);
+	REFUSE2(KINST_PV_CAP_LEN, 1, IMM(PC_UBASE), STR(KINST_CAP_STR_MAX + 1),
+	    IMM(1), RET);
+	REFUSE2(KINST_PV_CAP_LEN, 1, IMM(PC_UBASE), MEM(1ull << 32), IMM(1),
+	    RET);
+	REFUSE2(KINST_PV_NONZERO, 1, IMM(PC_UBASE), I(KINST_OP_MEM, 1, 0, 8),
+	    IMM(1), RET);
+	REFUSE2(KINST_PV_BAD_ARG, 1, IMM(PC_UBASE), LOADC(3), RET);
+	REFUSE2(KINST_PV_UNDERFLOW, 0, MEM(8), IMM(1), RET);
+	REFUSE2(KINST_PV_OK, 0, IMM(PC_UBASE), MEM(KINST_CAP_MEM_MAX), IMM(1),
+	    RET);
+	REFUSE2(KINST_PV_OK, 0, IMM(PC_UBASE), STR(KINST_CAP_STR_MAX), IMM(1),
+	    RET);
+	/* KINST_CAP_MAX captures pass, one more does not. */
+	for (n = 0, i = 0; i <= KINST_CAP_MAX; i++) {
+		c[n++] = REG(KINST_RSI);
+		c[n++] = STR(1);
+	}
+	c[n++] = IMM(1);
+	c[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(c, n, &p, &bad),
+	    KINST_PV_TOO_MANY_CAPS);
+	ATF_CHECK_EQ(bad, 2 * KINST_CAP_MAX + 1);
+	c[2 * KINST_CAP_MAX] = IMM(1);
+	c[2 * KINST_CAP_MAX + 1] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(c, 2 * KINST_CAP_MAX + 2, &p, &bad),
+	    KINST_PV_OK);
+	ATF_CHECK_EQ(p.ncaps, KINST_CAP_MAX);
+	ATF_CHECK_EQ(p.cap_bytes, KINST_CAP_MAX * (8 + 16 + 8));
+	/* 4 x 512 = KINST_CAP_MAX_BYTES passes; one byte more does not. */
+	for (n = 0, i = 0; i < 4; i++) {
+		c[n++] = REG(KINST_RSI);
+		c[n++] = MEM(512);
+	}
+	c[n++] = IMM(1);
+	c[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(c, n, &p, &bad), KINST_PV_OK);
+	ATF_CHECK_EQ(p.cap_bytes, 4 * (8 + 16 + 512));
+	n -= 2;				/* a fifth capture, of 1 byte */
+	c[n++] = REG(KINST_RDI);
+	c[n++] = STR(1);
+	c[n++] = IMM(1);
+	c[n++] = RET;
+	ATF_CHECK_EQ(kinst_prog_verify(c, n, &p, &bad),
+	    KINST_PV_CAP_BYTES);
+	ATF_CHECK_EQ(bad, 9);
+	ATF_CHECK_STREQ(kinst_prog_verdict_name(KINST_PV_CAP_BYTES),
+	    "captures too big in total");
+	ATF_CHECK_STREQ(kinst_prog_verdict_name(KINST_PV_CAP_LEN),
+	    "capture length out of range");
+	ATF_CHECK_STREQ(kinst_prog_verdict_name(KINST_PV_TOO_MANY_CAPS),
+	    "too many captures");
+	/* Odd lengths: each section padded to 8. */
+	{
+		struct kinst_pinsn o[] = { REG(KINST_RSI), MEM(1),
+		    REG(KINST_RSI), STR(9), IMM(1), RET };
+
+		ATF_CHECK_EQ(kinst_prog_verify(o, NI(o), &p, &bad),
+		    KINST_PV_OK);
+		ATF_CHECK_EQ(p.cap_bytes, 24 + 8 + 24 + 16);
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(interp_captures);
+ATF_TC_BODY(interp_captures, tc)
+{
+	/* mem rsi:16; str *(rdi):5 (LOADC); str *(*(rdi)+8):16; mem 0x10:8 */
+	struct kinst_pinsn c[] = {
+		REG(KINST_RSI), MEM(16),
+		REG(KINST_RDI), LOADC(8), STR(5),
+		REG(KINST_RDI), LOADC(8), IMM(8), OP(KINST_OP_ADD), LOADC(8),
+		STR(16),
+		IMM(0x10), MEM(8),
+		IMM(1), RET };
+	struct kinst_pinsn pl[] = { REG(KINST_RDI), LOAD(8), MEM(4), IMM(1),
+	    RET };
+	struct kinst_cap_set caps;
+	struct kinst_prog_ctx ctx;
+	uint8_t sec[KINST_CAP_SEC_BYTES(256)];
+	struct kinst_rec_sec h;
+	struct kinst_rec_cap rc;
+	uint64_t v, kp;
+	uint32_t bad, len;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(c, NI(c), &t_prog, &bad),
+	    KINST_PV_OK);
+	ATF_CHECK_EQ(t_prog.nloads, 3);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.regs = &t_regs;
+	ctx.comm = "x\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+	for (v = 0; v < PC_WIN; v++) {
+		pc_umem[v] = (uint8_t)('a' + v % 26);
+		pc_kmem[v] = (uint8_t)(v * 3);
+	}
+	/* rdi -> kernel [0] = user + 4; user [12] = kernel + 32 */
+	kp = PC_UBASE + 4;
+	memcpy(pc_kmem, &kp, 8);
+	kp = PC_KBASE + 32;
+	memcpy(pc_umem + 12, &kp, 8);
+	pc_kmem[32 + 3] = 0;
+	t_regs.gpr[KINST_RSI] = PC_KBASE + 40;
+	t_regs.gpr[KINST_RDI] = PC_KBASE;
+	memset(&pc_st, 0, sizeof(pc_st));
+	pc_st.in_run = 1;
+	ATF_CHECK_EQ(kinst_prog_run_caps(&t_prog, &ctx, &v, &caps),
+	    KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(caps.n, 4);
+	ATF_CHECK_EQ(caps.req[0].addr, PC_KBASE + 40);
+	ATF_CHECK_EQ(caps.req[0].len, 16);
+	ATF_CHECK_EQ(caps.req[0].op, KINST_OP_MEM);
+	ATF_CHECK_EQ(caps.req[0].flags, 0);
+	ATF_CHECK_EQ(caps.req[1].addr, PC_UBASE + 4);
+	ATF_CHECK_EQ(caps.req[1].op, KINST_OP_STR);
+	ATF_CHECK_EQ(caps.req[1].index, 1);
+	ATF_CHECK_EQ(caps.req[2].addr, PC_KBASE + 32);
+	ATF_CHECK_EQ(caps.req[3].addr, 0x10);
+	ATF_CHECK_EQ(caps.req[3].index, 3);
+
+	/* The sections: bytes of both halves, a string cut at 5. */
+	pc_st.any_size = 1;
+	len = kinst_cap_section(&caps.req[0], sec);
+	ATF_CHECK_EQ(len, 8 + 16 + 16);
+	memcpy(&h, sec, 8);
+	memcpy(&rc, sec + 8, 16);
+	ATF_CHECK_EQ(h.type, KINST_SEC_MEM);
+	ATF_CHECK_EQ(h.len, 16 + 16);
+	ATF_CHECK_EQ(rc.size, 16);
+	ATF_CHECK(memcmp(sec + 24, pc_kmem + 40, 16) == 0);
+	len = kinst_cap_section(&caps.req[1], sec);
+	memcpy(&h, sec, 8);
+	memcpy(&rc, sec + 8, 16);
+	ATF_CHECK_EQ(h.type, KINST_SEC_STR);
+	ATF_CHECK_EQ(h.flags, KINST_SECF_TRUNCATED);
+	ATF_CHECK_EQ(rc.size, 5);
+	ATF_CHECK(memcmp(sec + 24, "efghi", 5) == 0);
+	ATF_CHECK_EQ(len, 8 + 16 + 8);
+	/* A string to its NUL, not to MAX. */
+	len = kinst_cap_section(&caps.req[2], sec);
+	memcpy(&h, sec, 8);
+	memcpy(&rc, sec + 8, 16);
+	ATF_CHECK_EQ(h.flags, 0);
+	ATF_CHECK_EQ(rc.size, 3);
+	ATF_CHECK(memcmp(sec + 24, "\x60\x63\x66", 3) == 0);
+	ATF_CHECK_EQ(len, 8 + 16 + 8);
+	/* Nothing readable at 0x10: a fault, no bytes. */
+	len = kinst_cap_section(&caps.req[3], sec);
+	memcpy(&h, sec, 8);
+	ATF_CHECK_EQ(h.flags, KINST_SECF_FAULT);
+	ATF_CHECK_EQ(len, 8 + 16);
+
+	/* *(rdi) faults: that capture is DEREF, the next ones are not. */
+	t_regs.gpr[KINST_RDI] = PC_KBASE + PC_WIN;	/* just past */
+	memset(&pc_st, 0, sizeof(pc_st));
+	pc_st.in_run = 1;
+	ATF_CHECK_EQ(kinst_prog_run_caps(&t_prog, &ctx, &v, &caps),
+	    KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(caps.n, 4);
+	ATF_CHECK_EQ(caps.req[0].flags, 0);
+	ATF_CHECK_EQ(caps.req[1].flags, KINST_SECF_DEREF);
+	ATF_CHECK_EQ(caps.req[1].addr, 0);
+	ATF_CHECK_EQ(caps.req[2].flags, KINST_SECF_DEREF);
+	ATF_CHECK_EQ(caps.req[3].flags, 0);
+	ATF_CHECK_EQ(pc_st.reads, 2);	/* the second LOADC of [2] read nothing */
+	pc_st.any_size = 1;
+	len = kinst_cap_section(&caps.req[1], sec);
+	memcpy(&h, sec, 8);
+	memcpy(&rc, sec + 8, 16);
+	ATF_CHECK_EQ(h.flags, KINST_SECF_DEREF);
+	ATF_CHECK_EQ(rc.addr, 0);
+	ATF_CHECK_EQ(rc.size, 0);
+	ATF_CHECK_EQ(len, 24);
+	pc_st.any_size = 0;
+
+	/* Without a set (aggregation): ignored, the result unchanged. */
+	memset(&pc_st, 0, sizeof(pc_st));
+	pc_st.in_run = 1;
+	ATF_CHECK_EQ(kinst_prog_run(&t_prog, &ctx, &v), KINST_PROG_TRUE);
+	/* A plain LOAD fault still ends the program. */
+	ATF_REQUIRE_EQ(kinst_prog_verify(pl, NI(pl), &t_prog, &bad),
+	    KINST_PV_OK);
+	memset(&pc_st, 0, sizeof(pc_st));
+	pc_st.in_run = 1;
+	ATF_CHECK_EQ(kinst_prog_run_caps(&t_prog, &ctx, &v, &caps),
+	    KINST_PROG_FAULT);
+	ATF_CHECK_EQ(caps.n, 0);
+	pc_st.in_run = 0;
+}
+
+/*
  * Random programs, biased towards near-valid ones (opcodes in range, short
  * jumps in both directions, small load sizes): the verifier refuses, or
  * the run keeps prog_check.h's property (it aborts otherwise).
@@ -420,11 +635,12 @@ ATF_TC_BODY(random_programs, tc)
 	struct kinst_pinsn code[48];
 	uint64_t s, r;
 	uint32_t i, n, iter, accepted, verdicts[KINST_PV_COUNT_];
-	uint32_t depth, pops, pushes, peak;
+	uint32_t depth, pops, pushes, peak, with_caps;
 	int v;
 
 	s = 0x9e3779b97f4a7c15ull;
 	accepted = 0;
+	with_caps = 0;
 	memset(verdicts, 0, sizeof(verdicts));
 	for (iter = 0; iter < 400000; iter++) {
 		n = 1 + (uint32_t)(rnd(&s) % NI(code));
@@ -451,7 +667,15 @@ ATF_TC_BODY(random_programs, tc)
 				code[i].arg = (r >> 8) % KINST_PCTX_COUNT;
 				break;
 			case KINST_OP_LOAD:
+			case KINST_OP_LOADC:
 				code[i].arg = 1 << ((r >> 8) % 4);
+				break;
+			case KINST_OP_MEM:
+			case KINST_OP_STR:
+				/* often inside the 64-byte windows,
+				   sometimes over the limits */
+				code[i].imm = 1 + ((r >> 8) % 2 != 0 ?
+				    (r >> 16) % 64 : (r >> 16) % 600);
 				break;
 			case KINST_OP_JA:
 			case KINST_OP_JZ:
@@ -469,14 +693,22 @@ ATF_TC_BODY(random_programs, tc)
 		verdicts[v]++;
 		if (v == KINST_PV_OK)
 			accepted++;
+		for (i = 0; v == KINST_PV_OK && i < n; i++)
+			if (code[i].op == KINST_OP_MEM ||
+			    code[i].op == KINST_OP_STR) {
+				with_caps++;
+				break;
+			}
 	}
-	printf("random_programs (informational): %u accepted of 400000;"
-	    " refused as:", accepted);
+	printf("random_programs (informational): %u accepted of 400000"
+	    " (%u with captures); refused as:", accepted, with_caps);
 	for (i = 1; i < KINST_PV_COUNT_; i++)
 		printf(" %s=%u", kinst_prog_verdict_name(i), verdicts[i]);
 	printf("\n");
 	/* The generator must reach the interpreter, or this proves nothing. */
 	ATF_CHECK(accepted > 1000);
+	ATF_CHECK(with_caps > 100);
+	ATF_CHECK(verdicts[KINST_PV_CAP_LEN] > 0);
 	ATF_CHECK(verdicts[KINST_PV_JUMP_BACK] > 0);
 	ATF_CHECK(verdicts[KINST_PV_OVERFLOW] > 0 ||
 	    verdicts[KINST_PV_UNDERFLOW] > 0);
@@ -490,6 +722,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, interp_loads);
 	ATF_TP_ADD_TC(tp, interp_faults);
 	ATF_TP_ADD_TC(tp, verify_refusals);
+	ATF_TP_ADD_TC(tp, verify_captures);
+	ATF_TP_ADD_TC(tp, interp_captures);
 	ATF_TP_ADD_TC(tp, random_programs);
 	return (atf_no_error());
 }

@@ -8,6 +8,8 @@
  *	syscall_loop read COUNT BYTES	COUNT read(2)s of BYTES bytes from /dev/zero
  *	syscall_loop read2 COUNT B1 B2	COUNT read(2)s of B1 bytes and COUNT of B2,
  *					alternating, from /dev/zero
+ *	syscall_loop open COUNT FILE...	open(2) (openat) and close each of the
+ *					COUNT FILEs once, in order
  *
  * Prints its own pid first, then makes exactly COUNT system calls of that
  * kind and no other of that kind: the pid comes from /proc/self, not
@@ -49,7 +51,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: syscall_loop getpid COUNT\n"
 	    "       syscall_loop read|write COUNT BYTES\n"
-	    "       syscall_loop read2 COUNT BYTES1 BYTES2\n");
+	    "       syscall_loop read2 COUNT BYTES1 BYTES2\n"
+	    "       syscall_loop open COUNT FILE...\n");
 	exit(1);
 }
 
@@ -87,6 +90,9 @@ main(int argc, char **argv)
 			usage();
 		bytes = number(argv[3], (long)sizeof(buf));
 		bytes2 = number(argv[4], (long)sizeof(buf));
+	} else if (strcmp(argv[1], "open") == 0) {
+		if (count != argc - 3)
+			usage();
 	} else if (strcmp(argv[1], "getpid") != 0) {
 		if (argc != 4)
 			usage();
@@ -142,6 +148,14 @@ main(int argc, char **argv)
 				perror("syscall_loop: read");
 				return (1);
 			}
+	} else if (strcmp(argv[1], "open") == 0) {
+		for (i = 0; i < count; i++) {
+			if ((fd = open(argv[3 + i], O_RDONLY)) < 0) {
+				perror(argv[3 + i]);
+				return (1);
+			}
+			close(fd);
+		}
 	} else
 		usage();
 	if (getenv("SYSCALL_LOOP_NS") != NULL) {
