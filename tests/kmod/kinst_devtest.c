@@ -1307,11 +1307,11 @@ agg_fuzz_setup(int fd, long iters)
 	memset(&su, 0, sizeof(su));					\
 	su.kind = (kind_); su.flags = (flags_); su.nslots = (n_);	\
 	su.lin_min = (mn); su.lin_max = (mx); su.lin_step = (stp);	\
-	su._pad = (pad);						\
+	su.nstacks = (pad);						\
 	r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);			\
 	CHECK(r == (want), "SETUP kind %u flags %#x n %u lin %lld,%lld,%lld " \
-	    "pad %u: %d", su.kind, su.flags, su.nslots, (long long)(mn), \
-	    (long long)(mx), (long long)(stp), su._pad, r);		\
+	    "nstacks %u: %d", su.kind, su.flags, su.nslots, (long long)(mn), \
+	    (long long)(mx), (long long)(stp), su.nstacks, r);		\
 } while (0)
 	SU(0, 0, 8, 0, 0, 0, 0, -EINVAL);
 	SU(KINST_AGG_KIND_COUNT_, 0, 8, 0, 0, 0, 0, -EINVAL);
@@ -1334,7 +1334,7 @@ agg_fuzz_setup(int fd, long iters)
 		if (i % 8 == 0)
 			su.flags &= 1;
 		if (i % 16 == 0)
-			su._pad = 0;
+			su.nstacks = 0;
 		r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);
 		CHECK(r == -EINVAL || r == -EFBIG, "SETUP random: %d", r);
 	}
