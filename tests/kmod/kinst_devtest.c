@@ -1357,7 +1357,7 @@ agg_fuzz_setup(int fd, long iters)
 
 /*
  * KINST_AGGF_STACK: hostile AGG_STACKS arguments, then a child's getpid(2)s
- * counted by stack at __x64_sys_getpid's entry: every entry's hash names
+ * counted by stack at __x64_sys_getpid's second instruction: every entry's hash names
  * exactly one stack of its CPU, every stack starts at the probe and has
  * callers, the counts add up to the calls and to the hits; CLEAR empties
  * the stacks.
@@ -1375,13 +1375,19 @@ agg_fuzz_stacks(long iters, long calls)
 	struct kinst_filter f;
 	struct kinst_arm a;
 	static uint8_t buf[1 << 16];
-	uint64_t sum, agg, over;
-	uint32_t c, j, m, nst;
+	static uint8_t text[65536];
+	uint64_t sum, agg, over, addr;
+	uint32_t c, j, m, nst, size, off1;
 	int fd, r, p[2];
 	pid_t pid;
 	long i;
 
 	fd = dev_open(O_NONBLOCK);
+	/* Offset 0 is the ftrace site: the second instruction, run once per call. */
+	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text: %d", r);
+	off1 = nth_insn(text, size, 1);
+	CHECK(off1 != UINT32_MAX && off1 > 1, "second insn %u", off1);
 	memset(&su, 0, sizeof(su));
 	su.kind = KINST_AGG_COUNT;
 	su.flags = KINST_AGGF_STACK;
@@ -1390,8 +1396,8 @@ agg_fuzz_stacks(long iters, long calls)
 	CHECK(xioctl(fd, KINST_IOC_AGG_SETUP, &su) == 0, "SETUP stack");
 	CHECK(su.nstacks == 64 && su.nslots == 64, "SETUP stack out: %u %u",
 	    su.nslots, su.nstacks);
-	r = do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_AGG, &a);
-	CHECK(r == 0 && a.narmed == 1, "ARM_AGG stack: %d", r);
+	r = do_arm(fd, "__x64_sys_getpid", off1, KINST_ARM_AGG, &a);
+	CHECK(r == 0 && a.narmed == 1, "ARM_AGG stack at +%u: %d", off1, r);
 	/* Every field of STACKS. */
 	memset(&sr, 0, sizeof(sr));
 	sr.cpu = KINST_STATS_MAXCPU * 4;
