@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl count --by stack on a ksys_read instruction while syscall_loop reads K times: the counts add up to the summary's hits, the rows with ksys_read and do_syscall_64 hold at least K (exactly K with --if comm), frame 0 is the probe, every frame resolves in /proc/kallsyms, same frames never in two rows; the text form is bpftrace's @[kstack]; hist --by stack too
+# scenario: kinstctl count --by stack on a ksys_read instruction (and on all of them) while syscall_loop reads K times: the counts add up to the summary's hits, the rows with ksys_read and do_syscall_64 hold at least K (exactly K with --if comm), frame 0 is the probe, every frame resolves in /proc/kallsyms, same frames never in two rows; the text form is bpftrace's @[kstack]; hist --by stack too
 # scenario-needs: kinst
 # scenario-timeout: 400
 #
@@ -103,4 +103,23 @@ kt_expect_eq "hist --by stack: counts" "$k" \
 kt_expect_eq "hist --by stack: rows with a value other than 7 or no stack" 0 \
     "$(jq -c 'select(.type == "hist" and (.min != 7 or .max != 7 or (.stack | length) == 0))' \
         /tmp/h.json | grep -c .)"
+
+# 5. Every instruction of ksys_read: one stack per instruction run (frame 0
+# differs), the caller chain the same; the probe at +off counts K.
+kinstctl count --json --by stack --if 'comm == "syscall_loop"' "kernel:$f" -- \
+    sh -c "syscall_loop read $k 7 >/dev/null" >/tmp/a.json 2>/tmp/a.err ||
+    kt_fail "kinstctl count --by stack $f failed: $(cat /tmp/a.err)"
+a=$(jq -c 'select(.type == "summary")' /tmp/a.json)
+kt_expect_eq "whole $f: sum of the rows' counts == hits" "$(echo "$a" | jq .hits)" \
+    "$(jq -s '[.[] | select(.type == "count") | .count] | add // 0' /tmp/a.json)"
+kt_expect_eq "whole $f: overflow" 0 "$(echo "$a" | jq .overflow)"
+na=$(jq -c 'select(.type == "count")' /tmp/a.json | grep -c .)
+[ "$na" -ge 5 ] || kt_fail "whole $f: only $na stacks"
+kt_expect_eq "whole $f: rows with frame 0 outside $f" 0 \
+    "$(jq -c "select(.type == \"count\" and .stack[0].function != \"$f\")" /tmp/a.json | grep -c .)"
+kt_expect_eq "whole $f: distinct frame-0 addresses" "$na" \
+    "$(jq -r 'select(.type == "count") | .stack[0].address' /tmp/a.json | sort -u | grep -c .)"
+kt_expect_eq "whole $f: count of the stack at +$off" "$k" \
+    "$(jq -r "select(.type == \"count\" and .stack[0].offset == $off) | .count" /tmp/a.json)"
+kt_log "whole $f: $na stacks on $(nproc) CPUs"
 exit 0
