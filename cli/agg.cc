@@ -22,6 +22,7 @@
 #include "live_device.h"
 #include "output.h"
 #include "prog_compile.h"
+#include "record.h"
 #include "spec.h"
 #include "trace.h"
 
@@ -104,7 +105,9 @@ std::vector<struct kinst_pinsn>
 agg_program(const AggOptions &o)
 {
 	std::vector<struct kinst_pinsn> code, part;
-	if (o.by == "comm") {
+	if (o.by == "stack") {
+		// The kernel makes key word 1 (KINST_AGGF_STACK): no code.
+	} else if (o.by == "comm") {
 		code = { insn(KINST_OP_CTX, KINST_PCTX_COMM0), insn(KINST_OP_KEY, 0),
 		    insn(KINST_OP_CTX, KINST_PCTX_COMM8), insn(KINST_OP_KEY, 1) };
 	} else if (o.by == "pid") {
@@ -154,6 +157,46 @@ agg_merge(AggMap &m, const uint8_t *buf, uint32_t n, uint32_t entry_size,
 			v.buckets[k] += b;
 		}
 	}
+}
+
+uint64_t
+StackSet::id(const std::vector<uint64_t> &f, bool trunc)
+{
+	auto it = ids.find(f);
+	if (it != ids.end()) {
+		if (trunc)
+			truncated[it->second] = true;
+		return it->second;
+	}
+	uint64_t i = frames.size();
+	frames.push_back(f);
+	truncated.push_back(trunc);
+	ids[f] = i;
+	return i;
+}
+
+void
+agg_merge_stacks(AggMap &m, StackSet &ss, const uint8_t *buf, uint32_t n,
+    uint32_t entry_size, uint32_t nbuckets, const struct kinst_agg_stack *stacks,
+    uint32_t nstacks)
+{
+	// Within one CPU a hash names one stack (the kernel refuses collisions).
+	std::map<uint64_t, uint64_t> by_hash;
+	for (uint32_t i = 0; i < nstacks; i++) {
+		uint32_t nf = std::min<uint32_t>(stacks[i].nframes, KINST_STACK_MAX);
+		std::vector<uint64_t> f(stacks[i].frames, stacks[i].frames + nf);
+		by_hash[stacks[i].hash] = ss.id(f, (stacks[i].flags & KINST_SECF_TRUNCATED) != 0);
+	}
+	std::vector<uint8_t> t(buf, buf + (size_t)n * entry_size);
+	for (uint32_t i = 0; i < n; i++) {
+		struct kinst_agg_entry e;
+		uint8_t *p = t.data() + (size_t)i * entry_size;
+		memcpy(&e, p, sizeof(e));
+		auto it = by_hash.find(e.key[1]);
+		e.key[1] = it != by_hash.end() ? it->second : ss.id({}, false);
+		memcpy(p, &e, sizeof(e));
+	}
+	agg_merge(m, t.data(), n, entry_size, nbuckets);
 }
 
 Bucket
@@ -260,6 +303,7 @@ key_json(const std::string &by, const AggKey &k)
 struct Session {
 	int fd;
 	struct kinst_agg_setup su;
+	StackSet stacks;	// --by stack
 	uint32_t prog_id = 0;
 	uint64_t armed = 0;
 	bool whole = false;	// a spec armed a whole function
@@ -273,6 +317,12 @@ setup_agg(Session &s, const AggOptions &o)
 	    o.linear.empty() ? KINST_AGG_LOG2 : KINST_AGG_LINEAR;
 	s.su.flags = o.by.empty() && !o.hist ? KINST_AGGF_PROBE : 0;
 	s.su.nslots = o.slots ? o.slots : o.hist ? 256 : 8192;
+	if (o.by == "stack") {
+		// Stacks are 528 bytes each: fewer of them by default.
+		s.su.flags |= KINST_AGGF_STACK;
+		s.su.nslots = o.slots ? o.slots : o.hist ? 256 : 1024;
+		s.su.nstacks = std::min<uint32_t>(s.su.nslots, KINST_AGG_MAX_STACKS);
+	}
 	if (!o.linear.empty()) {
 		Linear l = parse_linear(o.linear);
 		s.su.lin_min = l.min;
@@ -375,10 +425,11 @@ disarm_all(int fd)
 }
 
 AggMap
-read_all(const Session &s, uint32_t ncpus)
+read_all(Session &s, uint32_t ncpus)
 {
 	AggMap m;
 	std::vector<uint8_t> buf((size_t)s.su.nslots * s.su.entry_size);
+	std::vector<struct kinst_agg_stack> stk(s.su.nstacks);
 	for (uint32_t c = 0; c < ncpus; c++) {
 		struct kinst_agg_read rd;
 		memset(&rd, 0, sizeof(rd));
@@ -387,7 +438,20 @@ read_all(const Session &s, uint32_t ncpus)
 		rd.cpu = c;
 		if (ioctl(s.fd, KINST_IOC_AGG_READ, &rd) != 0)
 			device_failed("aggregation read", errno);
-		agg_merge(m, buf.data(), rd.count, s.su.entry_size, s.su.nbuckets);
+		if ((s.su.flags & KINST_AGGF_STACK) == 0) {
+			agg_merge(m, buf.data(), rd.count, s.su.entry_size, s.su.nbuckets);
+			continue;
+		}
+		// After the entries: every stack they name is in the table.
+		struct kinst_agg_read sr;
+		memset(&sr, 0, sizeof(sr));
+		sr.buf = (uint64_t)(uintptr_t)stk.data();
+		sr.cap = s.su.nstacks;
+		sr.cpu = c;
+		if (ioctl(s.fd, KINST_IOC_AGG_STACKS, &sr) != 0)
+			device_failed("aggregation stacks read", errno);
+		agg_merge_stacks(m, s.stacks, buf.data(), rd.count, s.su.entry_size,
+		    s.su.nbuckets, stk.data(), std::min(sr.count, sr.cap));
 	}
 	return m;
 }
@@ -460,6 +524,38 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 		    "raise --slots\n", t.overflow);
 }
 
+// --by stack: the stack of key k, symbolized one frame per line (as
+// trace --stack), frame 0 the probed instruction.
+std::string
+stack_text(const StackSet &ss, const AggKey &k, StackSymbolizer &sym)
+{
+	if (k.k1 >= ss.frames.size() || ss.frames[k.k1].empty())
+		return "        (stack not read: the table changed)\n";
+	std::string t;
+	const std::vector<uint64_t> &f = ss.frames[k.k1];
+	for (size_t i = 0; i < f.size(); i++)
+		t += "        " + text_frame(sym.frame(f[i], i)) + "\n";
+	if (ss.truncated[k.k1])
+		t += "        ... (truncated at " + std::to_string(KINST_STACK_MAX) + " frames)\n";
+	return t;
+}
+
+void
+stack_json(nlohmann::json &j, const StackSet &ss, const AggKey &k, StackSymbolizer &sym)
+{
+	nlohmann::json a = nlohmann::json::array();
+	bool trunc = false;
+	if (k.k1 < ss.frames.size()) {
+		const std::vector<uint64_t> &f = ss.frames[k.k1];
+		for (size_t i = 0; i < f.size(); i++)
+			a.push_back(json_frame(sym.frame(f[i], i)));
+		trunc = ss.truncated[k.k1];
+	}
+	j["by"] = "stack";
+	j["stack"] = a;
+	j["stack_truncated"] = trunc;
+}
+
 void
 print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
     const std::map<uint32_t, ProbeDesc> &probes)
@@ -483,7 +579,9 @@ print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
 		});
 	}
 	bool with_value = !o.value_expr.empty();
-	if (!o.json)
+	bool by_stack = o.by == "stack";
+	StackSymbolizer sym;
+	if (!o.json && !by_stack)
 		out.line(std::string(o.by.empty() ? "           COUNT  PROBE" :
 		    "           COUNT  KEY") + (with_value ? "  (sum min max)" : ""));
 	for (const auto &r : rows) {
@@ -500,6 +598,8 @@ print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
 				j["offset"] = d.offset;
 				j["address"] = hex(d.addr);
 				j["insn"] = d.insn;
+			} else if (by_stack) {
+				stack_json(j, s.stacks, r.first, sym);
 			} else {
 				j["by"] = o.by;
 				j["key"] = key_json(o.by, r.first);
@@ -511,6 +611,15 @@ print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
 				j["max"] = r.second.max;
 			}
 			out.line(json_line(j));
+			continue;
+		}
+		std::string vals = with_value && r.second.count ? "  (" +
+		    std::to_string((int64_t)r.second.sum) + " " + std::to_string(r.second.min) +
+		    " " + std::to_string(r.second.max) + ")" : "";
+		if (by_stack) {
+			// bpftrace's @[kstack]: the frames, then the count.
+			out.put("@[\n" + stack_text(s.stacks, r.first, sym) + "]: " +
+			    std::to_string(r.second.count) + vals + "\n\n");
 			continue;
 		}
 		char c[32];
@@ -528,10 +637,7 @@ print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
 		} else {
 			line += key_text(o.by, r.first);
 		}
-		if (with_value && r.second.count)
-			line += "  (" + std::to_string((int64_t)r.second.sum) + " " +
-			    std::to_string(r.second.min) + " " + std::to_string(r.second.max) + ")";
-		out.line(line);
+		out.line(line + vals);
 	}
 }
 
@@ -547,6 +653,8 @@ print_hist(Writer &out, const AggOptions &o, const Session &s, const AggMap &m)
 	std::vector<Bucket> b;
 	for (uint32_t i = 0; i < s.su.nbuckets; i++)
 		b.push_back(o.linear.empty() ? log2_bucket(i) : linear_bucket(l, nlinear, i));
+	bool by_stack = o.by == "stack";
+	StackSymbolizer sym;
 	for (const auto &r : m) {
 		const AggVal &v = r.second;
 		if (o.json) {
@@ -554,7 +662,9 @@ print_hist(Writer &out, const AggOptions &o, const Session &s, const AggMap &m)
 			j["schema"] = KINST_JSON_SCHEMA;
 			j["type"] = "hist";
 			j["kind"] = o.linear.empty() ? "log2" : "linear";
-			if (!o.by.empty()) {
+			if (by_stack) {
+				stack_json(j, s.stacks, r.first, sym);
+			} else if (!o.by.empty()) {
 				j["by"] = o.by;
 				j["key"] = key_json(o.by, r.first);
 			}
@@ -576,7 +686,9 @@ print_hist(Writer &out, const AggOptions &o, const Session &s, const AggMap &m)
 			out.line(json_line(j));
 			continue;
 		}
-		if (!o.by.empty())
+		if (by_stack)
+			out.put("@[\n" + stack_text(s.stacks, r.first, sym) + "]:\n");
+		else if (!o.by.empty())
 			out.line("@[" + key_text(o.by, r.first) + "]:");
 		out.put(render_hist(b, v.buckets));
 		out.line("count " + std::to_string(v.count) + ", sum " +
@@ -613,6 +725,10 @@ run_agg(const AggOptions &o)
 		throw Error(Exit::live, std::string(cmd) + ": the loaded kinst module (ABI 1." +
 		    std::to_string(dev.abi_version() & 0xffff) +
 		    ") cannot aggregate; load one of ABI 1.6 or later");
+	if (o.by == "stack" && (dev.abi_version() & 0xffff) < 8)
+		throw Error(Exit::live, std::string(cmd) + ": the loaded kinst module (ABI 1." +
+		    std::to_string(dev.abi_version() & 0xffff) +
+		    ") cannot count by stack; load one of ABI 1.8 or later");
 	Session s;
 	s.fd = dev.fd();
 	struct kinst_filter flt;

@@ -19,7 +19,7 @@ namespace kinst {
 struct AggOptions {
 	bool hist = false;		// hist (else count)
 	std::vector<std::string> specs;
-	std::string by;			// "", "comm", "pid" or an expression
+	std::string by;			// "", "comm", "pid", "stack" or an expression
 	std::string if_expr;
 	std::string value_expr;		// hist --value, count --value
 	std::string linear;		// "MIN,MAX,STEP" or ""
@@ -63,6 +63,23 @@ using AggMap = std::map<AggKey, AggVal>;
 // Adds n entries of entry_size bytes (one CPU's AGG_READ) into m.
 void agg_merge(AggMap &m, const uint8_t *buf, uint32_t n, uint32_t entry_size,
     uint32_t nbuckets);
+
+// --by stack: the distinct stacks, over every CPU, by their frames; an
+// AggKey's k1 is an index into them.  Frame 0 is the probed instruction.
+struct StackSet {
+	std::vector<std::vector<uint64_t>> frames;	// [] when a hash named no stack read
+	std::vector<bool> truncated;
+	std::map<std::vector<uint64_t>, uint64_t> ids;
+	uint64_t id(const std::vector<uint64_t> &f, bool truncated);
+};
+
+// Adds one CPU's entries (AGG_READ) into m, their key word 1 (a stack's
+// hash on that CPU) replaced by the id in ss of the frames of the stack of
+// that hash among the CPU's nstacks stacks (AGG_STACKS, read after the
+// entries); entries of different CPUs with the same frames merge.
+void agg_merge_stacks(AggMap &m, StackSet &ss, const uint8_t *buf, uint32_t n,
+    uint32_t entry_size, uint32_t nbuckets, const struct kinst_agg_stack *stacks,
+    uint32_t nstacks);
 
 // The histogram's bucket i as [low, high): nullopt-like flags for open ends.
 struct Bucket {

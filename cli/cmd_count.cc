@@ -51,8 +51,10 @@ add_agg(CLI::App &app, Runner &run, bool hist)
 	add_agg_common(sub, *o, *out, *slots);
 	CLI::Option *lin = nullptr;
 	sub->add_option("--by", o->by,
-	    "a key per hit: comm, pid, or an expression (registers, pid, tid, cpu, *ADDR ...)")
-	    ->type_name("EXPR|comm|pid");
+	    "a key per hit: comm, pid, stack (the kernel stack, symbolized one frame per "
+	    "line; --slots also sizes the stack table, default 1024 for count), or an "
+	    "expression (registers, pid, tid, cpu, *ADDR ...)")
+	    ->type_name("EXPR|comm|pid|stack");
 	if (hist) {
 		sub->add_option("--value", o->value_expr,
 		    "the expression whose values are counted in buckets")

@@ -18,7 +18,8 @@
 
 namespace kinst {
 
-constexpr int KINST_JSON_SCHEMA = 4;	// docs/json.md (2: trace --stack; 3: count, hist; 4: trace --mem/--str)
+constexpr int KINST_JSON_SCHEMA = 5;	// docs/json.md (2: trace --stack; 3: count, hist;
+					// 4: trace --mem/--str; 5: count/hist --by stack rows' "stack")
 
 std::string hex(uint64_t v);			// "0x1f"
 std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);

@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	7	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	8	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -25,7 +25,8 @@
 					   KINST_ARM_AGG, KINST_OP_KEY/VALUE);
 					   1.7: memory and string captures
 					   (KINST_OP_MEM/STR/LOADC, MEM and
-					   STR sections) */
+					   STR sections);
+					   1.8: KINST_AGGF_STACK, KINST_IOC_AGG_STACKS */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -396,6 +397,18 @@ struct kinst_prog_stats {
  * slots is counted as overflow; a hit nested in another on the same CPU as
  * nested.  So, per CPU, hits == delivered + dropped + filtered +
  * aggregated + overflow + nested (KINST_IOC_AGG_STATS).
+ *
+ * Stacks as keys (since ABI 1.8): with KINST_AGGF_STACK, the session also
+ * preallocates, per CPU, a table of nstacks stacks.  A hit takes the kernel
+ * stack (as KINST_ARM_STACK: frame 0 the probed instruction, then return
+ * addresses, innermost first), finds it in this CPU's stack table, adding
+ * it if new, and its 64-bit hash replaces key word 1.  Within one CPU's
+ * table a hash names one stack: a different stack with the same hash, or
+ * a new stack when the table has no free slot within KINST_AGG_PROBES, is
+ * counted as overflow (never merged with another).  KINST_IOC_AGG_STACKS
+ * reads one CPU's stacks; an entry's key[1] is the hash of a stack of the
+ * same CPU (read the entries first: a stack is in its table before any
+ * entry names it).  KINST_IOC_AGG_CLEAR empties the stacks too.
  */
 enum kinst_agg_kind {
 	KINST_AGG_COUNT = 1,	/* count, sum, min, max per key */
@@ -405,12 +418,14 @@ enum kinst_agg_kind {
 };
 
 #define	KINST_AGGF_PROBE	0x0001u	/* the probe id is part of the key */
+#define	KINST_AGGF_STACK	0x0002u	/* key word 1 is the stack's hash (1.8) */
 
 #define	KINST_AGG_MAX_SLOTS	65536	/* keys per CPU */
 #define	KINST_AGG_MAX_LINEAR	1024	/* linear buckets (+ 2 outside the range) */
 #define	KINST_AGG_MAX_BYTES	(64u << 20)	/* all tables of a session */
 #define	KINST_AGG_PROBES	32	/* slots a key's lookup visits */
 #define	KINST_AGG_LOG2_BUCKETS	65	/* < 0, 0, then [2^k, 2^(k+1)) k = 0..62 */
+#define	KINST_AGG_MAX_STACKS	16384	/* stacks per CPU (KINST_AGGF_STACK) */
 
 struct kinst_agg_setup {
 	uint32_t	kind;		/* in: KINST_AGG_* */
@@ -422,7 +437,10 @@ struct kinst_agg_setup {
 	int64_t		lin_max;	/* step each, plus (.., min) and */
 	int64_t		lin_step;	/* [max, ..); all 0 otherwise */
 	uint32_t	entry_size;	/* out: bytes per entry in AGG_READ */
-	uint32_t	_pad;		/* must be 0 */
+	uint32_t	nstacks;	/* in, KINST_AGGF_STACK: stacks per CPU,
+					   1 .. KINST_AGG_MAX_STACKS (out: rounded
+					   up to a power of two); else must be 0
+					   (before 1.8: _pad) */
 };
 
 /* One key of one CPU, as KINST_IOC_AGG_READ returns it. */
@@ -444,6 +462,17 @@ struct kinst_agg_read {
 	uint32_t	cpu;		/* in: whose table */
 	uint32_t	count;		/* out: entries copied */
 	uint32_t	flags;		/* in: must be 0 */
+};
+
+/*
+ * One stack of one CPU, as KINST_IOC_AGG_STACKS returns it (cap entries of
+ * this size at buf, struct kinst_agg_read as the argument, flags 0).
+ */
+struct kinst_agg_stack {
+	uint64_t	hash;		/* key[1] of the entries it counts */
+	uint32_t	nframes;	/* 1 .. KINST_STACK_MAX */
+	uint32_t	flags;		/* KINST_SECF_TRUNCATED */
+	uint64_t	frames[KINST_STACK_MAX];	/* [0]: the probed instruction */
 };
 
 struct kinst_agg_cpu_stats {
@@ -487,6 +516,7 @@ struct kinst_agg_clear {
 #define	KINST_IOC_AGG_READ	_IOWR('K', 19, struct kinst_agg_read)
 #define	KINST_IOC_AGG_CLEAR	_IOWR('K', 20, struct kinst_agg_clear)
 #define	KINST_IOC_AGG_STATS	_IOWR('K', 21, struct kinst_agg_stats)
+#define	KINST_IOC_AGG_STACKS	_IOWR('K', 22, struct kinst_agg_read)
 #endif
 
 #ifdef __cplusplus
@@ -509,5 +539,6 @@ KINST_ABI_ASSERT(sizeof(struct kinst_agg_entry) == 56, "agg_entry layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_read) == 24, "agg_read layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_stats) == 24, "agg_stats layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_clear) == 8, "agg_clear layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_agg_stack) == 528, "agg_stack layout");
 
 #endif /* !KINST_ABI_H */

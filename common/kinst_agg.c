@@ -8,7 +8,16 @@
 
 #include "kinst_agg.h"
 #include "kinst_engine.h"
+#include "kinst_os.h"
 #include "kinst_prog.h"
+
+/* Tests may force hashes (collisions) with their own function. */
+#ifdef KINST_AGG_TEST_HASH
+uint64_t KINST_AGG_TEST_HASH(const uint64_t *frames, uint32_t nframes);
+#define	AGG_STACK_HASH	KINST_AGG_TEST_HASH
+#else
+#define	AGG_STACK_HASH	kinst_agg_stack_hash
+#endif
 
 void
 kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg, uint64_t v)
@@ -126,17 +135,116 @@ kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	AGG_INC(&st->aggregated, 1);
 }
 
+uint64_t
+kinst_agg_stack_hash(const uint64_t *frames, uint32_t nframes)
+{
+	uint64_t h;
+	uint32_t i;
+
+	h = 0x84222325cbf29ce4ull ^ ((uint64_t)nframes * 0x9e3779b97f4a7c15ull);
+	for (i = 0; i < nframes; i++) {
+		h ^= frames[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return (h);
+}
+
+struct kinst_agg_stack_slot *
+kinst_agg_stack_slot(const struct kinst_agg *a, uint32_t t, uint32_t cpu,
+    uint32_t i)
+{
+	return (&a->stacks[t][(size_t)cpu * a->nstacks + i]);
+}
+
+static bool
+agg_same_frames(const struct kinst_agg_stack_slot *sl, const uint64_t *frames,
+    uint32_t nframes)
+{
+	uint32_t i;
+
+	if (sl->nframes != nframes)
+		return (false);
+	for (i = 0; i < nframes; i++)
+		if (sl->frames[i] != frames[i])
+			return (false);
+	return (true);
+}
+
+bool
+kinst_agg_stack_find(struct kinst_agg *a, uint32_t t, uint32_t cpu,
+    const uint64_t *frames, uint32_t nframes, uint32_t flags, uint64_t *hash)
+{
+	struct kinst_agg_stack_slot *sl;
+	uint64_t h;
+	uint32_t i, k, n, start;
+
+	if (nframes == 0 || nframes > KINST_STACK_MAX)
+		return (false);
+	h = AGG_STACK_HASH(frames, nframes);
+	start = (uint32_t)h ^ (uint32_t)(h >> 32);
+	n = a->nstacks < KINST_AGG_PROBES ? a->nstacks : KINST_AGG_PROBES;
+	for (i = 0; i < n; i++) {
+		sl = kinst_agg_stack_slot(a, t, cpu,
+		    (start + i) & (a->nstacks - 1));
+		if (KINST_LOAD_RELAXED(&sl->state) == KINST_AGG_EMPTY) {
+			/* Only this CPU writes here: publish the frames last. */
+			sl->nframes = nframes;
+			sl->flags = flags;
+			sl->hash = h;
+			for (k = 0; k < nframes; k++)
+				sl->frames[k] = frames[k];
+			KINST_STORE_RELEASE(&sl->state, KINST_AGG_USED);
+			*hash = h;
+			return (true);
+		}
+		if (sl->hash == h) {
+			/* The hash names one stack: a collision is not merged. */
+			if (!agg_same_frames(sl, frames, nframes))
+				return (false);
+			*hash = h;
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* KINST_AGGF_STACK: the stack at this hit, as key word 1; false: overflow. */
+static bool
+agg_stack_key(struct kinst_agg *a, uint32_t t, uint32_t cpu,
+    const struct kinst_probe *p, const struct kinst_regs *regs, void *osctx,
+    struct kinst_agg_val *v)
+{
+	uint64_t pcs[KINST_STACK_MAX];
+	uint32_t n;
+	bool truncated;
+
+	truncated = false;
+	pcs[0] = regs->rip;
+	n = 1 + kinst_os_stack(regs, osctx, p->offset, pcs + 1,
+	    KINST_STACK_MAX - 1, &truncated);
+	if (n > KINST_STACK_MAX) {
+		/* Never trust a hook to keep its bound: clip. */
+		n = KINST_STACK_MAX;
+		truncated = true;
+	}
+	return (kinst_agg_stack_find(a, t, cpu, pcs, n,
+	    truncated ? KINST_SECF_TRUNCATED : 0, &v->key[1]));
+}
+
 void
 kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
     struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
-    const char *comm, const struct kinst_regs *regs)
+    const char *comm, const struct kinst_regs *regs, void *osctx)
 {
 	struct kinst_prog_cpu_stats *ps;
 	struct kinst_agg_val v = { { 0, 0 }, 0 };
 	struct kinst_prog_ctx c;
 	struct kinst_agg *a;
 	uint64_t res;
-	uint32_t depth;
+	uint32_t depth, t;
 	int r;
 
 	/* Set up before any KINST_ARM_AGG probe was armed (kinst_aggctl.c). */
@@ -163,11 +271,17 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 	/* Only the outermost hit on this CPU writes its table. */
 	depth = ++e->depth[cpu];
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (depth != 1)
+	if (depth != 1) {
 		__atomic_fetch_add(&a->stats[cpu].nested, 1, __ATOMIC_RELAXED);
-	else
-		kinst_agg_add(a, KINST_LOAD_ACQUIRE(&a->active), cpu,
-		    (a->flags & KINST_AGGF_PROBE) != 0 ? p->id : 0, &v);
+	} else {
+		t = KINST_LOAD_ACQUIRE(&a->active);
+		if ((a->flags & KINST_AGGF_STACK) != 0 &&
+		    !agg_stack_key(a, t, cpu, p, regs, osctx, &v))
+			AGG_INC(&a->stats[cpu].overflow, 1);
+		else
+			kinst_agg_add(a, t, cpu,
+			    (a->flags & KINST_AGGF_PROBE) != 0 ? p->id : 0, &v);
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->depth[cpu]--;
 }

@@ -15,6 +15,13 @@
  * Two sets of tables: trap context fills the active one.  Clearing flips
  * the active index, waits until no CPU can still be in a hit that read the
  * old index (kinst_os_quiesce), then zeroes the old set.
+ *
+ * With KINST_AGGF_STACK each set also has, per CPU, a stack table of
+ * nstacks (a power of two) struct kinst_agg_stack_slot, filled the same
+ * way (single writer, frames written before the state's release store)
+ * and zeroed with its set, so a count never outlives its stack.  The
+ * stack's 64-bit hash is the entry's key word 1; a hash that is already
+ * there for different frames is a collision, counted as overflow.
  */
 #ifndef KINST_AGG_H
 #define KINST_AGG_H
@@ -48,6 +55,15 @@ struct kinst_agg_slot {
 	/* then uint64_t buckets[nbuckets] */
 };
 
+struct kinst_agg_stack_slot {
+	uint32_t	state;		/* KINST_AGG_EMPTY / USED */
+	uint32_t	nframes;	/* 1 .. KINST_STACK_MAX */
+	uint32_t	flags;		/* KINST_SECF_TRUNCATED */
+	uint32_t	_pad;
+	uint64_t	hash;
+	uint64_t	frames[KINST_STACK_MAX];
+};
+
 struct kinst_agg {
 	uint32_t	kind;		/* KINST_AGG_* */
 	uint32_t	flags;		/* KINST_AGGF_* */
@@ -62,6 +78,10 @@ struct kinst_agg {
 	uint32_t	_pad;
 	uint8_t		*tables[2];	/* [ncpus][cpu_bytes] each */
 	struct kinst_agg_cpu_stats *stats;	/* [ncpus], cumulative */
+	uint32_t	nstacks;	/* KINST_AGGF_STACK: per CPU, a power
+					   of two; else 0 */
+	uint32_t	_pad2;
+	struct kinst_agg_stack_slot *stacks[2];	/* [ncpus][nstacks] each */
 };
 
 /* The histogram bucket of value v (0 .. nbuckets-1); 0 without buckets. */
@@ -85,7 +105,25 @@ void	kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg,
  */
 void	kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 	    struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
-	    const char *comm, const struct kinst_regs *regs);
+	    const char *comm, const struct kinst_regs *regs, void *osctx);
+
+/*
+ * KINST_AGGF_STACK (trap context; tests call it too): find the stack of
+ * nframes frames (flags: KINST_SECF_TRUNCATED) in table set t of cpu,
+ * adding it if new, and store its hash in *hash.  Returns false when it is
+ * not there and cannot be added: no free slot within KINST_AGG_PROBES, or
+ * another stack has the same hash (the caller counts the hit as overflow).
+ */
+bool	kinst_agg_stack_find(struct kinst_agg *a, uint32_t t, uint32_t cpu,
+	    const uint64_t *frames, uint32_t nframes, uint32_t flags,
+	    uint64_t *hash);
+
+/* The hash of a stack (every frame and the count of frames). */
+uint64_t kinst_agg_stack_hash(const uint64_t *frames, uint32_t nframes);
+
+/* Stack slot i of CPU cpu in table set t. */
+struct kinst_agg_stack_slot *kinst_agg_stack_slot(const struct kinst_agg *a,
+	    uint32_t t, uint32_t cpu, uint32_t i);
 
 /* Add one hit to table set t of cpu (trap context; tests call it too). */
 void	kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
@@ -104,6 +142,13 @@ int	kinst_agg_geometry(const struct kinst_agg_setup *su, uint32_t ncpus,
  */
 uint32_t kinst_agg_snapshot(const struct kinst_agg *a, uint32_t t,
 	    uint32_t cpu, uint8_t *out, uint32_t cap);
+
+/*
+ * Copy the used stacks of table set t of cpu into out (cap of them);
+ * returns how many were copied.
+ */
+uint32_t kinst_agg_stack_snapshot(const struct kinst_agg *a, uint32_t t,
+	    uint32_t cpu, struct kinst_agg_stack *out, uint32_t cap);
 
 /* Entries in use in table set t of cpu. */
 uint32_t kinst_agg_used(const struct kinst_agg *a, uint32_t t, uint32_t cpu);

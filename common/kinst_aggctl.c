@@ -42,9 +42,12 @@ kinst_agg_geometry(const struct kinst_agg_setup *su, uint32_t ncpus,
 	uint32_t n;
 
 	if (su->kind == 0 || su->kind >= KINST_AGG_KIND_COUNT_ ||
-	    (su->flags & ~KINST_AGGF_PROBE) != 0 || su->_pad != 0 ||
+	    (su->flags & ~(KINST_AGGF_PROBE | KINST_AGGF_STACK)) != 0 ||
 	    su->nslots == 0 || su->nslots > KINST_AGG_MAX_SLOTS ||
 	    ncpus == 0)
+		return (KINST_E_INVAL);
+	if ((su->flags & KINST_AGGF_STACK) != 0 ? (su->nstacks == 0 ||
+	    su->nstacks > KINST_AGG_MAX_STACKS) : su->nstacks != 0)
 		return (KINST_E_INVAL);
 	a->nlinear = 0;
 	if (su->kind == KINST_AGG_LINEAR) {
@@ -67,14 +70,30 @@ kinst_agg_geometry(const struct kinst_agg_setup *su, uint32_t ncpus,
 	a->stride = sizeof(struct kinst_agg_slot) +
 	    (size_t)a->nbuckets * sizeof(uint64_t);
 	a->cpu_bytes = a->stride * a->nslots;
-	total = 2 * (uint64_t)ncpus * a->cpu_bytes;
+	a->nstacks = 0;
+	if ((su->flags & KINST_AGGF_STACK) != 0)
+		for (a->nstacks = 1; a->nstacks < su->nstacks; a->nstacks <<= 1)
+			;
+	/* Entries and stacks, both sets: bounded before any multiplication overflows. */
+	total = 2 * (uint64_t)ncpus * (a->cpu_bytes + (uint64_t)a->nstacks *
+	    sizeof(struct kinst_agg_stack_slot));
 	if (total > KINST_AGG_MAX_BYTES)
 		return (KINST_E_TOOBIG);
 	a->active = 0;
 	a->_pad = 0;
+	a->_pad2 = 0;
 	a->tables[0] = a->tables[1] = NULL;
+	a->stacks[0] = a->stacks[1] = NULL;
 	a->stats = NULL;
 	return (KINST_E_OK);
+}
+
+/* Bytes of one set's stack tables (every CPU). */
+static size_t
+agg_stack_bytes(const struct kinst_agg *a)
+{
+	return ((size_t)a->ncpus * a->nstacks *
+	    sizeof(struct kinst_agg_stack_slot));
 }
 
 static void
@@ -88,6 +107,10 @@ agg_free(struct kinst_agg *a)
 		kinst_os_free(a->tables[1], tb);
 	if (a->stats != NULL)
 		kinst_os_free(a->stats, (size_t)a->ncpus * sizeof(*a->stats));
+	if (a->stacks[0] != NULL)
+		kinst_os_free(a->stacks[0], agg_stack_bytes(a));
+	if (a->stacks[1] != NULL)
+		kinst_os_free(a->stacks[1], agg_stack_bytes(a));
 	kinst_os_free(a, sizeof(*a));
 }
 
@@ -111,7 +134,12 @@ kinst_ctl_agg_setup(struct kinst_ctl *c, struct kinst_csession *cs,
 	a->tables[0] = kinst_os_alloc(tb);
 	a->tables[1] = kinst_os_alloc(tb);
 	a->stats = kinst_os_alloc((size_t)g.ncpus * sizeof(*a->stats));
-	if (a->tables[0] == NULL || a->tables[1] == NULL || a->stats == NULL) {
+	if (g.nstacks != 0) {
+		a->stacks[0] = kinst_os_alloc(agg_stack_bytes(&g));
+		a->stacks[1] = kinst_os_alloc(agg_stack_bytes(&g));
+	}
+	if (a->tables[0] == NULL || a->tables[1] == NULL || a->stats == NULL ||
+	    (g.nstacks != 0 && (a->stacks[0] == NULL || a->stacks[1] == NULL))) {
 		agg_free(a);
 		return (KINST_E_NOMEM);
 	}
@@ -125,6 +153,7 @@ kinst_ctl_agg_setup(struct kinst_ctl *c, struct kinst_csession *cs,
 	KINST_STORE_RELEASE(&cs->s.agg, a);
 	kinst_os_ctl_unlock();
 	su->nslots = g.nslots;
+	su->nstacks = g.nstacks;
 	su->nbuckets = g.nbuckets;
 	su->entry_size = (uint32_t)(sizeof(struct kinst_agg_entry) +
 	    (size_t)g.nbuckets * sizeof(uint64_t));
@@ -180,6 +209,59 @@ kinst_agg_snapshot(const struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	return (n);
 }
 
+int
+kinst_ctl_agg_stack_geom(struct kinst_csession *cs, uint32_t *nstacks)
+{
+	struct kinst_agg *a = cs->s.agg;
+
+	if (a == NULL || a->nstacks == 0)
+		return (KINST_E_INVAL);
+	*nstacks = a->nstacks;
+	return (KINST_E_OK);
+}
+
+uint32_t
+kinst_agg_stack_snapshot(const struct kinst_agg *a, uint32_t t, uint32_t cpu,
+    struct kinst_agg_stack *out, uint32_t cap)
+{
+	const struct kinst_agg_stack_slot *sl;
+	struct kinst_agg_stack *en;
+	uint32_t i, k, n;
+
+	n = 0;
+	for (i = 0; i < a->nstacks && n < cap; i++) {
+		sl = kinst_agg_stack_slot(a, t, cpu, i);
+		if (KINST_LOAD_ACQUIRE(&sl->state) != KINST_AGG_USED)
+			continue;
+		en = &out[n++];
+		en->hash = sl->hash;
+		en->nframes = sl->nframes;
+		en->flags = sl->flags;
+		/* Every word written: no kernel memory leaks past nframes. */
+		for (k = 0; k < KINST_STACK_MAX; k++)
+			en->frames[k] = k < sl->nframes ? sl->frames[k] : 0;
+	}
+	return (n);
+}
+
+int
+kinst_ctl_agg_stacks(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_agg_read *rd, struct kinst_agg_stack *out, uint32_t cap)
+{
+	struct kinst_agg *a = cs->s.agg;
+
+	(void)c;
+	rd->count = 0;
+	if (a == NULL || a->nstacks == 0 || rd->flags != 0 ||
+	    rd->cpu >= a->ncpus)
+		return (KINST_E_INVAL);
+	kinst_os_ctl_lock();
+	rd->count = kinst_agg_stack_snapshot(a, KINST_LOAD_RELAXED(&a->active),
+	    rd->cpu, out, cap);
+	kinst_os_ctl_unlock();
+	return (KINST_E_OK);
+}
+
 uint32_t
 kinst_agg_used(const struct kinst_agg *a, uint32_t t, uint32_t cpu)
 {
@@ -226,6 +308,9 @@ kinst_ctl_agg_clear(struct kinst_ctl *c, struct kinst_csession *cs,
 	/* No CPU is still in a hit that chose the old set. */
 	kinst_os_quiesce();
 	agg_bzero(a->tables[old], (size_t)a->ncpus * a->cpu_bytes);
+	/* The stacks with their counts: no entry names a stack that is gone. */
+	if (a->nstacks != 0)
+		agg_bzero(a->stacks[old], agg_stack_bytes(a));
 	kinst_os_ctl_unlock();
 	return (KINST_E_OK);
 }

@@ -209,7 +209,15 @@ int	kinst_ctl_agg_geom(struct kinst_csession *cs, uint32_t *nslots,
 int	kinst_ctl_agg_read(struct kinst_ctl *c, struct kinst_csession *cs,
 	    struct kinst_agg_read *rd, uint8_t *out, uint32_t cap);
 
-/* KINST_IOC_AGG_CLEAR: empty every table (waits for in-flight hits). */
+/* KINST_AGGF_STACK: stacks per CPU, for the shim's buffer (else INVAL). */
+int	kinst_ctl_agg_stack_geom(struct kinst_csession *cs, uint32_t *nstacks);
+
+/* KINST_IOC_AGG_STACKS: up to cap stacks of rd->cpu into out (kernel memory). */
+int	kinst_ctl_agg_stacks(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_agg_read *rd, struct kinst_agg_stack *out,
+	    uint32_t cap);
+
+/* KINST_IOC_AGG_CLEAR: empty every table, stacks too (waits for in-flight hits). */
 int	kinst_ctl_agg_clear(struct kinst_ctl *c, struct kinst_csession *cs,
 	    const struct kinst_agg_clear *cl);
 

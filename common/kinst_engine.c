@@ -129,7 +129,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	__atomic_fetch_add(&s->hits[cpu], 1, __ATOMIC_RELAXED);
 	/* Aggregation instead of a record (its program runs in there). */
 	if ((p->flags & KINST_PF_AGG) != 0) {
-		kinst_agg_hit(e, p, s, cpu, pid, tid, rec.comm, regs);
+		kinst_agg_hit(e, p, s, cpu, pid, tid, rec.comm, regs, osctx);
 		return;
 	}
 	/* The predicate, before any record is built (counted if false). */

@@ -387,6 +387,30 @@ kinst_ioc_agg_read(struct kinst_file *kf, struct kinst_agg_read *rd)
 	return (error);
 }
 
+/* KINST_IOC_AGG_STACKS (ABI 1.8): one CPU's stacks. */
+static int
+kinst_ioc_agg_stacks(struct kinst_file *kf, struct kinst_agg_read *rd)
+{
+	struct kinst_agg_stack *out;
+	uint32_t nstacks, cap;
+	int error;
+
+	error = kinst_errno(kinst_ctl_agg_stack_geom(&kf->cs, &nstacks));
+	if (error != 0)
+		return (error);
+	cap = MIN(rd->cap, nstacks);
+	out = NULL;
+	if (cap != 0)
+		out = mallocarray(cap, sizeof(*out), M_KINST, M_WAITOK);
+	error = kinst_errno(kinst_ctl_agg_stacks(&kinst_ctl, &kf->cs, rd, out,
+	    cap));
+	if (error == 0 && rd->count != 0)
+		error = copyout(out, (void *)(uintptr_t)rd->buf,
+		    (size_t)rd->count * sizeof(*out));
+	free(out, M_KINST);
+	return (error);
+}
+
 static int
 kinst_ioc_agg_stats(struct kinst_file *kf, struct kinst_agg_stats *st)
 {
@@ -469,6 +493,8 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 		    (struct kinst_agg_clear *)data)));
 	case KINST_IOC_AGG_STATS:
 		return (kinst_ioc_agg_stats(kf, (struct kinst_agg_stats *)data));
+	case KINST_IOC_AGG_STACKS:
+		return (kinst_ioc_agg_stacks(kf, (struct kinst_agg_read *)data));
 	default:
 		return (ENOTTY);
 	}

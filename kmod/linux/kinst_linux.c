@@ -490,6 +490,7 @@ kinst_ioctl_gated(struct file *fp, unsigned int cmd, unsigned long arg)
 	case KINST_IOC_AGG_READ:
 	case KINST_IOC_AGG_CLEAR:
 	case KINST_IOC_AGG_STATS:
+	case KINST_IOC_AGG_STACKS:
 		return (kinst_errno(kinst_linux_agg_ioctl(&kinst_ctl, &kf->cs,
 		    cmd, up)));
 	default:

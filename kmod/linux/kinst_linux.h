@@ -43,6 +43,8 @@ int	kinst_linux_agg_setup(struct kinst_ctl *c, struct kinst_csession *cs,
 	    void __user *up);
 int	kinst_linux_agg_read(struct kinst_ctl *c, struct kinst_csession *cs,
 	    void __user *up);
+int	kinst_linux_agg_stacks(struct kinst_ctl *c, struct kinst_csession *cs,
+	    void __user *up);
 int	kinst_linux_agg_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 	    void __user *up);
 

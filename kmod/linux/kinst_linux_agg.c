@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * kinst for Linux: the aggregation ioctls (KINST_IOC_AGG_SETUP, _READ,
- * _CLEAR, _STATS).  Copy in, call common/kinst_aggctl.c (which validates
+ * _CLEAR, _STATS, _STACKS).  Copy in, call common/kinst_aggctl.c (which validates
  * every field), copy out.  Returns a KINST_E_* code.
  */
 
@@ -27,9 +27,41 @@ kinst_linux_agg_ioctl(struct kinst_ctl *c, struct kinst_csession *cs,
 			return (KINST_E_FAULT);
 		return (kinst_ctl_agg_clear(c, cs, &cl));
 	}
+	case KINST_IOC_AGG_STACKS:
+		return (kinst_linux_agg_stacks(c, cs, up));
 	default:
 		return (kinst_linux_agg_stats(c, cs, up));
 	}
+}
+
+/* KINST_IOC_AGG_STACKS: one CPU's stacks (KINST_AGGF_STACK). */
+int
+kinst_linux_agg_stacks(struct kinst_ctl *c, struct kinst_csession *cs,
+    void __user *up)
+{
+	struct kinst_agg_stack *out;
+	struct kinst_agg_read rd;
+	uint32_t nstacks, cap;
+	int err;
+
+	if (copy_from_user(&rd, up, sizeof(rd)) != 0)
+		return (KINST_E_FAULT);
+	if ((err = kinst_ctl_agg_stack_geom(cs, &nstacks)) != KINST_E_OK)
+		return (err);
+	cap = min_t(uint32_t, rd.cap, nstacks);
+	out = NULL;
+	if (cap != 0 &&
+	    (out = kvmalloc_array(cap, sizeof(*out), GFP_KERNEL)) == NULL)
+		return (KINST_E_NOMEM);
+	err = kinst_ctl_agg_stacks(c, cs, &rd, out, cap);
+	if (err == KINST_E_OK && rd.count != 0 &&
+	    copy_to_user(u64_to_user_ptr(rd.buf), out,
+	    (size_t)rd.count * sizeof(*out)) != 0)
+		err = KINST_E_FAULT;
+	kvfree(out);
+	if (err == KINST_E_OK && copy_to_user(up, &rd, sizeof(rd)) != 0)
+		err = KINST_E_FAULT;
+	return (err);
 }
 
 int

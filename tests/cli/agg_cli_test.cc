@@ -2,7 +2,8 @@
 // kinstctl count/hist internals (cli/agg.cc): the program built from
 // --by/--value/--if, run by common/kinst_prog.c's verifier and interpreter
 // (keys, value and result against values computed here); --linear parsing;
-// bucket labels and bounds; the per-CPU merge; the ASCII histogram.
+// bucket labels and bounds; the per-CPU merge (by stack: stacks joined by
+// each CPU's hashes, merged across CPUs by their frames); the ASCII histogram.
 #include <atf-c++.hpp>
 
 #include <cstring>
@@ -32,6 +33,20 @@ kinst_os_read_user(uint64_t a, void *b, size_t n)
 	(void)b;
 	(void)n;
 	return -1;
+}
+
+// kinst_agg.c's stack keys (KINST_AGGF_STACK) need the OS unwinder: none here.
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	(void)regs;
+	(void)osctx;
+	(void)offset;
+	(void)pcs;
+	(void)max;
+	*truncated = false;
+	return 0;
 }
 }
 
@@ -215,8 +230,75 @@ ATF_TEST_CASE_BODY(merge_and_render)
 	    "[2, 4)                      2 |@@@@@@@@@@@@@                                       |\n");
 }
 
+// --by stack: each CPU's entries name its own stacks by hash; the same
+// frames merge across CPUs whatever their hashes, different frames never
+// do even when two CPUs used the same hash; a hash naming no stack read
+// goes to the empty stack.
+ATF_TEST_CASE_WITHOUT_HEAD(merge_stacks);
+ATF_TEST_CASE_BODY(merge_stacks)
+{
+	const uint32_t esize = sizeof(struct kinst_agg_entry);
+	auto entry = [&](std::vector<uint8_t> &buf, uint64_t hash, uint64_t count) {
+		struct kinst_agg_entry e;
+		memset(&e, 0, sizeof(e));
+		e.key[1] = hash;
+		e.count = count;
+		size_t at = buf.size();
+		buf.resize(at + esize);
+		memcpy(buf.data() + at, &e, sizeof(e));
+	};
+	auto stack = [](uint64_t hash, std::vector<uint64_t> f, uint32_t flags) {
+		struct kinst_agg_stack s;
+		memset(&s, 0, sizeof(s));
+		s.hash = hash;
+		s.nframes = (uint32_t)f.size();
+		s.flags = flags;
+		for (size_t i = 0; i < f.size(); i++)
+			s.frames[i] = f[i];
+		return s;
+	};
+	std::vector<uint64_t> fa = {0x10, 0x20, 0x30}, fb = {0x10, 0x20, 0x31};
+	std::vector<uint8_t> e0, e1;
+	entry(e0, 0xaaa, 5);	// fa on CPU 0
+	entry(e0, 0xbbb, 2);	// fb on CPU 0
+	entry(e1, 0xbbb, 7);	// fa on CPU 1, under CPU 0's hash of fb
+	entry(e1, 0xccc, 1);	// no such stack on CPU 1
+	struct kinst_agg_stack s0[2] = {stack(0xaaa, fa, 0), stack(0xbbb, fb, 0)};
+	struct kinst_agg_stack s1[1] = {stack(0xbbb, fa, KINST_SECF_TRUNCATED)};
+	kinst::AggMap m;
+	kinst::StackSet ss;
+	kinst::agg_merge_stacks(m, ss, e0.data(), 2, esize, 0, s0, 2);
+	kinst::agg_merge_stacks(m, ss, e1.data(), 2, esize, 0, s1, 1);
+	ATF_REQUIRE_EQ(ss.frames.size(), 3u);
+	ATF_REQUIRE_EQ(m.size(), 3u);
+	uint64_t total = 0;
+	for (const auto &r : m) {
+		ATF_REQUIRE(r.first.k1 < ss.frames.size());
+		const std::vector<uint64_t> &f = ss.frames[r.first.k1];
+		if (f == fa) {
+			ATF_REQUIRE_EQ(r.second.count, 12u);
+			ATF_REQUIRE(ss.truncated[r.first.k1]);
+		} else if (f == fb) {
+			ATF_REQUIRE_EQ(r.second.count, 2u);
+			ATF_REQUIRE(!ss.truncated[r.first.k1]);
+		} else {
+			ATF_REQUIRE(f.empty());
+			ATF_REQUIRE_EQ(r.second.count, 1u);
+		}
+		total += r.second.count;
+	}
+	ATF_REQUIRE_EQ(total, 15u);
+	// No stacks at all: every count is kept, under the empty stack.
+	kinst::AggMap m2;
+	kinst::StackSet ss2;
+	kinst::agg_merge_stacks(m2, ss2, e0.data(), 2, esize, 0, nullptr, 0);
+	ATF_REQUIRE_EQ(m2.size(), 1u);
+	ATF_REQUIRE_EQ(m2.begin()->second.count, 7u);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, merge_stacks);
 	ATF_ADD_TEST_CASE(tcs, program);
 	ATF_ADD_TEST_CASE(tcs, linear);
 	ATF_ADD_TEST_CASE(tcs, buckets);

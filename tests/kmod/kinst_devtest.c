@@ -1289,7 +1289,7 @@ static void
 agg_fuzz_setup(int fd, long iters)
 {
 	unsigned long cmds[] = { KINST_IOC_AGG_SETUP, KINST_IOC_AGG_READ,
-	    KINST_IOC_AGG_CLEAR, KINST_IOC_AGG_STATS };
+	    KINST_IOC_AGG_CLEAR, KINST_IOC_AGG_STATS, KINST_IOC_AGG_STACKS };
 	struct kinst_agg_setup su;
 	struct kinst_agg_read rd;
 	struct kinst_agg_clear cl;
@@ -1312,6 +1312,7 @@ agg_fuzz_setup(int fd, long iters)
 	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == -EINVAL, "CLEAR unset");
 	memset(&st, 0, sizeof(st));
 	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == -EINVAL, "STATS unset");
+	CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &rd) == -EINVAL, "STACKS unset");
 	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG,
 	    &a) == -EINVAL, "ARM_AGG without an aggregation");
 	/* Every field of SETUP. */
@@ -1319,11 +1320,11 @@ agg_fuzz_setup(int fd, long iters)
 	memset(&su, 0, sizeof(su));					\
 	su.kind = (kind_); su.flags = (flags_); su.nslots = (n_);	\
 	su.lin_min = (mn); su.lin_max = (mx); su.lin_step = (stp);	\
-	su._pad = (pad);						\
+	su.nstacks = (pad);						\
 	r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);			\
 	CHECK(r == (want), "SETUP kind %u flags %#x n %u lin %lld,%lld,%lld " \
-	    "pad %u: %d", su.kind, su.flags, su.nslots, (long long)(mn), \
-	    (long long)(mx), (long long)(stp), su._pad, r);		\
+	    "nstacks %u: %d", su.kind, su.flags, su.nslots, (long long)(mn), \
+	    (long long)(mx), (long long)(stp), su.nstacks, r);		\
 } while (0)
 	SU(0, 0, 8, 0, 0, 0, 0, -EINVAL);
 	SU(KINST_AGG_KIND_COUNT_, 0, 8, 0, 0, 0, 0, -EINVAL);
@@ -1338,6 +1339,15 @@ agg_fuzz_setup(int fd, long iters)
 	SU(KINST_AGG_LINEAR, 0, 8, 10, 0, 1, 0, -EINVAL);
 	SU(KINST_AGG_LINEAR, 0, 8, INT64_MIN, INT64_MAX, 1, 0, -EINVAL);
 	SU(KINST_AGG_LINEAR, 0, KINST_AGG_MAX_SLOTS, 0, 1024, 1, 0, -EFBIG);
+	/* KINST_AGGF_STACK: nstacks with the flag only, within bounds. */
+	SU(KINST_AGG_COUNT, KINST_AGGF_STACK, 8, 0, 0, 0, 0, -EINVAL);
+	SU(KINST_AGG_COUNT, KINST_AGGF_STACK, 8, 0, 0, 0,
+	    KINST_AGG_MAX_STACKS + 1, -EINVAL);
+	SU(KINST_AGG_COUNT, KINST_AGGF_STACK, 8, 0, 0, 0, 0xffffffffu, -EINVAL);
+	SU(KINST_AGG_COUNT, KINST_AGGF_PROBE, 8, 0, 0, 0, 8, -EINVAL);
+	SU(KINST_AGG_COUNT, 4, 8, 0, 0, 0, 8, -EINVAL);
+	SU(KINST_AGG_LINEAR, KINST_AGGF_STACK, KINST_AGG_MAX_SLOTS, 0, 1024, 1,
+	    KINST_AGG_MAX_STACKS, -EFBIG);
 	/* Random structures: refused, or the one aggregation of the file. */
 	for (i = 0; i < iters; i++) {
 		rnd_fill(&su, sizeof(su));
@@ -1346,13 +1356,172 @@ agg_fuzz_setup(int fd, long iters)
 		if (i % 8 == 0)
 			su.flags &= 1;
 		if (i % 16 == 0)
-			su._pad = 0;
+			su.nstacks = 0;
+		if (i % 16 == 8)
+			su.flags = KINST_AGGF_STACK | (su.flags & 1);
 		r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);
 		CHECK(r == -EINVAL || r == -EFBIG, "SETUP random: %d", r);
 	}
 	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG |
 	    KINST_ARM_STACK, &a) == -EINVAL, "ARM_AGG with ARM_STACK");
 #undef SU
+}
+
+/*
+ * KINST_AGGF_STACK: hostile AGG_STACKS arguments, then a child's getpid(2)s
+ * counted by stack at __x64_sys_getpid's second instruction: every entry's hash names
+ * exactly one stack of its CPU, every stack starts at the probe and has
+ * callers, the counts add up to the calls and to the hits; CLEAR empties
+ * the stacks.
+ */
+static struct kinst_agg_stack agg_stk[4096];
+
+static void
+agg_fuzz_stacks(long iters, long calls)
+{
+	struct kinst_agg_cpu_stats as[KINST_STATS_MAXCPU];
+	struct kinst_agg_setup su;
+	struct kinst_agg_read rd, sr;
+	struct kinst_agg_clear cl;
+	struct kinst_agg_stats st;
+	struct kinst_filter f;
+	struct kinst_arm a;
+	static uint8_t buf[1 << 16];
+	static uint8_t text[65536];
+	uint64_t sum, agg, over, addr;
+	uint32_t c, j, m, nst, size, off1;
+	int fd, r, p[2];
+	pid_t pid;
+	long i;
+
+	fd = dev_open(O_NONBLOCK);
+	/* Offset 0 is the ftrace site: the second instruction, run once per call. */
+	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text: %d", r);
+	off1 = nth_insn(text, size, 1);
+	CHECK(off1 != UINT32_MAX && off1 > 1, "second insn %u", off1);
+	memset(&su, 0, sizeof(su));
+	su.kind = KINST_AGG_COUNT;
+	su.flags = KINST_AGGF_STACK;
+	su.nslots = 64;
+	su.nstacks = 50;
+	CHECK(xioctl(fd, KINST_IOC_AGG_SETUP, &su) == 0, "SETUP stack");
+	CHECK(su.nstacks == 64 && su.nslots == 64, "SETUP stack out: %u %u",
+	    su.nslots, su.nstacks);
+	r = do_arm(fd, "__x64_sys_getpid", off1, KINST_ARM_AGG, &a);
+	CHECK(r == 0 && a.narmed == 1, "ARM_AGG stack at +%u: %d", off1, r);
+	/* Every field of STACKS. */
+	memset(&sr, 0, sizeof(sr));
+	sr.cpu = KINST_STATS_MAXCPU * 4;
+	CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &sr) == -EINVAL, "STACKS cpu");
+	sr.cpu = 0;
+	sr.flags = 1;
+	CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &sr) == -EINVAL, "STACKS flags");
+	sr.flags = 0;
+	sr.cap = 4;
+	sr.buf = 0xffff800000000000ull;	/* a kernel address: no copy there */
+	r = xioctl(fd, KINST_IOC_AGG_STACKS, &sr);
+	CHECK(r == 0 || r == -EFAULT, "STACKS kernel buffer: %d", r);
+	sr.cap = 0;
+	sr.buf = 0;
+	CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &sr) == 0 && sr.count == 0,
+	    "STACKS cap 0");
+	for (i = 0; i < iters; i++) {
+		rnd_fill(&sr, sizeof(sr));
+		if (i % 2 == 0) {
+			sr.cpu %= 4;
+			sr.flags = 0;
+		}
+		if (i % 4 == 0)
+			sr.buf = (uint64_t)(uintptr_t)agg_stk;	/* cap may exceed it: cut below */
+		if (i % 4 == 0)
+			sr.cap %= 4096;
+		r = xioctl(fd, KINST_IOC_AGG_STACKS, &sr);
+		CHECK(r == 0 || r == -EINVAL || r == -EFAULT,
+		    "STACKS random: %d", r);
+	}
+
+	CHECK(pipe(p) == 0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		char x;
+
+		close(p[1]);
+		if (read(p[0], &x, 1) != 1)
+			_exit(1);
+		for (i = 0; i < calls; i++)
+			(void)syscall(SYS_getpid);
+		_exit(0);
+	}
+	close(p[0]);
+	memset(&f, 0, sizeof(f));
+	f.pid = (int32_t)pid;
+	f.cpu = -1;
+	f.exclude_pid = -1;
+	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER child");
+	CHECK(write(p[1], "g", 1) == 1, "start the child");
+	CHECK(waitpid(pid, &r, 0) == pid && WIFEXITED(r) &&
+	    WEXITSTATUS(r) == 0, "child");
+	close(p[1]);
+	memset(&st, 0, sizeof(st));
+	st.buf = (uint64_t)(uintptr_t)as;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == 0, "STATS");
+	sum = agg = over = 0;
+	for (c = 0; c < st.ncpus && c < KINST_STATS_MAXCPU; c++) {
+		memset(&rd, 0, sizeof(rd));
+		rd.buf = (uint64_t)(uintptr_t)buf;
+		rd.cap = su.nslots;
+		rd.cpu = c;
+		CHECK(xioctl(fd, KINST_IOC_AGG_READ, &rd) == 0, "READ cpu %u", c);
+		memset(&sr, 0, sizeof(sr));
+		sr.buf = (uint64_t)(uintptr_t)agg_stk;
+		sr.cap = su.nstacks;
+		sr.cpu = c;
+		CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &sr) == 0, "STACKS cpu %u",
+		    c);
+		nst = sr.count;
+		for (j = 0; j < nst; j++)
+			CHECK(agg_stk[j].nframes >= 2 &&
+			    agg_stk[j].nframes <= KINST_STACK_MAX &&
+			    agg_stk[j].frames[0] == a.addr &&
+			    agg_stk[j].flags == 0,
+			    "cpu %u stack %u: %u frames, [0] %#llx (probe %#llx)",
+			    c, j, agg_stk[j].nframes,
+			    (unsigned long long)agg_stk[j].frames[0],
+			    (unsigned long long)a.addr);
+		for (j = 0; j < rd.count; j++) {
+			struct kinst_agg_entry *e = (struct kinst_agg_entry *)
+			    (buf + (size_t)j * su.entry_size);
+			uint32_t named = 0;
+
+			for (m = 0; m < nst; m++)
+				named += agg_stk[m].hash == e->key[1];
+			CHECK(named == 1 && e->key[0] == 0 && e->probe_id == 0,
+			    "cpu %u entry %u: hash %#llx names %u stacks", c, j,
+			    (unsigned long long)e->key[1], named);
+			sum += e->count;
+		}
+		agg += as[c].aggregated;
+		over += as[c].overflow + as[c].nested;
+	}
+	CHECK(sum == (uint64_t)calls && agg == sum && over == 0,
+	    "by stack: counted %llu aggregated %llu overflow+nested %llu, "
+	    "%ld calls", (unsigned long long)sum, (unsigned long long)agg,
+	    (unsigned long long)over, calls);
+	memset(&cl, 0, sizeof(cl));
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == 0, "CLEAR");
+	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == 0, "CLEAR");
+	for (c = 0; c < st.ncpus && c < KINST_STATS_MAXCPU; c++) {
+		memset(&sr, 0, sizeof(sr));
+		sr.buf = (uint64_t)(uintptr_t)agg_stk;
+		sr.cap = su.nstacks;
+		sr.cpu = c;
+		CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &sr) == 0 && sr.count == 0,
+		    "STACKS after CLEAR cpu %u: %u", c, sr.count);
+	}
+	close(fd);
+	printf("aggfuzz: %ld getpid calls counted by stack\n", calls);
 }
 
 static int
@@ -1402,6 +1571,9 @@ cmd_aggfuzz(long iters, long calls)
 	memset(&st, 0, sizeof(st));
 	st.flags = 4;
 	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == -EINVAL, "STATS flags");
+	memset(&rd, 0, sizeof(rd));
+	CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &rd) == -EINVAL,
+	    "STACKS without KINST_AGGF_STACK");
 	for (i = 0; i < iters; i++) {
 		rnd_fill(&rd, sizeof(rd));
 		if (i % 2 == 0) {
@@ -1508,6 +1680,7 @@ cmd_aggfuzz(long iters, long calls)
 		    "READ after CLEAR cpu %u: %u", c, rd.count);
 	}
 	close(fd);
+	agg_fuzz_stacks(iters, calls);
 	printf("aggfuzz: %u probes x %ld calls counted in the kernel, "
 	    "%d failures\n", a.narmed, calls, failures);
 	return (failures != 0);

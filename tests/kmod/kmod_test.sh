@@ -64,11 +64,12 @@ prog_fuzz_body() {
 
 atf_test_case agg_fuzz
 agg_fuzz_head() {
-	atf_set descr "aggregation: hostile AGG_SETUP/READ/CLEAR/STATS arguments and random structures, ARM_AGG misuse; getpid's probes counted in the kernel exactly, no record: errnos, no oops"
+	atf_set descr "aggregation: hostile AGG_SETUP/READ/CLEAR/STATS/STACKS arguments and random structures, ARM_AGG misuse; getpid's probes counted in the kernel exactly, no record; getpid counted by stack (every entry names one stack starting at the probe): errnos, no oops"
 	atf_set timeout 400
 }
 agg_fuzz_body() {
 	kmod_run aggfuzz.sh -t 300
+	vm_expect_out '^aggfuzz: 1000 getpid calls counted by stack'
 	vm_expect_out '^aggfuzz: [0-9]+ probes x 1000 calls counted in the kernel, 0 failures'
 }
 

@@ -4,7 +4,10 @@
  * space: counts per key and per probe, histogram bucket edges (log2 and
  * linear), sum/min/max, overflow of a full table, clear, per-CPU tables
  * read one CPU at a time, setup validation, and the engine path (a hit of
- * an aggregating probe makes no record; hits add up).
+ * an aggregating probe makes no record; hits add up).  Stacks as keys
+ * (KINST_AGGF_STACK): kinst_os_stack() is stubbed to return the test's
+ * stacks, and the stack hash can be forced (KINST_AGG_TEST_HASH) to make
+ * two different stacks collide.
  */
 #include <atf-c.h>
 #include <stdint.h>
@@ -27,6 +30,39 @@ int kinst_os_read(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; re
 int kinst_os_read_user(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
 
 static struct kinst_csession cs;
+
+/* ---- kinst_os_stack(): the callers the test chose ---- */
+static uint64_t stub_callers[80];
+static uint32_t stub_ncallers;
+static void *stub_osctx;
+static uint32_t stub_offset;
+
+uint32_t
+kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
+    uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	uint32_t i, n;
+
+	(void)regs;
+	stub_osctx = osctx;
+	stub_offset = offset;
+	n = stub_ncallers < max ? stub_ncallers : max;
+	for (i = 0; i < n; i++)
+		pcs[i] = stub_callers[i];
+	*truncated = stub_ncallers > max;
+	return (n);
+}
+
+/* The stack hash (KINST_AGG_TEST_HASH), forced when force_hash is set. */
+static bool force_hash;
+uint64_t test_stack_hash(const uint64_t *frames, uint32_t nframes);
+uint64_t
+test_stack_hash(const uint64_t *frames, uint32_t nframes)
+{
+	if (force_hash)
+		return (0x4242);
+	return (kinst_agg_stack_hash(frames, nframes));
+}
 
 /* Set an aggregation up on a session of ncpus CPUs; the KINST_E_* result. */
 static int
@@ -344,7 +380,7 @@ ATF_TC_BODY(setup_validation, tc)
 	/* Over the memory budget: 2 sets x 1024 CPUs x 65536 slots. */
 	ATF_CHECK_EQ(setup(1024, KINST_AGG_LOG2, 0, KINST_AGG_MAX_SLOTS, 0, 0,
 	    0, &su), KINST_E_TOOBIG);
-	su._pad = 1;
+	su.nstacks = 1;	/* without KINST_AGGF_STACK */
 	ATF_CHECK_EQ(kinst_ctl_agg_setup(NULL, &cs, &su), KINST_E_INVAL);
 	/* Once per session. */
 	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, 0, 8, 0, 0, 0, &su), KINST_E_OK);
@@ -407,12 +443,14 @@ ATF_TC_BODY(engine_step, tc)
 	for (i = 0; i < 30; i++) {
 		r.gpr[KINST_RDI] = 0x1100 + i % 3;	/* keys 0, 1, 2 */
 		r.gpr[KINST_RDX] = i % 5;		/* 3 is filtered */
-		kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r);
+		kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r,
+		    NULL);
 		hits++;
 	}
 	/* A nested hit: the CPU is already inside one. */
 	eng.depth[1] = 1;
-	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r);
+	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r,
+	    NULL);
 	hits++;
 	eng.depth[1] = 0;
 	ATF_CHECK_EQ(ps[1].filtered, 6);
@@ -437,8 +475,293 @@ ATF_TC_BODY(engine_step, tc)
 	kinst_ctl_agg_fini(&cs);
 }
 
+/* ---- KINST_AGGF_STACK ---- */
+
+static int
+setup_stacks(uint32_t ncpus, uint32_t nslots, uint32_t nstacks,
+    struct kinst_agg_setup *su)
+{
+	if (cs.s.agg != NULL)
+		kinst_ctl_agg_fini(&cs);
+	memset(&cs, 0, sizeof(cs));
+	cs.s.ncpus = ncpus;
+	memset(su, 0, sizeof(*su));
+	su->kind = KINST_AGG_COUNT;
+	su->flags = KINST_AGGF_STACK;
+	su->nslots = nslots;
+	su->nstacks = nstacks;
+	return (kinst_ctl_agg_setup(NULL, &cs, su));
+}
+
+/* One hit of probe p (at rip) on cpu whose callers are c[0 .. n-1]. */
+static void
+stack_hit(struct kinst_engine *eng, struct kinst_probe *p, uint32_t cpu,
+    const uint64_t *c, uint32_t n)
+{
+	struct kinst_regs r;
+
+	memset(&r, 0, sizeof(r));
+	r.rip = p->addr;
+	memcpy(stub_callers, c, n * sizeof(c[0]));
+	stub_ncallers = n;
+	kinst_agg_hit(eng, p, &cs.s, cpu, 10, 11, "dd", &r, (void *)0x5a5a);
+}
+
+static struct kinst_agg_stack stk[64];
+
+/* Read cpu's stacks through the ioctl's common code into stk. */
+static uint32_t
+readstacks(uint32_t cpu)
+{
+	struct kinst_agg_read rd;
+
+	memset(&rd, 0, sizeof(rd));
+	rd.cpu = cpu;
+	rd.cap = 64;
+	ATF_REQUIRE_EQ(kinst_ctl_agg_stacks(NULL, &cs, &rd, stk, 64),
+	    KINST_E_OK);
+	return (rd.count);
+}
+
+/*
+ * The count of the stack rip, c[0 .. n-1] on cpu: entries and stacks read
+ * as kinstctl does (entries first), joined by the hash; every entry's
+ * hash must name exactly one stack.
+ */
+static uint64_t
+stack_count(uint32_t cpu, uint64_t rip, const uint64_t *c, uint32_t n)
+{
+	static uint8_t buf[64 * 1024];
+	const struct kinst_agg_entry *e;
+	uint32_t i, j, k, ne, ns, found;
+	uint64_t total;
+
+	ne = readcpu(cpu, buf, 64);
+	ns = readstacks(cpu);
+	total = 0;
+	for (i = 0; i < ne; i++) {
+		e = (const struct kinst_agg_entry *)(buf +
+		    i * sizeof(struct kinst_agg_entry));
+		found = 0;
+		for (j = 0; j < ns; j++) {
+			if (stk[j].hash != e->key[1])
+				continue;
+			found++;
+			if (stk[j].nframes != n + 1 || stk[j].frames[0] != rip)
+				continue;
+			for (k = 0; k < n; k++)
+				if (stk[j].frames[k + 1] != c[k])
+					break;
+			if (k == n)
+				total += e->count;
+		}
+		ATF_CHECK_EQ_MSG(found, 1, "entry %u names %u stacks", i, found);
+	}
+	return (total);
+}
+
+ATF_TC_WITHOUT_HEAD(stack_counts);
+ATF_TC_BODY(stack_counts, tc)
+{
+	static struct kinst_engine eng;
+	/* Differing only in the last frame, and a prefix of both. */
+	static const uint64_t s1[] = { 0xa1, 0xa2, 0xa3, 0xa4 };
+	static const uint64_t s2[] = { 0xa1, 0xa2, 0xa3, 0xa5 };
+	static const uint64_t s3[] = { 0xa1, 0xa2, 0xa3 };
+	struct kinst_agg_setup su;
+	struct kinst_probe p;
+	uint32_t i, k;
+
+	force_hash = false;
+	ATF_REQUIRE_EQ(setup_stacks(2, 64, 10, &su), KINST_E_OK);
+	ATF_CHECK_EQ(su.nstacks, 16);	/* a power of two */
+	ATF_CHECK(kinst_agg_stack_hash(s1, 4) != kinst_agg_stack_hash(s2, 4));
+	ATF_CHECK(kinst_agg_stack_hash(s1, 4) != kinst_agg_stack_hash(s1, 3));
+	memset(&p, 0, sizeof(p));
+	p.id = 3;
+	p.addr = 0xffffffff81000010ull;
+	p.offset = 0x10;
+	p.flags = KINST_PF_AGG;
+	for (i = 0; i < 5; i++)
+		stack_hit(&eng, &p, 1, s1, 4);
+	for (i = 0; i < 3; i++)
+		stack_hit(&eng, &p, 1, s2, 4);
+	for (i = 0; i < 2; i++)
+		stack_hit(&eng, &p, 1, s3, 3);
+	for (i = 0; i < 4; i++)
+		stack_hit(&eng, &p, 0, s1, 4);
+	/* The engine passed the trap context and the probe's offset on. */
+	ATF_CHECK_EQ(stub_osctx, (void *)0x5a5a);
+	ATF_CHECK_EQ(stub_offset, 0x10);
+	ATF_CHECK_EQ(stack_count(1, p.addr, s1, 4), 5);
+	ATF_CHECK_EQ(stack_count(1, p.addr, s2, 4), 3);
+	ATF_CHECK_EQ(stack_count(1, p.addr, s3, 3), 2);
+	ATF_CHECK_EQ(stack_count(0, p.addr, s1, 4), 4);
+	ATF_CHECK_EQ(stack_count(0, p.addr, s2, 4), 0);
+	ATF_CHECK_EQ(readstacks(1), 3);
+	ATF_CHECK_EQ(readstacks(0), 1);
+	/* Frames past nframes are zero in the copy (no stale memory). */
+	ATF_CHECK_EQ(stk[0].nframes, 5);
+	ATF_CHECK_EQ(stk[0].flags, 0);
+	for (k = 5; k < KINST_STACK_MAX; k++)
+		ATF_CHECK_EQ(stk[0].frames[k], 0);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 10);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].overflow, 0);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 4);
+	/* A stack deeper than KINST_STACK_MAX: clipped, marked truncated. */
+	for (i = 0; i < 80; i++)
+		stub_callers[i] = 0xb000 + i;
+	ATF_REQUIRE_EQ(setup_stacks(1, 8, 4, &su), KINST_E_OK);
+	stack_hit(&eng, &p, 0, stub_callers, 80);
+	ATF_REQUIRE_EQ(readstacks(0), 1);
+	ATF_CHECK_EQ(stk[0].nframes, KINST_STACK_MAX);
+	ATF_CHECK_EQ(stk[0].flags, KINST_SECF_TRUNCATED);
+	ATF_CHECK_EQ(stk[0].frames[KINST_STACK_MAX - 1],
+	    0xb000 + KINST_STACK_MAX - 2);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(stack_collision_and_full);
+ATF_TC_BODY(stack_collision_and_full, tc)
+{
+	static struct kinst_engine eng;
+	static const uint64_t s1[] = { 0xa1, 0xa2, 0xa3, 0xa4 };
+	static const uint64_t s2[] = { 0xa1, 0xa2, 0xa3, 0xa5 };
+	struct kinst_agg_setup su;
+	struct kinst_probe p;
+	uint64_t c;
+	uint32_t i;
+
+	memset(&p, 0, sizeof(p));
+	p.addr = 0xffffffff81000020ull;
+	p.flags = KINST_PF_AGG;
+	/* Every stack hashes alike: the first one counts, the other is
+	   overflow, never merged into it. */
+	force_hash = true;
+	ATF_REQUIRE_EQ(setup_stacks(2, 64, 16, &su), KINST_E_OK);
+	for (i = 0; i < 3; i++)
+		stack_hit(&eng, &p, 0, s1, 4);
+	for (i = 0; i < 2; i++)
+		stack_hit(&eng, &p, 0, s2, 4);
+	stack_hit(&eng, &p, 0, s1, 4);
+	force_hash = false;
+	ATF_CHECK_EQ(stack_count(0, p.addr, s1, 4), 4);
+	ATF_CHECK_EQ(stack_count(0, p.addr, s2, 4), 0);
+	ATF_CHECK_EQ(readstacks(0), 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 4);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 2);
+	/* 4 stack slots, 6 stacks: 4 kept, the other two overflow; hits ==
+	   aggregated + overflow. */
+	ATF_REQUIRE_EQ(setup_stacks(1, 64, 4, &su), KINST_E_OK);
+	ATF_CHECK_EQ(su.nstacks, 4);
+	for (i = 0; i < 6; i++) {
+		c = 0xc000 + i;
+		stack_hit(&eng, &p, 0, &c, 1);
+		stack_hit(&eng, &p, 0, &c, 1);
+	}
+	ATF_CHECK_EQ(readstacks(0), 4);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 8);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 4);
+	/* A full stack table and a free entry table: a known stack still
+	   counts. */
+	c = 0xc000;
+	stack_hit(&eng, &p, 0, &c, 1);
+	ATF_CHECK_EQ(stack_count(0, p.addr, &c, 1), 3);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(stack_clear);
+ATF_TC_BODY(stack_clear, tc)
+{
+	static struct kinst_engine eng;
+	static const uint64_t s1[] = { 0xa1, 0xa2 };
+	static const uint64_t s2[] = { 0xa1, 0xa3 };
+	struct kinst_agg_clear cl = { 0, 0 };
+	struct kinst_agg_setup su;
+	struct kinst_probe p;
+
+	force_hash = false;
+	memset(&p, 0, sizeof(p));
+	p.addr = 0xffffffff81000030ull;
+	p.flags = KINST_PF_AGG;
+	ATF_REQUIRE_EQ(setup_stacks(2, 64, 4, &su), KINST_E_OK);
+	stack_hit(&eng, &p, 0, s1, 2);
+	stack_hit(&eng, &p, 1, s2, 2);
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_CHECK_EQ(readstacks(0), 0);
+	ATF_CHECK_EQ(readstacks(1), 0);
+	stack_hit(&eng, &p, 0, s2, 2);
+	ATF_CHECK_EQ(stack_count(0, p.addr, s2, 2), 1);
+	ATF_CHECK_EQ(stack_count(0, p.addr, s1, 2), 0);
+	/* Back on the first set: its stacks went with its counts. */
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_CHECK_EQ(readstacks(0), 0);
+	ATF_CHECK_EQ(readstacks(1), 0);
+	stack_hit(&eng, &p, 0, s1, 2);
+	ATF_CHECK_EQ(readstacks(0), 1);
+	ATF_CHECK_EQ(stack_count(0, p.addr, s1, 2), 1);
+	/* Twice more: the set with s2 is empty again. */
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_REQUIRE_EQ(kinst_ctl_agg_clear(NULL, &cs, &cl), KINST_E_OK);
+	ATF_CHECK_EQ(readstacks(0), 0);
+	kinst_ctl_agg_fini(&cs);
+}
+
+ATF_TC_WITHOUT_HEAD(stack_validation);
+ATF_TC_BODY(stack_validation, tc)
+{
+	struct kinst_agg_setup su;
+	struct kinst_agg_read rd;
+	uint32_t n;
+
+	/* Setup: nstacks with the flag only, and within bounds. */
+	ATF_CHECK_EQ(setup_stacks(2, 8, 0, &su), KINST_E_INVAL);
+	ATF_CHECK_EQ(setup_stacks(2, 8, KINST_AGG_MAX_STACKS + 1, &su),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(setup_stacks(2, 8, 0xffffffffu, &su), KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 4, 8, 0, 0, 0, &su),
+	    KINST_E_INVAL);	/* unknown flag */
+	/* Over the memory budget through the stacks alone. */
+	ATF_CHECK_EQ(setup_stacks(64, 1, KINST_AGG_MAX_STACKS, &su),
+	    KINST_E_TOOBIG);
+	ATF_CHECK_EQ(setup_stacks(1, 1, KINST_AGG_MAX_STACKS, &su),
+	    KINST_E_OK);
+	/* The stacks ioctl: nothing set up, no stacks, bad cpu, flags. */
+	memset(&cs, 0, sizeof(cs));
+	cs.s.ncpus = 2;
+	memset(&rd, 0, sizeof(rd));
+	ATF_CHECK_EQ(kinst_ctl_agg_stacks(NULL, &cs, &rd, stk, 64),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(kinst_ctl_agg_stack_geom(&cs, &n), KINST_E_INVAL);
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, 0, 8, 0, 0, 0, &su),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(su.nstacks, 0);
+	ATF_CHECK_EQ(kinst_ctl_agg_stacks(NULL, &cs, &rd, stk, 64),
+	    KINST_E_INVAL);
+	ATF_CHECK_EQ(kinst_ctl_agg_stack_geom(&cs, &n), KINST_E_INVAL);
+	ATF_REQUIRE_EQ(setup_stacks(2, 8, 8, &su), KINST_E_OK);
+	ATF_CHECK_EQ(kinst_ctl_agg_stack_geom(&cs, &n), KINST_E_OK);
+	ATF_CHECK_EQ(n, 8);
+	rd.cpu = 2;
+	ATF_CHECK_EQ(kinst_ctl_agg_stacks(NULL, &cs, &rd, stk, 64),
+	    KINST_E_INVAL);
+	rd.cpu = 1;
+	rd.flags = 1;
+	ATF_CHECK_EQ(kinst_ctl_agg_stacks(NULL, &cs, &rd, stk, 64),
+	    KINST_E_INVAL);
+	rd.flags = 0;
+	ATF_CHECK_EQ(kinst_ctl_agg_stacks(NULL, &cs, &rd, stk, 64),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(rd.count, 0);
+	kinst_ctl_agg_fini(&cs);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, stack_counts);
+	ATF_TP_ADD_TC(tp, stack_collision_and_full);
+	ATF_TP_ADD_TC(tp, stack_clear);
+	ATF_TP_ADD_TC(tp, stack_validation);
 	ATF_TP_ADD_TC(tp, engine_step);
 	ATF_TP_ADD_TC(tp, counts_and_keys);
 	ATF_TP_ADD_TC(tp, log2_edges);

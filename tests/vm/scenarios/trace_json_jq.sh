@@ -50,7 +50,7 @@ kt_expect_eq "lines that are each one JSON object" "$n" \
 
 hex='^0x[0-9a-f]+$'
 regs='["rax","rbx","rcx","rdx","rsi","rdi","rbp","rsp","r8","r9","r10","r11","r12","r13","r14","r15","rip","rflags","cs","ss"]'
-check=".schema == 4 and .type == \"hit\"
+check=".schema == 5 and .type == \"hit\"
     and (.time_ns | type == \"number\" and . > 0 and floor == .)
     and (.cpu | type == \"number\" and . >= 0 and floor == .)
     and .pid == $loop and .tid == $loop and .comm == \"syscall_loop\"
