@@ -64,10 +64,11 @@ extern u_int cpu_stdext_feature;
  * Whether process p has a user address space: p_vmspace (struct proc,
  * sys/sys/proc.h) is not vmspace0 (declared in sys/sys/proc.h), the
  * vmspace of proc0 that kernel threads and kernel processes run on.  The
- * compile check's abridged struct proc has no p_vmspace and it lacks
- * vmspace0; it is recognised by the absence of P_KPROC (defined by the
- * real sys/sys/proc.h since 4.4BSD), and there the test compiles as "no
- * user address space" so that the rest of the shim is still checked.
+ * shared declaration set's abridged struct proc has no p_vmspace and it
+ * lacks vmspace0; it is recognised by the absence of P_KPROC (defined by
+ * the real sys/sys/proc.h), and there the test compiles as "no user
+ * address space".  tests/freebsd/fbsd_compile_test adds all three to its
+ * private copy of that header, so the real line is compiled there.
  */
 #ifdef P_KPROC
 #define	KINST_FBSD_HAS_USER_VM(p)					\

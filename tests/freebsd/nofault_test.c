@@ -178,7 +178,7 @@ ATF_TC_BODY(copy, tc)
 	tf[KINST_FBSD_TF_RIP / 8] = (rip);				\
 	tf[KINST_FBSD_TF_CS / 8] = (cs);				\
 	tf[KINST_FBSD_TF_ADDR / 8] = (addr);				\
-	tf[KINST_FBSD_TF_RFLAGS / 8] = 0x40246;	/* AC, IF clear */	\
+	tf[KINST_FBSD_TF_RFLAGS / 8] = 0x40246;	/* AC and IF set */	\
 	memcpy(was, tf, sizeof(tf));					\
 } while (0)
 
