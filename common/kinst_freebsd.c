@@ -368,12 +368,23 @@ kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size)
 
 int
 kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
-    uint64_t start, uint64_t end, uint64_t fixup)
+    const struct kinst_fbsd_nofault *nf)
 {
 	uint64_t rip;
 
 	if (active == 0)
 		return (0);
+	if ((TFR(tf, KINST_FBSD_TF_CS) & 3) != 0)
+		return (0);	/* user mode */
+	rip = TFR(tf, KINST_FBSD_TF_RIP);
+	if (rip >= nf->ustart && rip < nf->uend) {
+		if (trapno != KINST_FBSD_T_PAGEFLT ||
+		    TFR(tf, KINST_FBSD_TF_ADDR) >= nf->ulimit)
+			return (0);
+		TFW(tf, KINST_FBSD_TF_RFLAGS) &= ~KINST_FBSD_PSL_AC;
+		TFW(tf, KINST_FBSD_TF_RIP) = nf->ufail;
+		return (1);
+	}
 	switch (trapno) {
 	case KINST_FBSD_T_PAGEFLT:
 	case KINST_FBSD_T_PROTFLT:
@@ -383,11 +394,14 @@ kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
 	default:
 		return (0);
 	}
-	if ((TFR(tf, KINST_FBSD_TF_CS) & 3) != 0)
-		return (0);	/* user mode */
-	rip = TFR(tf, KINST_FBSD_TF_RIP);
-	if (rip < start || rip >= end)
+	if (rip < nf->start || rip >= nf->end)
 		return (0);
-	TFW(tf, KINST_FBSD_TF_RIP) = fixup;
+	TFW(tf, KINST_FBSD_TF_RIP) = nf->fail;
 	return (1);
+}
+
+bool
+kinst_fbsd_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit)
+{
+	return (len != 0 && addr < limit && len <= limit - addr);
 }

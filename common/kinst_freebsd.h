@@ -240,22 +240,46 @@ void	kinst_fbsd_tramp_retire(struct kinst_fbsd_tramps *t, uint64_t size);
 void	kinst_fbsd_tramp_cancel(struct kinst_fbsd_tramps *t, uint64_t size);
 
 /*
- * The no-fault read's trap decision (kmod/freebsd/kinst_nofault.S, called
- * through dtrace_trap_func from trap_check() before trap()): tf is a struct
- * trapframe (KINST_FBSD_TF_*), trapno its tf_trapno, active this CPU's
- * no-fault count.  A kernel-mode page, protection, segment-not-present or
- * stack fault at a rip inside [start, end) while active: tf_rip = fixup,
- * return 1 (handled: trap() never runs, so interrupts stay disabled and
+ * The no-fault reads' trap decision (kmod/freebsd/kinst_nofault.S, called
+ * through dtrace_trap_func from trap_check() before trap(); docs/freebsd.md
+ * 1.5 and 4): tf is a struct trapframe (KINST_FBSD_TF_*), trapno its
+ * tf_trapno, active this CPU's no-fault count, nf where the two copies are.
+ * Nothing is ours unless active and the trap came from kernel mode.
+ *  - The kernel copy (kinst_os_read): a page, protection,
+ *    segment-not-present or stack fault at a rip in [start, end):
+ *    tf_rip = fail.
+ *  - The user copy (kinst_os_read_user): only a page fault (T_PAGEFLT),
+ *    at a rip in [ustart, uend), whose address (tf_addr, %cr2) is a user
+ *    address (below ulimit): tf_rip = ufail and PSL_AC cleared in
+ *    tf_rflags (the copy runs with AC set under SMAP; the resumed code
+ *    must not).  Any other trap there (a #GP cannot happen after the range
+ *    check; a fault on the kernel-side buffer is a bug) goes to trap().
+ * Handled: return 1 (trap() never runs, so interrupts stay disabled and
  * vm_fault() is never called).  Anything else: 0, frame untouched.
- * Trap numbers of amd64's machine/trap.h.
+ * Trap numbers of amd64's machine/trap.h, PSL_AC of machine/psl.h.
  */
 #define	KINST_FBSD_T_PROTFLT	9
 #define	KINST_FBSD_T_PAGEFLT	12
 #define	KINST_FBSD_T_SEGNPFLT	26
 #define	KINST_FBSD_T_STKFLT	27
+#define	KINST_FBSD_PSL_AC	0x00040000ull
+
+struct kinst_fbsd_nofault {
+	uint64_t	start, end, fail;	/* kernel copy */
+	uint64_t	ustart, uend, ufail;	/* user copy */
+	uint64_t	ulimit;			/* user addresses lie below */
+};
 
 int	kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
-	    uint64_t start, uint64_t end, uint64_t fixup);
+	    const struct kinst_fbsd_nofault *nf);
+
+/*
+ * A user read of len bytes at addr may be attempted: len > 0 and the whole
+ * range [addr, addr + len) lies below limit (the end of the lower
+ * canonical half), without wrapping.  Below that limit every address is
+ * canonical, so the copy can only take page faults.
+ */
+bool	kinst_fbsd_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit);
 
 #endif /* !__ASSEMBLER__ */
 

@@ -158,38 +158,68 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 }
 
 /*
- * A probe program's user load: not supported on FreeBSD yet (docs/freebsd.md,
- * section 4).  kinst_nofault_copy() is only proven for kernel addresses; a user
- * address needs SMAP's stac/clac and a fixup for user-address page faults
- * that must not reach vm_fault().  Every user load fails, so a predicate
- * that reads user memory is false and counted as a fault.
+ * A probe program's load from the current process's user memory
+ * (docs/freebsd.md 4): the kernel read's protocol around
+ * kinst_nofault_copy_user(), which sets EFLAGS.AC (stac) when the CPU has
+ * SMAP.  Refused without a copy: an empty or out-of-range request (not
+ * wholly below the end of the lower canonical half: 2^47, or 2^56 with
+ * LA57, the limits amd64_syscall() checks %rip against), and a thread
+ * whose process has no user address space (kernel threads and processes
+ * run on vmspace0).  A page that is not present faults and the fault is
+ * turned into -1 before trap() (and so vm_fault()) could run: nothing is
+ * ever paged in.
  */
+#define	KINST_FBSD_USER_LIMIT						\
+	(la57 ? VM_MAXUSER_ADDRESS_LA57 : VM_MAXUSER_ADDRESS_LA48)
+
 int
 kinst_os_read_user(uint64_t addr, void *buf, size_t len)
 {
-	(void)addr;
-	(void)buf;
-	(void)len;
-	return (-1);
+	register_t rflags;
+	u_int cpu;
+	int rv;
+
+	if (!kinst_fbsd_user_range_ok(addr, len, KINST_FBSD_USER_LIMIT) ||
+	    len > KINST_NOFAULT_CHUNK)
+		return (-1);
+	if (!KINST_FBSD_HAS_USER_VM(curthread->td_proc))
+		return (-1);
+	rflags = intr_disable();
+	cpu = PCPU_GET(cpuid);
+	kinst_nofault_active[cpu]++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rv = kinst_nofault_copy_user(buf, (const void *)(uintptr_t)addr, len);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	kinst_nofault_active[cpu]--;
+	intr_restore(rflags);
+	return (rv == 0 ? 0 : -1);
 }
 
 /*
  * dtrace_trap_func while kinst is loaded: trap_check() calls it for every
  * trap before trap(), with interrupts as the trap left them.  Only a fault
- * inside kinst_nofault_copy() during kinst_os_read() on this CPU is ours.
+ * inside kinst_nofault_copy() during kinst_os_read(), or a user-address
+ * page fault inside kinst_nofault_copy_user() during kinst_os_read_user(),
+ * on this CPU is ours (kinst_fbsd_nofault_fixup, common/kinst_freebsd.c).
  */
 int
 kinst_fbsd_trap_nofault(struct trapframe *tf, u_int type)
 {
+	struct kinst_fbsd_nofault nf;
 	u_int cpu;
 
 	cpu = PCPU_GET(cpuid);
-	if (cpu >= KINST_MAXCPU)
+	if (cpu >= KINST_MAXCPU || kinst_nofault_active[cpu] == 0)
 		return (0);
+	nf.start = (uint64_t)(uintptr_t)kinst_nofault_start;
+	nf.end = (uint64_t)(uintptr_t)kinst_nofault_end;
+	nf.fail = (uint64_t)(uintptr_t)kinst_nofault_fail;
+	nf.ustart = (uint64_t)(uintptr_t)kinst_nofault_ustart;
+	nf.uend = (uint64_t)(uintptr_t)kinst_nofault_uend;
+	nf.ufail = (uint64_t)(uintptr_t)kinst_nofault_ufail;
+	nf.ulimit = KINST_FBSD_USER_LIMIT;
 	return (kinst_fbsd_nofault_fixup(tf, type, kinst_nofault_active[cpu],
-	    (uint64_t)(uintptr_t)kinst_nofault_start,
-	    (uint64_t)(uintptr_t)kinst_nofault_end,
-	    (uint64_t)(uintptr_t)kinst_nofault_fail));
+	    &nf));
 }
 
 int
@@ -717,6 +747,8 @@ kinst_fbsd_os_init(void)
 		    mp_maxid, KINST_MAXCPU);
 		return (ENXIO);
 	}
+	/* As FreeBSD's copyin/dtrace_copy ifunc resolvers decide (1.5, 4). */
+	kinst_nofault_smap = (cpu_stdext_feature & CPUID_STDEXT_SMAP) != 0;
 	sx_init(&kinst_ctl_sx, "kinst ctl");
 	sx_init(&kinst_text_sx, "kinst text");
 	mtx_init(&kinst_modref_mtx, "kinst modref", NULL, MTX_DEF);

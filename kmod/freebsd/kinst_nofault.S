@@ -11,6 +11,16 @@
  * resumes at kinst_nofault_fail, which returns -1.  Returns 0 when all of
  * len bytes were copied.
  *
+ * kinst_nofault_copy_user(dst, src, len) is the same copy from the current
+ * process's user memory (kinst_os_read_user has range-checked src and
+ * refused a thread without a user address space): when kinst_nofault_smap
+ * is non-zero (set at load from cpu_stdext_feature & CPUID_STDEXT_SMAP, as
+ * FreeBSD's own copyin ifuncs decide) the loop runs between stac and clac,
+ * on both exits.  Only the loop, [kinst_nofault_ustart, kinst_nofault_uend),
+ * may fault; only a page fault at a user address there is fixed up, to
+ * kinst_nofault_ufail (-1).  stac/clac are never executed when the flag is
+ * 0: on a CPU without SMAP they are #UD.
+ *
  * kinst_nofault_install/remove: compare-and-swap of dtrace_trap_func, from
  * 0 to kinst_fbsd_trap_nofault and back (1: someone else's).  No FreeBSD
  * header is included (tests/freebsd assembles this file for the build host).
@@ -42,6 +52,46 @@ kinst_nofault_fail:
 	ret
 	.size	kinst_nofault_copy, . - kinst_nofault_copy
 
+	.globl	kinst_nofault_copy_user
+	.type	kinst_nofault_copy_user,@function
+	.p2align 4
+kinst_nofault_copy_user:
+	xorl	%eax, %eax
+	testq	%rdx, %rdx
+	jz	4f
+	cmpl	$0, kinst_nofault_smap(%rip)
+	je	1f
+	stac
+1:
+	.globl	kinst_nofault_ustart
+kinst_nofault_ustart:
+2:	movb	(%rsi), %cl
+	movb	%cl, (%rdi)
+	incq	%rsi
+	incq	%rdi
+	decq	%rdx
+	jnz	2b
+	.globl	kinst_nofault_uend
+kinst_nofault_uend:
+3:	cmpl	$0, kinst_nofault_smap(%rip)
+	je	4f
+	clac
+4:	ret
+	.globl	kinst_nofault_ufail
+kinst_nofault_ufail:
+	movl	$-1, %eax
+	jmp	3b
+	.size	kinst_nofault_copy_user, . - kinst_nofault_copy_user
+
+	.bss
+	.globl	kinst_nofault_smap
+	.type	kinst_nofault_smap,@object
+	.p2align 2
+kinst_nofault_smap:
+	.zero	4
+	.size	kinst_nofault_smap, 4
+
+	.text
 	.globl	kinst_nofault_install
 	.type	kinst_nofault_install,@function
 	.p2align 4
