@@ -15,6 +15,9 @@ static uint64_t prog_steps;
 #define	kinst_prog_run		prog_steps_run
 #define	kinst_prog_load_mem	prog_steps_load_mem
 #define	kinst_prog_pass		prog_steps_pass
+#define	kinst_prog_read		prog_steps_read
+#define	kinst_prog_run_caps	prog_steps_run_caps
+#define	kinst_cap_section	prog_steps_cap_section
 #include "kinst_prog.c"
 
 uint64_t	prog_bench_steps(const struct kinst_prog *p,
