@@ -173,6 +173,46 @@ ATF_TC_BODY(ground_truth, tc)
 	ATF_CHECK(st.functions > 0);
 }
 
+ATF_TC(programs);
+ATF_TC_HEAD(programs, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Probe programs on the corpus: every "
+	    "boundary armed with a predicate on rax and MEM and STR captures "
+	    "at rsp; records are exactly the ground-truth states where the "
+	    "predicate holds, with the bytes the single-step run saw; the "
+	    "others are counted as filtered");
+	atf_tc_set_md_var(tc, "timeout", "600");
+}
+ATF_TC_BODY(programs, tc)
+{
+	struct kh_prog_stats ps = { 0 };
+	struct kh_stats st = { 0 };
+
+	setup_or_fail();
+	kh_check_programs(kh_corpus_asm, &ps, &st);
+	kh_check_programs(kh_corpus_o0, &ps, &st);
+	kh_check_programs(kh_corpus_o2, &ps, &st);
+	kh_check_programs(kh_corpus_o2np, &ps, &st);
+	kh_check_programs(kh_corpus_avx, &ps, &st);
+	printf("programs: %ju functions, %ju runs; %ju records (ground truth: "
+	    "%ju true), %ju filtered (ground truth: %ju false); %ju MEM and "
+	    "%ju STR captures compared (%ju bytes differ only by the TF a "
+	    "single-stepped pushf pushed: informational)\n",
+	    (uintmax_t)st.functions,
+	    (uintmax_t)ps.runs, (uintmax_t)ps.records, (uintmax_t)ps.expected,
+	    (uintmax_t)ps.filtered, (uintmax_t)ps.expected_filtered,
+	    (uintmax_t)ps.mem_checked, (uintmax_t)ps.str_checked,
+	    (uintmax_t)ps.tf_tolerated);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+	ATF_CHECK_EQ(st.divergences, 0);
+	ATF_CHECK_EQ(ps.records, ps.expected);
+	ATF_CHECK_EQ(ps.filtered, ps.expected_filtered);
+	ATF_CHECK(ps.records > 1000);
+	ATF_CHECK(ps.filtered > 1000);
+	ATF_CHECK_EQ(ps.mem_checked, ps.records);
+	ATF_CHECK_EQ(ps.str_checked, ps.records);
+}
+
 ATF_TC(jopt_windows);
 ATF_TC_HEAD(jopt_windows, tc)
 {
@@ -332,6 +372,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, whole_function);
 	ATF_TP_ADD_TC(tp, selftest_detects);
 	ATF_TP_ADD_TC(tp, jopt_windows);
+	ATF_TP_ADD_TC(tp, programs);
 	ATF_TP_ADD_TC(tp, concurrent_threads);
 	ATF_TP_ADD_TC(tp, drops);
 	return (atf_no_error());

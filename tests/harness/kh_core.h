@@ -45,6 +45,18 @@ void	kh_check_table(const struct kh_fn *tab, bool whole, struct kh_stats *st);
 void	kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st);
 void	kh_print_env(void);
 
+/* Probe programs (predicate and captures) against the ground truth. */
+struct kh_prog_stats {
+	uint64_t	runs;
+	uint64_t	records, expected;		/* hits recorded / predicate true */
+	uint64_t	filtered, expected_filtered;	/* counted / predicate false */
+	uint64_t	mem_checked, str_checked;	/* captures compared */
+	uint64_t	mismatches;
+	uint64_t	tf_tolerated;	/* bytes differing only by a stepped pushf's TF */
+};
+void	kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
+	    struct kh_stats *st);
+
 /* Jump-optimization qualification against the ground truth (kh_core.c). */
 struct kh_jopt_stats {
 	uint64_t	insns;			/* instruction starts */
