@@ -43,19 +43,7 @@ kinst_os_read_user(uint64_t a, void *b, size_t n)
 	return window(ubase, umem, a, b, n);
 }
 
-// kinst_agg.c's stack keys (KINST_AGGF_STACK) need the OS unwinder: none here.
-uint32_t
-kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
-    uint64_t *pcs, uint32_t max, bool *truncated)
-{
-	(void)regs;
-	(void)osctx;
-	(void)offset;
-	(void)pcs;
-	(void)max;
-	*truncated = false;
-	return 0;
-}
+#include "os_stack_none.h"	// kinst_agg.c's stack keys: no unwinder here
 }
 
 namespace {

@@ -1374,6 +1374,42 @@ agg_fuzz_setup(int fd, long iters)
  * callers, the counts add up to the calls and to the hits; CLEAR empties
  * the stacks.
  */
+/*
+ * Make the session behind fd count only a child that calls getpid(2)
+ * calls times, run it to its end.
+ */
+static void
+agg_run_getpid_child(int fd, long calls)
+{
+	struct kinst_filter f;
+	pid_t pid;
+	long i;
+	int p[2], r;
+
+	CHECK(pipe(p) == 0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		char x;
+
+		close(p[1]);
+		if (read(p[0], &x, 1) != 1)
+			_exit(1);
+		for (i = 0; i < calls; i++)
+			(void)syscall(SYS_getpid);
+		_exit(0);
+	}
+	close(p[0]);
+	memset(&f, 0, sizeof(f));
+	f.pid = (int32_t)pid;
+	f.cpu = -1;
+	f.exclude_pid = -1;
+	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER child");
+	CHECK(write(p[1], "g", 1) == 1, "start the child");
+	CHECK(waitpid(pid, &r, 0) == pid && WIFEXITED(r) &&
+	    WEXITSTATUS(r) == 0, "child");
+	close(p[1]);
+}
+
 static struct kinst_agg_stack agg_stk[4096];
 
 static void
@@ -1384,14 +1420,12 @@ agg_fuzz_stacks(long iters, long calls)
 	struct kinst_agg_read rd, sr;
 	struct kinst_agg_clear cl;
 	struct kinst_agg_stats st;
-	struct kinst_filter f;
 	struct kinst_arm a;
 	static uint8_t buf[1 << 16];
 	static uint8_t text[65536];
 	uint64_t sum, agg, over, addr;
 	uint32_t c, j, m, nst, size, off1;
-	int fd, r, p[2];
-	pid_t pid;
+	int fd, r;
 	long i;
 
 	fd = dev_open(O_NONBLOCK);
@@ -1441,28 +1475,7 @@ agg_fuzz_stacks(long iters, long calls)
 		    "STACKS random: %d", r);
 	}
 
-	CHECK(pipe(p) == 0, "pipe");
-	pid = fork();
-	if (pid == 0) {
-		char x;
-
-		close(p[1]);
-		if (read(p[0], &x, 1) != 1)
-			_exit(1);
-		for (i = 0; i < calls; i++)
-			(void)syscall(SYS_getpid);
-		_exit(0);
-	}
-	close(p[0]);
-	memset(&f, 0, sizeof(f));
-	f.pid = (int32_t)pid;
-	f.cpu = -1;
-	f.exclude_pid = -1;
-	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER child");
-	CHECK(write(p[1], "g", 1) == 1, "start the child");
-	CHECK(waitpid(pid, &r, 0) == pid && WIFEXITED(r) &&
-	    WEXITSTATUS(r) == 0, "child");
-	close(p[1]);
+	agg_run_getpid_child(fd, calls);
 	memset(&st, 0, sizeof(st));
 	st.buf = (uint64_t)(uintptr_t)as;
 	st.cap = KINST_STATS_MAXCPU;
@@ -1534,13 +1547,11 @@ cmd_aggfuzz(long iters, long calls)
 	struct kinst_agg_cpu_stats as[KINST_STATS_MAXCPU];
 	struct kinst_cpu_stats cs[KINST_STATS_MAXCPU];
 	struct kinst_stats s;
-	struct kinst_filter f;
 	struct kinst_arm a;
 	static uint8_t buf[1 << 20];
 	uint64_t counts[64], agg, hits, delivered, sum;
 	uint32_t c, j, n, first;
-	int fd, r, p[2], bad;
-	pid_t pid;
+	int fd, r, bad;
 	long i;
 
 	fd = dev_open(O_NONBLOCK);
@@ -1594,28 +1605,7 @@ cmd_aggfuzz(long iters, long calls)
 	CHECK(xioctl(fd, KINST_IOC_AGG_CLEAR, &cl) == 0, "CLEAR");
 
 	/* A child's getpid(2)s, the only process counted. */
-	CHECK(pipe(p) == 0, "pipe");
-	pid = fork();
-	if (pid == 0) {
-		char x;
-
-		close(p[1]);
-		if (read(p[0], &x, 1) != 1)
-			_exit(1);
-		for (i = 0; i < calls; i++)
-			(void)syscall(SYS_getpid);
-		_exit(0);
-	}
-	close(p[0]);
-	memset(&f, 0, sizeof(f));
-	f.pid = (int32_t)pid;
-	f.cpu = -1;
-	f.exclude_pid = -1;
-	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER child");
-	CHECK(write(p[1], "g", 1) == 1, "start the child");
-	CHECK(waitpid(pid, &r, 0) == pid && WIFEXITED(r) &&
-	    WEXITSTATUS(r) == 0, "child");
-	close(p[1]);
+	agg_run_getpid_child(fd, calls);
 	memset(&st, 0, sizeof(st));
 	st.buf = (uint64_t)(uintptr_t)as;
 	st.cap = KINST_STATS_MAXCPU;

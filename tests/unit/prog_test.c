@@ -14,19 +14,7 @@
 #include "kinst_progname.c"
 #include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */
 
-/* kinst_agg.c's stack keys (KINST_AGGF_STACK) are not used here. */
-uint32_t
-kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
-    uint64_t *pcs, uint32_t max, bool *truncated)
-{
-	(void)regs;
-	(void)osctx;
-	(void)offset;
-	(void)pcs;
-	(void)max;
-	*truncated = false;
-	return (0);
-}
+#include "os_stack_none.h"	/* kinst_agg.c's stack keys: not used here */
 
 #define	I(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
 			    .off = (f), .imm = (im) })
