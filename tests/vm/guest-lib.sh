@@ -37,6 +37,17 @@ kt_need_kinst() {
 	command -v kinstctl >/dev/null || kt_skip "kinstctl is not built"
 }
 
+# kt_first_traceable FUNC: print the offset of FUNC's first instruction
+# after its entry that list-offsets does not refuse; status 1 (nothing
+# printed) if there is none.  off=$(kt_first_traceable f) || kt_fail ...
+kt_first_traceable() {
+	_o=$(kinstctl list-offsets --json "$1" |
+	    jq -r 'select(.type == "insn" and .offset > 0 and
+	        (.verdict | startswith("refused") | not)) | .offset' | head -n 1)
+	[ -n "$_o" ] || return 1
+	echo "$_o"
+}
+
 # kt_expect_eq WHAT EXPECTED ACTUAL
 kt_expect_eq() {
 	if [ "$2" != "$3" ]; then

@@ -13,10 +13,8 @@
 kt_need_kinst
 
 f=ksys_read
-off=$(kinstctl list-offsets --json "$f" |
-    jq -r 'select(.type == "insn" and .offset > 0 and
-        (.verdict | startswith("refused") | not)) | .offset' | head -n 1)
-[ -n "$off" ] || kt_fail "list-offsets $f shows no traceable instruction after the entry"
+off=$(kt_first_traceable "$f") ||
+    kt_fail "list-offsets $f shows no traceable instruction after the entry"
 k=$(( 200 + $(od -An -tu2 -N2 /dev/urandom) % 200 ))
 kt_log "count --by stack at $f+$off, K = $k reads of 7 bytes"
 

@@ -28,10 +28,8 @@ for g in __unwind_start unwind_next_frame unwind_get_return_address __orc_find g
 done
 
 f=ksys_read
-off=$(kinstctl list-offsets --json "$f" |
-    jq -r 'select(.type == "insn" and .offset > 0 and
-        (.verdict | startswith("refused") | not)) | .offset' | head -n 1)
-[ -n "$off" ] || kt_fail "list-offsets $f shows no traceable instruction after the entry"
+off=$(kt_first_traceable "$f") ||
+    kt_fail "list-offsets $f shows no traceable instruction after the entry"
 k=$(( 200 + $(od -An -tu2 -N2 /dev/urandom) % 200 ))
 kt_log "tracing $f+$off with --stack, K = $k reads"
 

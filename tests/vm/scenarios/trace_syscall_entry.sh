@@ -14,10 +14,8 @@
 kt_need_kinst
 
 f=__x64_sys_getpid
-off=$(kinstctl list-offsets --json "$f" |
-    jq -r 'select(.type == "insn" and .offset > 0 and
-        (.verdict | startswith("refused") | not)) | .offset' | head -n 1)
-[ -n "$off" ] || kt_fail "list-offsets $f shows no traceable instruction after the entry"
+off=$(kt_first_traceable "$f") ||
+    kt_fail "list-offsets $f shows no traceable instruction after the entry"
 k=$(( 500 + $(od -An -tu2 -N2 /dev/urandom) % 500 ))
 kt_log "tracing $f+$off, K = $k"
 

@@ -50,9 +50,7 @@ sh /tmp/w/workload.sh >/tmp/w/out0 2>&1 || kt_fail "untraced workload failed: $(
 
 # Entry offsets: the first traceable instruction after +0 (the ftrace site).
 for f in $entry_funcs; do
-	o=$(kinstctl list-offsets --json "$f" | jq -r 'select(.type == "insn" and .offset > 0 and
-	    (.verdict | startswith("refused") | not)) | .offset' | head -n 1)
-	[ -n "$o" ] || kt_fail "no traceable entry instruction in $f"
+	o=$(kt_first_traceable "$f") || kt_fail "no traceable entry instruction in $f"
 	eval "entry_$f=$o"
 done
 
