@@ -257,6 +257,39 @@ bench_cap(uint64_t a_ool, uint64_t n)
 	sess.pstats = NULL;
 }
 
+/*
+ * A false predicate (rdx == 12345, the shape of --if 'rdx == 7'): the
+ * program runs, nothing is recorded, the hit is counted as filtered.
+ */
+static void
+bench_pred(uint64_t a_ool, uint64_t a_call, uint64_t n)
+{
+	struct kinst_pinsn code[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RDX },
+		{ .op = KINST_OP_IMM, .imm = 12345 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_prog pprog;
+	static struct kinst_prog_cpu_stats ps[1];
+	uint32_t bad;
+
+	if (kinst_prog_verify(code, 4, &pprog, &bad) != KINST_PV_OK)
+		errx(1, "the predicate was refused at %u", bad);
+	sess.pstats = ps;
+	probes[0].prog = &pprog;
+	row("out-of-line probe, --if false (filtered)", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = NULL;
+	probes[2].prog = &pprog;
+	row("emulated call, --if false (filtered)", a_call, n,
+	    RING_RESET, KINST_HIT_EMULATED);
+	probes[2].prog = NULL;
+	if (ps[0].filtered == 0)
+		errx(1, "the false predicate filtered nothing");
+	sess.pstats = NULL;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -292,6 +325,7 @@ main(int argc, char **argv)
 	row("emulated call, ring full (drop)", a_call, n, RING_FULL,
 	    KINST_HIT_EMULATED);
 	bench_agg(a_ool, a_call, n);
+	bench_pred(a_ool, a_call, n);
 	bench_cap(a_ool, n);
 	for (i = 0; i < 3; i++)
 		probes[i].session = NULL;
