@@ -219,6 +219,9 @@ execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 	return (KINST_HIT_REDIRECT);
 }
 
+static int hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx,
+    bool jump);
+
 int
 kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
 {
@@ -229,6 +232,22 @@ kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs)
 int
 kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
     void *osctx)
+{
+
+	return (hit(e, regs, osctx, false));
+}
+
+int
+kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
+    void *osctx)
+{
+
+	return (hit(e, regs, osctx, true));
+}
+
+/* A hit at regs->rip: count, record, then execute (trap) or not (jump). */
+static int
+hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 {
 	struct kinst_probe *p;
 	struct kinst_session *s;
@@ -241,8 +260,8 @@ kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
 
 	__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
 	cpu = kinst_os_cpu();
-	if (cpu >= e->ncpus)
-		return (execute(e, p, regs));	/* no per-CPU state: never records */
+	if (cpu >= e->ncpus)	/* no per-CPU state: never records */
+		return (jump ? KINST_HIT_JUMP : execute(e, p, regs));
 
 	/* Nesting guard (kinst_engine.h); balanced before any return. */
 	depth = ++e->hdepth[cpu];
@@ -255,7 +274,7 @@ kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
 		if (s != NULL && cpu < s->ncpus)
 			record(e, p, s, cpu, regs, osctx);
 	}
-	res = execute(e, p, regs);
+	res = jump ? KINST_HIT_JUMP : execute(e, p, regs);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->hdepth[cpu]--;
 	return (res);

@@ -27,6 +27,7 @@ enum kinst_hit_result {
 	KINST_HIT_REDIRECT = 1,
 	KINST_HIT_EMULATED = 2,
 	KINST_HIT_ERROR = 3,	/* ours, but emulation faulted: regs untouched */
+	KINST_HIT_JUMP = 4,	/* kinst_engine_jhit(): recorded, the detour runs the window */
 };
 
 /* One per open device file: its rings (one per CPU) and its filters. */
@@ -93,6 +94,16 @@ int	kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
  */
 int	kinst_engine_hit(struct kinst_engine *e, struct kinst_regs *regs);
 int	kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
+	    void *osctx);
+
+/*
+ * A jump-optimized probe's hit, from its detour's handler
+ * (kinst_detour.h): the same counting, nesting guard and record as a trap
+ * at regs->rip, nothing executed (the detour runs the window); regs is not
+ * changed.  KINST_HIT_JUMP, or KINST_HIT_NOT_OURS.  Same context rules as
+ * trap time: the shim's handler provides them.
+ */
+int	kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
 	    void *osctx);
 
 #endif /* !KINST_ENGINE_H */

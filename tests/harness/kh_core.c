@@ -39,6 +39,7 @@
 #include "kh_core.h"
 #include "kinst_jopt.h"
 #include "kinst_engine.h"
+#include "kinst_detour.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
 
@@ -550,6 +551,12 @@ struct kh_out {
 
 static uint8_t kh_ref_scratch[sizeof(struct kh_scratch)];
 static uint8_t kh_ref_stack[KH_STACK_SIZE];
+/*
+ * The stack is compared from this offset up: a jump-optimized probe's
+ * detour and handler run on the function's own stack, below its red zone
+ * (kh_check_jump sets it; 0 compares all of it).
+ */
+static size_t kh_stack_cmp_from;
 
 static void
 kh_reset_memory(void)
@@ -706,7 +713,7 @@ kh_outcome_diff(const struct kh_out *ref, const struct kh_out *o,
 			    "%#zx: %#x, untraced %#x", i, b[i], a[i]);
 			return (buf);
 		}
-	for (i = 0; i < KH_STACK_SIZE; i++)
+	for (i = kh_stack_cmp_from; i < KH_STACK_SIZE; i++)
 		if (kh_ref_stack[i] != kh_stack[i]) {
 			snprintf(buf, len, "stack differs at rsp%+zd: %#x, "
 			    "untraced %#x", (ssize_t)i - (KH_STACK_SIZE - 256),
@@ -1700,6 +1707,158 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 	kh_sess.pstats = NULL;
 	free(capbuf);
 	ps->tf_tolerated = kh_tf_tolerated;
+}
+
+/*
+ * Jump-optimized probes on the corpus (issue 13, proof 1): every instruction
+ * kinst_jopt_qualify() accepts is probed in turn the way a kernel would
+ * install it -- an int3 and the probe table first, then the jmp's rel32,
+ * then its first byte -- with a detour kinst_detour_build() made.  Every
+ * input runs through it and is compared with the single-step ground truth
+ * as for an int3 probe: the records (one per execution of the window's
+ * first instruction, with its register file), the function's results and
+ * its memory (the stack from the lowest red zone up), and the text after
+ * removal.
+ */
+#define	KH_DETOUR_BASE	(KH_TRAMP_AREA / 2)
+#define	KH_DETOUR_SLOTS	((KH_TRAMP_AREA / 2) / KINST_DETOUR_SIZE)
+
+/*
+ * The detour's handler.  The detour saves the general registers only, as a
+ * kernel needs (kernel C code leaves the FPU and vector registers alone);
+ * user-space C does not (memcpy uses them), so this handler saves and
+ * restores the whole extended state around the engine, itself touching
+ * only general registers.  One thread: a static save area.
+ */
+static uint8_t kh_xsave_area[16384] __attribute__((aligned(64)));
+
+__attribute__((target("general-regs-only")))
+static void
+kh_jhit(void *arg, struct kinst_regs *regs)
+{
+	__asm__ volatile("xsave64 %0" : "=m" (kh_xsave_area)
+	    : "a" (0xffffffffu), "d" (0xffffffffu) : "memory");
+	(void)kinst_engine_jhit((struct kinst_engine *)arg, regs, NULL);
+	__asm__ volatile("xrstor64 %0" : : "m" (kh_xsave_area),
+	    "a" (0xffffffffu), "d" (0xffffffffu) : "memory");
+}
+
+void
+kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
+    struct kh_stats *st)
+{
+	struct kinst_detour_spec sp;
+	uint8_t img[KINST_DETOUR_SIZE];
+	const struct kh_fn *fn;
+	struct kh_out tmp;
+	uint8_t *v;
+	uint64_t addr, lo;
+	uint32_t bi, in, i, wlen, slot;
+	int32_t rel;
+	int rc;
+
+	kh_ndetail = 0;
+	for (fn = tab; fn->name != NULL; fn++) {
+		if (kh_unsupported(fn) != NULL) {
+			st->skipped++;
+			continue;
+		}
+		st->functions++;
+		if (kh_func_load(fn, st) != 0)
+			continue;
+		for (in = 0; in < fn->ninputs; in++) {
+			if (kh_reference(fn, (int)in, &kh_refs[in], st) != 0)
+				break;
+			free(kh_gts[in]);
+			kh_gts[in] = malloc((kh_ngt ? kh_ngt : 1) *
+			    sizeof(*kh_gt));
+			memcpy(kh_gts[in], kh_gt, kh_ngt * sizeof(*kh_gt));
+			kh_ngts[in] = kh_ngt;
+		}
+		if (in != fn->ninputs)
+			continue;
+		v = calloc(kh_cur.size, 1);
+		js->qualified += kinst_jopt_qualify(kh_cur.orig,
+		    (uint32_t)kh_cur.size, NULL, NULL, v);
+		for (bi = 0; bi < kh_cur.nb; bi++) {
+			kh_armed[bi] = false;
+			kh_probe_of[bi] = bi;
+		}
+		for (bi = 0; bi < kh_cur.nb; bi++) {
+			if (v[kh_cur.off[bi]] != KINST_JQ_YES)
+				continue;
+			addr = kh_cur.start + kh_cur.off[bi];
+			slot = bi % KH_DETOUR_SLOTS;
+			memset(&sp, 0, sizeof(sp));
+			sp.addr = addr;
+			sp.at = (uint64_t)(uintptr_t)kh_tramp_rx +
+			    KH_DETOUR_BASE + (uint64_t)slot * KINST_DETOUR_SIZE;
+			sp.handler = (uint64_t)(uintptr_t)kh_jhit;
+			sp.arg = (uint64_t)(uintptr_t)&kh_eng;
+			sp.redzone = 128;
+			rc = kinst_detour_build(kh_cur.orig + kh_cur.off[bi],
+			    (uint32_t)(kh_cur.size - kh_cur.off[bi]), &sp, img,
+			    &wlen);
+			if (rc != KINST_RELOC_OK) {
+				printf("DIVERGENCE %s+%#x: qualified, but the "
+				    "detour cannot be built (%d)\n", fn->name,
+				    kh_cur.off[bi], rc);
+				st->divergences++;
+				continue;
+			}
+			if (kh_arm(&kh_probes[bi], bi, bi, 4000 + bi, st) !=
+			    KINST_R_NONE) {
+				js->not_armed++;
+				continue;
+			}
+			memcpy(kh_tramp_rw + KH_DETOUR_BASE +
+			    (size_t)slot * KINST_DETOUR_SIZE, img, sizeof(img));
+			/* int3 is in; the rel32, then the opcode. */
+			rel = (int32_t)(sp.at - (addr + KINST_JOPT_WINDOW));
+			for (i = 1; i < KINST_JOPT_WINDOW; i++)
+				kh_text_write(addr + i,
+				    (uint8_t)((uint32_t)rel >> (8 * (i - 1))));
+			kh_text_write(addr, 0xe9);
+			kh_armed[bi] = true;
+			js->probes++;
+			js->window_bytes += wlen;
+			for (in = 0; in < fn->ninputs; in++) {
+				/*
+				 * Below the red zone of a hit, the stack is dead
+				 * at that time and the detour's: compared from
+				 * the highest such red zone up.
+				 */
+				lo = 0;
+				for (i = 0; i < kh_ngts[in]; i++)
+					if (kh_gts[in][i].rip == addr &&
+					    kh_gts[in][i].gpr[KINST_RSP] > lo)
+						lo = kh_gts[in][i].gpr[KINST_RSP];
+				lo = lo != 0 ? lo - 128 : 0;
+				kh_stack_cmp_from = lo > (uint64_t)(uintptr_t)kh_stack ?
+				    (size_t)(lo - (uint64_t)(uintptr_t)kh_stack) : 0;
+				kh_run(fn, fn->in[in], KH_IDLE, &tmp);
+				memcpy(kh_ref_scratch, &kh_scratch,
+				    sizeof(kh_scratch));
+				memcpy(kh_ref_stack, kh_stack, sizeof(kh_stack));
+				/* The reference run above went through it too. */
+				kh_probes[bi].hits = 0;
+				i = (uint32_t)st->records;
+				kh_traced_run(fn, (int)in, "jump probe", st);
+				js->records += st->records - i;
+				kh_stack_cmp_from = 0;
+			}
+			/* Removal in reverse: int3, the original rel32 bytes, then all. */
+			kh_text_write(addr, 0xcc);
+			for (i = 1; i < KINST_JOPT_WINDOW; i++)
+				kh_text_write(addr + i, kh_cur.orig[kh_cur.off[bi] + i]);
+			kh_armed[bi] = false;
+			kh_disarm(&kh_probes[bi], st);
+			kh_text_check(st);
+		}
+		free(v);
+		printf("%-24s %4u insns, jump probes tried so far %ju\n",
+		    fn->name, kh_cur.nb, (uintmax_t)js->probes);
+	}
 }
 
 void

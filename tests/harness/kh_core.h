@@ -57,6 +57,17 @@ struct kh_prog_stats {
 void	kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 	    struct kh_stats *st);
 
+/* Jump-optimized probes (detours) against the ground truth (kh_core.c). */
+struct kh_jump_stats {
+	uint64_t	qualified;	/* instructions kinst_jopt_qualify accepts */
+	uint64_t	probes;		/* jump probes installed and run */
+	uint64_t	not_armed;	/* qualified, but kinst_probe_prepare refused */
+	uint64_t	records;	/* records compared */
+	uint64_t	window_bytes;	/* relocated window bytes, summed */
+};
+void	kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
+	    struct kh_stats *st);
+
 /* Jump-optimization qualification against the ground truth (kh_core.c). */
 struct kh_jopt_stats {
 	uint64_t	insns;			/* instruction starts */

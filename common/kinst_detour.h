@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Jump-optimized probes (issue 13): the per-probe detour that a 5-byte
+ * `jmp rel32` over the probed instruction's window leads to, instead of an
+ * int3.  Built once at optimize time, never written while in use:
+ *
+ *   lea   -(redzone + 152)(%rsp), %rsp     the interrupted code's red zone
+ *                                          (user space: 128; kernels: 0) is
+ *                                          skipped, then a struct kinst_regs
+ *   pushfq; popq 136(%rsp)                 rflags
+ *   mov   %reg, 8*n(%rsp)                  every GPR in kinst_regs order
+ *   rsp, rip (the probed address), cs, ss  as the int3 path would see them
+ *   mov %rsp,%rsi; movabs $arg,%rdi        handler(arg, regs)
+ *   mov %rsp,%rbx; and $-16,%rsp; call handler; mov %rbx,%rsp
+ *   pushq 136(%rsp); popfq                 rflags back
+ *   mov   8*n(%rsp), %reg                  every GPR back (rsp last, by lea)
+ *   lea   (redzone + 152)(%rsp), %rsp
+ *   [the window's instructions, relocated] run as the original would
+ *   jmp   rel32 -> addr + window length
+ *
+ * The handler must not change the register file: the saved one is what
+ * the window then runs on.  It records only (kinst_engine_jhit); the
+ * window's execution is the detour's.  Interrupts stay as the interrupted
+ * code had them; a kernel shim's handler makes its own per-CPU section.
+ * The window must have qualified (kinst_jopt_qualify); the builder checks
+ * again that every instruction of it can be relocated.
+ */
+#ifndef KINST_DETOUR_H
+#define KINST_DETOUR_H
+
+#include "kinst_relocate.h"
+#include "kinst_abi.h"
+
+#define	KINST_DETOUR_SIZE	320	/* bytes per detour, int3-filled */
+
+struct kinst_detour_spec {
+	uint64_t	addr;		/* the probed instruction: window start */
+	uint64_t	at;		/* where the detour will be placed */
+	uint64_t	handler;	/* void handler(void *arg, struct kinst_regs *) */
+	uint64_t	arg;
+	uint32_t	redzone;	/* bytes below %rsp the interrupted code owns */
+	uint32_t	_pad;
+};
+
+/*
+ * Build the detour for the window that starts at window[0] (avail readable
+ * bytes of the function from there).  On KINST_RELOC_OK, out holds
+ * KINST_DETOUR_SIZE bytes and *wlen the window's length (its whole
+ * instructions, >= 5).  KINST_RELOC_NOTOOL: an instruction of the window
+ * cannot run in a detour; KINST_RELOC_RANGE: a rel32 does not reach or the
+ * code does not fit.
+ */
+int	kinst_detour_build(const uint8_t *window, uint32_t avail,
+	    const struct kinst_detour_spec *sp, uint8_t out[KINST_DETOUR_SIZE],
+	    uint32_t *wlen);
+
+#endif /* !KINST_DETOUR_H */
