@@ -59,7 +59,7 @@ thunk_jump(const SymbolTable &syms, const Insn &in, const InsnText &txt, uint64_
 // own decode and what the kernel refuses (every instruction of the window
 // matters, so the kernel's verdicts are asked for all of them).
 void
-qualify_jopt(const SymbolTable &syms, Module &m, const Function &fn, const Bytes &b,
+qualify_jopt(const SymbolTable &syms, const Function &fn, const Bytes &b,
     std::vector<Insn> &insns, const std::vector<InsnText> &txts)
 {
 	if (b.size == 0 || b.size > UINT32_MAX)
@@ -70,7 +70,8 @@ qualify_jopt(const SymbolTable &syms, Module &m, const Function &fn, const Bytes
 		if (in.offset >= b.size)
 			continue;
 		if (!traceable(in))
-			refusal[in.offset] = in.cls.reason != KINST_R_NONE ? in.cls.reason : KINST_R_UNDECODABLE;
+			refusal[in.offset] = in.cls.reason != KINST_R_NONE ? (int)in.cls.reason :
+			    (int)KINST_R_UNDECODABLE;
 		else if (thunk_jump(syms, in, txts[i], fn.addr, fn.size))
 			refusal[in.offset] = KINST_JOPT_INDIRECT;
 	}
@@ -108,7 +109,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	txts.reserve(insns.size());
 	for (const auto &in : insns)
 		txts.push_back(insn_text(dis, m, *t.fn, in));
-	qualify_jopt(syms, m, *t.fn, b, insns, txts);
+	qualify_jopt(syms, *t.fn, b, insns, txts);
 	Tally tally;
 	tally.functions = 1;
 	std::string line;
