@@ -198,6 +198,11 @@ kt_trace_start() {
 	_out=$1 _err=$2
 	KT_TRACE_OUT=$1 KT_TRACE_ERR=$2
 	shift 2
+	# Emptied here, before the tracer starts: its own redirection
+	# truncates them only once the background job runs, and until then the
+	# wait below could read an earlier session's "tracing" line.
+	: >"$_out"
+	: >"$_err"
 	kinstctl trace "$@" >"$_out" 2>"$_err" &
 	KT_TRACE_PID=$!
 	_end=$(( $(cut -d. -f1 /proc/uptime) + 60 ))

@@ -80,6 +80,9 @@ patched dput '^call' "static call site"
 awk '$2 ~ /^[tT]$/ && $3 ~ /^__x64_sys_/ && $4 == "" { c[$3]++ }
     END { for (n in c) if (c[n] == 1) print n }' /proc/kallsyms | sort | head -n 40 >/tmp/many
 [ "$(grep -c . /tmp/many)" = 40 ] || kt_fail "fewer than 40 __x64_sys_ functions in /proc/kallsyms"
+# /tmp/e is emptied first: the job's own redirection truncates it only once
+# it runs, and the wait below must not read an earlier command's output.
+: >/tmp/e
 # shellcheck disable=SC2046
 kinstctl trace $(cat /tmp/many) >/tmp/o 2>/tmp/e &
 pid=$!
