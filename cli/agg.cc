@@ -307,6 +307,7 @@ struct Session {
 	uint32_t prog_id = 0;
 	uint64_t armed = 0;
 	bool whole = false;	// a spec armed a whole function
+	uint32_t noopt = 0;	// KINST_ARM_NOOPT or 0
 };
 
 void
@@ -347,7 +348,7 @@ arm_all(Session &s, const std::vector<Spec> &specs)
 		copy_name(a.module, sizeof(a.module), sp.module, "module");
 		copy_name(a.function, sizeof(a.function), sp.function, "function");
 		a.offset = sp.has_offset ? sp.offset : 0;
-		a.flags = (sp.has_offset ? 0 : KINST_ARM_ALL) | KINST_ARM_AGG;
+		a.flags = (sp.has_offset ? 0 : KINST_ARM_ALL) | KINST_ARM_AGG | s.noopt;
 		if (s.prog_id != 0) {
 			a.flags |= KINST_ARM_PROG;
 			a.prog_id = s.prog_id;
@@ -460,6 +461,7 @@ struct Totals {
 	uint64_t hits = 0, delivered = 0, dropped = 0, filtered = 0, faults = 0;
 	uint64_t aggregated = 0, overflow = 0, nested = 0;
 	uint32_t ncpus = 0;
+	uint32_t probes = 0, jump = 0;	// armed, and of them jump-optimized (at the end)
 };
 
 Totals
@@ -512,6 +514,8 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 		j["faults"] = t.faults;
 		j["overflow"] = t.overflow;
 		j["nested"] = t.nested;
+		j["probes"] = t.probes;
+		j["jump_optimized"] = t.jump;
 		out.line(json_line(j));
 	}
 	out.flush();
@@ -745,6 +749,7 @@ run_agg(const AggOptions &o)
 	// "counting" line, or while arming, must find the handler (a
 	// background process of a script starts with SIGINT ignored).
 	SignalGuard sg;
+	s.noopt = noopt_flag(dev.abi_version(), o.no_optimize);
 	arm_all(s, specs);
 	Disassembler dis(o.syntax);
 	std::map<uint32_t, ProbeDesc> probes = list_probes(s.fd, dis);
@@ -759,6 +764,7 @@ run_agg(const AggOptions &o)
 		    s.armed, s.armed == 1 ? "" : "s");
 	}
 	wait_end(o, child);
+	JumpCounts jc = jump_probes(s.fd);
 	disarm_all(s.fd);
 	if (child > 0 && g_stop) {
 		// Interrupted: the command got the same signal from the terminal
@@ -769,12 +775,15 @@ run_agg(const AggOptions &o)
 
 	AggMap m = read_all(s, totals(s).ncpus);
 	Totals t = totals(s);
+	t.probes = jc.total;
+	t.jump = jc.jump;
 	Writer out(stdout);
 	if (o.hist)
 		print_hist(out, o, s, m);
 	else
 		print_count(out, o, s, m, probes);
 	print_summary(out, o, t);
+	print_jump_summary(dev.abi_version(), o.no_optimize, jc);
 	return 0;
 }
 

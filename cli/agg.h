@@ -28,6 +28,7 @@ struct AggOptions {
 	std::vector<std::string> command;	// after --
 	bool json = false;
 	bool no_color = false;
+	bool no_optimize = false;	// --no-optimize: int3 probes only
 	Syntax syntax = Syntax::att;
 };
 

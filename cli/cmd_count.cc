@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "agg.h"
+#include "trace.h"
 #include "commands.h"
 #include "error.h"
 #include "spec.h"
@@ -31,6 +32,7 @@ add_agg_common(CLI::App *sub, AggOptions &o, OutputOptions &out, uint64_t &slots
 	    "keys per CPU the kernel preallocates (rounded up to a power of two; "
 	    "count: 8192, hist: 256; hits of further keys are counted as overflowed)")
 	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
+	sub->add_flag("--no-optimize", o.no_optimize, no_optimize_help);
 	sub->footer(std::string("After the specs, -- COMMAND [ARGS...] runs COMMAND and stops when it "
 	    "exits (its exit status is printed, not returned).\n") + spec_help);
 }

@@ -59,6 +59,7 @@ add_trace(CLI::App &app, Runner &run)
 	    ->type_name("EXPR[:MAX]")->allow_extra_args(false);
 	sub->add_flag("--stack", o->stack,
 	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
+	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);
 	sub->callback([&run, o, out, regs, count]() {

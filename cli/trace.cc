@@ -211,6 +211,68 @@ arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e)
 	}
 }
 
+const char *const no_optimize_help =
+    "every hit traps (int3).  Without it the module replaces, in the background, "
+    "the int3 of each probe whose instruction window qualifies (kinstctl "
+    "list-offsets says which) with a jump to a detour: no trap per hit, the same "
+    "record; the summary says how many were";
+
+uint32_t
+noopt_flag(uint32_t abi_version, bool no_optimize)
+{
+	// A module before ABI 1.9 never optimizes, and refuses the flag.
+	return no_optimize && (abi_version & 0xffff) >= 9 ? KINST_ARM_NOOPT : 0;
+}
+
+JumpCounts
+jump_probes(int fd)
+{
+	std::vector<struct kinst_probe_info> v(256);
+	struct kinst_list l;
+	for (;;) {
+		memset(&l, 0, sizeof(l));
+		l.buf = (uint64_t)(uintptr_t)v.data();
+		l.cap = (uint32_t)v.size();
+		if (ioctl(fd, KINST_IOC_LIST, &l) != 0)
+			device_failed("list probes", errno);
+		if (l.count <= l.cap)
+			break;
+		v.resize(l.count);
+	}
+	JumpCounts jc;
+	jc.total = l.count;
+	for (uint32_t i = 0; i < l.count; i++) {
+		const auto &pi = v[i];
+		std::string name = std::string(pi.module, strnlen(pi.module, sizeof(pi.module))) +
+		    ":" + std::string(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		auto it = jc.per.find(name);
+		if (it == jc.per.end()) {
+			jc.names.push_back(name);
+			it = jc.per.emplace(name, std::make_pair(0u, 0u)).first;
+		}
+		it->second.first++;
+		if (pi.treatment & KINST_PI_JUMP) {
+			jc.jump++;
+			it->second.second++;
+		}
+	}
+	return jc;
+}
+
+void
+print_jump_summary(uint32_t abi_version, bool no_optimize, const JumpCounts &jc)
+{
+	if ((abi_version & 0xffff) < 9 || jc.total == 0)
+		return;
+	fprintf(stderr, "kinstctl: %u of %u probe%s jump-optimized%s\n", jc.jump, jc.total,
+	    jc.total == 1 ? "" : "s",
+	    no_optimize ? " (--no-optimize)" : jc.jump ? " (no trap per hit)" : "");
+	if (jc.names.size() > 1)
+		for (const auto &n : jc.names)
+			fprintf(stderr, "  %s: %u of %u jump-optimized\n", n.c_str(),
+			    jc.per.at(n).second, jc.per.at(n).first);
+}
+
 std::map<uint32_t, ProbeDesc>
 list_probes(int fd, Disassembler &dis)
 {
@@ -390,6 +452,7 @@ run_trace(const TraceOptions &o)
 		}
 		if (o.stack)
 			a.flags |= KINST_ARM_STACK;
+		a.flags |= noopt_flag(dev.abi_version(), o.no_optimize);
 		if (ioctl(fd, KINST_IOC_ARM, &a) != 0)
 			arm_failed(fd, sp, a, errno);
 		armed += a.narmed;
@@ -472,6 +535,9 @@ run_trace(const TraceOptions &o)
 		consume((size_t)n);
 	}
 
+	// How many probes are jump-optimized, while they are still armed.
+	JumpCounts jc = jump_probes(fd);
+
 	// Stopped by a signal or --duration: disarm (no new hits), then print
 	// what the module had already delivered, so that printed + filtered ==
 	// delivered.  At the -n limit the rest is deliberately left unread.
@@ -535,6 +601,7 @@ run_trace(const TraceOptions &o)
 		fprintf(stderr, ", %llu not matching --if (%llu of them faulted)",
 		    (unsigned long long)tnm, (unsigned long long)tft);
 	fprintf(stderr, "\n%s", percpu.c_str());
+	print_jump_summary(dev.abi_version(), o.no_optimize, jc);
 	if (tdr)
 		fprintf(stderr, "kinstctl: WARNING: %llu hits were dropped (the reader fell behind or hits nested)\n",
 		    (unsigned long long)tdr);

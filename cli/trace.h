@@ -24,6 +24,7 @@ struct TraceOptions {
 	long pid = -1;			// only hits in this process
 	bool regs_all = false;		// --regs all
 	bool stack = false;		// --stack: the kernel stack at each hit
+	bool no_optimize = false;	// --no-optimize: int3 probes only
 	bool no_color = false;
 	bool verbose = false;		// list every refused instruction
 	std::string if_expr;		// --if: predicate evaluated in the kernel
@@ -37,6 +38,22 @@ int run_trace(const TraceOptions &o);
 
 // ---- shared with count/hist (cmd_count.cc, agg.cc) ----
 struct Spec;
+
+// The help text of --no-optimize (trace, count, hist).
+extern const char *const no_optimize_help;
+// The arm flag for --no-optimize, if the module knows it (ABI 1.9).
+uint32_t noopt_flag(uint32_t abi_version, bool no_optimize);
+// Probes of this file, and how many of them are jump-optimized now, in
+// all and per function ("module:function", in order of first appearance).
+struct JumpCounts {
+	uint32_t total = 0, jump = 0;
+	std::vector<std::string> names;
+	std::map<std::string, std::pair<uint32_t, uint32_t>> per;	// total, jump
+};
+JumpCounts jump_probes(int fd);
+// The summary's lines about them (stderr; one per function when there are
+// several), from a module of ABI 1.9 or later.
+void print_jump_summary(uint32_t abi_version, bool no_optimize, const JumpCounts &jc);
 
 
 extern volatile sig_atomic_t g_stop;	// set by SIGINT/SIGTERM

@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	8	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	9	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -26,7 +26,9 @@
 					   1.7: memory and string captures
 					   (KINST_OP_MEM/STR/LOADC, MEM and
 					   STR sections);
-					   1.8: KINST_AGGF_STACK, KINST_IOC_AGG_STACKS */
+					   1.8: KINST_AGGF_STACK, KINST_IOC_AGG_STACKS;
+					   1.9: jump-optimized probes
+					   (KINST_ARM_NOOPT, KINST_PI_JUMP) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -165,6 +167,10 @@ struct kinst_version {
 #define	KINST_ARM_AGG	0x0020u	/* hits add to the session's aggregation
 				   (KINST_IOC_AGG_SETUP) instead of making a
 				   record (since ABI 1.6) */
+#define	KINST_ARM_NOOPT	0x0040u	/* never jump-optimize these probes: every
+				   hit is an int3 trap (since ABI 1.9;
+				   without it the module optimizes, in the
+				   background, the probes that qualify) */
 
 struct kinst_arm {
 	char		module[KINST_MODNAME_MAX];	/* in */
@@ -197,8 +203,13 @@ struct kinst_probe_info {
 	char		function[KINST_NAME_MAX];
 	uint8_t		insn[16];
 	uint32_t	insn_len;
-	uint32_t	treatment;	/* enum kinst_treatment */
+	uint32_t	treatment;	/* enum kinst_treatment in the low 16 bits;
+					   KINST_PI_* flags above */
 };
+#define	KINST_PI_TREATMENT	0xffffu
+#define	KINST_PI_JUMP	0x10000u	/* jump-optimized now: its hits take
+					   the jmp to its detour, no trap
+					   (since ABI 1.9) */
 
 struct kinst_list {
 	uint64_t	buf;		/* in: user pointer to struct kinst_probe_info[cap] */

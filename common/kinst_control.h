@@ -86,7 +86,19 @@ struct kinst_cprobe {
 	struct kinst_probe p;		/* what the engine sees */
 	struct kinst_group *group;
 	uint8_t		live;		/* in the table / int3 written */
-	uint8_t		_pad[7];
+	uint8_t		jstate;		/* KINST_JS_* (jump optimization) */
+	uint8_t		jlen;		/* the window's length (jstate != NONE) */
+	uint8_t		jorig[5];	/* the window's first 5 original bytes */
+	uint64_t	jdetour;	/* its detour's address (jstate != NONE) */
+	uint64_t	jwindow;	/* ... of the relocated window in it */
+};
+
+/* Jump optimization of one probe (docs/engine.md, "Installation"). */
+enum kinst_jstate {
+	KINST_JS_NONE = 0,	/* an int3 probe */
+	KINST_JS_BUILT,		/* detour built and sealed; int3 path unchanged */
+	KINST_JS_RESUME,	/* int3 in; its hits resume in the detour (p.jresume) */
+	KINST_JS_JUMP,		/* the jmp is in */
 };
 
 /* One ARM request: its function, its trampoline block, its probes. */
@@ -100,6 +112,12 @@ struct kinst_group {
 	size_t		alloc_size;	/* of this structure */
 	uint32_t	nprobes;	/* used entries of probes[] */
 	uint32_t	nlive;		/* armed probes */
+	void		*detour;	/* sealed detour block, or NULL */
+	uint64_t	detour_addr;
+	size_t		detour_size;
+	struct kinst_group *opt_next;	/* kinst_ctl's list of groups to optimize */
+	uint8_t		opt_queued;	/* on that list */
+	uint8_t		_gpad[7];
 	struct kinst_cprobe probes[];
 };
 
@@ -117,9 +135,34 @@ struct kinst_ctl {
 	struct kinst_engine *engine;
 	uint32_t	nprobes;	/* armed, all sessions */
 	uint32_t	next_id;
+	/*
+	 * Jump optimization: the shim's detour handler, void (*)(void *arg,
+	 * struct kinst_regs *), and its argument (0: the shim installs no
+	 * jump probes); the groups armed without KINST_ARM_NOOPT that wait
+	 * for kinst_ctl_optimize(); probes whose jump is in, all sessions.
+	 */
+	uint64_t	jhandler;
+	uint64_t	jarg;
+	struct kinst_group *opt_queue;
+	uint32_t	njump;
+	uint32_t	_cpad;
 };
 
 void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
+/*
+ * Jump optimization (kinst_control.c).  The shim enables it once, before the
+ * first session, with its detour handler (which must run the engine's
+ * kinst_engine_jhit() in its own per-CPU section).  kinst_ctl_arm() queues
+ * the groups it arms without KINST_ARM_NOOPT and returns true from
+ * kinst_ctl_opt_pending(); the shim then calls kinst_ctl_optimize() from a
+ * context that may sleep for a long time (a worker), which installs the
+ * jumps of every queued group's probes that qualify.  Returns the number
+ * of jumps it installed.
+ */
+void	kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler,
+	    uint64_t arg);
+bool	kinst_ctl_opt_pending(struct kinst_ctl *c);
+uint32_t kinst_ctl_optimize(struct kinst_ctl *c);
 
 /* A new session; the caller has set up cs->s (kinst_session_init). */
 void	kinst_ctl_session_init(struct kinst_ctl *c, struct kinst_csession *cs);

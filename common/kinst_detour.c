@@ -203,12 +203,12 @@ relocate(struct em *e, const uint8_t *bytes, const struct kinst_insn *in,
 int
 kinst_detour_build(const uint8_t *window, uint32_t avail,
     const struct kinst_detour_spec *sp, uint8_t out[KINST_DETOUR_SIZE],
-    uint32_t *wlen)
+    uint32_t *wlen, uint32_t *wstart)
 {
 	struct em e = { out, 0, sp->at, false };
 	struct kinst_insn in;
 	struct kinst_class cls;
-	uint32_t off, i;
+	uint32_t off, i, start;
 	int st, rc;
 
 	for (i = 0; i < KINST_DETOUR_SIZE; i++)
@@ -219,6 +219,7 @@ kinst_detour_build(const uint8_t *window, uint32_t avail,
 	if (!call_handler(&e, sp))
 		return (KINST_RELOC_RANGE);
 	restore_regs(&e, sp);
+	start = e.n;
 	for (off = 0; off < KINST_JOPT_WINDOW; off += in.len) {
 		if (off >= avail)
 			return (KINST_RELOC_NOTOOL);
@@ -240,5 +241,7 @@ kinst_detour_build(const uint8_t *window, uint32_t avail,
 		return (KINST_RELOC_RANGE);
 	}
 	*wlen = off;
+	if (wstart != NULL)
+		*wstart = start;
 	return (KINST_RELOC_OK);
 }

@@ -45,13 +45,16 @@ struct kinst_detour_spec {
 /*
  * Build the detour for the window that starts at window[0] (avail readable
  * bytes of the function from there).  On KINST_RELOC_OK, out holds
- * KINST_DETOUR_SIZE bytes and *wlen the window's length (its whole
- * instructions, >= 5).  KINST_RELOC_NOTOOL: an instruction of the window
+ * KINST_DETOUR_SIZE bytes, *wlen the window's length (its whole
+ * instructions, >= 5) and *wstart (when not NULL) the offset in the detour
+ * of the relocated window: where the int3 path resumes a hit of a probe
+ * whose jump is being installed (kinst_control.c), so that no thread
+ * enters the window's interior meanwhile.  KINST_RELOC_NOTOOL: an instruction of the window
  * cannot run in a detour; KINST_RELOC_RANGE: a rel32 does not reach or the
  * code does not fit.
  */
 int	kinst_detour_build(const uint8_t *window, uint32_t avail,
 	    const struct kinst_detour_spec *sp, uint8_t out[KINST_DETOUR_SIZE],
-	    uint32_t *wlen);
+	    uint32_t *wlen, uint32_t *wstart);
 
 #endif /* !KINST_DETOUR_H */

@@ -190,6 +190,7 @@ static int
 execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 {
 	struct kinst_regs r;
+	uint64_t jr;
 	bool if_was_set;
 
 	if (p->cls.treatment == KINST_T_EMULATE) {
@@ -199,6 +200,17 @@ execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 			return (KINST_HIT_ERROR);
 		*regs = r;
 		return (KINST_HIT_EMULATED);
+	}
+
+	/*
+	 * A jump being installed or removed: the whole window runs in the
+	 * detour, IF untouched (a detour is freed only after the shim's
+	 * kinst_os_sync_tasks(), which also covers threads preempted in it).
+	 */
+	jr = KINST_LOAD_ACQUIRE(&p->jresume);
+	if (jr != 0) {
+		regs->rip = jr;
+		return (KINST_HIT_REDIRECT);
 	}
 
 	/*
@@ -265,6 +277,8 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 
 	/* Nesting guard (kinst_engine.h); balanced before any return. */
 	depth = ++e->hdepth[cpu];
+	if (jump)
+		e->jhits[cpu]++;	/* this CPU only; read racily (debugfs) */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (depth > KINST_NEST_MAX) {
 		__atomic_store_n(&p->tripped, 1, __ATOMIC_RELAXED);

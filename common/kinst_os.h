@@ -127,6 +127,23 @@ void	kinst_os_text_sync(void);
  * run with interrupts off: one interrupt taken with IF set on every CPU is
  * the proof).
  */
+/*
+ * Jump optimization (kinst_control.c), only where the shim enabled it
+ * (kinst_ctl_jump_enable):
+ * - kinst_os_jopt_check: kinst_os_insn_check() for an instruction of a
+ *   function being qualified, plus what only the live kernel knows about
+ *   hidden control flow: KINST_JOPT_INDIRECT (kinst_jopt.h) for a jump to
+ *   a retpoline thunk, or for any instruction of a function with a patched
+ *   branch site whose target the decoder cannot see (a jump label).
+ * - kinst_os_sync_tasks: returns when no thread can still be executing, or
+ *   be preempted or interrupted, at an instruction boundary inside a jump
+ *   window whose int3 was written before the call, nor inside a detour no
+ *   longer reachable before the call (Linux: synchronize_rcu_tasks() and
+ *   synchronize_rcu(); docs/engine.md).  May sleep for a long time.
+ */
+int	kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
+	    const uint8_t *insn, uint32_t len);
+void	kinst_os_sync_tasks(void);
 void	kinst_os_quiesce(void);
 
 /*

@@ -33,6 +33,15 @@ struct kinst_probe {
 	uint32_t	tripped;	/* set in trap context by the nesting guard */
 	uint32_t	flags;		/* KINST_PF_* (kinst_stack.h), from the arm request */
 	const struct kinst_prog *prog;	/* predicate (KINST_ARM_PROG) or NULL */
+	/*
+	 * Jump optimization (kinst_control.c): while not 0, the int3 path
+	 * resumes an out-of-line hit here -- the probe's detour's relocated
+	 * window -- instead of at the trampoline, with IF as it was, so that
+	 * no thread enters the window's interior while its jump is written
+	 * or removed.  Written by the control path (release), read in trap
+	 * context (acquire).
+	 */
+	uint64_t	jresume;
 };
 
 #define	KINST_PTABLE_SLOTS	16384	/* power of two, 2 x KINST_MAX_PROBES */

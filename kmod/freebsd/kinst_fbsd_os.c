@@ -604,6 +604,27 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 }
 
 /*
+ * Jump optimization is not enabled on FreeBSD (kinst_ctl_jump_enable is
+ * never called here): FreeBSD has no tasks-RCU to prove that no thread is
+ * preempted inside a multi-instruction window, and the single-instruction
+ * windows the issue allows there are not done yet (docs/freebsd.md).  The
+ * control path calls neither of these while it is off.
+ */
+int
+kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
+    const uint8_t *insn, uint32_t len)
+{
+	(void)insn;
+	return (kinst_os_insn_check(f, addr, len));
+}
+
+void
+kinst_os_sync_tasks(void)
+{
+	KASSERT(0, ("kinst: kinst_os_sync_tasks: jump optimization is off"));
+}
+
+/*
  * One byte of kernel text: interrupts off (no preemption, no interrupt
  * handler runs with CR0.WP clear) and write protection lifted around a
  * single store.  Other CPUs see it after kinst_os_text_sync().

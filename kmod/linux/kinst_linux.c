@@ -52,6 +52,22 @@ MODULE_PARM_DESC(ring_size,
 struct kinst_engine *kinst_engine;
 static struct kinst_ctl kinst_ctl;
 
+/* The jump optimizer (common/kinst_control.c: kinst_ctl_optimize). */
+#define	KINST_OPT_DELAY	(HZ / 20)
+static void
+kinst_opt_fn(struct work_struct *w)
+{
+	(void)w;
+	(void)kinst_ctl_optimize(&kinst_ctl);
+}
+static DECLARE_DELAYED_WORK(kinst_opt_work, kinst_opt_fn);
+
+uint32_t
+kinst_linux_njump(void)
+{
+	return (READ_ONCE(kinst_ctl.njump));
+}
+
 /* Open files, for the unload path's sweep (see kinst_exit). */
 static LIST_HEAD(kinst_files);
 static DEFINE_MUTEX(kinst_files_lock);
@@ -330,6 +346,12 @@ kinst_ioc_arm(struct kinst_file *kf, void __user *up)
 	if (copy_from_user(&a, up, sizeof(a)) != 0)
 		return (-EFAULT);
 	err = kinst_ctl_arm(&kinst_ctl, &kf->cs, &a);
+	/*
+	 * Jump optimization in the background (kinst_opt_fn), a little after
+	 * the last of a burst of arm requests: one wait for tasks for all.
+	 */
+	if (err == KINST_E_OK && kinst_ctl_opt_pending(&kinst_ctl))
+		mod_delayed_work(system_wq, &kinst_opt_work, KINST_OPT_DELAY);
 	/* Out fields (refuse_reason, nrefused) also on failure. */
 	if (copy_to_user(up, &a, sizeof(a)) != 0) {
 		if (err == KINST_E_OK) {
@@ -567,6 +589,7 @@ kinst_init(void)
 		return (-ENOMEM);
 	kinst_engine_init(kinst_engine, nr_cpu_ids, true);
 	kinst_ctl_init(&kinst_ctl, kinst_engine);
+	kinst_linux_jump_init(&kinst_ctl);
 	error = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "kinst:dead",
 	    NULL, kinst_cpu_dead);
 	if (error < 0)
@@ -656,6 +679,8 @@ kinst_exit(void)
 		cpuhp_remove_state_nocalls(kinst_cpuhp_state);
 	kinst_stop_files();
 	kinst_wait_files();
+	/* No arm request is left to queue the optimizer again. */
+	cancel_delayed_work_sync(&kinst_opt_work);
 	/* Every release() ran: nothing is armed, no file is left. */
 	kinst_linux_hook_fini();
 	if (WARN_ON(kinst_ctl.nprobes != 0 || !list_empty(&kinst_files)))

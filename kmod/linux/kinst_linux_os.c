@@ -59,6 +59,7 @@
 #include <linux/string.h>
 #include <linux/extable.h>
 #include <linux/debugfs.h>
+#include <linux/seq_file.h>
 #include <linux/fs.h>
 #include <asm/ptrace.h>
 #include <asm/asm.h>
@@ -66,10 +67,13 @@
 #include <asm/vsyscall.h>
 #include <asm/page.h>
 #include <asm/unwind.h>
+#include <asm/unaligned.h>
+#include <asm/irqflags.h>
 
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
 #include "kinst_stack.h"
+#include "kinst_jopt.h"
 
 /* ---- symbols reached through kallsyms_lookup_name ---- */
 
@@ -94,6 +98,13 @@ static int (*k_static_call_text_reserved)(void *start, void *end);
 static struct kprobe *(*k_get_kprobe)(void *addr);
 static bool (*k_within_kprobe_blacklist)(unsigned long addr);
 static struct module *(*k_module_text_address)(unsigned long addr);
+static void (*k_synchronize_rcu_tasks)(void);
+
+static bool kinst_optimize_on = true;
+module_param_named(optimize, kinst_optimize_on, bool, 0444);
+MODULE_PARM_DESC(optimize, "jump-optimize the probes that qualify (default: "
+    "yes; kinstctl --no-optimize asks it per request)");
+
 
 static struct {
 	const char	*name;
@@ -117,6 +128,8 @@ static struct {
 	{ "get_kprobe", &k_get_kprobe, false },
 	{ "within_kprobe_blacklist", &k_within_kprobe_blacklist, false },
 	{ "__module_text_address", &k_module_text_address, false },
+	/* Jump optimization only (kinst_linux_jump_init). */
+	{ "synchronize_rcu_tasks", &k_synchronize_rcu_tasks, true },
 };
 
 /*
@@ -399,9 +412,32 @@ static const struct file_operations kinst_rt_fops = {
 	.llseek = no_llseek,
 };
 
+/*
+ * debugfs kinst/jump: whether jump optimization is on, the jumps installed
+ * now (all files), and the hits that came through a jump since load (not
+ * through an int3), summed over the CPUs.  Read racily: for tests and
+ * curious people.
+ */
+static int
+kinst_jump_show(struct seq_file *m, void *v)
+{
+	uint64_t hits = 0;
+	unsigned int cpu;
+
+	(void)v;
+	for (cpu = 0; cpu < kinst_engine->ncpus; cpu++)
+		hits += READ_ONCE(kinst_engine->jhits[cpu]);
+	seq_printf(m, "enabled %d\ninstalled %u\nhits %llu\n",
+	    k_synchronize_rcu_tasks != NULL && kinst_optimize_on,
+	    kinst_linux_njump(), (unsigned long long)hits);
+	return (0);
+}
+DEFINE_SHOW_ATTRIBUTE(kinst_jump);
+
 void
 kinst_linux_debugfs_os(struct dentry *dir)
 {
+	debugfs_create_file("jump", 0400, dir, NULL, &kinst_jump_fops);
 	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
 }
 
@@ -591,6 +627,36 @@ NOKPROBE_SYMBOL(kinst_emulate);
 NOKPROBE_SYMBOL(kinst_cond);
 NOKPROBE_SYMBOL(kinst_effective_addr);
 
+/*
+ * A jump probe's detour (common/kinst_detour.h) calls this with the
+ * register file as it was at the probed instruction, in the probed code's
+ * own context: whatever its preemption state, interrupts as they were, on
+ * its own stack (the detour's frame and ours lie below its %rsp, in memory
+ * an interrupt there would use too: kernels have no red zone).  Probe
+ * context is made here: interrupts off, so no preemption, no migration
+ * (the engine's per-CPU state) and no interrupt in between; an NMI may
+ * still nest, and the engine's guards handle that as for int3 hits.  The
+ * record is the one the int3 path makes (osctx: pt_regs for the unwinder,
+ * ip = the probed instruction); the detour then runs the window.
+ */
+static void
+kinst_linux_jhandler(void *arg, struct kinst_regs *kr)
+{
+	struct pt_regs regs;
+	unsigned long flags;
+
+	(void)arg;
+	flags = arch_local_irq_save();
+	memset(&regs, 0, sizeof(regs));
+	kinst_regs_out(kr, &regs);
+	regs.cs = kr->cs;
+	regs.ss = kr->ss;
+	(void)kinst_engine_jhit(kinst_engine, kr, &regs);
+	arch_local_irq_restore(flags);
+}
+NOKPROBE_SYMBOL(kinst_linux_jhandler);
+NOKPROBE_SYMBOL(kinst_engine_jhit);
+
 static struct notifier_block kinst_die_nb = {
 	.notifier_call = kinst_die_notify,
 	/*
@@ -607,8 +673,11 @@ static struct notifier_block kinst_die_nb = {
  * called through pointers.  Roots of the trap-path walk
  * (kinst_linux_trappath.c), which follows them into the kernel.
  */
+static void kinst_linux_jhandler(void *arg, struct kinst_regs *kr);
+
 static void *const kinst_trap_roots[] = {
-	kinst_die_notify, kinst_os_read, kinst_os_write_stack,
+	kinst_die_notify, kinst_linux_jhandler, kinst_os_read,
+	kinst_os_write_stack,
 	kinst_os_now_ns, kinst_os_thread, kinst_os_cpu, kinst_os_wake_deferred,
 };
 
@@ -1045,6 +1114,122 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 	if (kp || kinst_func_has_kprobe(f))
 		return (KINST_R_TEXT_PATCHED);
 	return (KINST_R_NONE);
+}
+
+/*
+ * Jump optimization's view of hidden control flow (common/kinst_os.h).
+ * - A direct jmp/jcc into the retpoline thunks (__x86_indirect_thunk_*,
+ *   __x86_indirect_jump_thunk_*) is an indirect jump: a jump table may
+ *   land anywhere in the function.  The return thunk is a return.
+ * - A jump label's site is a nop or a jmp that static_key flips at any
+ *   time; its target is a label of the function the decoder does not see
+ *   while the site is a nop, and it may be inside a window.  A function
+ *   with any such site is not optimized (as if it had an indirect jump).
+ *   Static call sites are calls or tail jumps out of the function.
+ */
+static struct {
+	unsigned long	addr, size;
+	bool		labels;
+} kinst_jl_cache;
+
+static bool
+kinst_func_has_jump_label(const struct kinst_func *f)
+{
+	unsigned long a = (unsigned long)f->addr;
+
+	lockdep_assert_held(&kinst_ctl_mutex);
+	if (kinst_jl_cache.addr == a && kinst_jl_cache.size == f->size)
+		return (kinst_jl_cache.labels);
+	kinst_jl_cache.addr = a;
+	kinst_jl_cache.size = f->size;
+	kinst_jl_cache.labels = k_jump_label_text_reserved == NULL ||
+	    k_jump_label_text_reserved((void *)a, (void *)(a + f->size - 1));
+	return (kinst_jl_cache.labels);
+}
+
+static bool
+kinst_thunk_target(uint64_t addr, const uint8_t *insn, uint32_t len)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long t;
+	int64_t rel;
+	size_t i;
+
+	if (len == 5 && insn[0] == 0xe9)
+		rel = (int32_t)get_unaligned((const uint32_t *)(insn + 1));
+	else if (len == 2 && (insn[0] == 0xeb || (insn[0] & 0xf0) == 0x70))
+		rel = (int8_t)insn[1];
+	else if (len == 6 && insn[0] == 0x0f && (insn[1] & 0xf0) == 0x80)
+		rel = (int32_t)get_unaligned((const uint32_t *)(insn + 2));
+	else
+		return (false);
+	t = (unsigned long)(addr + len + (uint64_t)rel);
+	for (i = 0; i < KINST_NSECTIONS; i++)
+		if (strcmp(kinst_sections[i][0], "__indirect_thunk_start") == 0)
+			break;
+	if (i < KINST_NSECTIONS && kinst_sect[i][0] != 0 &&
+	    (t < kinst_sect[i][0] || t >= kinst_sect[i][1]))
+		return (false);
+	sprint_symbol_no_offset(sym, t);
+	return (strncmp(sym, "__x86_indirect_thunk", 20) == 0 ||
+	    strncmp(sym, "__x86_indirect_jump_thunk", 25) == 0);
+}
+
+int
+kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
+    const uint8_t *insn, uint32_t len)
+{
+	int r;
+
+	r = kinst_os_insn_check(f, addr, len);
+	if (r != KINST_R_NONE)
+		return (r);
+	if (kinst_thunk_target(addr, insn, len) ||
+	    kinst_func_has_jump_label(f))
+		return (KINST_JOPT_INDIRECT);
+	return (KINST_R_NONE);
+}
+
+/*
+ * No thread is still inside a jump window's interior (entered before its
+ * int3 went in) or inside a detour (entered before its jump went out):
+ * - synchronize_rcu_tasks() waits until every task that is not an idle
+ *   task has switched voluntarily, or run in user mode, since the call.
+ *   Neither happens inside a window or a detour (no call, no sleep in
+ *   either), so a task that was in one, running, interrupted or
+ *   preempted there, has left it.  kprobes waits the same way before
+ *   optimizing (kprobe_optimizer()).
+ * - Idle tasks are not waited for by it; they run with preemption
+ *   disabled, so they are never preempted inside one, and an idle task
+ *   interrupted there is in an RCU read-side critical section (the
+ *   interrupt, the preemption-disabled region) that synchronize_rcu()
+ *   waits for.  Code that runs while RCU is not watching (noinstr, the
+ *   idle entry) is refused by kinst anyway.
+ * May sleep for a long time; called with the control lock held, like
+ * kprobes' optimizer, which holds cpus_read_lock() and text_mutex across
+ * the same wait (we drop text_mutex).
+ */
+void
+kinst_os_sync_tasks(void)
+{
+	might_sleep();
+	k_synchronize_rcu_tasks();
+	synchronize_rcu();
+}
+
+/* At load: jump-optimized probes when the kernel has what they need. */
+void
+kinst_linux_jump_init(struct kinst_ctl *c)
+{
+	if (!kinst_optimize_on) {
+		pr_info("kinst: jump optimization off (optimize=0)\n");
+		return;
+	}
+	if (k_synchronize_rcu_tasks == NULL) {
+		pr_info("kinst: no synchronize_rcu_tasks: every probe stays an int3 probe\n");
+		return;
+	}
+	kinst_ctl_jump_enable(c, (uint64_t)(uintptr_t)kinst_linux_jhandler, 0);
 }
 
 void

@@ -34,6 +34,10 @@ int kinst_os_insn_check(const struct kinst_func *f, uint64_t a, uint32_t l)
 void kinst_os_text_write(uint64_t a, uint8_t b) { (void)a; (void)b; unexpected(__func__); }
 void kinst_os_text_sync(void) { unexpected(__func__); }
 void kinst_os_quiesce(void) { unexpected(__func__); }
+int kinst_os_jopt_check(const struct kinst_func *f, uint64_t a,
+    const uint8_t *b, uint32_t l)
+{ (void)f; (void)a; (void)b; (void)l; unexpected(__func__); return (0); }
+void kinst_os_sync_tasks(void) { unexpected(__func__); }
 void *kinst_os_tramp_alloc(size_t s, uint64_t *a)
 { (void)s; (void)a; unexpected(__func__); return (NULL); }
 int kinst_os_tramp_seal(void *m, size_t s) { (void)m; (void)s; unexpected(__func__); return (-1); }

@@ -74,6 +74,16 @@ static struct {
 } kh_fault;
 
 static int kh_inject;			/* KH_INJ_*: harness self-test */
+/*
+ * kh_check_jump's phase 1 (int3 in, jresume set): an out-of-line hit must
+ * resume in the detour area, never at a trampoline, which would jump back
+ * into the window's interior.  Counted by the trap handler.
+ */
+static volatile int kh_jphase1;
+static volatile uint64_t kh_jphase1_tramp;
+#define	KH_JREF_INPUTS	64
+static uint8_t kh_jref_scratch[KH_JREF_INPUTS][sizeof(struct kh_scratch)];
+static uint8_t kh_jref_stack[KH_JREF_INPUTS][KH_STACK_SIZE];
 static uint64_t kh_sti_expected;	/* redirects to a sti variant (atomic) */
 static uint64_t kh_sti_emulated;	/* sti stood in for by kh_on_fault (atomic) */
 static uint64_t kh_fstart, kh_fend;	/* function being stepped */
@@ -268,6 +278,9 @@ kh_on_trap(int sig, siginfo_t *si, void *ucv)
 		if (res == KINST_HIT_REDIRECT && kh_is_sti_variant(regs.rip))
 			__atomic_fetch_add(&kh_sti_expected, 1,
 			    __ATOMIC_RELAXED);
+		if (res == KINST_HIT_REDIRECT && kh_jphase1 &&
+		    regs.rip < (uint64_t)(uintptr_t)kh_tramp_rx + KH_TRAMP_AREA / 2)
+			kh_jphase1_tramp++;
 		if (res == KINST_HIT_REDIRECT && kh_inject == KH_INJ_REG)
 			regs.gpr[KINST_RDX] ^= 0x10;
 		if (res == KINST_HIT_EMULATED && kh_inject == KH_INJ_FLAGS)
@@ -1753,9 +1766,9 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 	struct kh_out tmp;
 	uint8_t *v;
 	uint64_t addr, lo;
-	uint32_t bi, in, i, wlen, slot;
+	uint32_t bi, in, i, wlen, wstart, slot;
 	int32_t rel;
-	int rc;
+	int rc, phase;
 
 	kh_ndetail = 0;
 	for (fn = tab; fn->name != NULL; fn++) {
@@ -1777,6 +1790,12 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 		}
 		if (in != fn->ninputs)
 			continue;
+		if (fn->ninputs > KH_JREF_INPUTS) {
+			printf("HARNESS ERROR %s: %u inputs, at most %d\n",
+			    fn->name, fn->ninputs, KH_JREF_INPUTS);
+			st->harness_errors++;
+			continue;
+		}
 		v = calloc(kh_cur.size, 1);
 		js->qualified += kinst_jopt_qualify(kh_cur.orig,
 		    (uint32_t)kh_cur.size, NULL, NULL, v);
@@ -1798,7 +1817,7 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 			sp.redzone = 128;
 			rc = kinst_detour_build(kh_cur.orig + kh_cur.off[bi],
 			    (uint32_t)(kh_cur.size - kh_cur.off[bi]), &sp, img,
-			    &wlen);
+			    &wlen, &wstart);
 			if (rc != KINST_RELOC_OK) {
 				printf("DIVERGENCE %s+%#x: qualified, but the "
 				    "detour cannot be built (%d)\n", fn->name,
@@ -1813,15 +1832,36 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 			}
 			memcpy(kh_tramp_rw + KH_DETOUR_BASE +
 			    (size_t)slot * KINST_DETOUR_SIZE, img, sizeof(img));
-			/* int3 is in; the rel32, then the opcode. */
-			rel = (int32_t)(sp.at - (addr + KINST_JOPT_WINDOW));
-			for (i = 1; i < KINST_JOPT_WINDOW; i++)
-				kh_text_write(addr + i,
-				    (uint8_t)((uint32_t)rel >> (8 * (i - 1))));
-			kh_text_write(addr, 0xe9);
 			kh_armed[bi] = true;
 			js->probes++;
 			js->window_bytes += wlen;
+			/*
+			 * Phase 0: the jump (its rel32 first, then its opcode).
+			 * Phase 1: the installer's and the remover's
+			 * intermediate state -- the int3 back over the opcode,
+			 * the original bytes under it, and the int3's hits
+			 * resuming at the detour's relocated window (jresume),
+			 * so that no thread enters the window's interior.  Its
+			 * reference runs are phase 0's (an untraced run would
+			 * trap).
+			 */
+			KINST_STORE_RELEASE(&kh_probes[bi].jresume,
+			    sp.at + wstart);
+			for (phase = 0; phase < 2; phase++) {
+			if (phase == 0) {
+				rel = (int32_t)(sp.at - (addr + KINST_JOPT_WINDOW));
+				for (i = 1; i < KINST_JOPT_WINDOW; i++)
+					kh_text_write(addr + i,
+					    (uint8_t)((uint32_t)rel >> (8 * (i - 1))));
+				kh_text_write(addr, 0xe9);
+			} else {
+				kh_text_write(addr, 0xcc);
+				for (i = 1; i < KINST_JOPT_WINDOW; i++)
+					kh_text_write(addr + i,
+					    kh_cur.orig[kh_cur.off[bi] + i]);
+			}
+			kh_jphase1 = phase == 1;
+			kh_jphase1_tramp = 0;
 			for (in = 0; in < fn->ninputs; in++) {
 				/*
 				 * Below the red zone of a hit, the stack is dead
@@ -1836,21 +1876,45 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 				lo = lo != 0 ? lo - 128 : 0;
 				kh_stack_cmp_from = lo > (uint64_t)(uintptr_t)kh_stack ?
 				    (size_t)(lo - (uint64_t)(uintptr_t)kh_stack) : 0;
-				kh_run(fn, fn->in[in], KH_IDLE, &tmp);
-				memcpy(kh_ref_scratch, &kh_scratch,
-				    sizeof(kh_scratch));
-				memcpy(kh_ref_stack, kh_stack, sizeof(kh_stack));
+				if (phase == 0) {
+					kh_run(fn, fn->in[in], KH_IDLE, &tmp);
+					memcpy(kh_ref_scratch, &kh_scratch,
+					    sizeof(kh_scratch));
+					memcpy(kh_ref_stack, kh_stack,
+					    sizeof(kh_stack));
+					memcpy(kh_jref_scratch[in], kh_ref_scratch,
+					    sizeof(kh_ref_scratch));
+					memcpy(kh_jref_stack[in], kh_ref_stack,
+					    sizeof(kh_ref_stack));
+				} else {
+					memcpy(kh_ref_scratch, kh_jref_scratch[in],
+					    sizeof(kh_ref_scratch));
+					memcpy(kh_ref_stack, kh_jref_stack[in],
+					    sizeof(kh_ref_stack));
+				}
 				/* The reference run above went through it too. */
 				kh_probes[bi].hits = 0;
 				i = (uint32_t)st->records;
-				kh_traced_run(fn, (int)in, "jump probe", st);
-				js->records += st->records - i;
+				kh_traced_run(fn, (int)in, phase == 1 ?
+				    "jump probe (int3, resumed in the detour)" :
+				    "jump probe", st);
+				if (phase == 1)
+					js->resume_records += st->records - i;
+				else
+					js->records += st->records - i;
 				kh_stack_cmp_from = 0;
 			}
-			/* Removal in reverse: int3, the original rel32 bytes, then all. */
-			kh_text_write(addr, 0xcc);
-			for (i = 1; i < KINST_JOPT_WINDOW; i++)
-				kh_text_write(addr + i, kh_cur.orig[kh_cur.off[bi] + i]);
+			kh_jphase1 = 0;
+			if (kh_jphase1_tramp != 0) {
+				printf("DIVERGENCE %s+%#x: %ju hits resumed at the "
+				    "trampoline while the jump was being installed "
+				    "(the window's interior was entered)\n", fn->name,
+				    kh_cur.off[bi], (uintmax_t)kh_jphase1_tramp);
+				st->divergences++;
+			}
+			}
+			kh_probes[bi].jresume = 0;
+			/* Removal: the int3 and the original bytes are back. */
 			kh_armed[bi] = false;
 			kh_disarm(&kh_probes[bi], st);
 			kh_text_check(st);

@@ -62,7 +62,8 @@ struct kh_jump_stats {
 	uint64_t	qualified;	/* instructions kinst_jopt_qualify accepts */
 	uint64_t	probes;		/* jump probes installed and run */
 	uint64_t	not_armed;	/* qualified, but kinst_probe_prepare refused */
-	uint64_t	records;	/* records compared */
+	uint64_t	records;	/* records compared, jump installed */
+	uint64_t	resume_records;	/* ... int3 in, resumed in the detour */
 	uint64_t	window_bytes;	/* relocated window bytes, summed */
 };
 void	kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,

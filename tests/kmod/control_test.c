@@ -24,6 +24,7 @@
 #include "kinst_control.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_detour.h"
 
 /* ---- the fake kernel ---- */
 
@@ -266,24 +267,55 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 	return (addr == fixup_addr ? KINST_R_FIXUP : KINST_R_NONE);
 }
 
+/* The jump probe whose window's bytes 1..4 hold addr, if any. */
+static struct kinst_cprobe *
+jump_window_of(uint64_t addr)
+{
+	struct kinst_probe *p;
+	uint64_t d;
+
+	for (d = 1; d < 5; d++) {
+		p = kinst_ptable_lookup(&engine->table, addr - d);
+		if (p != NULL && p->addr == addr - d)
+			return ((struct kinst_cprobe *)p);
+	}
+	return (NULL);
+}
+
 void
 kinst_os_text_write(uint64_t addr, uint8_t byte)
 {
+	struct kinst_cprobe *cp;
 	struct kinst_probe *p;
 
 	ATF_REQUIRE(text_locked);
 	ATF_REQUIRE(addr >= TEXT_BASE && addr < TEXT_BASE + sizeof(text));
 	p = kinst_ptable_lookup(&engine->table, addr);
-	/* The probe is in the table whenever its int3 is written or removed. */
-	ATF_REQUIRE_MSG(p != NULL && p->addr == addr,
-	    "text write at %#llx without a table entry",
-	    (unsigned long long)addr);
-	/* A change of the byte, or the repeated store of the same byte. */
-	if (byte != text[addr - TEXT_BASE]) {
+	if (p == NULL || p->addr != addr) {
+		/*
+		 * Bytes 1..4 of a jump window change only while the int3
+		 * guards its first byte and the int3 path resumes in the
+		 * detour (no thread may enter the window's interior).
+		 */
+		cp = jump_window_of(addr);
+		ATF_REQUIRE_MSG(cp != NULL,
+		    "text write at %#llx without a table entry",
+		    (unsigned long long)addr);
+		ATF_REQUIRE(cp->jstate == KINST_JS_RESUME ||
+		    cp->jstate == KINST_JS_JUMP);
+		ATF_REQUIRE_EQ(text[cp->p.addr - TEXT_BASE], 0xcc);
+		ATF_REQUIRE(cp->p.jresume == cp->jwindow && cp->jwindow != 0);
+	} else if (byte != text[addr - TEXT_BASE]) {
+		/* The probe is in the table whenever its int3 is written or removed. */
+		cp = (struct kinst_cprobe *)p;
 		if (byte == 0xcc)
 			ATF_REQUIRE(text[addr - TEXT_BASE] != 0xcc);
 		else
 			ATF_REQUIRE(text[addr - TEXT_BASE] == 0xcc);
+		/* The jmp opcode goes in only over a complete rel32. */
+		if (byte == 0xe9)
+			ATF_REQUIRE(cp->jstate == KINST_JS_RESUME &&
+			    cp->p.jresume == cp->jwindow);
 	}
 	if (pending[addr - TEXT_BASE] < 0)
 		pending[addr - TEXT_BASE] = text[addr - TEXT_BASE];
@@ -311,6 +343,21 @@ void
 kinst_os_quiesce(void)
 {
 	tlog("Q ");
+}
+
+int
+kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
+    const uint8_t *insn, uint32_t len)
+{
+	(void)insn;
+	return (kinst_os_insn_check(f, addr, len));
+}
+
+void
+kinst_os_sync_tasks(void)
+{
+	ATF_REQUIRE(ctl_locked && !text_locked);
+	tlog("T ");
 }
 
 struct tramp {
@@ -722,6 +769,196 @@ ATF_TC_BODY(name_list, tc)
 	ATF_CHECK_STREQ(kinst_ctl_err_name(KINST_E_REFUSED), "EOPNOTSUPP");
 }
 
+/* ---- jump-optimized probes (issue 13) ---- */
+
+#define	JHANDLER	(TEXT_BASE + 0x2000000)	/* within rel32 of the detours */
+
+static uint32_t
+list_flags(struct sess *s, uint32_t id)
+{
+	struct kinst_probe_info pi[8];
+	uint32_t i, n;
+
+	n = kinst_ctl_list(&ctl, &s->cs, pi, 8);
+	for (i = 0; i < n && i < 8; i++)
+		if (pi[i].probe_id == id)
+			return (pi[i].treatment & ~KINST_PI_TREATMENT);
+	atf_tc_fail("probe %u not listed", id);
+	return (0);
+}
+
+/*
+ * f_small+0 (push %rbp; mov %rsp,%rbp; mov 0x8(%rdi),%rax: an 8-byte window)
+ * qualifies.  Optimization: detour built and sealed, the int3 path resumes
+ * in it, quiesce, wait for tasks, then the rel32 and the opcode, each batch
+ * stored twice around a synchronization (the fake checks that bytes 1..4
+ * change only under the int3 and with jresume set).  Removal: int3, the
+ * original bytes, then the original first byte, quiesce, wait for tasks,
+ * free.
+ */
+ATF_TC_WITHOUT_HEAD(jump_install_and_remove_order);
+ATF_TC_BODY(jump_install_and_remove_order, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct kinst_text t;
+	struct kinst_cprobe *cp;
+	uint8_t buf[SMALL_SIZE];
+	char want[256];
+	uint64_t det;
+	uint32_t rel;
+
+	fake_reset();
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0x1234);
+	sess_init(&s);
+	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_CHECK_STREQ(log_buf, "A R Wcc S Wcc S ");
+	ATF_CHECK(kinst_ctl_opt_pending(&ctl));
+	ATF_CHECK_EQ(list_flags(&s, a.probe_id), 0);
+
+	log_len = 0;
+	log_buf[0] = '\0';
+	ATF_REQUIRE_EQ(kinst_ctl_optimize(&ctl), 1);
+	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
+	cp = (struct kinst_cprobe *)kinst_ptable_lookup(&engine->table,
+	    TEXT_BASE);
+	ATF_REQUIRE(cp != NULL);
+	ATF_CHECK_EQ(cp->jstate, KINST_JS_JUMP);
+	ATF_CHECK_EQ(cp->jlen, 8);
+	det = cp->jdetour;
+	ATF_CHECK(cp->p.jresume == cp->jwindow && cp->jwindow > det &&
+	    cp->jwindow < det + KINST_DETOUR_SIZE);
+	rel = (uint32_t)(det - (TEXT_BASE + 5));
+	snprintf(want, sizeof(want), "A R Q T W%02x W%02x W%02x W%02x S "
+	    "W%02x W%02x W%02x W%02x S We9 S We9 S ", rel & 0xff,
+	    (rel >> 8) & 0xff, (rel >> 16) & 0xff, rel >> 24, rel & 0xff,
+	    (rel >> 8) & 0xff, (rel >> 16) & 0xff, rel >> 24);
+	ATF_CHECK_STREQ(log_buf, want);
+	ATF_CHECK_EQ(text[0], 0xe9);
+	ATF_CHECK_EQ(text[1] | text[2] << 8 | text[3] << 16 |
+	    (uint32_t)text[4] << 24, rel);
+	ATF_CHECK(memcmp(text + 5, small_code + 5, SMALL_SIZE - 5) == 0);
+	ATF_CHECK_EQ(list_flags(&s, a.probe_id), KINST_PI_JUMP);
+	ATF_CHECK_EQ(ctl.njump, 1);
+	/* TEXT shows the original bytes. */
+	memset(&t, 0, sizeof(t));
+	strcpy(t.function, "f_small");
+	ATF_REQUIRE_EQ(kinst_ctl_text(&ctl, &t, buf, sizeof(buf)), KINST_E_OK);
+	ATF_CHECK(memcmp(buf, small_code, SMALL_SIZE) == 0);
+	/* Nothing left to do. */
+	log_len = 0;
+	log_buf[0] = '\0';
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	ATF_CHECK_STREQ(log_buf, "");
+
+	log_len = 0;
+	log_buf[0] = '\0';
+	d.probe_id = a.probe_id;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
+	ATF_CHECK_STREQ(log_buf, "Wcc S Wcc S W48 W89 We5 W48 S "
+	    "W48 W89 We5 W48 S W55 S W55 S Q T F F ");
+	ATF_CHECK_EQ(ctl.njump, 0);
+	check_text_clean();
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_no_leaks();
+}
+
+/*
+ * A new probe inside a jump window (f_small+4, in +0's window): the jump
+ * goes back to an int3 first (its detour stays until the group goes); the
+ * new probe's own window is then optimized, +0's is not again.
+ */
+ATF_TC_WITHOUT_HEAD(jump_undone_by_probe_in_window);
+ATF_TC_BODY(jump_undone_by_probe_in_window, tc)
+{
+	struct sess s, s2;
+	struct kinst_arm a, b;
+	struct kinst_cprobe *cp;
+
+	fake_reset();
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0);
+	sess_init(&s);
+	sess_init(&s2);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(kinst_ctl_optimize(&ctl), 1);
+	ATF_REQUIRE_EQ(text[0], 0xe9);
+	log_len = 0;
+	log_buf[0] = '\0';
+	ATF_REQUIRE_EQ(arm(&s2, "f_small", 4, 0, &b), KINST_E_OK);
+	ATF_CHECK_STREQ(log_buf, "A Wcc S Wcc S W48 W89 We5 W48 S "
+	    "W48 W89 We5 W48 S R Wcc S Wcc S ");
+	cp = (struct kinst_cprobe *)kinst_ptable_lookup(&engine->table,
+	    TEXT_BASE);
+	ATF_REQUIRE(cp != NULL);
+	ATF_CHECK_EQ(cp->jstate, KINST_JS_NONE);
+	ATF_CHECK_EQ(cp->p.jresume, 0);
+	ATF_CHECK_EQ(text[0], 0xcc);
+	ATF_CHECK(memcmp(text + 1, small_code + 1, 3) == 0);
+	ATF_CHECK_EQ(text[4], 0xcc);
+	ATF_CHECK_EQ(list_flags(&s, a.probe_id), 0);
+	/* +4's own window (mov 0x8(%rdi),%rax; pop %rbp) qualifies. */
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 1);
+	ATF_CHECK_EQ(text[0], 0xcc);
+	ATF_CHECK_EQ(text[4], 0xe9);
+	ATF_CHECK_EQ(list_flags(&s2, b.probe_id), KINST_PI_JUMP);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
+/*
+ * What is never optimized: KINST_ARM_NOOPT; a window holding another probe
+ * (every instruction of f_small armed); a function with a fixup; a group
+ * whose session closed before the worker ran; a shim without jumps.
+ */
+ATF_TC_WITHOUT_HEAD(jump_not_installed);
+ATF_TC_BODY(jump_not_installed, tc)
+{
+	struct sess s;
+	struct kinst_arm a;
+
+	fake_reset();
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));	/* not enabled */
+	kinst_ctl_session_fini(&ctl, &s.cs);
+
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0);
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, KINST_ARM_NOOPT, &a), KINST_E_OK);
+	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.narmed, 5);
+	log_len = 0;
+	log_buf[0] = '\0';
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	ATF_CHECK_STREQ(log_buf, "");
+	kinst_ctl_session_fini(&ctl, &s.cs);
+
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_fixup", 0, 0, &a), KINST_E_OK);
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	ATF_CHECK_EQ(text[FIXUP_OFF], 0xcc);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+
+	/* Closed while queued (kill -9 before the worker ran). */
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_CHECK(kinst_ctl_opt_pending(&ctl));
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	check_text_clean();
+	check_no_leaks();
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
@@ -733,5 +970,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, probe_limit);
 	ATF_TP_ADD_TC(tp, disarm_one_of_group);
 	ATF_TP_ADD_TC(tp, name_list);
+	ATF_TP_ADD_TC(tp, jump_install_and_remove_order);
+	ATF_TP_ADD_TC(tp, jump_undone_by_probe_in_window);
+	ATF_TP_ADD_TC(tp, jump_not_installed);
 	return (atf_no_error());
 }
