@@ -93,6 +93,10 @@ mark(const uint8_t *func, uint32_t size, kinst_jopt_refusal_fn refusal,
 			w->indirect = true;
 		if (r == KINST_JOPT_INDIRECT)
 			w->indirect = true;
+		if (r == KINST_JOPT_TARGET) {
+			out[pos] |= F_TARGET;
+			r = KINST_R_NONE;
+		}
 		if (cls.treatment == KINST_T_EMULATE && direct_branch(cls.emul)) {
 			target = (int64_t)pos + insn.len + insn.imm;
 			if (target >= 0 && target < (int64_t)size)

@@ -56,6 +56,12 @@ typedef int (*kinst_jopt_refusal_fn)(void *ctx, uint32_t off);
  * land anywhere in the function): the function is not optimized.
  */
 #define	KINST_JOPT_INDIRECT	0x100
+/*
+ * ... for a traceable instruction that a branch the decoder cannot see
+ * lands on (the target of a Linux jump label, whose site is a nop until a
+ * static key flips it): no window may hold it but as its first byte.
+ */
+#define	KINST_JOPT_TARGET	0x200
 
 /*
  * Fill out[0 .. size-1] with a verdict per byte offset of func (size bytes,

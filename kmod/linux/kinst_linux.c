@@ -54,17 +54,22 @@ static struct kinst_ctl kinst_ctl;
 
 /* The jump optimizer (common/kinst_control.c: kinst_ctl_optimize). */
 #define	KINST_OPT_DELAY	(HZ / 20)
+static bool kinst_opt_running;	/* for debugfs kinst/jump */
+
 static void
 kinst_opt_fn(struct work_struct *w)
 {
 	(void)w;
+	WRITE_ONCE(kinst_opt_running, true);
 	(void)kinst_ctl_optimize(&kinst_ctl);
+	WRITE_ONCE(kinst_opt_running, false);
 }
 static DECLARE_DELAYED_WORK(kinst_opt_work, kinst_opt_fn);
 
 uint32_t
-kinst_linux_njump(void)
+kinst_linux_njump(bool *optimizing)
 {
+	*optimizing = READ_ONCE(kinst_opt_running);
 	return (READ_ONCE(kinst_ctl.njump));
 }
 

@@ -12,7 +12,8 @@ extern struct kinst_engine *kinst_engine;
 
 int	kinst_linux_syms_init(void);
 void	kinst_linux_jump_init(struct kinst_ctl *c);
-uint32_t kinst_linux_njump(void);	/* jumps installed now (kinst_linux.c) */
+/* Jumps installed now, and whether the optimizer runs (kinst_linux.c). */
+uint32_t kinst_linux_njump(bool *optimizing);
 int	kinst_linux_hook_init(void);
 void	kinst_linux_hook_fini(void);
 unsigned long kinst_linux_emu_faults(void);

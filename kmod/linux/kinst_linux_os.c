@@ -68,6 +68,7 @@
 #include <asm/page.h>
 #include <asm/unwind.h>
 #include <asm/unaligned.h>
+#include <linux/jump_label.h>
 #include <asm/irqflags.h>
 
 #include "kinst_linux.h"
@@ -99,6 +100,7 @@ static struct kprobe *(*k_get_kprobe)(void *addr);
 static bool (*k_within_kprobe_blacklist)(unsigned long addr);
 static struct module *(*k_module_text_address)(unsigned long addr);
 static void (*k_synchronize_rcu_tasks)(void);
+static unsigned long kinst_jl_start, kinst_jl_stop;	/* the kernel's __jump_table */
 
 static bool kinst_optimize_on = true;
 module_param_named(optimize, kinst_optimize_on, bool, 0444);
@@ -239,6 +241,8 @@ kinst_linux_syms_init(void)
 		kinst_sect[i][0] = k_lookup_name(kinst_sections[i][0]);
 		kinst_sect[i][1] = k_lookup_name(kinst_sections[i][1]);
 	}
+	kinst_jl_start = k_lookup_name("__start___jump_table");
+	kinst_jl_stop = k_lookup_name("__stop___jump_table");
 	kinst_stext = k_lookup_name("_stext");
 	kinst_etext = k_lookup_name("_etext");
 	if (kinst_stext == 0 || kinst_etext <= kinst_stext) {
@@ -414,8 +418,9 @@ static const struct file_operations kinst_rt_fops = {
 
 /*
  * debugfs kinst/jump: whether jump optimization is on, the jumps installed
- * now (all files), and the hits that came through a jump since load (not
- * through an int3), summed over the CPUs.  Read racily: for tests and
+ * now (all files), whether the optimizer is running, and the hits that
+ * came through a jump since load (not through an int3), summed over the
+ * CPUs.  Read racily: for tests and
  * curious people.
  */
 static int
@@ -423,13 +428,16 @@ kinst_jump_show(struct seq_file *m, void *v)
 {
 	uint64_t hits = 0;
 	unsigned int cpu;
+	uint32_t n;
+	bool busy;
 
 	(void)v;
 	for (cpu = 0; cpu < kinst_engine->ncpus; cpu++)
 		hits += READ_ONCE(kinst_engine->jhits[cpu]);
-	seq_printf(m, "enabled %d\ninstalled %u\nhits %llu\n",
-	    k_synchronize_rcu_tasks != NULL && kinst_optimize_on,
-	    kinst_linux_njump(), (unsigned long long)hits);
+	n = kinst_linux_njump(&busy);
+	seq_printf(m, "enabled %d\ninstalled %u\noptimizing %d\nhits %llu\n",
+	    k_synchronize_rcu_tasks != NULL && kinst_optimize_on, n, busy,
+	    (unsigned long long)hits);
 	return (0);
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_jump);
@@ -1123,28 +1131,79 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
  *   land anywhere in the function.  The return thunk is a return.
  * - A jump label's site is a nop or a jmp that static_key flips at any
  *   time; its target is a label of the function the decoder does not see
- *   while the site is a nop, and it may be inside a window.  A function
- *   with any such site is not optimized (as if it had an indirect jump).
+ *   while the site is a nop, and it may be inside a window.  Every jump
+ *   entry whose site is in the function gives its target (the kernel's
+ *   __jump_table, or the module's): KINST_JOPT_TARGET for the instruction
+ *   there.  More than KINST_JL_MAX of them: the function is not optimized.
+ *   The site itself is refused by kinst_os_insn_check (text-patched).
  *   Static call sites are calls or tail jumps out of the function.
  */
+#define	KINST_JL_MAX	256
 static struct {
 	unsigned long	addr, size;
-	bool		labels;
+	unsigned int	n;		/* targets in the function; > MAX: too many */
+	unsigned long	t[KINST_JL_MAX];
 } kinst_jl_cache;
 
-static bool
-kinst_func_has_jump_label(const struct kinst_func *f)
+static void
+kinst_jl_scan(const struct jump_entry *e, const struct jump_entry *end,
+    unsigned long a, unsigned long size)
+{
+	unsigned long code, t;
+
+	for (; e < end; e++) {
+		code = jump_entry_code(e);
+		if (code < a || code >= a + size)
+			continue;
+		t = jump_entry_target(e);
+		if (t < a || t >= a + size)
+			continue;
+		if (kinst_jl_cache.n < KINST_JL_MAX)
+			kinst_jl_cache.t[kinst_jl_cache.n] = t;
+		kinst_jl_cache.n++;
+	}
+}
+
+/* KINST_R_NONE, KINST_JOPT_TARGET or KINST_JOPT_INDIRECT (too many). */
+static int
+kinst_jump_label_target(const struct kinst_func *f, uint64_t addr)
 {
 	unsigned long a = (unsigned long)f->addr;
+	struct module *mod;
+	unsigned int i;
 
 	lockdep_assert_held(&kinst_ctl_mutex);
-	if (kinst_jl_cache.addr == a && kinst_jl_cache.size == f->size)
-		return (kinst_jl_cache.labels);
-	kinst_jl_cache.addr = a;
-	kinst_jl_cache.size = f->size;
-	kinst_jl_cache.labels = k_jump_label_text_reserved == NULL ||
-	    k_jump_label_text_reserved((void *)a, (void *)(a + f->size - 1));
-	return (kinst_jl_cache.labels);
+	if (kinst_jl_cache.addr != a || kinst_jl_cache.size != f->size) {
+		kinst_jl_cache.addr = a;
+		kinst_jl_cache.size = f->size;
+		kinst_jl_cache.n = 0;
+		if (kinst_in_kernel_text(a)) {
+			if (kinst_jl_start == 0 || kinst_jl_stop < kinst_jl_start)
+				kinst_jl_cache.n = KINST_JL_MAX + 1;
+			else
+				kinst_jl_scan(
+				    (const struct jump_entry *)kinst_jl_start,
+				    (const struct jump_entry *)kinst_jl_stop,
+				    a, f->size);
+		} else {
+			/* f holds a reference on its module (func_resolve). */
+			preempt_disable();
+			mod = k_module_text_address(a);
+#ifdef CONFIG_JUMP_LABEL
+			if (mod != NULL)
+				kinst_jl_scan(mod->jump_entries,
+				    mod->jump_entries + mod->num_jump_entries,
+				    a, f->size);
+#endif
+			preempt_enable();
+		}
+	}
+	if (kinst_jl_cache.n > KINST_JL_MAX)
+		return (KINST_JOPT_INDIRECT);
+	for (i = 0; i < kinst_jl_cache.n; i++)
+		if (kinst_jl_cache.t[i] == addr)
+			return (KINST_JOPT_TARGET);
+	return (KINST_R_NONE);
 }
 
 static bool
@@ -1184,10 +1243,9 @@ kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
 	r = kinst_os_insn_check(f, addr, len);
 	if (r != KINST_R_NONE)
 		return (r);
-	if (kinst_thunk_target(addr, insn, len) ||
-	    kinst_func_has_jump_label(f))
+	if (kinst_thunk_target(addr, insn, len))
 		return (KINST_JOPT_INDIRECT);
-	return (KINST_R_NONE);
+	return (kinst_jump_label_target(f, addr));
 }
 
 /*

@@ -121,6 +121,13 @@ ATF_TC_BODY(refusals, tc)
 	kinst_jopt_qualify(f, sizeof(f), refuse_at, r, out);
 	CHECK_V(0, KINST_JQ_INDIRECT);
 	CHECK_V(3, KINST_JQ_INDIRECT);
+	/* A hidden branch target (a jump label's) at 3: only as a start. */
+	r[1] = KINST_JOPT_TARGET;
+	kinst_jopt_qualify(f, sizeof(f), refuse_at, r, out);
+	CHECK_V(0, KINST_JQ_TARGET);	/* [0, 5) holds 3 */
+	CHECK_V(2, KINST_JQ_TARGET);
+	CHECK_V(3, KINST_JQ_YES);	/* traceable, may start a window */
+	CHECK_V(4, KINST_JQ_YES);
 
 	kinst_jopt_qualify(g, sizeof(g), NULL, NULL, out);
 	CHECK_V(0, KINST_JQ_INDIRECT);

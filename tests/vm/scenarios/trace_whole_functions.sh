@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl traces every instruction of seven busy kernel functions while a deterministic workload runs: output byte-identical to an untraced run, hits = delivered + dropped, delivered = printed, entry hits of each of the seven = its function tracer call count
+# scenario: kinstctl traces every instruction of seven busy kernel functions while a deterministic workload runs (jump optimization on): output byte-identical to an untraced run, hits = delivered + dropped, delivered = printed, some probes of every function jump-optimized unless none qualifies, entry hits of each of the seven = its function tracer call count
 # scenario-needs: kinst
 # scenario-timeout: 600
 # scenario-options: -m 2G
@@ -87,6 +87,24 @@ cmp /tmp/w/out0 /tmp/w/out1 || kt_fail "workload output differs when traced: $(d
 kt_log "workload output identical ($(wc -c </tmp/w/out1) bytes)"
 kt_trace_summary /tmp/w/trace.err
 kt_log "phase A summary: $KT_HITS hits, $KT_DELIVERED delivered, $KT_DROPPED dropped, $KT_PRINTED printed"
+# Jump optimization on (the default; issue 13): each function had some of
+# its probes jump-optimized (a window of whole instructions with no other
+# probe inside: here, instructions of 5 bytes or more), unless
+# list-offsets says none of its instructions qualifies (a function with an
+# exception fixup, like __d_lookup_rcu, is refused as a whole): then none
+# may be.
+for f in $funcs; do
+	l=$(grep "^  kernel:$f: " /tmp/w/trace.err) || kt_fail "no jump-optimization line for $f in the summary"
+	n=$(echo "$l" | sed -n 's/.*: \([0-9]*\) of \([0-9]*\) jump-optimized$/\1/p')
+	kinstctl list-offsets --json "$f" >/tmp/w/lo.json || kt_fail "list-offsets $f failed"
+	q=$(jq -r 'select(.type == "insn" and .probe == "jump") | .offset' /tmp/w/lo.json | grep -c .)
+	if [ "$q" = 0 ]; then
+		kt_expect_eq "$f: probes jump-optimized (list-offsets: none qualifies: $(jq -r 'select(.type == "insn") | .jump_refusal // empty' /tmp/w/lo.json | sort | uniq -c | sort -rn | head -n 1 | awk '{ print $2 }'))" 0 "$n"
+	else
+		[ "${n:-0}" -gt 0 ] || kt_fail "$f: no probe was jump-optimized ($q instructions qualify): $l"
+		kt_log "$f: $n probes jump-optimized ($q instructions qualify alone)"
+	fi
+done
 [ "$KT_DELIVERED" -gt 0 ] || kt_fail "nothing delivered"
 awk -f /tmp/w/reduce.awk /tmp/w/t.json >/tmp/w/counts
 rm -f /tmp/w/t.json

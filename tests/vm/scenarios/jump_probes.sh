@@ -1,0 +1,181 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# scenario: jump-optimized probes (issue 13): the same instruction of a test module traced with a jump and with --no-optimize gives identical snapshots (all 16 GPRs as loaded, flags, %rsp as the function recorded), every hit of the optimized run comes through the jump; then whole busy functions are counted and their holders killed with SIGKILL at spread delays, also while the jumps are being installed, on both CPUs: no jump is left, the text is byte-identical each time, and rmmod works
+# scenario-needs: kinst
+# scenario-timeout: 900
+# scenario-options: -f "$KINST_BUILD/tests/vm/kinst_gprtest.ko"
+#
+# debugfs kinst/jump (kmod/linux/kinst_linux_os.c) says how many jumps are
+# installed and how many hits came through one: the proof that a hit took
+# the jump and not the int3.
+. /kinst/lib/guest-lib.sh
+kt_need_kinst
+
+J=/sys/kernel/debug/kinst/jump
+[ -r "$J" ] || kt_fail "$J is missing"
+jv() { sed -n "s/^$1 //p" "$J"; }
+kt_expect_eq "jump optimization enabled (debugfs kinst/jump)" 1 "$(jv enabled)"
+kt_expect_eq "jumps installed before any trace" 0 "$(jv installed)"
+
+# ---- 1. one instruction, optimized and not: identical snapshots ----
+ko=/kinst/files/kinst_gprtest.ko
+[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
+insmod "$ko" || kt_fail "insmod kinst_gprtest.ko failed"
+p=/sys/module/kinst_gprtest/parameters/run
+fn=kinst_gprtest:kinst_gprtest_body
+kinstctl list-offsets --json "$fn" >/tmp/lo.json || kt_fail "kinstctl list-offsets $fn failed"
+o_add=$(jq -r 'select(.type == "insn" and .bytes == "4d01ee") | .offset' /tmp/lo.json)
+[ "$(echo "$o_add" | grep -c .)" = 1 ] || kt_fail "not exactly one add %r13,%r14 in $fn: '$o_add'"
+# Its window is the add and the jae after it (relocated as a rel32 jae).
+kt_expect_eq "list-offsets: add %r13,%r14 (+$o_add) qualifies" jump \
+    "$(jq -r "select(.type == \"insn\" and .offset == $o_add) | .probe" /tmp/lo.json)"
+
+k=8
+run_mode() {	# run_mode opt|noopt
+	h0=$(jv hits)
+	if [ "$1" = opt ]; then
+		kt_trace_start /tmp/t.json /tmp/t.err --json "$fn+$o_add"
+		n=0
+		until [ "$(jv installed)" = 1 ]; do
+			n=$((n + 1))
+			[ $n -lt 600 ] || { kt_trace_stop; kt_fail "the jump was not installed in 60 s"; }
+			sleep 0.1
+		done
+		kt_log "opt: jump installed $(( n / 10 )).$(( n % 10 )) s after tracing started"
+	else
+		kt_trace_start /tmp/t.json /tmp/t.err --json --no-optimize "$fn+$o_add"
+		sleep 1
+		kt_expect_eq "noopt: jumps installed" 0 "$(jv installed)"
+	fi
+	: >/tmp/rsp.$1
+	i=0
+	while [ $i -lt $k ]; do
+		echo 1 >"$p" || kt_fail "write $p failed ($1)"
+		r=$(cat "$p")
+		case $r in
+		ok*) echo "$r" | sed -n 's/.* rsp=\(0x[0-9a-f]*\).*/\1/p' >>/tmp/rsp.$1 ;;
+		*) kt_trace_stop; kt_fail "$1 run $i: the registers after the traced instructions are wrong: $r" ;;
+		esac
+		i=$((i + 1))
+	done
+	kt_trace_stop
+	st=$?
+	cat /tmp/t.err
+	[ "$st" = 0 ] || kt_fail "kinstctl trace ($1) exited $st after SIGINT: $(cat /tmp/t.err)"
+	kt_trace_summary /tmp/t.err /tmp/t.json
+	kt_expect_eq "$1: records" "$k" "$KT_PRINTED"
+	h1=$(jv hits)
+	if [ "$1" = opt ]; then
+		kt_expect_eq "opt: hits through the jump" "$k" $((h1 - h0))
+		grep -q '^kinstctl: 1 of 1 probe jump-optimized' /tmp/t.err ||
+		    kt_fail "opt: the summary does not say the probe was jump-optimized"
+	else
+		kt_expect_eq "noopt: hits through a jump" 0 $((h1 - h0))
+		grep -q '^kinstctl: 0 of 1 probe jump-optimized (--no-optimize)' /tmp/t.err ||
+		    kt_fail "noopt: the summary does not say --no-optimize"
+	fi
+	jq -c '.regs | del(.rsp)' /tmp/t.json | sort -u >/tmp/regs.$1
+	kt_expect_eq "$1: distinct snapshots other than %rsp" 1 "$(grep -c . /tmp/regs.$1)"
+	kt_expect_eq "$1: %rsp of the snapshots = the one the function recorded, run by run" \
+	    "$(cat /tmp/rsp.$1 | tr '\n' ' ')" "$(jq -r .regs.rsp /tmp/t.json | tr '\n' ' ')"
+}
+run_mode opt
+run_mode noopt
+kt_expect_eq "snapshots (all registers but %rsp, rip, rflags) optimized vs --no-optimize" \
+    "$(cat /tmp/regs.noopt)" "$(cat /tmp/regs.opt)"
+val() { printf '0x%x' $(( 0x0101010101010101 * ($1 + 1) + 0x123 )); }
+kt_expect_eq "r13 as loaded" "$(val 13)" "$(jq -r .r13 /tmp/regs.opt)"
+kt_expect_eq "r14 as loaded" "$(val 14)" "$(jq -r .r14 /tmp/regs.opt)"
+kt_expect_eq "rip" "$(jq -r .address /tmp/t.json | sort -u)" "$(jq -r .rip /tmp/regs.opt)"
+kt_expect_eq "arithmetic flags before the add (OF SF AF: add \$1 to 0x7f)" 0x890 \
+    "$(printf '0x%x' $(( $(jq -r .rflags /tmp/regs.opt) & 0x8d5 )))"
+kt_log "optimized and --no-optimize: $k identical snapshots each"
+rmmod kinst_gprtest || kt_fail "rmmod kinst_gprtest failed"
+
+# ---- 2. arm, optimize, SIGKILL, on both CPUs ----
+# The text is read from memory itself (debugfs kinst/read, 16 bytes at a
+# time), not through kinst's unpatched view.
+H=/sys/kernel/debug/kinst/read
+text_of() {	# text_of FUNC: its bytes, one line of up to 16
+	_a=$(jq -r 'select(.type == "function") | .address' /tmp/fn.$1)
+	_n=$(jq -r 'select(.type == "function") | .size' /tmp/fn.$1)
+	_o=0
+	while [ $_o -lt "$_n" ]; do
+		_l=$(( _n - _o < 16 ? _n - _o : 16 ))
+		echo "$(printf '%x' $(( _a + _o ))) $_l" >"$H" || return 1
+		cat "$H"
+		_o=$(( _o + 16 ))
+	done
+}
+funcs="vfs_read ksys_read __x64_sys_getpid"
+for f in $funcs; do
+	kinstctl list-offsets --json "$f" >/tmp/fn.$f || kt_fail "list-offsets $f failed"
+	text_of "$f" >/tmp/before.$f || kt_fail "cannot read the text of $f"
+	grep -qv '^ok ' /tmp/before.$f && kt_fail "reading the text of $f: $(grep -v '^ok ' /tmp/before.$f | head -n 1)"
+done
+( while :; do cat /proc/self/stat >/dev/null; done ) &
+w1=$!
+( while :; do dd if=/dev/zero of=/dev/null bs=1 count=200 2>/dev/null; done ) &
+w2=$!
+# Round "opt": killed as soon as the optimizer runs (debugfs says so);
+# then at spread delays after the last function was armed.
+during=0 after=0 r=0
+for d in opt 0 0.3 1 2.5; do
+	: >/tmp/c.err
+	kinstctl count $funcs >/dev/null 2>/tmp/c.err &
+	c=$!
+	n=0
+	if [ "$d" = opt ]; then
+		until [ "$(jv optimizing)" = 1 ]; do
+			n=$((n + 1))
+			kill -0 $c 2>/dev/null || kt_fail "round $r: kinstctl count exited: $(cat /tmp/c.err)"
+			[ $n -lt 6000 ] || kt_fail "round $r: the optimizer did not run in 60 s"
+			sleep 0.01
+		done
+	else
+		until grep -q "^kinstctl: __x64_sys_getpid: .* armed" /tmp/c.err; do
+			n=$((n + 1))
+			kill -0 $c 2>/dev/null || kt_fail "round $r: kinstctl count exited: $(cat /tmp/c.err)"
+			[ $n -lt 600 ] || kt_fail "round $r: kinstctl count did not arm in 60 s"
+			sleep 0.1
+		done
+		sleep "$d"
+	fi
+	inst=$(jv installed) busy=$(jv optimizing)
+	kill -9 $c
+	wait $c 2>/dev/null
+	if [ "$busy" = 1 ]; then during=$((during + 1)); fi
+	if [ "$inst" -gt 0 ]; then after=$((after + 1)); fi
+	kt_log "round $r: SIGKILL ($d), $inst jumps installed, optimizer running: $busy"
+	n=0
+	until [ "$(jv installed)" = 0 ] && [ "$(jv optimizing)" = 0 ]; do
+		n=$((n + 1))
+		[ $n -lt 300 ] || kt_fail "round $r: $(jv installed) jumps still installed 30 s after the kill"
+		sleep 0.1
+	done
+	for f in $funcs; do
+		text_of "$f" >/tmp/after.$f
+		cmp -s /tmp/before.$f /tmp/after.$f ||
+		    kt_fail "round $r: the text of $f differs after the kill: $(diff /tmp/before.$f /tmp/after.$f | head -n 6)"
+	done
+	r=$((r + 1))
+done
+kt_log "$during rounds killed while the optimizer ran, $after with jumps installed; text identical after each"
+[ "$during" -gt 0 ] || kt_fail "no round was killed while the optimizer ran"
+[ "$after" -gt 0 ] || kt_fail "no round had a jump installed when it was killed: removal was not exercised"
+
+# A clean stop: every function had some of its probes jump-optimized.
+kinstctl count --duration 4 $funcs >/dev/null 2>/tmp/c.err || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
+cat /tmp/c.err
+for f in $funcs; do
+	l=$(grep "^  kernel:$f: " /tmp/c.err) || kt_fail "no jump summary line for $f"
+	n=$(echo "$l" | sed -n 's/.*: \([0-9]*\) of \([0-9]*\) jump-optimized/\1/p')
+	[ "${n:-0}" -gt 0 ] || kt_fail "$f: no probe jump-optimized: $l"
+done
+kill $w1 $w2
+wait $w1 $w2 2>/dev/null
+kt_expect_eq "jumps installed at the end" 0 "$(jv installed)"
+kt_log "jump hits since load: $(jv hits)"
+rmmod kinst || kt_fail "rmmod kinst failed"
+insmod /kinst/modules/kinst.ko || kt_fail "insmod kinst.ko failed"
+exit 0
