@@ -177,8 +177,9 @@ Btf::func(const std::string &fname) const
 	int id = btf__find_by_name_kind(b_, fname.c_str(), BTF_KIND_FUNC);
 	if (id <= 0)
 		throw Error(Exit::unknown_function, fname + ": no function of that name in the "
-		    "kernel's types (" + path_ + "); inlined or static functions the compiler "
-		    "changed have none");
+		    "kernel's types (" + path_ + "; inlined functions, and static ones the "
+		    "compiler changed, have none" + (base_ ? std::string() :
+		    "; a module's function: give MODULE:FUNC") + ")");
 	const struct btf_type *proto = type_at(b_, type_at(b_, (uint32_t)id)->type);
 	if (!btf_is_func_proto(proto))
 		throw Error(Exit::internal, fname + ": BTF FUNC without a prototype");

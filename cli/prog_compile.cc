@@ -641,7 +641,16 @@ private:
 				fail_at(at, "args." + n + ": " + why);
 			fail_at(at, "unknown name '" + n + "'" + (env_ ? " (" + why + ")" : ""));
 		}
-		const Btf::Func *f = proto();
+		const Btf::Func *f;
+		try {
+			f = proto();
+		} catch (const Error &e) {
+			if (explicit_args)
+				throw;
+			// A typo on a kernel without types is still a typo.
+			fail_at(at, "unknown name '" + n + "' (and no argument names: " +
+			    e.what() + ")");
+		}
 		int i = arg_index(n);
 		if (i < 0) {
 			std::vector<std::string> names;

@@ -418,6 +418,16 @@ ATF_TEST_CASE_BODY(errors)
 		ATF_REQUIRE_EQ((int)e2.code(), (int)Exit::live);
 		require_has(e2.what(), "--if needs kernel types (BTF): /nonexistent/btf: no such file");
 	}
+	// A typo at an entry on a kernel without types: still a usage error.
+	env.func = "vfs_read";
+	try {
+		(void)compile_expr("foo == 1", "--if", &env);
+		ATF_FAIL("compiled an unknown name");
+	} catch (const Error &e4) {
+		ATF_REQUIRE_EQ((int)e4.code(), (int)Exit::usage);
+		require_has(e4.what(), "column 1: unknown name 'foo' (and no argument names: "
+		    "--if needs kernel types (BTF): /nonexistent/btf: no such file)");
+	}
 	// Not a BTF file.
 	FILE *bad = fopen("bad.btf", "w");
 	fputs("not btf at all\n", bad);
