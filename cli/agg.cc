@@ -21,6 +21,7 @@
 #include "format.h"
 #include "live_device.h"
 #include "output.h"
+#include "btf_types.h"
 #include "prog_compile.h"
 #include "record.h"
 #include "spec.h"
@@ -44,9 +45,9 @@ insn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0)
 // An expression's code without its RET: what follows it (KEY, VALUE, the
 // next part) is where its jumps to the end land.
 std::vector<struct kinst_pinsn>
-value_code(const std::string &expr, const std::string &what)
+value_code(const std::string &expr, const std::string &what, const TypeEnv *env)
 {
-	std::vector<struct kinst_pinsn> c = compile_expr(expr, what);
+	std::vector<struct kinst_pinsn> c = compile_expr(expr, what, env);
 	c.pop_back();
 	return c;
 }
@@ -102,7 +103,7 @@ parse_linear(const std::string &s)
 }
 
 std::vector<struct kinst_pinsn>
-agg_program(const AggOptions &o)
+agg_program(const AggOptions &o, const TypeEnv *env)
 {
 	std::vector<struct kinst_pinsn> code, part;
 	if (o.by == "stack") {
@@ -113,16 +114,16 @@ agg_program(const AggOptions &o)
 	} else if (o.by == "pid") {
 		code = { insn(KINST_OP_CTX, KINST_PCTX_PID), insn(KINST_OP_KEY, 0) };
 	} else if (!o.by.empty()) {
-		code = value_code(o.by, "--by");
+		code = value_code(o.by, "--by", env);
 		code.push_back(insn(KINST_OP_KEY, 0));
 	}
 	if (!o.value_expr.empty()) {
-		part = value_code(o.value_expr, "--value");
+		part = value_code(o.value_expr, "--value", env);
 		code.insert(code.end(), part.begin(), part.end());
 		code.push_back(insn(KINST_OP_VALUE));
 	}
 	if (!o.if_expr.empty()) {
-		part = compile_expr(o.if_expr, "--if");
+		part = compile_expr(o.if_expr, "--if", env);
 		code.insert(code.end(), part.begin(), part.end());
 	} else if (!code.empty()) {
 		code.push_back(insn(KINST_OP_IMM, 0, 1));
@@ -722,7 +723,10 @@ run_agg(const AggOptions &o)
 	}
 	if (!o.linear.empty())
 		(void)parse_linear(o.linear);	// a usage error before the device
-	std::vector<struct kinst_pinsn> code = agg_program(o);
+	TypeSource types(o.btf, specs[0].module);
+	TypeEnv env;
+	make_type_env(env, types, specs);
+	std::vector<struct kinst_pinsn> code = agg_program(o, &env);
 
 	Device dev = Device::open_for(cmd);
 	if ((dev.abi_version() & 0xffff) < 6)
@@ -735,6 +739,8 @@ run_agg(const AggOptions &o)
 		    ") cannot count by stack; load one of ABI 1.8 or later");
 	Session s;
 	s.fd = dev.fd();
+	if (env.used_args)
+		at_entry(s.fd, specs, "argument names");
 	struct kinst_filter flt;
 	memset(&flt, 0, sizeof(flt));
 	flt.pid = -1;

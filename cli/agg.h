@@ -23,6 +23,7 @@ struct AggOptions {
 	std::string if_expr;
 	std::string value_expr;		// hist --value, count --value
 	std::string linear;		// "MIN,MAX,STEP" or ""
+	std::string btf;		// --btf FILE: kernel types
 	double duration = 0;
 	uint32_t slots = 0;		// 0: the default for the command
 	std::vector<std::string> command;	// after --
@@ -41,7 +42,9 @@ Linear parse_linear(const std::string &s);
 // The program for the options: KEY words for --by, VALUE for --value,
 // --if (or true) as the result; empty when none of them is given.
 // Throws Error(usage) naming the option and column.
-std::vector<struct kinst_pinsn> agg_program(const AggOptions &o);
+struct TypeEnv;
+std::vector<struct kinst_pinsn> agg_program(const AggOptions &o,
+    const TypeEnv *env = nullptr);
 
 // One key, summed over the CPUs.
 struct AggKey {

@@ -28,6 +28,9 @@ add_agg_common(CLI::App *sub, AggOptions &o, OutputOptions &out, uint64_t &slots
 	    ->type_name("EXPR");
 	sub->add_option("--duration", o.duration, "stop after this many seconds")
 	    ->check(CLI::NonNegativeNumber);
+	sub->add_option("--btf", o.btf,
+	    "kernel types for typed expressions from FILE instead of /sys/kernel/btf")
+	    ->type_name("FILE");
 	sub->add_option("--slots", slots,
 	    "keys per CPU the kernel preallocates (rounded up to a power of two; "
 	    "count: 8192, hist: 256; hits of further keys are counted as overflowed)")
@@ -55,7 +58,8 @@ add_agg(CLI::App &app, Runner &run, bool hist)
 	sub->add_option("--by", o->by,
 	    "a key per hit: comm, pid, stack (the kernel stack, symbolized one frame per "
 	    "line; --slots also sizes the stack table, default 1024 for count), or an "
-	    "expression (registers, pid, tid, cpu, *ADDR ...)")
+	    "expression (registers, pid, tid, cpu, *ADDR, argument names and struct "
+	    "members as in trace --if ...)")
 	    ->type_name("EXPR|comm|pid|stack");
 	if (hist) {
 		sub->add_option("--value", o->value_expr,

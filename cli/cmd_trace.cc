@@ -44,7 +44,10 @@ add_trace(CLI::App &app, Runner &run)
 	    "record only the hits where EXPR is true, decided in the kernel before any "
 	    "record is built: registers (rdi, rsi, ...), pid, tid, cpu, comm == \"NAME\", "
 	    "numbers, *ADDR and *(u8|u16|u32|u64)ADDR reads, ! ~ - * + << >> & ^ | "
-	    "== != < <= > >= && || (unsigned, C precedence)")
+	    "== != < <= > >= && || (unsigned, C precedence); with kernel types (BTF): "
+	    "argument names at a function's entry (fd or args.fd), casts and members "
+	    "((struct file *)rdi)->f_pos, args.file->f_inode->i_ino, a[i] (signed types "
+	    "compare signed)")
 	    ->type_name("EXPR");
 	sub->add_option("--mem", o->mems,
 	    "capture LEN (1-512) bytes at the address EXPR (the --if grammar) with each "
@@ -57,6 +60,15 @@ add_trace(CLI::App &app, Runner &run)
 	    "default 256) bytes, shown quoted with C escapes (\"str\" in JSON); repeatable; "
 	    "8 captures and 2048 bytes in all")
 	    ->type_name("EXPR[:MAX]")->allow_extra_args(false);
+	sub->add_flag("--args", o->args,
+	    "print the function's arguments by name and type (from BTF) at each hit, "
+	    "e.g. ksys_read(fd=3, buf=0x7ffd..., count=7) (\"args\" in JSON); the probe "
+	    "goes to the function's entry (FUNC alone means its entry, not every instruction; "
+	    "an offset past the entry is refused)");
+	sub->add_option("--btf", o->btf,
+	    "kernel types from FILE (raw BTF, or an ELF file with .BTF) instead of "
+	    "/sys/kernel/btf/vmlinux and /sys/kernel/btf/MODULE")
+	    ->type_name("FILE");
 	sub->add_flag("--stack", o->stack,
 	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);

@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include <sys/ioctl.h>
 
+#include "btf_types.h"
 #include "error.h"
 #include "prog_compile.h"
 
@@ -52,19 +54,37 @@ const BinOp binops[] = {	// longest tokens first
 	{"*", 10, KINST_OP_MUL},
 };
 
+// A C type: BTF type id, then ptrs more '*'s (a cast can name a pointer
+// type the BTF does not hold).
+struct CType {
+	uint32_t id = 0;
+	unsigned ptrs = 0;
+};
+
+// What an expression left on the stack.  Untyped: a register, a number,
+// an untyped load (a u64).  lval: the address of a struct, union or array
+// (its members are read from there).
+struct Val {
+	bool typed = false;
+	CType t;
+	bool lval = false;
+	bool sgn = false;	// compare signed
+};
+
 class Compiler {
 public:
 	// capture: an address for --mem/--str: reads are LOADC (a fault
 	// is the capture's, not the hit's), and no RET.
-	Compiler(const std::string &s, const std::string &what, bool capture = false)
-	    : s_(s), what_(what), capture_(capture) {}
+	Compiler(const std::string &s, const std::string &what, bool capture = false,
+	    const TypeEnv *env = nullptr)
+	    : s_(s), what_(what), capture_(capture), env_(env) {}
 
 	std::vector<struct kinst_pinsn> run()
 	{
 		skip_ws();
 		if (pos_ == s_.size())
 			fail("empty expression");
-		expr(1);
+		rvalue(expr(1), 0);
 		skip_ws();
 		if (pos_ != s_.size())
 			fail("unexpected '" + s_.substr(pos_, 1) + "'");
@@ -80,6 +100,8 @@ private:
 	const std::string &s_;
 	const std::string &what_;
 	bool capture_;
+	const TypeEnv *env_;
+	std::unique_ptr<Btf::Func> proto_;	// env_->func's, once read
 	size_t pos_ = 0;
 	int depth_ = 0;
 	unsigned loads_ = 0;
@@ -151,7 +173,8 @@ private:
 	void logical(bool is_and, int prec)
 	{
 		size_t j = emit(is_and ? KINST_OP_JZ : KINST_OP_JNZ);
-		expr(prec + 1);
+		size_t at = pos_;
+		rvalue(expr(prec + 1), at);
 		emit(KINST_OP_LNOT);
 		emit(KINST_OP_LNOT);
 		size_t end = emit(KINST_OP_JA);
@@ -161,10 +184,12 @@ private:
 		patch(end);
 	}
 
-	// Precedence climbing over binops[].
-	void expr(int min_prec)
+	// Precedence climbing over binops[].  A comparison is signed when
+	// an operand has a signed type (an int argument, a long member).
+	Val expr(int min_prec)
 	{
-		unary();
+		size_t at0 = pos_;
+		Val v = unary();
 		for (;;) {
 			skip_ws();
 			const BinOp *b = nullptr;
@@ -174,53 +199,65 @@ private:
 					break;
 				}
 			if (b == nullptr || b->prec < min_prec)
-				return;
+				return v;
+			rvalue(v, at0);
 			pos_ += strlen(b->tok);
 			if (b->op == 0) {
 				logical(b->prec == 2, b->prec);
+				v = Val();
 				continue;
 			}
-			expr(b->prec + 1);
-			emit(b->op);
+			size_t at = pos_;
+			Val r = rvalue(expr(b->prec + 1), at);
+			bool sgn = v.sgn || r.sgn;
+			uint8_t op = b->op;
+			if (sgn && op >= KINST_OP_LTU && op <= KINST_OP_GEU)
+				op = (uint8_t)(op - KINST_OP_LTU + KINST_OP_LTS);
+			emit(op);
+			v = Val();
+			v.sgn = sgn && (op == KINST_OP_ADD || op == KINST_OP_SUB ||
+			    op == KINST_OP_MUL);
 		}
 	}
 
-	void unary()
+	Val unary()
 	{
 		skip_ws();
 		size_t at = pos_;
+		Val v;
 		if (eat("!")) {
-			unary();
+			rvalue(unary(), at + 1);
 			emit(KINST_OP_LNOT);
 		} else if (eat("~")) {
-			unary();
+			rvalue(unary(), at + 1);
 			emit(KINST_OP_BNOT);
-		} else if (eat("-")) {
-			unary();
+		} else if (s_.compare(pos_, 2, "->") != 0 && eat("-")) {
+			v.sgn = rvalue(unary(), at + 1).sgn;
 			emit(KINST_OP_NEG);
 		} else if (eat("*")) {
 			uint8_t size = cast();
-			unary();
-			if (++loads_ > KINST_PROG_MAX_LOADS)
-				fail_at(at, "too many memory reads (at most " +
-				    std::to_string(KINST_PROG_MAX_LOADS) + ")");
-			emit(capture_ ? KINST_OP_LOADC : KINST_OP_LOAD, size);
+			size_t oat = pos_;
+			Val p = rvalue(unary(), oat);
+			if (size == 0 && p.typed && is_ptr(p.t))
+				return postfix(access(pointee(p.t), at));
+			load(size ? size : 8, at);
 		} else
-			primary();
+			return postfix(primary());
+		return v;
 	}
 
-	// After '*': an optional "(u8)".."(u64)"; 8 without one.
+	// After '*': an optional "(u8)".."(u64)"; 0 without one.
 	uint8_t cast()
 	{
 		skip_ws();
 		size_t save = pos_;
 		if (!eat("("))
-			return 8;
+			return 0;
 		std::string id = ident();
 		if (load_sizes.count(id) && eat(")"))
 			return load_sizes.at(id);
 		pos_ = save;
-		return 8;
+		return 0;
 	}
 
 	std::string ident()
@@ -233,20 +270,25 @@ private:
 		return s_.substr(b, pos_ - b);
 	}
 
-	void primary()
+	Val primary()
 	{
 		skip_ws();
 		if (pos_ >= s_.size())
 			fail("expression ends early");
 		size_t at = pos_;
-		if (eat("(")) {
-			expr(1);
+		Val v;
+		if (s_[pos_] == '(') {
+			CType ct;
+			if (type_cast(&ct))
+				return cast_to(ct, at);
+			pos_++;
+			v = expr(1);
 			expect(")");
-			return;
+			return v;
 		}
 		if (isdigit((unsigned char)s_[pos_])) {
 			number();
-			return;
+			return v;
 		}
 		std::string id = ident();
 		if (id.empty())
@@ -257,8 +299,391 @@ private:
 			emit(KINST_OP_CTX, context.at(id));
 		else if (id == "comm")
 			comm();
-		else
-			fail_at(at, "unknown name '" + id + "'");
+		else if (id == "args") {
+			if (!eat("."))
+				fail("expected '.NAME' after args (an argument of the function)");
+			size_t nat = (skip_ws(), pos_);
+			std::string n = ident();
+			if (n.empty())
+				fail("expected an argument name after 'args.'");
+			return argument(n, nat, true);
+		} else
+			return argument(id, at, false);
+		return v;
+	}
+
+	// ---- types (btf_types.h) ----
+
+	const Btf &btf()
+	{
+		if (env_ == nullptr || env_->types == nullptr)
+			fail("kernel types are not available to " + what_);
+		return env_->types->get(what_);
+	}
+
+	void load(uint8_t size, size_t at)
+	{
+		if (++loads_ > KINST_PROG_MAX_LOADS)
+			fail_at(at, "too many memory reads (at most " +
+			    std::to_string(KINST_PROG_MAX_LOADS) + ")");
+		emit(capture_ ? KINST_OP_LOADC : KINST_OP_LOAD, size);
+	}
+
+	// The value on the stack, bits wide, sign-extended to 64 bits:
+	// (v ^ m) - m with m the sign bit (the loads zero-extend).
+	void sign_extend(unsigned bits)
+	{
+		uint64_t m = 1ull << (bits - 1);
+		emit(KINST_OP_IMM, 0, m);
+		emit(KINST_OP_XOR);
+		emit(KINST_OP_IMM, 0, m);
+		emit(KINST_OP_SUB);
+	}
+
+	// The value on the stack as an integer of size bytes.
+	void narrow(int64_t size, bool sgn)
+	{
+		if (size <= 0 || size >= 8)
+			return;
+		emit(KINST_OP_IMM, 0, (1ull << (8 * size)) - 1);
+		emit(KINST_OP_AND);
+		if (sgn)
+			sign_extend((unsigned)(8 * size));
+	}
+
+	bool is_ptr(const CType &t)
+	{
+		if (t.ptrs > 0)
+			return true;
+		Btf::Kind k = btf().kind(t.id);
+		return k == Btf::Kind::pointer || k == Btf::Kind::array;
+	}
+	CType pointee(const CType &t)
+	{
+		if (t.ptrs > 0)
+			return CType{t.id, t.ptrs - 1};
+		return CType{btf().pointee(t.id), 0};
+	}
+	Btf::Kind kind(const CType &t)
+	{
+		return t.ptrs > 0 ? Btf::Kind::pointer : btf().kind(t.id);
+	}
+	// "a struct file", "an int".
+	static std::string art(const std::string &n)
+	{
+		return (std::string("aeiou").find(n[0]) != std::string::npos ?
+		    "an " : "a ") + n;
+	}
+	std::string tname(const CType &t)
+	{
+		std::string n = btf().name(t.id);
+		if (t.ptrs > 0)
+			n += n.back() == '*' ? "" : " ";
+		return n + std::string(t.ptrs, '*');
+	}
+
+	// Reads an object of type t whose address is on the stack: a number
+	// (integer, enum, pointer: a load of its size, signed ones extended),
+	// or, for a struct, union or array, the address stays (an lvalue).
+	Val access(const CType &t, size_t at)
+	{
+		Val v;
+		v.typed = true;
+		v.t = t;
+		switch (kind(t)) {
+		case Btf::Kind::integer:
+		case Btf::Kind::enumeration:
+		case Btf::Kind::pointer: {
+			int64_t size = t.ptrs > 0 ? 8 : btf().size(t.id);
+			if (size != 1 && size != 2 && size != 4 && size != 8)
+				fail_at(at, "cannot read " + art(tname(t)) + " (" +
+				    std::to_string(size) + " bytes): only 1, 2, 4 or 8");
+			load((uint8_t)size, at);
+			v.sgn = t.ptrs == 0 && btf().is_signed(t.id);
+			if (v.sgn && size < 8)
+				sign_extend((unsigned)(8 * size));
+			return v;
+		}
+		case Btf::Kind::structure:
+		case Btf::Kind::union_:
+		case Btf::Kind::array:
+			v.lval = true;
+			return v;
+		case Btf::Kind::void_:
+			fail_at(at, "cannot read through a void pointer: cast it first, "
+			    "e.g. *(u32)ADDR or ((struct NAME *)ADDR)->member");
+		default:
+			fail_at(at, "cannot read " + art(tname(t)) + ": not an integer or a pointer");
+		}
+	}
+
+	// A value where a number is needed: a struct is not one; an array
+	// is its first element's address.
+	Val rvalue(Val v, size_t at)
+	{
+		if (!v.lval)
+			return v;
+		if (kind(v.t) == Btf::Kind::array) {
+			v.lval = false;
+			return v;
+		}
+		fail_at(at, art(tname(v.t)) + " is not a number: name one of its "
+		    "members (->NAME or .NAME)");
+	}
+
+	// ->NAME, .NAME and [INDEX] after a primary.
+	Val postfix(Val v)
+	{
+		for (;;) {
+			skip_ws();
+			size_t at = pos_;
+			if (eat("->")) {
+				if (!v.typed || v.lval || !is_ptr(v.t))
+					fail_at(at, "'->' needs a pointer to a struct or union" +
+					    std::string(v.typed ? " (this is " + art(tname(v.t)) + ")" :
+					    ": cast the address, e.g. ((struct file *)rdi)->f_pos"));
+				v = member(pointee(v.t), at);
+			} else if (s_.compare(pos_, 1, ".") == 0) {
+				pos_++;
+				if (!v.typed || !v.lval)
+					fail_at(at, "'.' needs a struct or union" +
+					    std::string(v.typed ? " (this is " + art(tname(v.t)) +
+					    (is_ptr(v.t) ? ": use '->')" : ")") : ""));
+				v = member(v.t, at);
+			} else if (eat("[")) {
+				v = rvalue(v, at);
+				if (!v.typed || !is_ptr(v.t))
+					fail_at(at, "'[' needs a pointer or an array" +
+					    std::string(v.typed ? " (this is " + art(tname(v.t)) + ")" : ""));
+				CType e = pointee(v.t);
+				int64_t size = e.ptrs > 0 ? 8 : btf().size(e.id);
+				if (size <= 0)
+					fail_at(at, "cannot index " + art(tname(v.t)) + ": its elements have no size");
+				size_t iat = pos_;
+				rvalue(expr(1), iat);
+				expect("]");
+				emit(KINST_OP_IMM, 0, (uint64_t)size);
+				emit(KINST_OP_MUL);
+				emit(KINST_OP_ADD);
+				v = access(e, at);
+			} else
+				return v;
+		}
+	}
+
+	// The member named next of the struct/union t, whose address is on
+	// the stack.
+	Val member(const CType &t, size_t at)
+	{
+		Btf::Kind k = kind(t);
+		if (k != Btf::Kind::structure && k != Btf::Kind::union_)
+			fail_at(at, art(tname(t)) + " has no members");
+		skip_ws();
+		size_t nat = pos_;
+		std::string n = ident();
+		if (n.empty())
+			fail("expected a member name");
+		Btf::Member m = btf().member(t.id, n);
+		if (!m.found) {
+			std::string dym = did_you_mean(n, btf().member_names(t.id));
+			fail_at(nat, "no member '" + n + "' in " + tname(t) +
+			    (dym.empty() ? "" : "; did you mean " + dym + "?"));
+		}
+		if (m.bitfield != 0 || m.bit_offset % 8 != 0)
+			fail_at(nat, "member '" + n + "' of " + tname(t) +
+			    " is a bitfield: not supported (read its word with *(u32)... and mask it)");
+		if (m.bit_offset != 0) {
+			emit(KINST_OP_IMM, 0, m.bit_offset / 8);
+			emit(KINST_OP_ADD);
+		}
+		return access(CType{m.type, 0}, nat);
+	}
+
+	// A cast "(TYPE)" at pos_ (not consumed when it is not one): struct
+	// NAME, union NAME, a type name of the kernel's (loff_t, u32), or a C
+	// integer type, each with any number of '*'.
+	bool type_cast(CType *ct)
+	{
+		size_t save = pos_;
+		pos_++;	// '('
+		std::string w = ident();
+		skip_ws();
+		bool ptr_or_close = pos_ < s_.size() && (s_[pos_] == '*' || s_[pos_] == ')');
+		static const char *const cwords[] = {"struct", "union", "unsigned",
+		    "signed", "int", "long", "short", "char", "_Bool", "void", nullptr};
+		bool cword = false;
+		for (int i = 0; cwords[i]; i++)
+			cword |= w == cwords[i];
+		if (w.empty() || isdigit((unsigned char)w[0]) ||
+		    (!cword && (!ptr_or_close || registers.count(w) || context.count(w) ||
+		    w == "comm" || w == "args" || arg_index(w) >= 0))) {
+			pos_ = save;
+			return false;
+		}
+		size_t tat = save + 1;
+		while (tat < s_.size() && s_[tat] == ' ')
+			tat++;
+		if (w == "struct" || w == "union") {
+			std::string tag = ident();
+			if (tag.empty())
+				fail("expected a " + w + " name");
+			ct->id = btf().find_tagged(tag, w == "union");
+			if (ct->id == 0)
+				fail_at(tat, "no " + w + " " + tag + " in the kernel's types");
+		} else {
+			// C spellings as BTF names them: "unsigned long" is
+			// "long unsigned int".
+			std::vector<std::string> words{w};
+			for (;;) {
+				size_t p = pos_;
+				std::string x = ident();
+				if (x.empty()) {
+					pos_ = p;
+					break;
+				}
+				words.push_back(x);
+			}
+			std::string n = c_type_name(words);
+			ct->id = n == "void" ? 0 : btf().find_named(n);
+			if (ct->id == 0 && n != "void")
+				fail_at(tat, "no type '" + n + "' in the kernel's types");
+		}
+		ct->ptrs = 0;
+		while (eat("*"))
+			ct->ptrs++;
+		expect(")");
+		return true;
+	}
+
+	static std::string c_type_name(const std::vector<std::string> &w)
+	{
+		bool uns = false, sgn = false;
+		int longs = 0;
+		std::string base;
+		for (const auto &x : w) {
+			if (x == "unsigned")
+				uns = true;
+			else if (x == "signed")
+				sgn = true;
+			else if (x == "long")
+				longs++;
+			else if (base.empty())
+				base = x;
+			else
+				return "";
+		}
+		if (base == "short")
+			return uns ? "short unsigned int" : "short int";
+		if (!uns && !sgn && longs == 0)
+			return base;
+		if (base == "char")
+			return uns ? "unsigned char" : "signed char";
+		if (!base.empty() && base != "int")
+			return "";
+		if (longs == 0)
+			return uns ? "unsigned int" : "int";
+		std::string l = longs == 1 ? "long" : "long long";
+		return l + (uns ? " unsigned int" : " int");
+	}
+
+	// (TYPE)operand: a pointer type only names what the address points
+	// to; an integer type truncates and extends the value.
+	Val cast_to(const CType &t, size_t at)
+	{
+		size_t oat = pos_;
+		Val v = rvalue(unary(), oat);
+		(void)v;
+		Btf::Kind k = kind(t);
+		Val r;
+		r.typed = true;
+		r.t = t;
+		if (k == Btf::Kind::pointer)
+			return r;
+		if (k == Btf::Kind::integer || k == Btf::Kind::enumeration) {
+			r.sgn = btf().is_signed(t.id);
+			narrow(btf().size(t.id), r.sgn);
+			return r;
+		}
+		fail_at(at, "cannot cast to " + tname(t) + ": cast an address to a "
+		    "pointer instead, e.g. (" + tname(t) + " *)rdi");
+	}
+
+	// ---- arguments at a function's entry ----
+
+	const Btf::Func *proto()
+	{
+		if (env_ == nullptr || env_->func.empty())
+			return nullptr;
+		if (!proto_)
+			proto_ = std::make_unique<Btf::Func>(btf().func(env_->func));
+		return proto_.get();
+	}
+
+	// The index of argument n, or -1 (no such argument, or not at an
+	// entry: nothing is loaded then).
+	int arg_index(const std::string &n)
+	{
+		if (env_ == nullptr || env_->func.empty() || env_->types == nullptr)
+			return -1;
+		const Btf::Func *f = proto();
+		for (size_t i = 0; i < f->params.size(); i++)
+			if (f->params[i].name == n)
+				return (int)i;
+		return -1;
+	}
+
+	Val argument(const std::string &n, size_t at, bool explicit_args)
+	{
+		if (env_ == nullptr || env_->func.empty()) {
+			std::string why = env_ && !env_->no_args_why.empty() ? env_->no_args_why :
+			    "argument names are known only at a function's entry";
+			if (explicit_args)
+				fail_at(at, "args." + n + ": " + why);
+			fail_at(at, "unknown name '" + n + "'" + (env_ ? " (" + why + ")" : ""));
+		}
+		const Btf::Func *f;
+		try {
+			f = proto();
+		} catch (const Error &e) {
+			if (explicit_args)
+				throw;
+			// A typo on a kernel without types is still a typo.
+			fail_at(at, "unknown name '" + n + "' (and no argument names: " +
+			    e.what() + ")");
+		}
+		int i = arg_index(n);
+		if (i < 0) {
+			std::vector<std::string> names;
+			for (const auto &p : f->params)
+				names.push_back(p.name);
+			std::string dym = did_you_mean(n, names);
+			std::string list;
+			for (const auto &x : names)
+				list += (list.empty() ? "" : ", ") + x;
+			fail_at(at, std::string(explicit_args ? "" : "unknown name '" + n + "': ") +
+			    f->name + " has no argument '" + n + "'" +
+			    (dym.empty() ? "" : "; did you mean " + dym + "?") +
+			    " (its arguments: " + (list.empty() ? "none" : list) + ")");
+		}
+		int reg = arg_register((size_t)i);
+		if (reg < 0)
+			fail_at(at, "argument '" + n + "' is the " + std::to_string(i + 1) +
+			    "th: only the first six (passed in registers) can be read");
+		CType t{f->params[(size_t)i].type, 0};
+		Btf::Kind k = kind(t);
+		int64_t size = btf().size(t.id);
+		if ((k != Btf::Kind::integer && k != Btf::Kind::enumeration &&
+		    k != Btf::Kind::pointer) || size < 1 || size > 8)
+			fail_at(at, "argument '" + n + "' is " + art(tname(t)) +
+			    ": only integers and pointers can be read");
+		env_->used_args = true;
+		emit(KINST_OP_REG, (uint8_t)reg);
+		Val v;
+		v.typed = true;
+		v.t = t;
+		v.sgn = btf().is_signed(t.id);
+		narrow(size, v.sgn);
+		return v;
 	}
 
 	void number()
@@ -333,13 +758,13 @@ private:
 } // namespace
 
 std::vector<struct kinst_pinsn>
-compile_expr(const std::string &expr, const std::string &what)
+compile_expr(const std::string &expr, const std::string &what, const TypeEnv *env)
 {
-	return Compiler(expr, what).run();
+	return Compiler(expr, what, false, env).run();
 }
 
 Capture
-parse_capture(const std::string &arg, bool str)
+parse_capture(const std::string &arg, bool str, const TypeEnv *env)
 {
 	Capture c;
 	c.str = str;
@@ -378,16 +803,17 @@ parse_capture(const std::string &arg, bool str)
 		c.len = (uint32_t)v;
 	}
 	// Parsed now, so that a malformed address is a usage error early.
-	(void)Compiler(c.expr, std::string(opt) + " " + arg, true).run();
+	(void)Compiler(c.expr, std::string(opt) + " " + arg, true, env).run();
 	return c;
 }
 
 std::vector<struct kinst_pinsn>
-compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps)
+compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
+    const TypeEnv *env)
 {
 	std::vector<struct kinst_pinsn> code;
 	if (caps.empty())
-		return if_expr.empty() ? code : compile_expr(if_expr, "--if");
+		return if_expr.empty() ? code : compile_expr(if_expr, "--if", env);
 	auto emit = [&code](uint8_t op, uint8_t arg, uint64_t imm) {
 		struct kinst_pinsn in;
 		memset(&in, 0, sizeof(in));
@@ -400,14 +826,14 @@ compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps)
 	// predicate; JZ false; captures...; IMM 1; RET; false: IMM 0; RET
 	size_t jz = 0;
 	if (!if_expr.empty()) {
-		code = compile_expr(if_expr, "--if");
+		code = compile_expr(if_expr, "--if", env);
 		code.pop_back();	// its RET: the value decides the JZ
 		jz = emit(KINST_OP_JZ, 0, 0);
 	}
 	uint32_t total = 0;
 	for (const Capture &c : caps) {
 		std::vector<struct kinst_pinsn> a = Compiler(c.expr,
-		    std::string(c.str ? "--str " : "--mem ") + c.arg, true).run();
+		    std::string(c.str ? "--str " : "--mem ") + c.arg, true, env).run();
 		code.insert(code.end(), a.begin(), a.end());
 		emit(c.str ? KINST_OP_STR : KINST_OP_MEM, 0, c.len);
 		total += c.len;

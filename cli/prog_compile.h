@@ -8,11 +8,18 @@
 //   binop   := || && | ^ & == != < <= > >= << >> + - *
 //   unary   := ! unary | - unary | ~ unary | * [ ( u8|u16|u32|u64 ) ] unary
 //            | primary
+//   unary   := ... | ( TYPE ) unary | postfix
+//   postfix := primary ( -> NAME | . NAME | [ expr ] )*
 //   primary := NUMBER | REGISTER | pid | tid | cpu | ( expr )
 //            | comm == "STRING" | comm != "STRING"
+//            | ARGUMENT | args . ARGUMENT
+//   TYPE    := struct NAME *... | union NAME *... | TYPENAME *... (BTF)
 // REGISTER: rax rbx rcx rdx rsi rdi rbp rsp r8-r15 rip rflags.  `*` reads
-// 8 bytes unless a size is given; an address in the lower canonical half
-// reads the current process's user memory.  && and || short-circuit.
+// 8 bytes unless a size is given or the operand has a pointer type; an
+// address in the lower canonical half reads the current process's user
+// memory.  && and || short-circuit.  Typed values (arguments, members,
+// casts; btf_types.h) are read with loads of their size, signed ones
+// sign-extended, and compare signed.
 #ifndef KINSTCTL_PROG_COMPILE_H
 #define KINSTCTL_PROG_COMPILE_H
 
@@ -23,10 +30,22 @@
 
 namespace kinst {
 
+class TypeSource;
+
+// What typed expressions may use.  types: where BTF comes from (null:
+// no typed expressions).  func: the function whose entry the probe is at
+// (its arguments can be named), or "" with no_args_why saying why not.
+struct TypeEnv {
+	TypeSource *types = nullptr;
+	std::string func;
+	std::string no_args_why;
+	mutable bool used_args = false;	// set when an argument was named
+};
+
 // Throws Error(Exit::usage, "<what>: column N: <why>") on a malformed
 // expression or one over the module's limits.
 std::vector<struct kinst_pinsn> compile_expr(const std::string &expr,
-    const std::string &what);
+    const std::string &what, const TypeEnv *env = nullptr);
 
 // A --mem EXPR:LEN or --str EXPR[:MAX] argument.
 struct Capture {
@@ -38,13 +57,14 @@ struct Capture {
 
 // Parses and checks one argument (the address compiles, LEN/MAX in
 // range).  Throws Error(Exit::usage, "--mem ARG: column N: <why>").
-Capture parse_capture(const std::string &arg, bool str);
+Capture parse_capture(const std::string &arg, bool str,
+    const TypeEnv *env = nullptr);
 
 // The program of trace: --if's predicate (none: true) and, when it holds,
 // one capture per element of caps (a read in an address is KINST_OP_LOADC:
 // its fault is the capture's).  Empty when there is neither.
 std::vector<struct kinst_pinsn> compile_trace_prog(const std::string &if_expr,
-    const std::vector<Capture> &caps);
+    const std::vector<Capture> &caps, const TypeEnv *env = nullptr);
 
 // Loads the program into the session behind fd (KINST_IOC_PROG_LOAD) and
 // returns its id; a refusal names the verifier's reason.

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "btf_types.h"
 #include "error.h"
 #include "format.h"
 #include "kallsyms.h"
@@ -273,6 +274,40 @@ print_jump_summary(uint32_t abi_version, bool no_optimize, const JumpCounts &jc)
 			    jc.per.at(n).second, jc.per.at(n).first);
 }
 
+void
+at_entry(int fd, std::vector<Spec> &specs, const std::string &what)
+{
+	for (auto &sp : specs) {
+		uint64_t addr = 0;
+		std::vector<uint8_t> text = live_text(fd, sp, &addr);
+		if (text.empty())
+			throw Error(Exit::unknown_function, spec_label(sp) +
+			    ": cannot read the function's text to find its entry (" +
+			    strerror(errno) + ")");
+		// The ftrace site: the module refuses it as text-patched.
+		auto patched = [&](uint32_t off) {
+			struct kinst_arm c;
+			memset(&c, 0, sizeof(c));
+			copy_name(c.module, sizeof(c.module), sp.module, "module");
+			copy_name(c.function, sizeof(c.function), sp.function, "function");
+			c.offset = off;
+			c.flags = KINST_ARM_CHECK;
+			return ioctl(fd, KINST_IOC_ARM, &c) == 0 &&
+			    c.refuse_reason == KINST_R_TEXT_PATCHED;
+		};
+		uint32_t e = entry_offset(text.data(), text.size(), patched);
+		if (!sp.has_offset) {
+			sp.has_offset = true;
+			sp.offset = e;
+		} else if (sp.offset > e) {
+			throw Error(Exit::usage, what + ": " + spec_label(sp) + " is not " +
+			    sp.function + "'s entry: the arguments are known only up to " +
+			    sp.function + "+" + hex(e) + " (give " + sp.function + " or " +
+			    sp.function + "+" + hex(e) + ")");
+		}
+	}
+}
+
 std::map<uint32_t, ProbeDesc>
 list_probes(int fd, Disassembler &dis)
 {
@@ -313,10 +348,16 @@ comm_of(const struct kinst_hit_record &h)
 	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
 }
 
+// --args: the prototype whose arguments each hit prints.
+struct ArgsView {
+	const Btf *btf = nullptr;
+	Btf::Func func;
+};
+
 void
 print_hit(Writer &out, const Style &st, const TraceOptions &o,
     const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &r, StackSymbolizer &sym,
-    const std::vector<CaptureDesc> &capd)
+    const std::vector<CaptureDesc> &capd, const ArgsView &av)
 {
 	const struct kinst_hit_record &h = r.hit;
 	auto it = probes.find(h.probe_id);
@@ -340,6 +381,20 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		j["address"] = hex(h.addr);
 		j["insn"] = d.insn;
 		j["regs"] = json_regs(h.regs);
+		if (av.btf) {
+			nlohmann::json a = nlohmann::json::object();
+			for (const auto &v : read_args(*av.btf, av.func, h.regs.gpr)) {
+				if (!v.known)
+					a[v.name] = nullptr;
+				else if (v.pointer)
+					a[v.name] = hex(v.value);
+				else if (v.sgn)
+					a[v.name] = (int64_t)v.value;
+				else
+					a[v.name] = v.value;
+			}
+			j["args"] = a;
+		}
 		if (r.has_stack)
 			json_stack(j, r, sym);
 		json_captures(j, r, capd);
@@ -353,6 +408,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 	    h.cpu, h.pid, h.tid, comm_of(h).c_str());
 	std::string line = head;
 	line += st.paint("1", name) + "  " + d.insn;
+	if (av.btf)
+		line += "  " + args_text(av.func.name, read_args(*av.btf, av.func, h.regs.gpr));
 	if (o.regs_all)
 		line += "\n    " + text_regs(h.regs, true);
 	else
@@ -379,20 +436,34 @@ run_trace(const TraceOptions &o)
 	}
 	// --if: compiled before the device is opened (a typo is a usage error).
 	// --mem/--str: the captures, after it in the same program.
+	// Types (BTF) only if --args or an expression needs them.
+	TypeSource types(o.btf, specs[0].module);
+	TypeEnv env;
+	make_type_env(env, types, specs);
+	ArgsView av;
+	if (o.args) {
+		if (env.func.empty())
+			throw Error(Exit::usage, "trace --args: the specs must all be one "
+			    "function (its entry is traced)");
+		av.btf = &types.get("--args");
+		av.func = av.btf->func(env.func);
+	}
 	std::vector<Capture> caps;
 	std::vector<CaptureDesc> capd;
 	for (const auto &m : o.mems)
-		caps.push_back(parse_capture(m, false));
+		caps.push_back(parse_capture(m, false, &env));
 	for (const auto &m : o.strs)
-		caps.push_back(parse_capture(m, true));
+		caps.push_back(parse_capture(m, true, &env));
 	for (const auto &c : caps)
 		capd.push_back(CaptureDesc{c.expr, c.str, c.len});
-	std::vector<struct kinst_pinsn> pred = compile_trace_prog(o.if_expr, caps);
+	std::vector<struct kinst_pinsn> pred = compile_trace_prog(o.if_expr, caps, &env);
 	std::string prog_what = caps.empty() ? "--if" : o.if_expr.empty() ?
 	    "--mem/--str" : "--if/--mem/--str";
 
 	Device dev = Device::open_for("trace");
 	int fd = dev.fd();
+	if (o.args || env.used_args)
+		at_entry(fd, specs, o.args ? "--args" : "argument names");
 	if (o.stack && (dev.abi_version() & 0xffff) < 4)
 		throw Error(Exit::live, "trace --stack: the loaded kinst module (ABI 1." +
 		    std::to_string(dev.abi_version() & 0xffff) + ") cannot record stacks; load one of ABI 1.4 or later");
@@ -495,7 +566,7 @@ run_trace(const TraceOptions &o)
 				if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
 					filtered++;
 				} else {
-					print_hit(out, st, o, probes, r, sym, capd);
+					print_hit(out, st, o, probes, r, sym, capd, av);
 					printed++;
 					if (o.count && printed >= o.count)
 						done = true;

@@ -30,6 +30,8 @@ struct TraceOptions {
 	std::string if_expr;		// --if: predicate evaluated in the kernel
 	std::vector<std::string> mems;	// --mem EXPR:LEN
 	std::vector<std::string> strs;	// --str EXPR[:MAX]
+	bool args = false;		// --args: the arguments at the entry
+	std::string btf;		// --btf FILE: kernel types (else /sys/kernel/btf)
 	Syntax syntax = Syntax::att;
 };
 
@@ -83,6 +85,11 @@ std::string spec_label(const Spec &sp);
 [[noreturn]] void device_failed(const std::string &what, int e);
 [[noreturn]] void arm_failed(int fd, const Spec &sp, const struct kinst_arm &a, int e);
 std::map<uint32_t, ProbeDesc> list_probes(int fd, Disassembler &dis);
+// Puts every spec at its function's entry, where the arguments are still
+// in their registers (btf_types.h entry_offset()): a spec without an
+// offset moves there; one past it is refused, naming the entry.  what:
+// the option that needs it ("--args").
+void at_entry(int fd, std::vector<Spec> &specs, const std::string &what);
 
 } // namespace kinst
 
