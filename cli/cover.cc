@@ -242,7 +242,7 @@ target_text(const CoverFunction &f, const CoverInsn &c)
 	(void)f;
 	if (!c.target_inside)
 		return "";
-	return "-> +" + hex(c.target_offset).substr(2);
+	return "-> +" + hex(c.target_offset);
 }
 
 } // namespace
@@ -259,7 +259,9 @@ cover_text(const CoverFunction &f, const Style &st)
 	    f.insns.size(), f.counted, f.executed, f.counted - f.executed, f.refused,
 	    f.not_armed, f.blocks.size(), f.blocks_executed, f.blocks_known - f.blocks_executed);
 	out += st.paint("1", buf);
-	out += "  BLOCK          OFFSET        COUNT  INSTRUCTION\n";
+	snprintf(buf, sizeof(buf), "  %-14s %-9s %12s  %s\n", "BLOCK", "OFFSET", "COUNT",
+	    "INSTRUCTION");
+	out += buf;
 	for (const auto &c : f.insns) {
 		std::string blk;
 		if (c.leader) {
@@ -277,8 +279,8 @@ cover_text(const CoverFunction &f, const Style &st)
 			extra += "  [" + br + "]";
 		if (c.state != CovState::counted)
 			extra += "  (" + c.reason + ")";
-		snprintf(buf, sizeof(buf), "  %-14s %-8s %12s  %s", blk.c_str(),
-		    ("+" + hex(c.offset).substr(2)).c_str(), cnt.c_str(), c.text.c_str());
+		snprintf(buf, sizeof(buf), "  %-14s %-9s %12s  %s", blk.c_str(),
+		    ("+" + hex(c.offset)).c_str(), cnt.c_str(), c.text.c_str());
 		std::string line = std::string(buf) + extra;
 		if (c.state == CovState::counted && c.count == 0)
 			line = st.paint("31", line);
@@ -459,14 +461,14 @@ cover_html(const std::vector<CoverFunction> &fs, const CoverRun &r)
 				    (int)(60 - 60 * x), (int)(92 - 30 * x));
 				h += st;
 			}
-			h += "><td>+" + hex(c.offset).substr(2) + "</td><td class=\"count\">" +
+			h += "><td>+" + hex(c.offset) + "</td><td class=\"count\">" +
 			    (c.state == CovState::counted ? (c.count ? std::to_string(c.count) :
 			    std::string("0")) : html_escape(state_name(c.state))) + "</td><td>" +
 			    (c.leader ? "B" + std::to_string(c.block) : std::string()) +
 			    "</td><td class=\"src\">" + (c.line.line > 0 ?
 			    html_escape(c.line.file + ":" + std::to_string(c.line.line)) : "") +
 			    "</td><td><code>" + html_escape(c.text) + "</code>" +
-			    (c.target_inside ? " &rarr; +" + hex(c.target_offset).substr(2) : "") +
+			    (c.target_inside ? " &rarr; +" + hex(c.target_offset) : "") +
 			    (c.state != CovState::counted ? " <i>(" + html_escape(c.reason) + ")</i>" : "") +
 			    "</td><td>" + html_escape(branch_text(c)) + "</td></tr>\n";
 		}
