@@ -6,10 +6,10 @@
 // in-kernel aggregation's keyed counts, and the text, JSON and HTML
 // renderings, so that tests/cli can check them on synthetic counts.
 //
-// How taken / not-taken counts are exact.  cover counts in the kernel with
-// one probe program for every instruction: key word 0 = RFLAGS & 0x8d5 (CF
-// PF AF ZF SF OF) and, when a function has a loop/loope/loopne/jrcxz, key
-// word 1 = the class of %rcx (zero, one, other).  A probe fires before its
+// How taken / not-taken counts are exact.  cover counts in the kernel, per
+// probe as count does; the probes of conditional branches (jcc, loop
+// family) also run a program whose key word 0 = RFLAGS & 0x8d5 (CF PF AF
+// ZF SF OF) and word 1 = the class of %rcx (zero, one, other).  A probe fires before its
 // instruction executes, with the interrupted context's registers, so at a
 // jcc the key holds exactly the flags the jcc tests: per key, the branch is
 // taken for every hit or for none.  Summing the keys whose flags satisfy
@@ -43,7 +43,7 @@ const char *cover_line_info_missing();
 
 // ---- the in-kernel program's keys ----
 constexpr uint64_t COVER_FLAGS_MASK = 0x8d5;	// CF PF AF ZF SF OF
-// Key word 1 with --rcx keying: the class of %rcx before the instruction.
+// Key word 1: the class of %rcx before the instruction.
 enum : uint64_t { COVER_RCX_OTHER = 0, COVER_RCX_ZERO = 1, COVER_RCX_ONE = 2 };
 // The program's expressions (compiled with compile_expr).
 extern const char *const cover_flags_expr;
