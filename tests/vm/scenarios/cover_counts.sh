@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl cover of a test module function with known control flow reports the exact loop and branch counts (taken and not taken, including a jcc whose fall-through is also a branch target), 0 for the path never taken, refused instructions as refused, and the basic blocks' counts; cover of ksys_read under syscall_loop counts at least the reads it made at the entry, every branch's taken + not taken = its count; the HTML holds the same counts as --json (checked on the host, tests/vm/cover_html_check.py)
+# scenario: kinstctl cover (JSON and text) of a test module function with known control flow reports the exact loop and branch counts (taken and not taken, including a jcc whose fall-through is also a branch target), 0 for the path never taken, refused instructions as refused, and the basic blocks' counts; cover of ksys_read under syscall_loop counts at least the reads it made at the entry, every branch's taken + not taken = its count; the HTML holds the same counts as --json (checked on the host, tests/vm/cover_html_check.py)
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_covtest.ko"
@@ -65,6 +65,27 @@ kt_expect_eq "block counts" "$n,$((r1 * t)),$n,$r0,$n,0,$n" \
 kt_expect_eq "never-executed instructions" 1 \
     "$(jq -r 'select(.type == "cover_function") | .never_executed' /tmp/c.json)"
 [ -s /tmp/c.html ] || kt_fail "cover --html wrote nothing"
+
+# The text form of a second run (same workload, same counts).
+kinstctl cover --no-color "$fn" -- sh /tmp/wl.sh >/tmp/c.txt 2>/tmp/c.err ||
+    kt_fail "kinstctl cover (text) failed: $(cat /tmp/c.err)"
+cat /tmp/c.txt
+row() {	# row OFFSET: the text line of the instruction at +OFFSET
+	awk -v o="+$1" '{ for (i = 1; i <= 3; i++) if ($i == o) { print; exit } }' /tmp/c.txt
+}
+case $(row 0xd) in
+*" $((r1 * t))  jne "*"[taken $((r1 * (t - 1))), not taken $r1]"*) ;;
+*) kt_fail "text row of the loop's jne: '$(row 0xd)'" ;;
+esac
+case $(row 0x21) in
+"  B5 #####"*"#####  xor"*) ;;
+*) kt_fail "text row of the never-executed xor: '$(row 0x21)'" ;;
+esac
+case $(row 0x2f) in
+*" refused  int3"*) ;;
+*) kt_fail "text row of the int3 pad: '$(row 0x2f)'" ;;
+esac
+kt_log "text form: the loop's jne, the never-executed xor (#####) and the refused int3 as expected"
 echo "=== cover-json-begin ==="
 cat /tmp/c.json
 echo "=== cover-json-end ==="
