@@ -13,7 +13,6 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <sys/wait.h>
 
 #include "agg.h"
@@ -179,6 +178,45 @@ read_counts(int fd, uint32_t ncpus, uint32_t slots, uint32_t esize)
 	return m;
 }
 
+// --html FILE: checked writable before anything is armed (an existing
+// file is left as it is until the end); a file created for the run and
+// not written (an error, a signal before the counts) is removed again.
+class HtmlFile {
+public:
+	explicit HtmlFile(const std::string &path) : path_(path)
+	{
+		if (path.empty())
+			return;
+		int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+		created_ = fd >= 0;
+		if (fd < 0 && errno == EEXIST)
+			fd = open(path.c_str(), O_WRONLY);
+		if (fd < 0)
+			throw Error(Exit::file, path + ": cannot write: " + strerror(errno));
+		close(fd);
+	}
+	~HtmlFile()
+	{
+		if (created_ && !done_)
+			unlink(path_.c_str());
+	}
+	HtmlFile(const HtmlFile &) = delete;
+	HtmlFile &operator=(const HtmlFile &) = delete;
+	void write(const std::string &doc)
+	{
+		std::ofstream f(path_, std::ios::out | std::ios::trunc);
+		f << doc;
+		f.close();
+		if (!f)
+			throw Error(Exit::file, path_ + ": write failed");
+		done_ = true;
+	}
+
+private:
+	std::string path_;
+	bool created_ = false, done_ = false;
+};
+
 int
 run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 {
@@ -197,12 +235,7 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		specs.push_back(sp);
 	}
 	// The HTML file can be written: known before anything is armed.
-	std::unique_ptr<std::ofstream> html;
-	if (!o.html.empty()) {
-		html = std::make_unique<std::ofstream>(o.html, std::ios::out | std::ios::trunc);
-		if (!*html)
-			throw Error(Exit::file, o.html + ": cannot write: " + strerror(errno));
-	}
+	HtmlFile html(o.html);
 	uint32_t slots = o.slots ? (uint32_t)o.slots : 16384;
 
 	SymbolTable syms;
@@ -326,12 +359,8 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		wr.line(json_line(j));
 	}
 	wr.flush();
-	if (html) {
-		*html << cover_html(out, run);
-		html->close();
-		if (!*html)
-			throw Error(Exit::file, o.html + ": write failed");
-	}
+	if (!o.html.empty())
+		html.write(cover_html(out, run));
 	fprintf(stderr, "kinstctl: %s\n", run.source_note.c_str());
 	fprintf(stderr, "kinstctl: %" PRIu64 " hits, %" PRIu64 " counted, %" PRIu64
 	    " overflowed (table full), %" PRIu64 " nested (not counted)\n", run.hits,

@@ -60,7 +60,11 @@ END {
 	split("none cover count trace", cs, " ")
 	for (c = 1; c <= 4; c++) { m = cs[c]; for (i = 1; i <= k[m]; i++) a[i] = v[m, i]; med[m] = median(a, k[m]) }
 	printf "%-8s %14s %10s   (%d reads of 8 bytes from /dev/zero, %d rounds)\n", "case", "ns/read(med)", "vs none", n, k["none"]
-	for (c = 1; c <= 4; c++) { m = cs[c]; printf "%-8s %14.0f %9.2fx\n", m, med[m], med[m] / med["none"] }
+	for (c = 1; c <= 4; c++) {
+		m = cs[c]; r = ""
+		for (i = 1; i <= k[m]; i++) r = r sprintf(" %.0f", v[m, i])
+		printf "%-8s %14.0f %9.2fx   rounds:%s\n", m, med[m], med[m] / med["none"], r
+	}
 	printf "trace (record mode) dropped %d records over the rounds\n", dropped
 	print "(figures only: timing under TCG)"
 }' /tmp/res
