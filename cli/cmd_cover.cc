@@ -312,7 +312,6 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 	uint32_t ncpus = 0;
 	stats(fd, run, &ncpus);
 	AggMap m = read_counts(fd, ncpus, slots, esize);
-	run.source_note = cover_line_info_missing();
 
 	// Per address: the probe's keys.
 	std::map<uint64_t, uint32_t> probe_at;
@@ -336,6 +335,13 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		out.push_back(cover_build(d.module, d.fn->name, d.fn->addr, d.fn->size, in, rcx));
 	}
 
+	// The source column and fields appear once cover_line_info finds lines.
+	bool lines = false;
+	for (const auto &f : out)
+		for (const auto &c : f.insns)
+			lines = lines || c.line.line > 0;
+	if (!lines)
+		run.source_note = cover_line_info_missing();
 	Writer wr(stdout);
 	Style st = Style::detect(stdout, o.out.no_color || o.out.json);
 	for (const auto &f : out) {
@@ -361,7 +367,8 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 	wr.flush();
 	if (!o.html.empty())
 		html.write(cover_html(out, run));
-	fprintf(stderr, "kinstctl: %s\n", run.source_note.c_str());
+	if (!run.source_note.empty())
+		fprintf(stderr, "kinstctl: %s\n", run.source_note.c_str());
 	fprintf(stderr, "kinstctl: %" PRIu64 " hits, %" PRIu64 " counted, %" PRIu64
 	    " overflowed (table full), %" PRIu64 " nested (not counted)\n", run.hits,
 	    run.aggregated, run.overflow, run.nested);
