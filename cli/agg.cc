@@ -368,6 +368,8 @@ arm_all(Session &s, const std::vector<Spec> &specs)
 		throw Error(Exit::refused, "nothing to count: every instruction was refused");
 }
 
+} // namespace
+
 // Runs the command (a child that is not excluded from tracing).
 pid_t
 start_command(const std::vector<std::string> &cmd)
@@ -415,6 +417,8 @@ wait_end(const AggOptions &o, pid_t child)
 		poll(nullptr, 0, 20);
 	}
 }
+
+namespace {
 
 void
 disarm_all(int fd)

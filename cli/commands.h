@@ -37,8 +37,9 @@ void add_resolve(CLI::App &app, Runner &run);
 void add_trace(CLI::App &app, Runner &run);
 void add_count(CLI::App &app, Runner &run);
 void add_hist(CLI::App &app, Runner &run);
+void add_cover(CLI::App &app, Runner &run);
 
-// count/hist: what follows "--" on the command line (cmd_count.cc).
+// count/hist/cover: what follows "--" on the command line (cmd_count.cc).
 extern std::vector<std::string> g_command;
 
 } // namespace kinst

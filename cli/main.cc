@@ -46,12 +46,13 @@ main(int argc, char **argv)
 	add_trace(app, run);
 	add_count(app, run);
 	add_hist(app, run);
+	add_cover(app, run);
 
-	// count/hist ... -- COMMAND ARGS: the command is not for CLI11.
+	// count/hist/cover ... -- COMMAND ARGS: the command is not for CLI11.
 	bool agg = false;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
-		if (a == "count" || a == "hist")
+		if (a == "count" || a == "hist" || a == "cover")
 			agg = true;
 		if (a == "--" && agg) {
 			g_command.assign(argv + i + 1, argv + argc);

@@ -11,6 +11,9 @@
 #   # scenario-options: ...        more run-in-guest options, shell-quoted
 #                                  (e.g. --allow-dmesg 'kinst: .*refused')
 #   # scenario-args: ...           the script's arguments, shell-quoted
+#   # scenario-host-check: CMD     after a pass, run CMD on the host (in the
+#                                  work directory, with the guest's output in
+#                                  vm.out); its failure fails the test
 #
 # The script runs in the guest with run-in-guest; exit 0 passes, 77 skips
 # (its "SKIP: reason" line is the reason), anything else fails, as does
@@ -37,7 +40,10 @@ scenario_run() {
 	eval "set -- $(scenario_field "$file" -options) -t ${t:-240} \"\$file\" $(scenario_field "$file" -args)"
 	vm_run "$@"
 	case $vm_status in
-	0)	;;
+	0)	hc=$(scenario_field "$file" -host-check)
+		if [ -n "$hc" ] && ! eval "$hc"; then
+			atf_fail "scenario $(basename "$file"): the host check failed: $hc"
+		fi ;;
 	77)	atf_skip "$(sed -n 's/^SKIP: //p' vm.out | head -n 1)" ;;
 	*)	vm_show_logs
 		atf_fail "scenario $(basename "$file") failed (exit $vm_status): $(grep -h '^FAIL: ' vm.out vm.err | head -n 3 | tr '\n' ' ')" ;;

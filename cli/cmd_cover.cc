@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// kinstctl cover SPEC... : every instruction of the functions counted in
+// the kernel, keyed by the flags a conditional branch tests (cover.h), then
+// the disassembly with counts, blocks and branch counts as text, JSON or
+// HTML.  The aggregation itself is count's (agg.cc, kinst_agg.c).
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "agg.h"
+#include "commands.h"
+#include "cover.h"
+#include "error.h"
+#include "format.h"
+#include "live_device.h"
+#include "prog_compile.h"
+#include "resolver.h"
+#include "sources.h"
+#include "spec.h"
+#include "trace.h"
+
+namespace kinst {
+
+namespace {
+
+struct CoverOptions {
+	std::vector<std::string> specs;
+	double duration = 0;
+	std::string html;
+	uint64_t slots = 0;
+	OutputOptions out;
+};
+
+// One function as decoded before arming.
+struct Decoded {
+	Spec spec;
+	std::string module;
+	const Function *fn = nullptr;
+	std::vector<Insn> insns;
+	std::vector<std::string> texts;
+};
+
+struct kinst_pinsn
+pinsn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0)
+{
+	struct kinst_pinsn i;
+	memset(&i, 0, sizeof(i));
+	i.op = op;
+	i.arg = arg;
+	i.imm = imm;
+	return i;
+}
+
+// key word 0 = the arithmetic flags; word 1 = the class of %rcx (only when
+// a function has a loop-family instruction, to keep the keys few).
+std::vector<struct kinst_pinsn>
+cover_program(bool rcx)
+{
+	std::vector<struct kinst_pinsn> code = compile_expr(cover_flags_expr, "cover");
+	code.pop_back();
+	code.push_back(pinsn(KINST_OP_KEY, 0));
+	if (rcx) {
+		std::vector<struct kinst_pinsn> c = compile_expr(cover_rcx_expr, "cover");
+		c.pop_back();
+		code.insert(code.end(), c.begin(), c.end());
+		code.push_back(pinsn(KINST_OP_KEY, 1));
+	}
+	code.push_back(pinsn(KINST_OP_IMM, 0, 1));
+	code.push_back(pinsn(KINST_OP_RET));
+	return code;
+}
+
+Decoded
+decode(SymbolTable &syms, const Spec &sp, Disassembler &dis)
+{
+	Decoded d;
+	d.spec = sp;
+	Target t = resolve_target(sp, syms);
+	Module &m = syms.module(t.module);
+	d.module = m.name();
+	d.fn = t.fn;
+	Bytes b = m.bytes(*t.fn);
+	d.insns = walk_function(b, t.fn->addr, dis);
+	// As list-offsets: what only the kernel knows overrides "traceable".
+	for (auto &in : d.insns) {
+		if (!traceable(in) || in.unreachable)
+			continue;
+		int r = m.kernel_verdict(*t.fn, in.offset);
+		if (r > KINST_R_NONE && r < KINST_R_COUNT) {
+			in.cls.treatment = KINST_T_REFUSE;
+			in.cls.emul = KINST_EM_NONE;
+			in.cls.reason = (uint8_t)r;
+		}
+	}
+	for (const auto &in : d.insns)
+		d.texts.push_back(insn_text(dis, m, *t.fn, in).text);
+	return d;
+}
+
+bool
+has_loop(const Decoded &d)
+{
+	for (const auto &in : d.insns)
+		if (!in.unreachable && cover_flow(in.bytes, in.len, in.addr).flow == Flow::loop)
+			return true;
+	return false;
+}
+
+// Returns the entry size AGG_READ uses.
+uint32_t
+setup(int fd, uint32_t slots)
+{
+	struct kinst_agg_setup su;
+	memset(&su, 0, sizeof(su));
+	su.kind = KINST_AGG_COUNT;
+	su.flags = KINST_AGGF_PROBE;
+	su.nslots = slots;
+	if (ioctl(fd, KINST_IOC_AGG_SETUP, &su) != 0) {
+		if (errno == EFBIG)
+			throw Error(Exit::usage, "--slots " + std::to_string(slots) +
+			    ": the tables would exceed the module's " +
+			    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB");
+		device_failed("aggregation setup", errno);
+	}
+	return su.entry_size;
+}
+
+void
+stats(int fd, CoverRun &r, uint32_t *ncpus)
+{
+	std::vector<struct kinst_agg_cpu_stats> as(KINST_STATS_MAXCPU);
+	struct kinst_agg_stats ast;
+	memset(&ast, 0, sizeof(ast));
+	ast.buf = (uint64_t)(uintptr_t)as.data();
+	ast.cap = (uint32_t)as.size();
+	if (ioctl(fd, KINST_IOC_AGG_STATS, &ast) != 0)
+		device_failed("aggregation stats", errno);
+	*ncpus = std::min(ast.ncpus, ast.cap);
+	for (uint32_t c = 0; c < *ncpus; c++) {
+		r.aggregated += as[c].aggregated;
+		r.overflow += as[c].overflow;
+		r.nested += as[c].nested;
+	}
+	std::vector<struct kinst_cpu_stats> cs(KINST_STATS_MAXCPU);
+	struct kinst_stats st;
+	memset(&st, 0, sizeof(st));
+	st.buf = (uint64_t)(uintptr_t)cs.data();
+	st.cap = (uint32_t)cs.size();
+	if (ioctl(fd, KINST_IOC_STATS, &st) != 0)
+		device_failed("stats", errno);
+	for (uint32_t c = 0; c < st.ncpus && c < st.cap; c++)
+		r.hits += cs[c].hits;
+}
+
+AggMap
+read_counts(int fd, uint32_t ncpus, uint32_t slots, uint32_t esize)
+{
+	AggMap m;
+	std::vector<uint8_t> buf((size_t)slots * esize);
+	for (uint32_t c = 0; c < ncpus; c++) {
+		struct kinst_agg_read rd;
+		memset(&rd, 0, sizeof(rd));
+		rd.buf = (uint64_t)(uintptr_t)buf.data();
+		rd.cap = slots;
+		rd.cpu = c;
+		if (ioctl(fd, KINST_IOC_AGG_READ, &rd) != 0)
+			device_failed("aggregation read", errno);
+		agg_merge(m, buf.data(), std::min(rd.count, rd.cap), esize, 0);
+	}
+	return m;
+}
+
+// --html FILE: checked writable before anything is armed (an existing
+// file is left as it is until the end); a file created for the run and
+// not written (an error, a signal before the counts) is removed again.
+class HtmlFile {
+public:
+	explicit HtmlFile(const std::string &path) : path_(path)
+	{
+		if (path.empty())
+			return;
+		int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+		created_ = fd >= 0;
+		if (fd < 0 && errno == EEXIST)
+			fd = open(path.c_str(), O_WRONLY);
+		if (fd < 0)
+			throw Error(Exit::file, path + ": cannot write: " + strerror(errno));
+		close(fd);
+	}
+	~HtmlFile()
+	{
+		if (created_ && !done_)
+			unlink(path_.c_str());
+	}
+	HtmlFile(const HtmlFile &) = delete;
+	HtmlFile &operator=(const HtmlFile &) = delete;
+	void write(const std::string &doc)
+	{
+		std::ofstream f(path_, std::ios::out | std::ios::trunc);
+		f << doc;
+		f.close();
+		if (!f)
+			throw Error(Exit::file, path_ + ": write failed");
+		done_ = true;
+	}
+
+private:
+	std::string path_;
+	bool created_ = false, done_ = false;
+};
+
+int
+run_cover(const CoverOptions &o, const std::vector<std::string> &command)
+{
+	if (o.specs.empty())
+		throw Error(Exit::usage, "cover: give at least one function");
+	if (!std::isfinite(o.duration))
+		throw Error(Exit::usage, "--duration must be a finite number");
+	if (o.duration > 0 && !command.empty())
+		throw Error(Exit::usage, "cover: --duration and -- COMMAND exclude each other");
+	std::vector<Spec> specs;
+	for (const auto &s : o.specs) {
+		Spec sp = parse_spec(s);
+		if (sp.is_address || sp.has_offset)
+			throw Error(Exit::usage, "cover: " + s + ": name a whole function "
+			    "(FUNC or MODULE:FUNC), not an instruction");
+		specs.push_back(sp);
+	}
+	// The HTML file can be written: known before anything is armed.
+	HtmlFile html(o.html);
+	uint32_t slots = o.slots ? (uint32_t)o.slots : 16384;
+
+	SymbolTable syms;
+	load_symbols(SourceOptions(), syms);
+	Disassembler dis(o.out.syn());
+	std::vector<Decoded> fns;
+	bool rcx = false;
+	for (const auto &sp : specs) {
+		fns.push_back(decode(syms, sp, dis));
+		rcx = rcx || has_loop(fns.back());
+	}
+
+	Device dev = Device::open_for("cover");
+	if ((dev.abi_version() & 0xffff) < 6)
+		throw Error(Exit::live, "cover: the loaded kinst module (ABI 1." +
+		    std::to_string(dev.abi_version() & 0xffff) +
+		    ") cannot aggregate; load one of ABI 1.6 or later");
+	int fd = dev.fd();
+	struct kinst_filter flt;
+	memset(&flt, 0, sizeof(flt));
+	flt.pid = -1;
+	flt.cpu = -1;
+	flt.exclude_pid = (int32_t)getpid();
+	if (ioctl(fd, KINST_IOC_FILTER, &flt) != 0)
+		device_failed("filter", errno);
+	uint32_t esize = setup(fd, slots);
+	uint32_t prog = load_prog(fd, cover_program(rcx), "cover");
+
+	SignalGuard sg;
+	uint64_t armed = 0;
+	for (const auto &d : fns) {
+		struct kinst_arm a;
+		memset(&a, 0, sizeof(a));
+		copy_name(a.module, sizeof(a.module), d.module, "module");
+		copy_name(a.function, sizeof(a.function), d.fn->name, "function");
+		a.flags = KINST_ARM_ALL | KINST_ARM_AGG | KINST_ARM_PROG;
+		a.prog_id = prog;
+		if (ioctl(fd, KINST_IOC_ARM, &a) != 0)
+			arm_failed(fd, d.spec, a, errno);
+		armed += a.narmed;
+		fprintf(stderr, "kinstctl: %s:%s: %u instructions armed, %u refused\n",
+		    d.module.c_str(), d.fn->name.c_str(), a.narmed, a.nrefused);
+	}
+	std::map<uint32_t, ProbeDesc> probes = list_probes(fd, dis);
+	AggOptions w;
+	w.duration = o.duration;
+	w.command = command;
+	pid_t child = -1;
+	CoverRun run;
+	if (!command.empty()) {
+		fprintf(stderr, "kinstctl: covering %" PRIu64 " instructions while %s runs\n",
+		    armed, command[0].c_str());
+		child = start_command(command);
+		run.workload = "while running:";
+		for (const auto &a : command)
+			run.workload += " " + a;
+	} else {
+		fprintf(stderr, "kinstctl: covering %" PRIu64 " instructions; Ctrl-C to stop\n",
+		    armed);
+		run.workload = o.duration > 0 ? "for " + std::to_string(o.duration) + " s" :
+		    "until interrupted";
+	}
+	wait_end(w, child);
+	struct kinst_disarm dd;
+	memset(&dd, 0, sizeof(dd));
+	dd.probe_id = KINST_ALL_PROBES;
+	if (ioctl(fd, KINST_IOC_DISARM, &dd) != 0)
+		device_failed("disarm", errno);
+	if (child > 0 && g_stop) {
+		kill(child, SIGTERM);
+		waitpid(child, nullptr, 0);
+	}
+
+	uint32_t ncpus = 0;
+	stats(fd, run, &ncpus);
+	AggMap m = read_counts(fd, ncpus, slots, esize);
+
+	// Per address: the probe's keys.
+	std::map<uint64_t, uint32_t> probe_at;
+	for (const auto &p : probes)
+		probe_at[p.second.addr] = p.first;
+	std::map<uint32_t, std::vector<CoverKeyCount>> keys;
+	for (const auto &e : m)
+		keys[e.first.probe_id].push_back(CoverKeyCount{e.first.k0, e.first.k1,
+		    e.second.count});
+	std::vector<CoverFunction> out;
+	for (const auto &d : fns) {
+		std::vector<CoverInput> in(d.insns.size());
+		for (size_t i = 0; i < d.insns.size(); i++) {
+			in[i].insn = &d.insns[i];
+			in[i].text = d.texts[i];
+			auto it = probe_at.find(d.insns[i].addr);
+			in[i].armed = it != probe_at.end();
+			if (in[i].armed)
+				in[i].keys = keys[it->second];
+		}
+		out.push_back(cover_build(d.module, d.fn->name, d.fn->addr, d.fn->size, in, rcx));
+	}
+
+	// The source column and fields appear once cover_line_info finds lines.
+	bool lines = false;
+	for (const auto &f : out)
+		for (const auto &c : f.insns)
+			lines = lines || c.line.line > 0;
+	if (!lines)
+		run.source_note = cover_line_info_missing();
+	Writer wr(stdout);
+	Style st = Style::detect(stdout, o.out.no_color || o.out.json);
+	for (const auto &f : out) {
+		if (o.out.json) {
+			for (const auto &j : cover_json(f, run))
+				wr.line(json_line(j));
+		} else {
+			wr.put(cover_text(f, st));
+			wr.line("");
+		}
+	}
+	if (o.out.json) {
+		nlohmann::json j;
+		j["schema"] = KINST_JSON_SCHEMA;
+		j["type"] = "summary";
+		j["hits"] = run.hits;
+		j["aggregated"] = run.aggregated;
+		j["overflow"] = run.overflow;
+		j["nested"] = run.nested;
+		j["exact"] = run.exact();
+		wr.line(json_line(j));
+	}
+	wr.flush();
+	if (!o.html.empty())
+		html.write(cover_html(out, run));
+	if (!run.source_note.empty())
+		fprintf(stderr, "kinstctl: %s\n", run.source_note.c_str());
+	fprintf(stderr, "kinstctl: %" PRIu64 " hits, %" PRIu64 " counted, %" PRIu64
+	    " overflowed (table full), %" PRIu64 " nested (not counted)\n", run.hits,
+	    run.aggregated, run.overflow, run.nested);
+	if (!run.exact())
+		fprintf(stderr, "kinstctl: WARNING: counts are not exact: %" PRIu64
+		    " hits overflowed (raise --slots), %" PRIu64 " were nested\n",
+		    run.overflow, run.nested);
+	return 0;
+}
+
+} // namespace
+
+void
+add_cover(CLI::App &app, Runner &run)
+{
+	auto o = std::make_shared<CoverOptions>();
+	CLI::App *sub = app.add_subcommand("cover",
+	    "Exact execution count of every instruction of whole functions (counted in the "
+	    "kernel), with basic blocks and taken/not-taken counts of every conditional branch.");
+	sub->add_option("spec", o->specs, "functions: FUNC or MODULE:FUNC")->required();
+	add_output_options(sub, o->out);
+	sub->add_option("--duration", o->duration, "stop after this many seconds")
+	    ->check(CLI::NonNegativeNumber);
+	sub->add_option("--html", o->html,
+	    "also write a self-contained HTML heat map of the counts to FILE")
+	    ->type_name("FILE");
+	sub->add_option("--slots", o->slots,
+	    "keys per CPU the kernel preallocates (default 16384; a key is an instruction "
+	    "and the flags it saw; hits of further keys make the counts inexact, with a warning)")
+	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
+	sub->footer("After the functions, -- COMMAND [ARGS...] runs COMMAND and stops when it "
+	    "exits.  Without debug information there is no source column (said once).");
+	sub->callback([o, &run]() {
+		run = [o]() { return run_cover(*o, g_command); };
+	});
+}
+
+} // namespace kinst
