@@ -268,7 +268,7 @@ ModuleDebug::map_functions()
 		for (const auto &nm : names) {
 			auto r = by_name.equal_range(nm);
 			for (auto it = r.first; it != r.second; ++it)
-				if (it->second.size == f.size && (f.section.empty() || it->second.sec == f.section))
+				if (f.section.empty() || it->second.sec == f.section)
 					cand.push_back(it->second);
 			if (!cand.empty())
 				break;
@@ -276,10 +276,15 @@ ModuleDebug::map_functions()
 		std::sort(cand.begin(), cand.end(), [](const Sym &a, const Sym &b) { return a.addr < b.addr; });
 		cand.erase(std::unique(cand.begin(), cand.end(),
 		    [](const Sym &a, const Sym &b) { return a.addr == b.addr; }), cand.end());
-		if (cand.size() != 1)
-			continue;	// not there, or a static duplicate we cannot place
+		// Static duplicates: the size tells them apart, if anything does
+		// (live sizes on Linux run to the next symbol, padding included).
+		if (cand.size() > 1)
+			cand.erase(std::remove_if(cand.begin(), cand.end(),
+			    [&](const Sym &c) { return c.size != f.size; }), cand.end());
+		if (cand.size() != 1 || cand[0].size > f.size)
+			continue;	// not there, or a duplicate we cannot place
 		base_[&f] = cand[0].addr;
-		spans_.push_back(Span{cand[0].addr, cand[0].addr + f.size, &f});
+		spans_.push_back(Span{cand[0].addr, cand[0].addr + cand[0].size, &f});
 	}
 	std::sort(spans_.begin(), spans_.end(), [](const Span &a, const Span &b) { return a.lo < b.lo; });
 }
@@ -759,8 +764,21 @@ DebugInfo::spec_modules(const Spec &sp)
 
 namespace {
 
+bool
+same_chain(const std::vector<InlineFrame> &a, const std::vector<InlineFrame> &b)
+{
+	if (a.size() != b.size())
+		return false;
+	for (size_t i = 0; i < a.size(); i++)
+		if (a[i].function != b[i].function || a[i].call_file != b[i].call_file ||
+		    a[i].call_line != b[i].call_line)
+			return false;
+	return true;
+}
+
 // Instructions of f where (file in set, line) starts: the instruction's
-// row differs from the previous instruction's (what objdump -dl marks).
+// row or inline chain differs from the previous instruction's (where
+// objdump -dl prints a new line or function).
 void
 line_starts(ModuleDebug &d, Module &m, size_t mi, const Function &f, uint64_t base,
     const std::set<uint32_t> &files, uint32_t line, Disassembler &dis,
@@ -768,13 +786,18 @@ line_starts(ModuleDebug &d, Module &m, size_t mi, const Function &f, uint64_t ba
 {
 	std::vector<Insn> insns = walk_function(m.bytes(f), f.addr, dis);
 	const LineRange *prev = nullptr;
+	std::vector<InlineFrame> prev_chain;
 	for (const auto &in : insns) {
 		const LineRange *r = d.row(base + in.offset);
+		std::vector<InlineFrame> chain;
+		if (r != nullptr && r->line == line && files.count(r->file))
+			chain = d.chain(base + in.offset);
 		bool start = r != nullptr && (prev == nullptr || prev->file != r->file ||
-		    prev->line != r->line);
+		    prev->line != r->line || !same_chain(prev_chain, chain));
 		if (start && r->line == line && files.count(r->file))
 			out.push_back(Target{mi, &f, false, in.offset});
 		prev = r;
+		prev_chain = std::move(chain);
 	}
 }
 
@@ -1047,22 +1070,6 @@ expand_source_spec(const Spec &sp, const DebugOptions &o)
 } // namespace kinst
 
 namespace kinst {
-
-namespace {
-
-bool
-same_chain(const std::vector<InlineFrame> &a, const std::vector<InlineFrame> &b)
-{
-	if (a.size() != b.size())
-		return false;
-	for (size_t i = 0; i < a.size(); i++)
-		if (a[i].function != b[i].function || a[i].call_file != b[i].call_file ||
-		    a[i].call_line != b[i].call_line)
-			return false;
-	return true;
-}
-
-} // namespace
 
 std::string
 SourceAnnotator::source_line(const std::string &file, unsigned line)

@@ -30,6 +30,7 @@ struct TraceOptions {
 	std::vector<std::string> mems;	// --mem EXPR:LEN
 	std::vector<std::string> strs;	// --str EXPR[:MAX]
 	Syntax syntax = Syntax::att;
+	std::vector<std::string> debug_files;	// --debug-file (source specs)
 };
 
 // Returns the exit code.  Throws Error for everything that stops it.
