@@ -207,6 +207,13 @@ private:
 	std::vector<LineRange> ranges_;
 	std::vector<std::string> files_;
 	std::unordered_map<const Function *, uint64_t> base_;
+	// Every inlined range of the file, by start (chain()'s index).
+	struct InlRange { uint64_t lo, hi; int depth; InlineFrame fr; };
+	std::vector<InlRange> inl_;
+	uint64_t inl_maxlen_ = 0;
+	bool inl_loaded_ = false;
+	void load_inlines();
+	void walk_all(Dwarf_Die *die, Dwarf_Die *cu, Dwarf_Addr bias, int depth);
 	struct Span { uint64_t lo, hi; const Function *f; };
 	std::vector<Span> spans_;
 };
@@ -406,25 +413,74 @@ call_site(Dwarf_Die *die, Dwarf_Die *cu, std::string *file, unsigned *line)
 	}
 }
 
+// One walk over the DIEs collects every inlined range; chain() then looks
+// addresses up in it (dwarf_getscopes would walk the unit at every call).
+void
+ModuleDebug::walk_all(Dwarf_Die *die, Dwarf_Die *cu, Dwarf_Addr bias, int depth)
+{
+	if (depth > 64)
+		return;
+	do {
+		int tag = dwarf_tag(die);
+		int inner = depth;
+		if (tag == DW_TAG_inlined_subroutine) {
+			InlineFrame fr;
+			fr.function = die_name(die);
+			call_site(die, cu, &fr.call_file, &fr.call_line);
+			Dwarf_Addr base, s, e;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(die, off, &base, &s, &e)) > 0)
+				if (e > s) {
+					inl_.push_back(InlRange{s + bias, e + bias, depth, fr});
+					inl_maxlen_ = std::max<uint64_t>(inl_maxlen_, e - s);
+				}
+			inner = depth + 1;
+		}
+		bool scope = tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
+		    tag == DW_TAG_inlined_subroutine || tag == DW_TAG_namespace ||
+		    tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit;
+		Dwarf_Die child;
+		if (scope && dwarf_child(die, &child) == 0)
+			walk_all(&child, cu, bias, inner);
+	} while (dwarf_siblingof(die, die) == 0);
+}
+
+void
+ModuleDebug::load_inlines()
+{
+	if (inl_loaded_)
+		return;
+	inl_loaded_ = true;
+	Dwarf_Die *cu = nullptr;
+	Dwarf_Addr bias;
+	while ((cu = dwfl_module_nextcu(dm_, cu, &bias)) != nullptr) {
+		Dwarf_Die child;
+		if (dwarf_child(cu, &child) == 0)
+			walk_all(&child, cu, bias, 0);
+	}
+	std::stable_sort(inl_.begin(), inl_.end(),
+	    [](const InlRange &x, const InlRange &y) { return x.lo < y.lo; });
+}
+
 std::vector<InlineFrame>
 ModuleDebug::chain(uint64_t a)
 {
-	std::vector<InlineFrame> out;
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(dm_, a, &bias);
-	if (cu == nullptr)
-		return out;
-	Dwarf_Die *scopes = nullptr;
-	int n = dwarf_getscopes(cu, a - bias, &scopes);
-	for (int i = 0; i < n; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
-		InlineFrame fr;
-		fr.function = die_name(&scopes[i]);
-		call_site(&scopes[i], cu, &fr.call_file, &fr.call_line);
-		out.push_back(fr);
+	load_inlines();
+	std::vector<const InlRange *> in;
+	auto it = std::upper_bound(inl_.begin(), inl_.end(), a,
+	    [](uint64_t v, const InlRange &r) { return v < r.lo; });
+	while (it != inl_.begin()) {
+		--it;
+		if (a - it->lo >= inl_maxlen_)
+			break;
+		if (a < it->hi)
+			in.push_back(&*it);
 	}
-	free(scopes);
+	std::stable_sort(in.begin(), in.end(),
+	    [](const InlRange *x, const InlRange *y) { return x->depth > y->depth; });
+	std::vector<InlineFrame> out;
+	for (const auto *r : in)
+		out.push_back(r->fr);
 	return out;
 }
 
