@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "debuginfo.h"
 #include "error.h"
 #include "format.h"
 #include "live_device.h"
@@ -721,6 +722,11 @@ run_agg(const AggOptions &o)
 	std::vector<Spec> specs;
 	for (const auto &sp0 : o.specs) {
 		Spec sp = parse_spec(sp0);
+		if (sp.is_source()) {	// FILE:LINE etc.: their MODULE:FUNC+OFFSET probes
+			for (const auto &e : expand_source_spec(sp, DebugOptions{o.debug_files}))
+				specs.push_back(e);
+			continue;
+		}
 		if (sp.is_address)
 			sp = resolve_address(sp);
 		specs.push_back(sp);

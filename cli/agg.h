@@ -21,6 +21,7 @@ namespace kinst {
 struct AggOptions {
 	bool hist = false;		// hist (else count)
 	std::vector<std::string> specs;
+	std::vector<std::string> debug_files;	// --debug-file (source specs)
 	std::string by;			// "", "comm", "pid", "stack" or an expression
 	std::string if_expr;
 	std::string value_expr;		// hist --value, count --value

@@ -20,8 +20,12 @@ void
 add_agg_common(CLI::App *sub, AggOptions &o, OutputOptions &out, uint64_t &slots)
 {
 	sub->add_option("spec", o.specs,
-	    "probe specs: FUNC (every instruction), FUNC+OFF, MODULE:FUNC:OFF, 0xADDRESS")
+	    "probe specs: FUNC (every instruction), FUNC+OFF, MODULE:FUNC:OFF, 0xADDRESS, "
+	    "FILE:LINE, FUNC:LINE, INLINE_FUNC:entry, INLINE_FUNC:return")
 	    ->required();
+	sub->add_option("--debug-file", o.debug_files,
+	    "DWARF file for source specs (its module by file name, else by build-id); repeatable")
+	    ->type_name("FILE")->allow_extra_args(false);
 	add_output_options(sub, out);
 	sub->add_option("--if", o.if_expr,
 	    "count only the hits where EXPR is true (the grammar of trace --if)")

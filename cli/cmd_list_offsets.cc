@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "debuginfo.h"
 #include "error.h"
 #include "format.h"
 #include "resolver.h"
@@ -23,6 +24,10 @@ struct ListOffsets {
 	bool all = false;
 	SourceOptions src;
 	OutputOptions out;
+	bool source = false;		// --source: file:line, source text, inline chain
+	std::string source_dir;
+	DebugOptions dbg;
+	std::unique_ptr<SourceAnnotator> ann;
 
 	int run();
 	void list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
@@ -117,6 +122,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		w.line(json_line(json_function(syms, *t.fn)));
 	else
 		w.line(text_function_header(syms, *t.fn, st));
+	if (ann)
+		ann->start_function();
+	std::vector<std::string> src_lines;
 	for (size_t i = 0; i < insns.size(); i++) {
 		const Insn &in = insns[i];
 		if (!t.whole && in.offset != t.offset)
@@ -126,9 +134,18 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		if (out.json) {
 			line.clear();
 			append_json_insn(line, syms, *t.fn, in, txt);
+			if (ann)
+				ann->json_fields(t.module, *t.fn, in, line);
 			w.line(line);
-		} else
+		} else {
+			if (ann) {
+				src_lines.clear();
+				ann->text_lines(t.module, *t.fn, in, src_lines);
+				for (const auto &l : src_lines)
+					w.line(l);
+			}
 			w.line(text_insn_row(in, txt, m.relocatable(), st));
+		}
 	}
 	if (out.json)
 		w.line(json_line(json_summary(&syms, t.fn, tally)));
@@ -144,6 +161,11 @@ ListOffsets::run()
 		throw Error(Exit::usage, "list-offsets: give a SPEC or --all");
 	if (!specs.empty() && all)
 		throw Error(Exit::usage, "list-offsets: --all and a SPEC are exclusive");
+	if (!source_dir.empty() && !source)
+		throw Error(Exit::usage, "list-offsets: --source-dir needs --source");
+	struct stat sd;
+	if (!source_dir.empty() && (stat(source_dir.c_str(), &sd) != 0 || !S_ISDIR(sd.st_mode)))
+		throw Error(Exit::file, "--source-dir " + source_dir + ": not a directory");
 	std::vector<Spec> parsed;
 	for (const auto &s : specs)
 		parsed.push_back(parse_spec(s));
@@ -175,13 +197,22 @@ ListOffsets::run()
 				    syms.modules().empty())
 					throw;
 			}
+			std::unique_ptr<DebugInfo> di;
+			if (source) {
+				di = std::make_unique<DebugInfo>(syms, dbg);
+				ann = std::make_unique<SourceAnnotator>(*di, source_dir);
+			}
 			for (size_t mi = 0; mi < syms.modules().size(); mi++)
 				for (const auto &fn : syms.module(mi).functions())
 					list_one(syms, Target{mi, &fn, true, 0}, dis, st, w, total);
+			ann.reset();
 		}
 	} else {
 		SymbolTable syms;
 		load_symbols(src, syms);
+		DebugInfo di(syms, dbg);
+		if (source)
+			ann = std::make_unique<SourceAnnotator>(di, source_dir);
 		std::vector<Target> targets;
 		if (all) {
 			for (size_t mi = 0; mi < syms.modules().size(); mi++)
@@ -189,7 +220,8 @@ ListOffsets::run()
 					targets.push_back(Target{mi, &fn, true, 0});
 		} else {
 			for (const auto &sp : parsed)
-				targets.push_back(resolve_target(sp, syms));
+				for (const auto &t : resolve_targets(sp, syms, di, dis))
+					targets.push_back(t);
 		}
 		for (const auto &t : targets)
 			list_one(syms, t, dis, st, w, total);
@@ -215,6 +247,11 @@ add_list_offsets(CLI::App &app, Runner &run)
 	sub->add_option("SPEC", o->specs, "Probe spec(s): the function(s) to list; with an "
 	    "offset or address, only that instruction");
 	sub->add_flag("--all", o->all, "Every function of the given --kernel/--module files");
+	sub->add_flag("--source", o->source, "Interleave FILE:LINE and the source text (DWARF), "
+	    "and mark inlined code (\"inlined from F() at FILE:LINE\"); --json adds file, line, inline");
+	sub->add_option("--source-dir", o->source_dir, "Source tree to read the source text from "
+	    "(default: the DWARF's own paths)")->type_name("DIR");
+	add_debug_options(sub, o->dbg);
 	add_output_options(sub, o->out);
 	add_source_options(sub, o->src);
 	sub->footer(spec_help);

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "debuginfo.h"
 #include "error.h"
 #include "format.h"
 #include "resolver.h"
@@ -17,6 +18,7 @@ struct Resolve {
 	std::vector<std::string> specs;
 	SourceOptions src;
 	OutputOptions out;
+	DebugOptions dbg;
 
 	int run();
 };
@@ -32,8 +34,9 @@ Resolve::run()
 	Disassembler dis(out.syn());
 	Style st = Style::detect(stdout, out.no_color || out.json);
 	Writer w;
-	for (const auto &sp : parsed) {
-		Target t = resolve_target(sp, syms);
+	DebugInfo di(syms, dbg);
+	for (const auto &sp : parsed)
+	for (const Target &t : resolve_targets(sp, syms, di, dis)) {
 		Module &m = syms.module(t.module);
 		std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
 		size_t refused = 0;
@@ -82,6 +85,7 @@ add_resolve(CLI::App &app, Runner &run)
 	sub->add_option("SPEC", o->specs, "Probe spec(s)")->required();
 	add_output_options(sub, o->out);
 	add_source_options(sub, o->src);
+	add_debug_options(sub, o->dbg);
 	sub->footer(spec_help);
 	sub->callback([o, &run]() { run = [o]() { return o->run(); }; });
 }

@@ -21,8 +21,12 @@ add_trace(CLI::App &app, Runner &run)
 	    "Arm probes through /dev/kinst and print every hit (registers, cpu, pid/tid/comm) "
 	    "until Ctrl-C, -n or --duration; a summary goes to stderr.");
 	sub->add_option("spec", o->specs,
-	    "probe specs: FUNC (every instruction), FUNC+OFF, MODULE:FUNC:OFF, 0xADDRESS")
+	    "probe specs: FUNC (every instruction), FUNC+OFF, MODULE:FUNC:OFF, 0xADDRESS, "
+	    "FILE:LINE, FUNC:LINE, INLINE_FUNC:entry, INLINE_FUNC:return")
 	    ->required();
+	sub->add_option("--debug-file", o->debug_files,
+	    "DWARF file for source specs (its module by file name, else by build-id); repeatable")
+	    ->type_name("FILE")->allow_extra_args(false);
 	add_output_options(sub, *out);
 	// Parsed here, not by CLI11, which takes "-1" for 2^64 - 1 and an
 	// overflowing number silently.

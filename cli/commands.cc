@@ -10,6 +10,11 @@ const char *const spec_help =
     "  MODULE:FUNC          FUNC in MODULE (\"kernel\" is the kernel itself)\n"
     "  MODULE:FUNC:OFFSET   kinst style, e.g. kernel:vm_fault:28\n"
     "  0xADDRESS            the instruction at ADDRESS (inside a known function)\n"
+    "  [MODULE:]FILE:LINE   every instruction where LINE of FILE starts (DWARF; FILE\n"
+    "                       may be trailing path components: read_write.c:470)\n"
+    "  FUNC:LINE            the same, inside FUNC only\n"
+    "  [MODULE:]FUNC:entry  the first instruction of each inlined copy of FUNC\n"
+    "  [MODULE:]FUNC:return each instruction control reaches leaving a copy\n"
     "Offsets must be instruction boundaries; ambiguous names (static duplicates)\n"
     "are listed with their addresses: pick one with MODULE: or 0xADDRESS.";
 

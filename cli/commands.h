@@ -33,6 +33,7 @@ void add_output_options(CLI::App *app, OutputOptions &o);
 extern const char *const spec_help;
 
 void add_list_offsets(CLI::App &app, Runner &run);
+void add_list_inlines(CLI::App &app, Runner &run);
 void add_resolve(CLI::App &app, Runner &run);
 void add_trace(CLI::App &app, Runner &run);
 void add_count(CLI::App &app, Runner &run);

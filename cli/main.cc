@@ -42,6 +42,7 @@ main(int argc, char **argv)
 	app.footer(std::string(spec_help) + "\nSee kinstctl(8).");
 	Runner run;
 	add_list_offsets(app, run);
+	add_list_inlines(app, run);
 	add_resolve(app, run);
 	add_trace(app, run);
 	add_count(app, run);

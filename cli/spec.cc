@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "error.h"
@@ -44,6 +45,32 @@ is_mod_char(char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
 	    c == '_' || c == '.' || c == '-';
+}
+
+// A source file name: a path, or a name with a source suffix.
+bool
+looks_like_file(const std::string &s)
+{
+	static const char *const sfx[] = { ".c", ".h", ".S", ".s", ".cc", ".cpp" };
+	if (s.find('/') != std::string::npos)
+		return true;
+	for (const char *x : sfx) {
+		size_t n = strlen(x);
+		if (s.size() > n && s.compare(s.size() - n, n, x) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool
+is_decimal(const std::string &s)
+{
+	if (s.empty() || s.size() > 9)
+		return false;
+	for (char c : s)
+		if (c < '0' || c > '9')
+			return false;
+	return true;
 }
 
 } // namespace
@@ -106,6 +133,77 @@ parse_offset(const std::string &text, const std::string &s)
 	bad(text, "offset '" + s.substr(0, 40) + "' is not a decimal or 0x-hex number");
 }
 
+static void
+check_module(const std::string &text, const std::string &m)
+{
+	if (m.size() >= KINST_MODNAME_MAX)
+		bad(text, "module name longer than " + std::to_string(KINST_MODNAME_MAX - 1) + " characters");
+	for (char c : m)
+		if (!is_mod_char(c))
+			bad(text, "bad character in module name");
+}
+
+static void
+check_func(const std::string &text, const std::string &func)
+{
+	if (func.empty())
+		bad(text, "no function name");
+	if (func.size() >= KINST_NAME_MAX)
+		bad(text, "function name longer than " + std::to_string(KINST_NAME_MAX - 1) + " characters");
+	for (size_t i = 0; i < func.size(); i++)
+		if (!is_func_char(func[i], i == 0))
+			bad(text, i == 0 && func[i] >= '0' && func[i] <= '9' ?
+			    "a function name cannot start with a digit (addresses are written 0x...)" :
+			    "bad character in function name");
+}
+
+// FILE:LINE, MODULE:FILE:LINE, FUNC:LINE, [MODULE:]FUNC:entry|return.
+// False if the spec is not one of them.
+static bool
+parse_source_spec(const std::string &text, const std::vector<std::string> &parts, Spec &sp)
+{
+	size_t n = parts.size();
+	if (n < 2 || n > 3)
+		return false;
+	const std::string &last = parts[n - 1], &name = parts[n - 2];
+	if (last == "entry" || last == "return") {
+		sp.kind = last == "entry" ? SpecKind::inline_entry : SpecKind::inline_return;
+		check_func(text, name);
+		sp.function = name;
+		if (n == 3) {
+			check_module(text, parts[0]);
+			sp.module = parts[0];
+		}
+		return true;
+	}
+	if (looks_like_file(name)) {
+		if (!is_decimal(last) || last == "0")
+			bad(text, "line '" + last.substr(0, 40) + "' of " + name.substr(0, 80) +
+			    " is not a line number (1 or more, decimal)");
+		for (unsigned char c : name)
+			if (c <= 0x20 || c >= 0x7f)
+				bad(text, "bad character in file name");
+		sp.kind = SpecKind::file_line;
+		sp.file = name;
+		sp.line = (uint32_t)std::stoul(last);
+		if (n == 3) {
+			check_module(text, parts[0]);
+			sp.module = parts[0];
+		}
+		return true;
+	}
+	if (n == 2 && is_decimal(last) && !name.empty() && is_func_char(name[0], true)) {
+		check_func(text, name);
+		if (last == "0")
+			bad(text, "line 0 is not a line number");
+		sp.kind = SpecKind::func_line;
+		sp.function = name;
+		sp.line = (uint32_t)std::stoul(last);
+		return true;
+	}
+	return false;
+}
+
 Spec
 parse_spec(const std::string &text)
 {
@@ -146,6 +244,8 @@ parse_spec(const std::string &text)
 		if (parts.size() == 4 || (parts.size() == 3 && !is_number_syntax(parts[2])))
 			parts.erase(parts.begin());
 	}
+	if (parse_source_spec(text, parts, sp))
+		return sp;
 	std::string func;
 	switch (parts.size()) {
 	case 1:

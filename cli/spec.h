@@ -8,6 +8,12 @@
 //   func    := [A-Za-z_.$][A-Za-z0-9_.$]{0,126}
 //   offset  := decimal | "0x" hexdigits              (< 2^32)
 //
+// Source specs (DWARF, cli/debuginfo.h):
+//   [ module ":" ] file ":" line     file: has a '/' or a source suffix (.c .h .S)
+//   func ":" line                    lines of func's own file inside func
+//   [ module ":" ] func ":entry"     first instruction of each inlined copy of func
+//   [ module ":" ] func ":return"    where control goes on leaving each copy
+//
 // No offset means every instruction of the function.
 #ifndef KINSTCTL_SPEC_H
 #define KINSTCTL_SPEC_H
@@ -17,8 +23,14 @@
 
 namespace kinst {
 
+enum class SpecKind { symbol, file_line, func_line, inline_entry, inline_return };
+
 struct Spec {
 	std::string text;		// as written
+	SpecKind kind = SpecKind::symbol;	// symbol: function/offset/address
+	std::string file;		// file_line
+	uint32_t line = 0;		// file_line, func_line
+	bool is_source() const { return kind != SpecKind::symbol; }
 	std::string module;		// "" = any
 	std::string function;		// "" for an address spec
 	bool has_offset = false;

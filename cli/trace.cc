@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "btf_types.h"
+#include "debuginfo.h"
 #include "error.h"
 #include "format.h"
 #include "kallsyms.h"
@@ -430,6 +431,11 @@ run_trace(const TraceOptions &o)
 	std::vector<Spec> specs;
 	for (const auto &s : o.specs) {
 		Spec sp = parse_spec(s);
+		if (sp.is_source()) {	// FILE:LINE etc.: their MODULE:FUNC+OFFSET probes
+			for (const auto &e : expand_source_spec(sp, DebugOptions{o.debug_files}))
+				specs.push_back(e);
+			continue;
+		}
 		if (sp.is_address)
 			sp = resolve_address(sp);
 		specs.push_back(sp);

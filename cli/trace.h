@@ -33,6 +33,7 @@ struct TraceOptions {
 	bool args = false;		// --args: the arguments at the entry
 	std::string btf;		// --btf FILE: kernel types (else /sys/kernel/btf)
 	Syntax syntax = Syntax::att;
+	std::vector<std::string> debug_files;	// --debug-file (source specs)
 };
 
 // Returns the exit code.  Throws Error for everything that stops it.

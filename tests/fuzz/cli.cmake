@@ -8,6 +8,7 @@ if(TARGET kinstctl_core)
   find_package(nlohmann_json 3 REQUIRED)
   pkg_check_modules(CAPSTONE REQUIRED IMPORTED_TARGET capstone)
   pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+  pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
   foreach(t fuzz_cli_elf fuzz_cli_spec)
     # kinstctl uses only the decoder and the classifier from common/.
     add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
@@ -17,6 +18,6 @@ if(TARGET kinstctl_core)
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})
     target_link_options(${t} PRIVATE ${_kinst_fuzz_flags})
     target_link_libraries(${t} PRIVATE kinst_common PkgConfig::CAPSTONE PkgConfig::LIBELF
-      nlohmann_json::nlohmann_json)
+      PkgConfig::LIBDW nlohmann_json::nlohmann_json)
   endforeach()
 endif()
