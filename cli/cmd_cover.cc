@@ -18,6 +18,7 @@
 #include "agg.h"
 #include "commands.h"
 #include "cover.h"
+#include "debuginfo.h"
 #include "error.h"
 #include "format.h"
 #include "live_device.h"
@@ -37,12 +38,14 @@ struct CoverOptions {
 	std::string html;
 	uint64_t slots = 0;
 	OutputOptions out;
+	DebugOptions dbg;
 };
 
 // One function as decoded before arming.
 struct Decoded {
 	Spec spec;
 	std::string module;
+	size_t mi = 0;			// its module in the SymbolTable
 	const Function *fn = nullptr;
 	std::vector<Insn> insns;
 	std::vector<std::string> texts;
@@ -86,6 +89,7 @@ decode(SymbolTable &syms, const Spec &sp, Disassembler &dis)
 	Target t = resolve_target(sp, syms);
 	Module &m = syms.module(t.module);
 	d.module = m.name();
+	d.mi = t.module;
 	d.fn = t.fn;
 	Bytes b = m.bytes(*t.fn);
 	d.insns = walk_function(b, t.fn->addr, dis);
@@ -335,7 +339,20 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		out.push_back(cover_build(d.module, d.fn->name, d.fn->addr, d.fn->size, in, rcx));
 	}
 
-	// The source column and fields appear once cover_line_info finds lines.
+	// Source lines from the functions' DWARF (debuginfo.cc), when found:
+	// DebugInfo says once per module what it could not find.
+	{
+		DebugInfo di(syms, o.dbg);
+		for (size_t i = 0; i < out.size() && i < fns.size(); i++)
+			for (auto &c : out[i].insns) {
+				SrcLoc loc = di.where(fns[i].mi, *fns[i].fn,
+				    (uint32_t)(c.addr - fns[i].fn->addr));
+				if (loc.known && loc.line > 0) {
+					c.line.file = loc.file;
+					c.line.line = (int)loc.line;
+				}
+			}
+	}
 	bool lines = false;
 	for (const auto &f : out)
 		for (const auto &c : f.insns)
@@ -399,6 +416,7 @@ add_cover(CLI::App &app, Runner &run)
 	    "keys per CPU the kernel preallocates (default 16384; a key is an instruction "
 	    "and the flags it saw; hits of further keys make the counts inexact, with a warning)")
 	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
+	add_debug_options(sub, o->dbg);
 	sub->footer("After the functions, -- COMMAND [ARGS...] runs COMMAND and stops when it "
 	    "exits.  Without debug information there is no source column (said once).");
 	sub->callback([o, &run]() {

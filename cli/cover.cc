@@ -19,8 +19,8 @@ namespace kinst {
 bool
 cover_line_info(const std::string &, uint64_t, LineInfo *out)
 {
-	// No DWARF reader yet (issue 12's debug-information work adds it):
-	// every instruction is without a source position.
+	// cover_build leaves lines empty; run_cover fills them from the
+	// functions' DWARF (debuginfo.cc) afterwards.
 	*out = LineInfo();
 	return false;
 }
@@ -28,7 +28,7 @@ cover_line_info(const std::string &, uint64_t, LineInfo *out)
 const char *
 cover_line_info_missing()
 {
-	return "no source lines: this kinstctl reads no debug information yet";
+	return "no source lines: no debug information for these functions";
 }
 
 // ---- keys ----

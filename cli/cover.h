@@ -36,8 +36,8 @@ struct LineInfo {
 	int line = 0;
 };
 // The one lookup cover makes per instruction (module, absolute address).
-// Until debug information is wired in it finds nothing: *out is left
-// empty and the reason is cover_line_info_missing(), said once per run.
+// It finds nothing here: run_cover fills the lines from DWARF afterwards
+// (debuginfo.cc); without any, cover_line_info_missing() is said once.
 bool cover_line_info(const std::string &module, uint64_t addr, LineInfo *out);
 const char *cover_line_info_missing();
 
