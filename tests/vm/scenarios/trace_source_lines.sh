@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: source specs on a live module with its DWARF (kinst_srctest.ko): kinstctl traces a FUNC:LINE in a loop, FILE:LINE on both sides of a branch and every inlined copy's entry (INLINE_FUNC:entry); each probe hits exactly as often as the test drove that code (trip count, branch taken or not, runs), the branch side never taken 0 times
+# scenario: source specs on a live module with its DWARF (kinst_srctest.ko): kinstctl traces a FUNC:LINE in a loop, FILE:LINE on both sides of a branch and every inlined copy's entry (INLINE_FUNC:entry); each probe hits exactly as often as the test drove that code (trip count, branch taken or not, runs), the branch side never taken 0 times; cover shows the source lines and the counts of both sides
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_srctest.ko" -f "$top/tests/vm/testmod/kinst_srctest.c"
@@ -86,5 +86,23 @@ while read -r where n; do
 	kt_expect_eq "hits of $s_mix at $where" "$want" "$n"
 done </tmp/h.txt
 kt_log "$s_mix: $(tr '\n' ' ' </tmp/h.txt)"
+# cover with source lines: the first counted instruction of each side of
+# the branch ran exactly as often as the test took that side.
+cat >/tmp/cw.sh <<WL
+echo 1 >$P/taken; for i in 1 2 3 4; do echo 1 >$P/run || exit 1; done
+echo 0 >$P/taken; echo 1 >$P/run
+WL
+kinstctl cover --json $dbg kinst_srctest:kinst_srctest_branch -- sh /tmp/cw.sh >/tmp/cv.json 2>/tmp/cv.err ||
+    kt_fail "kinstctl cover failed: $(cat /tmp/cv.err)"
+grep -q 'sh exited with status 0' /tmp/cv.err || kt_fail "the cover workload failed: $(cat /tmp/cv.err)"
+first_count() {
+	jq -r "select(.type == \"cover_insn\" and .line == $1 and .count != null) | \"\(.offset) \(.count)\"" /tmp/cv.json |
+	    sort -n | head -n 1 | cut -d' ' -f2
+}
+kt_expect_eq "cover: first instruction of the taken line (L:branch_taken)" 4 "$(first_count "$(line_of branch_taken)")"
+kt_expect_eq "cover: first instruction of the other line (L:branch_not_taken)" 1 "$(first_count "$(line_of branch_not_taken)")"
+n=$(jq -r 'select(.type == "cover_insn" and .line != null) | .file' /tmp/cv.json | grep -c 'kinst_srctest\.c$')
+[ "$n" -gt 0 ] || kt_fail "cover: no instruction with a line of kinst_srctest.c"
+kt_log "cover: $n instructions with a line of kinst_srctest.c"
 rmmod kinst_srctest || kt_fail "rmmod kinst_srctest failed"
 exit 0
