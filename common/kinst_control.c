@@ -124,6 +124,7 @@ kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
 	c->jarg = 0;
 	c->opt_queue = NULL;
 	c->njump = 0;
+	c->jsingle = 0;
 }
 
 void
@@ -321,10 +322,12 @@ ctl_publish(struct kinst_group *groups, int ngroups, uint32_t id, bool arm)
 /* ---- Jump-optimized probes (issue 13; docs/engine.md, "Installation") ---- */
 
 void
-kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler, uint64_t arg)
+kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler, uint64_t arg,
+    bool single_insn)
 {
 	c->jhandler = handler;
 	c->jarg = arg;
+	c->jsingle = single_insn ? 1 : 0;
 }
 
 bool
@@ -533,7 +536,8 @@ ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
 	for (i = 0; i < g->nprobes; i++) {
 		cp = &g->probes[i];
 		cp->jstate = KINST_JS_NONE;
-		if (!cp->live || v[cp->p.offset] != KINST_JQ_YES)
+		if (!cp->live || v[cp->p.offset] != KINST_JQ_YES ||
+		    (c->jsingle && cp->p.insn.len < KINST_JOPT_WINDOW))
 			continue;
 		a = cp->p.addr;
 		for (d = 1; d < KINST_JOPT_WINDOW; d++)

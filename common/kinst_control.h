@@ -145,7 +145,7 @@ struct kinst_ctl {
 	uint64_t	jarg;
 	struct kinst_group *opt_queue;
 	uint32_t	njump;
-	uint32_t	_cpad;
+	uint32_t	jsingle;	/* only windows of one instruction (FreeBSD) */
 };
 
 void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
@@ -157,10 +157,12 @@ void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
  * kinst_ctl_opt_pending(); the shim then calls kinst_ctl_optimize() from a
  * context that may sleep for a long time (a worker), which installs the
  * jumps of every queued group's probes that qualify.  Returns the number
- * of jumps it installed.
+ * of jumps it installed.  With single_insn, only probes whose instruction
+ * fills the window alone (5 bytes or more) are optimized: no thread can be
+ * inside such a window, for a shim that cannot wait for tasks.
  */
 void	kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler,
-	    uint64_t arg);
+	    uint64_t arg, bool single_insn);
 bool	kinst_ctl_opt_pending(struct kinst_ctl *c);
 uint32_t kinst_ctl_optimize(struct kinst_ctl *c);
 

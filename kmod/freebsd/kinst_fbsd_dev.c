@@ -41,6 +41,38 @@ MALLOC_DEFINE(M_KINST, "kinst", "kinst instruction tracer");
 #define	KINST_POLL_TICKS	(hz / 100 > 0 ? hz / 100 : 1)	/* ~10 ms */
 
 struct kinst_engine *kinst_engine;
+
+/*
+ * Jump-optimized probes (issue 13; docs/freebsd.md section 4): only
+ * windows of one instruction (5 bytes or more), optimized at the end of
+ * the ARM ioctl.  Set once a jump has been installed: from then on the
+ * module stays loaded (kinst_busy), since a thread preempted inside a
+ * detour -- retired, never unmapped, like the trampolines -- before its
+ * call to kinst_fbsd_jhandler could resume after an unload, and FreeBSD
+ * has nothing like Linux's synchronize_rcu_tasks() to wait for it.
+ */
+static bool kinst_jumps_used;
+
+/*
+ * A jump probe's detour calls this (common/kinst_detour.h) with the
+ * register file as it was at the probed instruction, in the probed code's
+ * own context: interrupts off around the engine (no preemption, no
+ * migration), as on the #BP path.  The stack walk of kinst_os_stack() needs
+ * only the registers.
+ */
+static void
+kinst_fbsd_jhandler(void *arg, struct kinst_regs *regs)
+{
+	struct kinst_engine *e;
+	register_t s;
+
+	(void)arg;
+	s = intr_disable();
+	e = __atomic_load_n(&kinst_engine, __ATOMIC_ACQUIRE);
+	if (e != NULL)
+		(void)kinst_engine_jhit(e, regs, NULL);
+	intr_restore(s);
+}
 struct kinst_ctl kinst_ctl;
 
 static struct cdev *kinst_cdev;
@@ -465,8 +497,14 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 			    "(DTrace loaded?): refusing to arm\n");
 			return (EBUSY);
 		}
-		return (kinst_errno(kinst_ctl_arm(&kinst_ctl, &kf->cs,
-		    (struct kinst_arm *)data)));
+		error = kinst_errno(kinst_ctl_arm(&kinst_ctl, &kf->cs,
+		    (struct kinst_arm *)data));
+		/* Single-instruction windows need no wait: optimize now. */
+		if (error == 0 && kinst_ctl_opt_pending(&kinst_ctl) &&
+		    kinst_ctl_optimize(&kinst_ctl) != 0)
+			__atomic_store_n(&kinst_jumps_used, true,
+			    __ATOMIC_RELAXED);
+		return (error);
 	case KINST_IOC_DISARM:
 		return (kinst_errno(kinst_ctl_disarm(&kinst_ctl, &kf->cs,
 		    (struct kinst_disarm *)data)));
@@ -578,6 +616,8 @@ kinst_step_engine(void *ctx)
 	e = malloc(sizeof(*e), M_KINST, M_WAITOK | M_ZERO);
 	kinst_engine_init(e, mp_maxid + 1, true);
 	kinst_ctl_init(&kinst_ctl, e);
+	kinst_ctl_jump_enable(&kinst_ctl, (uint64_t)(uintptr_t)kinst_fbsd_jhandler,
+	    0, true);
 	__atomic_store_n(&kinst_engine, e, __ATOMIC_RELEASE);
 	return (0);
 }
@@ -714,6 +754,12 @@ kinst_busy(void *ctx)
 	(void)ctx;
 	switch (kinst_fbsd_unload_check(&kinst_gate, &kinst_ctl.nprobes)) {
 	case KINST_FBSD_UNLOAD_OK:
+		if (__atomic_load_n(&kinst_jumps_used, __ATOMIC_RELAXED)) {
+			printf("kinst: jump-optimized probes were used: a "
+			    "thread may still be inside a detour; staying "
+			    "loaded\n");
+			return (EBUSY);
+		}
 		return (0);
 	case KINST_FBSD_UNLOAD_FILES_OPEN:
 		printf("kinst: /dev/kinst is open; close kinstctl first\n");

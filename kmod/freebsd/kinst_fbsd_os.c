@@ -604,11 +604,9 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 }
 
 /*
- * Jump optimization is not enabled on FreeBSD (kinst_ctl_jump_enable is
- * never called here): FreeBSD has no tasks-RCU to prove that no thread is
- * preempted inside a multi-instruction window, and the single-instruction
- * windows the issue allows there are not done yet (docs/freebsd.md).  The
- * control path calls neither of these while it is off.
+ * Jump optimization on FreeBSD (kinst_fbsd_dev.c enables it with
+ * single-instruction windows only): FreeBSD has no retpolines, no jump
+ * labels and no exception tables, so the int3 checks are all there is.
  */
 int
 kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
@@ -618,11 +616,19 @@ kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
 	return (kinst_os_insn_check(f, addr, len));
 }
 
+/*
+ * Nothing to wait for, by construction: (1) a window is one instruction, so
+ * no thread can be at a boundary inside it when its jump goes in or out;
+ * (2) detours, like trampolines, are retired and never unmapped or reused
+ * while the module is loaded (kinst_os_tramp_free), and the module refuses
+ * to unload once a jump was used (kinst_busy), so a thread preempted inside
+ * a detour always finds it, and the handler it calls, intact.
+ */
 void
 kinst_os_sync_tasks(void)
 {
-	KASSERT(0, ("kinst: kinst_os_sync_tasks: jump optimization is off"));
 }
+
 
 /*
  * One byte of kernel text: interrupts off (no preemption, no interrupt

@@ -1287,7 +1287,8 @@ kinst_linux_jump_init(struct kinst_ctl *c)
 		pr_info("kinst: no synchronize_rcu_tasks: every probe stays an int3 probe\n");
 		return;
 	}
-	kinst_ctl_jump_enable(c, (uint64_t)(uintptr_t)kinst_linux_jhandler, 0);
+	kinst_ctl_jump_enable(c, (uint64_t)(uintptr_t)kinst_linux_jhandler, 0,
+	    false);
 }
 
 void

@@ -46,6 +46,11 @@ static const uint8_t small_code[] = {
 #define	SMALL_OFF	0
 #define	SMALL_SIZE	sizeof(small_code)
 #define	EXCL_OFF	64
+/* f_imm: mov $1,%eax (5 bytes: a window alone); mov %eax,%ecx; ret */
+static const uint8_t imm_code[] = { 0xb8, 0x01, 0x00, 0x00, 0x00, 0x89, 0xc1,
+    0xc3 };
+#define	IMM_OFF		96
+#define	IMM_SIZE	sizeof(imm_code)
 #define	FIXUP_OFF	128
 #define	BIG_OFF		256
 #define	BIG_SIZE	9000
@@ -57,6 +62,7 @@ struct fn {
 static const struct fn fns[] = {
 	{ "f_small", SMALL_OFF, SMALL_SIZE },
 	{ "f_excluded", EXCL_OFF, SMALL_SIZE },
+	{ "f_imm", IMM_OFF, IMM_SIZE },
 	{ "f_fixup", FIXUP_OFF, SMALL_SIZE },
 	{ "f_big", BIG_OFF, BIG_SIZE },
 };
@@ -103,6 +109,7 @@ fake_reset(void)
 	memcpy(text + SMALL_OFF, small_code, SMALL_SIZE);
 	memcpy(text + EXCL_OFF, small_code, SMALL_SIZE);
 	memcpy(text + FIXUP_OFF, small_code, SMALL_SIZE);
+	memcpy(text + IMM_OFF, imm_code, IMM_SIZE);
 	for (i = 0; i < BIG_SIZE; i++)
 		text[BIG_OFF + i] = 0x90;
 	fixup_addr = TEXT_BASE + FIXUP_OFF + 1;
@@ -810,7 +817,7 @@ ATF_TC_BODY(jump_install_and_remove_order, tc)
 	uint32_t rel;
 
 	fake_reset();
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0x1234);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0x1234, false);
 	sess_init(&s);
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
@@ -878,7 +885,7 @@ ATF_TC_BODY(jump_undone_by_probe_in_window, tc)
 	struct kinst_cprobe *cp;
 
 	fake_reset();
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
 	sess_init(&s);
 	sess_init(&s2);
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
@@ -926,7 +933,7 @@ ATF_TC_BODY(jump_not_installed, tc)
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));	/* not enabled */
 	kinst_ctl_session_fini(&ctl, &s.cs);
 
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
 	sess_init(&s);
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, KINST_ARM_NOOPT, &a), KINST_E_OK);
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
@@ -959,6 +966,32 @@ ATF_TC_BODY(jump_not_installed, tc)
 	check_no_leaks();
 }
 
+/*
+ * A shim that cannot wait for tasks (FreeBSD) optimizes only windows of one
+ * instruction: f_small+0's window is three instructions, f_imm+0's one.
+ */
+ATF_TC_WITHOUT_HEAD(jump_single_insn_only);
+ATF_TC_BODY(jump_single_insn_only, tc)
+{
+	struct sess s;
+	struct kinst_arm a, b;
+
+	fake_reset();
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, true);
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm(&s, "f_imm", 0, 0, &b), KINST_E_OK);
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 1);
+	ATF_CHECK_EQ(list_flags(&s, a.probe_id), 0);
+	ATF_CHECK_EQ(list_flags(&s, b.probe_id), KINST_PI_JUMP);
+	ATF_CHECK_EQ(text[IMM_OFF], 0xe9);
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xcc);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_text_clean();
+	ATF_CHECK(memcmp(text + IMM_OFF, imm_code, IMM_SIZE) == 0);
+	check_no_leaks();
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
@@ -973,5 +1006,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, jump_install_and_remove_order);
 	ATF_TP_ADD_TC(tp, jump_undone_by_probe_in_window);
 	ATF_TP_ADD_TC(tp, jump_not_installed);
+	ATF_TP_ADD_TC(tp, jump_single_insn_only);
 	return (atf_no_error());
 }
