@@ -32,17 +32,6 @@ namespace kinst {
 
 namespace {
 
-struct kinst_pinsn
-insn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0)
-{
-	struct kinst_pinsn i;
-	memset(&i, 0, sizeof(i));
-	i.op = op;
-	i.arg = arg;
-	i.imm = imm;
-	return i;
-}
-
 // An expression's code without its RET: what follows it (KEY, VALUE, the
 // next part) is where its jumps to the end land.
 std::vector<struct kinst_pinsn>
@@ -110,25 +99,25 @@ agg_program(const AggOptions &o, const TypeEnv *env)
 	if (o.by == "stack") {
 		// The kernel makes key word 1 (KINST_AGGF_STACK): no code.
 	} else if (o.by == "comm") {
-		code = { insn(KINST_OP_CTX, KINST_PCTX_COMM0), insn(KINST_OP_KEY, 0),
-		    insn(KINST_OP_CTX, KINST_PCTX_COMM8), insn(KINST_OP_KEY, 1) };
+		code = { make_pinsn(KINST_OP_CTX, KINST_PCTX_COMM0), make_pinsn(KINST_OP_KEY, 0),
+		    make_pinsn(KINST_OP_CTX, KINST_PCTX_COMM8), make_pinsn(KINST_OP_KEY, 1) };
 	} else if (o.by == "pid") {
-		code = { insn(KINST_OP_CTX, KINST_PCTX_PID), insn(KINST_OP_KEY, 0) };
+		code = { make_pinsn(KINST_OP_CTX, KINST_PCTX_PID), make_pinsn(KINST_OP_KEY, 0) };
 	} else if (!o.by.empty()) {
 		code = value_code(o.by, "--by", env);
-		code.push_back(insn(KINST_OP_KEY, 0));
+		code.push_back(make_pinsn(KINST_OP_KEY, 0));
 	}
 	if (!o.value_expr.empty()) {
 		part = value_code(o.value_expr, "--value", env);
 		code.insert(code.end(), part.begin(), part.end());
-		code.push_back(insn(KINST_OP_VALUE));
+		code.push_back(make_pinsn(KINST_OP_VALUE));
 	}
 	if (!o.if_expr.empty()) {
 		part = compile_expr(o.if_expr, "--if", env);
 		code.insert(code.end(), part.begin(), part.end());
 	} else if (!code.empty()) {
-		code.push_back(insn(KINST_OP_IMM, 0, 1));
-		code.push_back(insn(KINST_OP_RET));
+		code.push_back(make_pinsn(KINST_OP_IMM, 0, 1));
+		code.push_back(make_pinsn(KINST_OP_RET));
 	}
 	if (code.size() > KINST_PROG_MAX_INSNS)
 		throw Error(Exit::usage, "--by, --value and --if together are too long (" +

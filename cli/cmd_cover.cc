@@ -51,17 +51,6 @@ struct Decoded {
 	std::vector<std::string> texts;
 };
 
-struct kinst_pinsn
-pinsn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0)
-{
-	struct kinst_pinsn i;
-	memset(&i, 0, sizeof(i));
-	i.op = op;
-	i.arg = arg;
-	i.imm = imm;
-	return i;
-}
-
 // key word 0 = the arithmetic flags; word 1 = the class of %rcx (only when
 // a function has a loop-family instruction, to keep the keys few).
 std::vector<struct kinst_pinsn>
@@ -69,15 +58,15 @@ cover_program(bool rcx)
 {
 	std::vector<struct kinst_pinsn> code = compile_expr(cover_flags_expr, "cover");
 	code.pop_back();
-	code.push_back(pinsn(KINST_OP_KEY, 0));
+	code.push_back(make_pinsn(KINST_OP_KEY, 0));
 	if (rcx) {
 		std::vector<struct kinst_pinsn> c = compile_expr(cover_rcx_expr, "cover");
 		c.pop_back();
 		code.insert(code.end(), c.begin(), c.end());
-		code.push_back(pinsn(KINST_OP_KEY, 1));
+		code.push_back(make_pinsn(KINST_OP_KEY, 1));
 	}
-	code.push_back(pinsn(KINST_OP_IMM, 0, 1));
-	code.push_back(pinsn(KINST_OP_RET));
+	code.push_back(make_pinsn(KINST_OP_IMM, 0, 1));
+	code.push_back(make_pinsn(KINST_OP_RET));
 	return code;
 }
 

@@ -904,4 +904,15 @@ prog_stats(int fd)
 	return v;
 }
 
+struct kinst_pinsn
+make_pinsn(uint8_t op, uint8_t arg, uint64_t imm)
+{
+	struct kinst_pinsn i;
+	memset(&i, 0, sizeof(i));
+	i.op = op;
+	i.arg = arg;
+	i.imm = imm;
+	return i;
+}
+
 } // namespace kinst

@@ -42,6 +42,9 @@ struct TypeEnv {
 	mutable bool used_args = false;	// set when an argument was named
 };
 
+// One bytecode instruction (kinst_prog.h), for code built by hand.
+struct kinst_pinsn make_pinsn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0);
+
 // Throws Error(Exit::usage, "<what>: column N: <why>") on a malformed
 // expression or one over the module's limits.
 std::vector<struct kinst_pinsn> compile_expr(const std::string &expr,

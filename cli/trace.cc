@@ -226,8 +226,11 @@ noopt_flag(uint32_t abi_version, bool no_optimize)
 	return no_optimize && (abi_version & 0xffff) >= 9 ? KINST_ARM_NOOPT : 0;
 }
 
-JumpCounts
-jump_probes(int fd)
+namespace {
+
+// KINST_IOC_LIST: every probe of this file.
+std::vector<struct kinst_probe_info>
+probe_infos(int fd)
 {
 	std::vector<struct kinst_probe_info> v(256);
 	struct kinst_list l;
@@ -241,9 +244,19 @@ jump_probes(int fd)
 			break;
 		v.resize(l.count);
 	}
+	v.resize(l.count);
+	return v;
+}
+
+} // namespace
+
+JumpCounts
+jump_probes(int fd)
+{
+	std::vector<struct kinst_probe_info> v = probe_infos(fd);
 	JumpCounts jc;
-	jc.total = l.count;
-	for (uint32_t i = 0; i < l.count; i++) {
+	jc.total = (uint32_t)v.size();
+	for (uint32_t i = 0; i < jc.total; i++) {
 		const auto &pi = v[i];
 		std::string name = std::string(pi.module, strnlen(pi.module, sizeof(pi.module))) +
 		    ":" + std::string(pi.function, strnlen(pi.function, sizeof(pi.function)));
@@ -312,20 +325,9 @@ at_entry(int fd, std::vector<Spec> &specs, const std::string &what)
 std::map<uint32_t, ProbeDesc>
 list_probes(int fd, Disassembler &dis)
 {
-	std::vector<struct kinst_probe_info> v(256);
-	struct kinst_list l;
-	for (;;) {
-		memset(&l, 0, sizeof(l));
-		l.buf = (uint64_t)(uintptr_t)v.data();
-		l.cap = (uint32_t)v.size();
-		if (ioctl(fd, KINST_IOC_LIST, &l) != 0)
-			device_failed("list probes", errno);
-		if (l.count <= l.cap)
-			break;
-		v.resize(l.count);
-	}
+	std::vector<struct kinst_probe_info> v = probe_infos(fd);
 	std::map<uint32_t, ProbeDesc> m;
-	for (uint32_t i = 0; i < l.count; i++) {
+	for (uint32_t i = 0; i < v.size(); i++) {
 		const auto &pi = v[i];
 		ProbeDesc d;
 		d.module.assign(pi.module, strnlen(pi.module, sizeof(pi.module)));

@@ -242,7 +242,8 @@ cmd_fuzz(long iters)
 	/* Every flag bit the ABI does not define is refused, one by one. */
 	for (i = 0; i < 32; i++) {
 		if (((KINST_ARM_ALL | KINST_ARM_CHECK | KINST_ARM_STACK |
-		    KINST_ARM_PROG | KINST_ARM_AGG) & (1u << i)) != 0)
+		    KINST_ARM_PROG | KINST_ARM_AGG | KINST_ARM_NOOPT) &
+		    (1u << i)) != 0)
 			continue;
 		a.flags = 1u << i;
 		CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL,
