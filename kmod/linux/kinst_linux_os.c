@@ -533,7 +533,8 @@ kinst_regs_out(const struct kinst_regs *k, struct pt_regs *r)
 }
 
 /*
- * The callers at a hit (common/kinst_os.h).  osctx is the trap's pt_regs;
+ * The callers at a hit (common/kinst_os.h).  osctx is the trap's pt_regs
+ * (NULL for a jump probe's hit: then they are built from the registers);
  * the unwinder gets a copy whose ip is the probed instruction (the trap's
  * ip is one byte past the int3: after a one-byte instruction such as
  * push %rbp, ORC would describe the frame after it, not before).
@@ -549,9 +550,15 @@ kinst_os_stack(const struct kinst_regs *kr, void *osctx, uint32_t offset,
 
 	(void)offset;
 	*truncated = false;
-	if (osctx == NULL)
-		return (0);
-	regs = *(const struct pt_regs *)osctx;
+	if (osctx != NULL) {
+		regs = *(const struct pt_regs *)osctx;
+	} else {
+		/* A jump probe's hit: the registers are all there is. */
+		memset(&regs, 0, sizeof(regs));
+		kinst_regs_out(kr, &regs);
+		regs.cs = kr->cs;
+		regs.ss = kr->ss;
+	}
 	regs.ip = kr->rip;
 	n = 0;
 	/* Bounded: one unwinder step per stored address, plus one. */
@@ -644,22 +651,18 @@ NOKPROBE_SYMBOL(kinst_effective_addr);
  * context is made here: interrupts off, so no preemption, no migration
  * (the engine's per-CPU state) and no interrupt in between; an NMI may
  * still nest, and the engine's guards handle that as for int3 hits.  The
- * record is the one the int3 path makes (osctx: pt_regs for the unwinder,
- * ip = the probed instruction); the detour then runs the window.
+ * record is the one the int3 path makes (no osctx: kinst_os_stack builds
+ * the unwinder's pt_regs from the registers when a stack is wanted); the
+ * detour then runs the window.
  */
 static void
 kinst_linux_jhandler(void *arg, struct kinst_regs *kr)
 {
-	struct pt_regs regs;
 	unsigned long flags;
 
 	(void)arg;
 	flags = arch_local_irq_save();
-	memset(&regs, 0, sizeof(regs));
-	kinst_regs_out(kr, &regs);
-	regs.cs = kr->cs;
-	regs.ss = kr->ss;
-	(void)kinst_engine_jhit(kinst_engine, kr, &regs);
+	(void)kinst_engine_jhit(kinst_engine, kr, NULL);
 	arch_local_irq_restore(flags);
 }
 NOKPROBE_SYMBOL(kinst_linux_jhandler);

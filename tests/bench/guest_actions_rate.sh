@@ -418,8 +418,10 @@ for c in $cases; do
 	kp_regs)
 		if echo "$KP_STATE" | grep -q OPTIMIZED; then
 			echo "bench: the kprobe at $f+$hexoff is [OPTIMIZED] (a jump, no int3): the kp_* cases also run with $KPOPT = 0 (kp_*_noopt)"
-			noopt="kp_regs_noopt kp_filter_noopt kp_stack_noopt"
-			[ "$have_mem" != 1 ] || noopt="$noopt kp_mem_noopt"
+			noopt=
+			for _k in kp_regs kp_filter kp_stack kp_mem; do
+				case " $cases " in *" $_k "*) noopt="$noopt ${_k}_noopt" ;; esac
+			done
 		else
 			echo "bench: the kprobe at $f+$hexoff is not optimized (an int3, like kinst)"
 			KP_OPTIMIZABLE=0
