@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: jump-optimized probes (issue 13): the same instruction of a test module traced with a jump and with --no-optimize gives identical snapshots (all 16 GPRs as loaded, flags, %rsp as the function recorded), every hit of the optimized run comes through the jump; then whole busy functions are counted and their holders killed with SIGKILL at spread delays, also while the jumps are being installed, on both CPUs: no jump is left, the text is byte-identical each time, and rmmod works
+# scenario: jump-optimized probes (issue 13): the same instruction of a test module traced with a jump and with --no-optimize gives identical snapshots (all 16 GPRs as loaded, flags, %rsp as the function recorded, the kernel stack), every hit of the optimized run comes through the jump; then whole busy functions are counted and their holders killed with SIGKILL at spread delays, also while the jumps are being installed, on both CPUs: no jump is left, the text is byte-identical each time, and rmmod works
 # scenario-needs: kinst
 # scenario-timeout: 900
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_gprtest.ko"
@@ -34,7 +34,7 @@ k=8
 run_mode() {	# run_mode opt|noopt
 	h0=$(jv hits)
 	if [ "$1" = opt ]; then
-		kt_trace_start /tmp/t.json /tmp/t.err --json "$fn+$o_add"
+		kt_trace_start /tmp/t.json /tmp/t.err --json --stack "$fn+$o_add"
 		n=0
 		until [ "$(jv installed)" = 1 ]; do
 			n=$((n + 1))
@@ -43,7 +43,7 @@ run_mode() {	# run_mode opt|noopt
 		done
 		kt_log "opt: jump installed $(( n / 10 )).$(( n % 10 )) s after tracing started"
 	else
-		kt_trace_start /tmp/t.json /tmp/t.err --json --no-optimize "$fn+$o_add"
+		kt_trace_start /tmp/t.json /tmp/t.err --json --stack --no-optimize "$fn+$o_add"
 		sleep 1
 		kt_expect_eq "noopt: jumps installed" 0 "$(jv installed)"
 	fi
@@ -75,6 +75,11 @@ run_mode() {	# run_mode opt|noopt
 		    kt_fail "noopt: the summary does not say --no-optimize"
 	fi
 	jq -c '.regs | del(.rsp)' /tmp/t.json | sort -u >/tmp/regs.$1
+	# The kernel stack at each hit (unwound from the registers alone on the
+	# jump path): the same call chain either way.
+	jq -c '[.stack[].function]' /tmp/t.json | sort -u >/tmp/stack.$1
+	kt_expect_eq "$1: distinct call chains" 1 "$(grep -c . /tmp/stack.$1)"
+	[ "$(jq -r 'length' /tmp/stack.$1)" -ge 3 ] || kt_fail "$1: a stack of fewer than 3 frames: $(cat /tmp/stack.$1)"
 	kt_expect_eq "$1: distinct snapshots other than %rsp" 1 "$(grep -c . /tmp/regs.$1)"
 	kt_expect_eq "$1: %rsp of the snapshots = the one the function recorded, run by run" \
 	    "$(cat /tmp/rsp.$1 | tr '\n' ' ')" "$(jq -r .regs.rsp /tmp/t.json | tr '\n' ' ')"
@@ -83,6 +88,7 @@ run_mode opt
 run_mode noopt
 kt_expect_eq "snapshots (all registers but %rsp, rip, rflags) optimized vs --no-optimize" \
     "$(cat /tmp/regs.noopt)" "$(cat /tmp/regs.opt)"
+kt_expect_eq "call chains optimized vs --no-optimize" "$(cat /tmp/stack.noopt)" "$(cat /tmp/stack.opt)"
 val() { printf '0x%x' $(( 0x0101010101010101 * ($1 + 1) + 0x123 )); }
 kt_expect_eq "r13 as loaded" "$(val 13)" "$(jq -r .r13 /tmp/regs.opt)"
 kt_expect_eq "r14 as loaded" "$(val 14)" "$(jq -r .r14 /tmp/regs.opt)"
