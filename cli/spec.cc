@@ -277,15 +277,7 @@ parse_spec(const std::string &text)
 	for (char c : sp.module)
 		if (!is_mod_char(c))
 			bad(text, "bad character in module name");
-	if (func.empty())
-		bad(text, "no function name");
-	if (func.size() >= KINST_NAME_MAX)
-		bad(text, "function name longer than " + std::to_string(KINST_NAME_MAX - 1) + " characters");
-	for (size_t i = 0; i < func.size(); i++)
-		if (!is_func_char(func[i], i == 0))
-			bad(text, i == 0 && func[i] >= '0' && func[i] <= '9' ?
-			    "a function name cannot start with a digit (addresses are written 0x...)" :
-			    "bad character in function name");
+	check_func(text, func);
 	sp.function = func;
 	return sp;
 }

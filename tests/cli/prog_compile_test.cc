@@ -17,31 +17,7 @@
 extern "C" {
 #include "kinst_prog.h"
 
-// Fake memory for the loads: one user page and one kernel page.
-static uint8_t umem[4096], kmem[4096];
-static const uint64_t ubase = 0x7f0000000000ull;
-static const uint64_t kbase = 0xffffffff82000000ull;
-
-static int
-window(uint64_t base, const uint8_t *m, uint64_t a, void *b, size_t n)
-{
-	if (a < base || a - base > sizeof(umem) || n > sizeof(umem) - (a - base))
-		return -1;
-	memcpy(b, m + (a - base), n);
-	return 0;
-}
-
-int
-kinst_os_read(uint64_t a, void *b, size_t n)
-{
-	return window(kbase, kmem, a, b, n);
-}
-
-int
-kinst_os_read_user(uint64_t a, void *b, size_t n)
-{
-	return window(ubase, umem, a, b, n);
-}
+#include "os_mem_window.h"	// kinst_os_read, kinst_os_read_user: umem, kmem
 
 #include "os_stack_none.h"	// kinst_agg.c's stack keys: no unwinder here
 }

@@ -800,6 +800,26 @@ kh_func_load(const struct kh_fn *fn, struct kh_stats *st)
 	return (0);
 }
 
+/*
+ * A check's start on one function: skipped (counted, and said with say)
+ * when this machine cannot run it, else counted and loaded into kh_cur.
+ * 0 when loaded.
+ */
+static int
+kh_func_begin(const struct kh_fn *fn, bool say, struct kh_stats *st)
+{
+	const char *why;
+
+	if ((why = kh_unsupported(fn)) != NULL) {
+		if (say)
+			printf("SKIPPED %s: %s\n", fn->name, why);
+		st->skipped++;
+		return (-1);
+	}
+	st->functions++;
+	return (kh_func_load(fn, st));
+}
+
 static int
 kh_boundary_index(uint64_t off)
 {
@@ -898,16 +918,9 @@ kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st)
 	struct kh_out ref;
 	uint64_t steps;
 	uint32_t in, i, nreached;
-	const char *why;
 
 	for (fn = tab; fn->name != NULL; fn++) {
-		if ((why = kh_unsupported(fn)) != NULL) {
-			printf("SKIPPED %s: %s\n", fn->name, why);
-			st->skipped++;
-			continue;
-		}
-		st->functions++;
-		if (kh_func_load(fn, st) != 0)
+		if (kh_func_begin(fn, true, st) != 0)
 			continue;
 		steps = 0;
 		for (in = 0; in < fn->ninputs; in++) {
@@ -945,15 +958,9 @@ kh_check_jopt(const struct kh_fn *tab, struct kh_jopt_stats *js,
 	uint8_t *v, *inside;
 	uint64_t off, prev, land;
 	uint32_t in, i, s, p, ntarget, nyes;
-	const char *why;
 
 	for (fn = tab; fn->name != NULL; fn++) {
-		if ((why = kh_unsupported(fn)) != NULL) {
-			st->skipped++;
-			continue;
-		}
-		st->functions++;
-		if (kh_func_load(fn, st) != 0)
+		if (kh_func_begin(fn, false, st) != 0)
 			continue;
 		v = calloc(kh_cur.size, 1);
 		inside = calloc(kh_cur.size, 1);
@@ -1599,12 +1606,7 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 	kh_sess.capbuf = capbuf;
 	kh_sess.pstats = pst;
 	for (fn = tab; fn->name != NULL; fn++) {
-		if (kh_unsupported(fn) != NULL) {
-			st->skipped++;
-			continue;
-		}
-		st->functions++;
-		if (kh_func_load(fn, st) != 0)
+		if (kh_func_begin(fn, false, st) != 0)
 			continue;
 		for (bi = 0; bi < kh_cur.nb; bi++) {
 			uint8_t img[KINST_TRAMP_SIZE];
@@ -1772,12 +1774,7 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 
 	kh_ndetail = 0;
 	for (fn = tab; fn->name != NULL; fn++) {
-		if (kh_unsupported(fn) != NULL) {
-			st->skipped++;
-			continue;
-		}
-		st->functions++;
-		if (kh_func_load(fn, st) != 0)
+		if (kh_func_begin(fn, false, st) != 0)
 			continue;
 		for (in = 0; in < fn->ninputs; in++) {
 			if (kh_reference(fn, (int)in, &kh_refs[in], st) != 0)
