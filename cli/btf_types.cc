@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Kernel types from BTF (btf_types.h).
 #include "btf_types.h"
+#include "ctf_types.h"
 
 #include <sys/stat.h>
 
@@ -10,6 +11,7 @@
 #include "error.h"
 #include "format.h"
 #include "prog_compile.h"
+#include "sources.h"
 #include "spec.h"
 
 #include "abi.h"
@@ -17,6 +19,13 @@
 #ifdef KINST_HAVE_LIBBPF
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#endif
+
+// What the live kernel's types are, for messages.
+#ifdef __FreeBSD__
+#define KINST_TYPES_FORMAT "CTF"
+#else
+#define KINST_TYPES_FORMAT "BTF"
 #endif
 
 namespace kinst {
@@ -44,21 +53,30 @@ str(const struct btf *b, uint32_t off)
 } // namespace
 
 Btf::Btf(const std::string &path, std::shared_ptr<Btf> base)
-    : base_(std::move(base)), path_(path)
+    : base_(std::move(base))
 {
+	path_ = path;
 	libbpf_set_print(nullptr);	// its warnings are ours to word
 	errno = 0;
 	b_ = base_ ? btf__parse_split(path.c_str(), base_->b_) :
 	    btf__parse(path.c_str(), nullptr);
 	if (b_ == nullptr) {
+		// libbpf says ENOENT also for an ELF file without .BTF.
 		int e = errno;
+		struct stat st;
+		if (e == ENOENT && stat(path.c_str(), &st) == 0)
+			e = ENODATA;
 		throw Error(Exit::live, path + ": " + (e == ENOENT ? "no such file" :
 		    e == EINVAL || e == EPROTO || e == ENODATA || e >= 4000 ?
-		    "not a BTF file (nor an ELF file with a .BTF section)" : strerror(e)));
+		    "neither BTF nor CTF (nor an ELF file with a .BTF or .SUNW_ctf "
+		    "section)" : strerror(e)));
 	}
 }
 
-Btf::Btf(struct btf *b) : b_(b), path_("(built)") {}
+Btf::Btf(struct btf *b) : b_(b)
+{
+	path_ = "(built)";
+}
 
 Btf::~Btf()
 {
@@ -277,11 +295,11 @@ Btf::member_names(uint32_t id) const
 
 #else /* !KINST_HAVE_LIBBPF */
 
-// FreeBSD: its kernel types are CTF, which kinstctl does not read yet.
+// Built without libbpf (FreeBSD, whose types are CTF): no BTF reader.
 Btf::Btf(const std::string &path, std::shared_ptr<Btf>)
 {
-	throw Error(Exit::live, path + ": reading kernel types is not supported here "
-	    "yet (FreeBSD keeps them as CTF; kinstctl reads only Linux's BTF)");
+	throw Error(Exit::live, path + ": a BTF file, and this kinstctl was built "
+	    "without libbpf (it reads CTF here)");
 }
 Btf::Btf(struct btf *) {}
 Btf::~Btf() {}
@@ -300,20 +318,24 @@ std::vector<std::string> Btf::member_names(uint32_t) const { return {}; }
 
 #endif /* KINST_HAVE_LIBBPF */
 
-const Btf &
+const Types &
 TypeSource::get(const std::string &why)
 {
-	if (btf_)
-		return *btf_;
-#ifndef KINST_HAVE_LIBBPF
-	throw Error(Exit::live, why + " needs kernel types: not supported here yet "
-	    "(FreeBSD keeps them as CTF; kinstctl reads only Linux's BTF)");
-#else
+	if (types_)
+		return *types_;
 	try {
 		if (!file_.empty()) {
-			btf_ = std::make_shared<Btf>(file_);
-			return *btf_;
+			// CTF (raw, or an ELF file with .SUNW_ctf), else BTF.
+			if (ctf_file(file_))
+				types_ = std::make_shared<Ctf>(file_);
+			else
+				types_ = std::make_shared<Btf>(file_);
+			return *types_;
 		}
+#ifdef __FreeBSD__
+		// The CTF in the kernel's or the module's file.
+		types_ = std::make_shared<Ctf>(live_types_file(module_));
+#else
 		const std::string dir = "/sys/kernel/btf/";
 		struct stat st;
 		if (stat((dir + "vmlinux").c_str(), &st) != 0)
@@ -321,18 +343,19 @@ TypeSource::get(const std::string &why)
 			    "without CONFIG_DEBUG_INFO_BTF); give the types with --btf FILE");
 		std::shared_ptr<Btf> base = std::make_shared<Btf>(dir + "vmlinux");
 		if (module_.empty() || module_ == "kernel") {
-			btf_ = base;
+			types_ = base;
 		} else {
 			if (stat((dir + module_).c_str(), &st) != 0)
 				throw Error(Exit::live, dir + module_ + ": not found (module " +
 				    module_ + " has no BTF, or is not loaded); give --btf FILE");
-			btf_ = std::make_shared<Btf>(dir + module_, base);
+			types_ = std::make_shared<Btf>(dir + module_, base);
 		}
-	} catch (const Error &e) {
-		throw Error(Exit::live, why + " needs kernel types (BTF): " + e.what());
-	}
-	return *btf_;
 #endif
+	} catch (const Error &e) {
+		throw Error(Exit::live, why + " needs kernel types (" + KINST_TYPES_FORMAT +
+		    "): " + e.what());
+	}
+	return *types_;
 }
 
 void
@@ -409,7 +432,7 @@ arg_register(size_t i)
 }
 
 uint64_t
-arg_value(const Btf &b, uint32_t type, uint64_t reg)
+arg_value(const Types &b, uint32_t type, uint64_t reg)
 {
 	int64_t sz = b.size(type);
 	if (sz <= 0 || sz >= 8)
@@ -422,7 +445,7 @@ arg_value(const Btf &b, uint32_t type, uint64_t reg)
 }
 
 std::vector<ArgValue>
-read_args(const Btf &b, const Btf::Func &f, const uint64_t *gpr)
+read_args(const Types &b, const Types::Func &f, const uint64_t *gpr)
 {
 	std::vector<ArgValue> out;
 	for (size_t i = 0; i < f.params.size(); i++) {
@@ -430,13 +453,13 @@ read_args(const Btf &b, const Btf::Func &f, const uint64_t *gpr)
 		uint32_t t = f.params[i].type;
 		a.name = f.params[i].name;
 		a.type = b.name(t);
-		Btf::Kind k = b.kind(t);
+		Types::Kind k = b.kind(t);
 		int64_t size = b.size(t);
 		int reg = arg_register(i);
-		a.known = reg >= 0 && size >= 1 && size <= 8 && (k == Btf::Kind::integer ||
-		    k == Btf::Kind::enumeration || k == Btf::Kind::pointer);
+		a.known = reg >= 0 && size >= 1 && size <= 8 && (k == Types::Kind::integer ||
+		    k == Types::Kind::enumeration || k == Types::Kind::pointer);
 		if (a.known) {
-			a.pointer = k == Btf::Kind::pointer;
+			a.pointer = k == Types::Kind::pointer;
 			a.sgn = b.is_signed(t);
 			a.value = arg_value(b, t, gpr[reg]);
 		}

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Kernel types from BTF (libbpf's BTF API), for trace --args and the
-// typed parts of the expression language (prog_compile.h): function
-// prototypes, struct/union member offsets, integer sizes and signedness.
+// Kernel types, for trace --args and the typed parts of the expression
+// language (prog_compile.h): function prototypes, struct/union member
+// offsets, integer sizes and signedness.  Two formats behind one interface
+// (Types): Linux's BTF through libbpf's BTF API (Btf, here), FreeBSD's CTF
+// through kinstctl's own reader (Ctf, ctf_types.h).
 //
-// Where the types come from: --btf FILE (raw BTF or an ELF file with a .BTF
-// section), else /sys/kernel/btf/vmlinux and, for a module's function,
-// /sys/kernel/btf/MODULE (split BTF on top of vmlinux).  FreeBSD keeps its
-// types as CTF, which is not read yet: there every typed feature says so.
-// Types are loaded only when an expression or --args needs them, so that
-// everything else works as before on a kernel without BTF.
+// Where the types come from: --btf FILE (raw BTF, raw CTF, or an ELF file
+// with a .BTF or .SUNW_ctf section); else, on Linux, /sys/kernel/btf/vmlinux
+// and, for a module's function, /sys/kernel/btf/MODULE (split BTF on top of
+// vmlinux); on FreeBSD the .SUNW_ctf section of the kernel's or the
+// module's file.  Types are loaded only when an expression or --args needs
+// them, so that everything else works as before on a kernel without them.
 #ifndef KINSTCTL_BTF_TYPES_H
 #define KINSTCTL_BTF_TYPES_H
 
@@ -22,33 +24,31 @@ struct btf;
 
 namespace kinst {
 
-// One loaded type graph (vmlinux, or a module's split on top of it).
-class Btf {
+// One loaded type graph: the kernel's, or a module's on top of it.  Ids
+// are the format's own (BTF type ids, CTF type ids); 0 is void.
+class Types {
 public:
-	// Loads path (raw BTF or ELF), split on top of base when not null.
-	// Throws Error(Exit::live, "<path>: <why>").
-	Btf(const std::string &path, std::shared_ptr<Btf> base = nullptr);
-	// Takes b (a btf built in memory, tests); Btf frees it.
-	explicit Btf(struct btf *b);
-	~Btf();
-	Btf(const Btf &) = delete;
-	Btf &operator=(const Btf &) = delete;
+	virtual ~Types() = default;
+	Types() = default;
+	Types(const Types &) = delete;
+	Types &operator=(const Types &) = delete;
 
 	std::string path() const { return path_; }
+	virtual const char *format() const = 0;	// "BTF", "CTF"
 
 	// The types a value can have, after typedefs and qualifiers.
 	enum class Kind { void_, integer, pointer, enumeration, structure,
 	    union_, array, function, floating, other };
-	uint32_t resolve(uint32_t id) const;	// through typedef/const/...
-	Kind kind(uint32_t id) const;		// of resolve(id)
-	int64_t size(uint32_t id) const;	// bytes, -1 if it has none
-	bool is_signed(uint32_t id) const;	// a signed integer or enum
-	uint32_t pointee(uint32_t id) const;	// pointer / array element
-	uint32_t array_len(uint32_t id) const;
+	virtual uint32_t resolve(uint32_t id) const = 0;	// through typedef/const/...
+	virtual Kind kind(uint32_t id) const = 0;		// of resolve(id)
+	virtual int64_t size(uint32_t id) const = 0;	// bytes, -1 if it has none
+	virtual bool is_signed(uint32_t id) const = 0;	// a signed integer or enum
+	virtual uint32_t pointee(uint32_t id) const = 0;	// pointer / array element
+	virtual uint32_t array_len(uint32_t id) const = 0;
 	// The C spelling: "unsigned int", "struct file *", "loff_t".
-	std::string name(uint32_t id) const;
+	virtual std::string name(uint32_t id) const = 0;
 
-	// A function's prototype from its BTF FUNC.
+	// A function's prototype.
 	struct Param {
 		std::string name;
 		uint32_t type;
@@ -59,13 +59,14 @@ public:
 		std::vector<Param> params;
 		bool variadic = false;
 	};
-	// Throws Error(Exit::unknown_function) when there is no FUNC of that name.
-	Func func(const std::string &name) const;
+	// Throws Error(Exit::unknown_function) when there is no function of
+	// that name.
+	virtual Func func(const std::string &name) const = 0;
 
 	// A struct or union by tag ("file"), or a typedef/integer by name; 0
 	// if none.
-	uint32_t find_tagged(const std::string &tag, bool is_union) const;
-	uint32_t find_named(const std::string &name) const;
+	virtual uint32_t find_tagged(const std::string &tag, bool is_union) const = 0;
+	virtual uint32_t find_named(const std::string &name) const = 0;
 
 	// A member of the struct/union id (resolved), looked up also inside
 	// anonymous struct/union members.  found == false: no such member.
@@ -75,14 +76,41 @@ public:
 		uint32_t bit_offset = 0;	// from the start of the outer object
 		uint32_t bitfield = 0;		// bits, 0 unless a bitfield
 	};
-	Member member(uint32_t id, const std::string &name) const;
+	virtual Member member(uint32_t id, const std::string &name) const = 0;
 	// Every member name (anonymous members' included), for suggestions.
-	std::vector<std::string> member_names(uint32_t id) const;
+	virtual std::vector<std::string> member_names(uint32_t id) const = 0;
+
+protected:
+	std::string path_;
+};
+
+// Linux's BTF, through libbpf's BTF API.
+class Btf : public Types {
+public:
+	// Loads path (raw BTF or ELF), split on top of base when not null.
+	// Throws Error(Exit::live, "<path>: <why>").
+	Btf(const std::string &path, std::shared_ptr<Btf> base = nullptr);
+	// Takes b (a btf built in memory, tests); Btf frees it.
+	explicit Btf(struct btf *b);
+	~Btf() override;
+
+	const char *format() const override { return "BTF"; }
+	uint32_t resolve(uint32_t id) const override;
+	Kind kind(uint32_t id) const override;
+	int64_t size(uint32_t id) const override;
+	bool is_signed(uint32_t id) const override;
+	uint32_t pointee(uint32_t id) const override;
+	uint32_t array_len(uint32_t id) const override;
+	std::string name(uint32_t id) const override;
+	Func func(const std::string &name) const override;
+	uint32_t find_tagged(const std::string &tag, bool is_union) const override;
+	uint32_t find_named(const std::string &name) const override;
+	Member member(uint32_t id, const std::string &name) const override;
+	std::vector<std::string> member_names(uint32_t id) const override;
 
 private:
 	struct btf *b_ = nullptr;
 	std::shared_ptr<Btf> base_;
-	std::string path_;
 	void collect(uint32_t id, std::vector<std::string> &out) const;
 	bool find_member(uint32_t id, const std::string &name, uint32_t off,
 	    Member &m) const;
@@ -97,11 +125,11 @@ public:
 	    : file_(std::move(file)), module_(std::move(module)) {}
 	// The types, or Error(Exit::live, "<why> needs kernel types (BTF):
 	// <what is missing>; ...") naming what was looked for.
-	const Btf &get(const std::string &why);
-	bool loaded() const { return btf_ != nullptr; }
+	const Types &get(const std::string &why);
+	bool loaded() const { return types_ != nullptr; }
 private:
 	std::string file_, module_;
-	std::shared_ptr<Btf> btf_;
+	std::shared_ptr<Types> types_;
 };
 
 struct Spec;
@@ -130,7 +158,7 @@ int arg_register(size_t index);
 
 // One argument's value from its register as its type says: a narrower
 // integer truncated, then sign- or zero-extended.
-uint64_t arg_value(const Btf &b, uint32_t type, uint64_t reg);
+uint64_t arg_value(const Types &b, uint32_t type, uint64_t reg);
 
 // trace --args: each argument's value from the entry's registers (gpr in
 // enum kinst_gpr order).  known is false for what is not in a register
@@ -143,7 +171,7 @@ struct ArgValue {
 	bool sgn = false;
 	uint64_t value = 0;
 };
-std::vector<ArgValue> read_args(const Btf &b, const Btf::Func &f,
+std::vector<ArgValue> read_args(const Types &b, const Types::Func &f,
     const uint64_t *gpr);
 // "ksys_read(fd=3, buf=0x7ffc0000, count=7)"; and the JSON object's
 // values: integers as numbers, pointers as "0x..." strings, unknown null.

@@ -2,7 +2,7 @@
 // The running FreeBSD kernel: the kernel file (kern.bootfile) and every
 // loaded module's file (kldnext/kldstat), read as ELF; module functions are
 // placed at their live addresses with kldsym(2).  Function bytes come from
-// the files.  Not testable on the Linux build host; compiled only on FreeBSD.
+// the files, and so do the types (their .SUNW_ctf, ctf_types.h).  Not testable on the Linux build host; compiled only on FreeBSD.
 #ifdef __FreeBSD__
 
 #include <sys/param.h>
@@ -56,6 +56,31 @@ load_live_symbols(SymbolTable &syms)
 	}
 	if (syms.modules().empty())
 		throw Error(Exit::live, "no loaded kernel files found (give them with --kernel/--module)");
+}
+
+std::string
+live_types_file(const std::string &module)
+{
+	if (module.empty() || module == "kernel") {
+		char boot[MAXPATHLEN];
+		size_t len = sizeof(boot);
+		if (sysctlbyname("kern.bootfile", boot, &len, nullptr, 0) != 0)
+			throw Error(Exit::live, std::string("sysctl kern.bootfile: ") +
+			    strerror(errno) + " (give the types with --btf FILE)");
+		boot[sizeof(boot) - 1] = '\0';
+		return boot;
+	}
+	for (int id = kldnext(0); id > 0; id = kldnext(id)) {
+		struct kld_file_stat st;
+		memset(&st, 0, sizeof(st));
+		st.version = sizeof(st);
+		if (kldstat(id, &st) == 0 && module_name_from_path(st.name) == module) {
+			st.pathname[sizeof(st.pathname) - 1] = '\0';
+			return st.pathname;
+		}
+	}
+	throw Error(Exit::live, "module " + module + " is not loaded (give the types "
+	    "with --btf FILE)");
 }
 
 } // namespace kinst

@@ -101,7 +101,7 @@ private:
 	const std::string &what_;
 	bool capture_;
 	const TypeEnv *env_;
-	std::unique_ptr<Btf::Func> proto_;	// env_->func's, once read
+	std::unique_ptr<Types::Func> proto_;	// env_->func's, once read
 	size_t pos_ = 0;
 	int depth_ = 0;
 	unsigned loads_ = 0;
@@ -314,7 +314,7 @@ private:
 
 	// ---- types (btf_types.h) ----
 
-	const Btf &btf()
+	const Types &btf()
 	{
 		if (env_ == nullptr || env_->types == nullptr)
 			fail("kernel types are not available to " + what_);
@@ -355,8 +355,8 @@ private:
 	{
 		if (t.ptrs > 0)
 			return true;
-		Btf::Kind k = btf().kind(t.id);
-		return k == Btf::Kind::pointer || k == Btf::Kind::array;
+		Types::Kind k = btf().kind(t.id);
+		return k == Types::Kind::pointer || k == Types::Kind::array;
 	}
 	CType pointee(const CType &t)
 	{
@@ -364,9 +364,9 @@ private:
 			return CType{t.id, t.ptrs - 1};
 		return CType{btf().pointee(t.id), 0};
 	}
-	Btf::Kind kind(const CType &t)
+	Types::Kind kind(const CType &t)
 	{
-		return t.ptrs > 0 ? Btf::Kind::pointer : btf().kind(t.id);
+		return t.ptrs > 0 ? Types::Kind::pointer : btf().kind(t.id);
 	}
 	// "a struct file", "an int".
 	static std::string art(const std::string &n)
@@ -391,9 +391,9 @@ private:
 		v.typed = true;
 		v.t = t;
 		switch (kind(t)) {
-		case Btf::Kind::integer:
-		case Btf::Kind::enumeration:
-		case Btf::Kind::pointer: {
+		case Types::Kind::integer:
+		case Types::Kind::enumeration:
+		case Types::Kind::pointer: {
 			int64_t size = t.ptrs > 0 ? 8 : btf().size(t.id);
 			if (size != 1 && size != 2 && size != 4 && size != 8)
 				fail_at(at, "cannot read " + art(tname(t)) + " (" +
@@ -404,12 +404,12 @@ private:
 				sign_extend((unsigned)(8 * size));
 			return v;
 		}
-		case Btf::Kind::structure:
-		case Btf::Kind::union_:
-		case Btf::Kind::array:
+		case Types::Kind::structure:
+		case Types::Kind::union_:
+		case Types::Kind::array:
 			v.lval = true;
 			return v;
-		case Btf::Kind::void_:
+		case Types::Kind::void_:
 			fail_at(at, "cannot read through a void pointer: cast it first, "
 			    "e.g. *(u32)ADDR or ((struct NAME *)ADDR)->member");
 		default:
@@ -423,7 +423,7 @@ private:
 	{
 		if (!v.lval)
 			return v;
-		if (kind(v.t) == Btf::Kind::array) {
+		if (kind(v.t) == Types::Kind::array) {
 			v.lval = false;
 			return v;
 		}
@@ -475,15 +475,15 @@ private:
 	// the stack.
 	Val member(const CType &t, size_t at)
 	{
-		Btf::Kind k = kind(t);
-		if (k != Btf::Kind::structure && k != Btf::Kind::union_)
+		Types::Kind k = kind(t);
+		if (k != Types::Kind::structure && k != Types::Kind::union_)
 			fail_at(at, art(tname(t)) + " has no members");
 		skip_ws();
 		size_t nat = pos_;
 		std::string n = ident();
 		if (n.empty())
 			fail("expected a member name");
-		Btf::Member m = btf().member(t.id, n);
+		Types::Member m = btf().member(t.id, n);
 		if (!m.found) {
 			std::string dym = did_you_mean(n, btf().member_names(t.id));
 			fail_at(nat, "no member '" + n + "' in " + tname(t) +
@@ -593,13 +593,13 @@ private:
 		size_t oat = pos_;
 		Val v = rvalue(unary(), oat);
 		(void)v;
-		Btf::Kind k = kind(t);
+		Types::Kind k = kind(t);
 		Val r;
 		r.typed = true;
 		r.t = t;
-		if (k == Btf::Kind::pointer)
+		if (k == Types::Kind::pointer)
 			return r;
-		if (k == Btf::Kind::integer || k == Btf::Kind::enumeration) {
+		if (k == Types::Kind::integer || k == Types::Kind::enumeration) {
 			r.sgn = btf().is_signed(t.id);
 			narrow(btf().size(t.id), r.sgn);
 			return r;
@@ -610,12 +610,12 @@ private:
 
 	// ---- arguments at a function's entry ----
 
-	const Btf::Func *proto()
+	const Types::Func *proto()
 	{
 		if (env_ == nullptr || env_->func.empty())
 			return nullptr;
 		if (!proto_)
-			proto_ = std::make_unique<Btf::Func>(btf().func(env_->func));
+			proto_ = std::make_unique<Types::Func>(btf().func(env_->func));
 		return proto_.get();
 	}
 
@@ -625,7 +625,7 @@ private:
 	{
 		if (env_ == nullptr || env_->func.empty() || env_->types == nullptr)
 			return -1;
-		const Btf::Func *f = proto();
+		const Types::Func *f = proto();
 		for (size_t i = 0; i < f->params.size(); i++)
 			if (f->params[i].name == n)
 				return (int)i;
@@ -641,7 +641,7 @@ private:
 				fail_at(at, "args." + n + ": " + why);
 			fail_at(at, "unknown name '" + n + "'" + (env_ ? " (" + why + ")" : ""));
 		}
-		const Btf::Func *f;
+		const Types::Func *f;
 		try {
 			f = proto();
 		} catch (const Error &e) {
@@ -670,10 +670,10 @@ private:
 			fail_at(at, "argument '" + n + "' is the " + std::to_string(i + 1) +
 			    "th: only the first six (passed in registers) can be read");
 		CType t{f->params[(size_t)i].type, 0};
-		Btf::Kind k = kind(t);
+		Types::Kind k = kind(t);
 		int64_t size = btf().size(t.id);
-		if ((k != Btf::Kind::integer && k != Btf::Kind::enumeration &&
-		    k != Btf::Kind::pointer) || size < 1 || size > 8)
+		if ((k != Types::Kind::integer && k != Types::Kind::enumeration &&
+		    k != Types::Kind::pointer) || size < 1 || size > 8)
 			fail_at(at, "argument '" + n + "' is " + art(tname(t)) +
 			    ": only integers and pointers can be read");
 		env_->used_args = true;

@@ -28,6 +28,12 @@ void load_symbols(const SourceOptions &o, SymbolTable &syms);
 // The running system (implemented per OS in live_*.cc).
 void load_live_symbols(SymbolTable &syms);
 
+#ifdef __FreeBSD__
+// The file whose .SUNW_ctf holds the types of module ("" or "kernel": the
+// kernel, kern.bootfile) in the running system.  Throws Error(Exit::live).
+std::string live_types_file(const std::string &module);
+#endif
+
 } // namespace kinst
 
 #endif

@@ -353,8 +353,8 @@ comm_of(const struct kinst_hit_record &h)
 
 // --args: the prototype whose arguments each hit prints.
 struct ArgsView {
-	const Btf *btf = nullptr;
-	Btf::Func func;
+	const Types *btf = nullptr;
+	Types::Func func;
 };
 
 void

@@ -272,6 +272,16 @@ ATF_TEST_CASE_BODY(fuzz_regressions)
 			fuzz_cli_spec_one(b.data(), b.size());
 			n++;
 		}
+	size_t nctf = 0;
+	for (const char *dir : {"/regress/cli_ctf", "/corpus/fuzz_cli_ctf"})
+		for (const auto &f : files_in(fuzz + dir)) {
+			auto b = slurp(f);
+			fuzz_cli_ctf_one(b.data(), b.size());
+			nctf++;
+		}
+	if (nctf == 0)
+		ATF_FAIL("no CTF fuzz inputs found under " + fuzz);
+	n += nctf;
 	if (n == 0)
 		ATF_FAIL("no fuzz inputs found under " + fuzz);
 	std::cout << "replayed " << n << " fuzz inputs\n";

@@ -9,7 +9,8 @@ if(TARGET kinstctl_core)
   pkg_check_modules(CAPSTONE REQUIRED IMPORTED_TARGET capstone)
   pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
   pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
-  foreach(t fuzz_cli_elf fuzz_cli_spec)
+  pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
+  foreach(t fuzz_cli_elf fuzz_cli_spec fuzz_cli_ctf)
     # kinstctl uses only the decoder and the classifier from common/.
     add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
       ${CMAKE_SOURCE_DIR}/common/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/kinst_classify.c)
@@ -18,6 +19,6 @@ if(TARGET kinstctl_core)
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})
     target_link_options(${t} PRIVATE ${_kinst_fuzz_flags})
     target_link_libraries(${t} PRIVATE kinst_common PkgConfig::CAPSTONE PkgConfig::LIBELF
-      PkgConfig::LIBDW nlohmann_json::nlohmann_json)
+      PkgConfig::LIBDW PkgConfig::ZLIB nlohmann_json::nlohmann_json)
   endforeach()
 endif()

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "ctf_types.h"
 #include "disasm.h"
 #include "elf_image.h"
 #include "error.h"
@@ -60,6 +61,49 @@ fuzz_cli_spec_one(const uint8_t *data, size_t size)
 			__builtin_trap();
 	} catch (const Error &e) {
 		if (e.code() != Exit::bad_spec)
+			__builtin_trap();
+	}
+}
+
+// CTF reader: any bytes as a .SUNW_ctf section, with a symbol table of
+// eight functions.  Loading may fail (Exit::live); a loaded dictionary
+// answers every query on every type.
+inline void
+fuzz_cli_ctf_one(const uint8_t *data, size_t size)
+{
+	std::vector<Ctf::Sym> syms;
+	for (int i = 0; i < 8; i++) {
+		Ctf::Sym y;
+		y.name = "f" + std::to_string(i);
+		y.type = 2;	// STT_FUNC
+		y.shndx = 1;
+		syms.push_back(y);
+	}
+	std::vector<uint8_t> sec(data, data + size);
+	try {
+		Ctf c(sec, syms, std::string("ext\0names\0", 10), "fuzz");
+		size_t n = c.type_count() < 4096 ? c.type_count() : 4096;
+		for (uint32_t id = 0; id <= n; id++) {
+			(void)c.name(id);
+			(void)c.size(id);
+			(void)c.kind(id);
+			(void)c.is_signed(id);
+			(void)c.pointee(id);
+			(void)c.array_len(id);
+			(void)c.member(id, "x");
+			(void)c.member_names(id);
+		}
+		for (const auto &y : syms)
+			try {
+				Types::Func f = c.func(y.name);
+				for (const auto &p : f.params)
+					(void)c.name(p.type);
+			} catch (const Error &e) {
+				if (e.code() != Exit::unknown_function)
+					__builtin_trap();
+			}
+	} catch (const Error &e) {
+		if (e.code() != Exit::live)
 			__builtin_trap();
 	}
 }
