@@ -293,6 +293,36 @@ Btf::member_names(uint32_t id) const
 	return v;
 }
 
+bool
+Btf::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
+{
+	if (!enums_made_) {
+		enums_made_ = true;
+		uint32_t count = btf__type_cnt(b_);
+		for (uint32_t id = 1; id < count; id++) {
+			const struct btf_type *t = btf__type_by_id(b_, id);
+			if (btf_is_enum(t)) {
+				const struct btf_enum *e = btf_enum(t);
+				for (uint16_t i = 0; i < btf_vlen(t); i++)
+					enums_.emplace(str(b_, e[i].name_off), std::make_pair(
+					    btf_kflag(t) ? (int64_t)e[i].val :
+					    (int64_t)(uint32_t)e[i].val, id));
+			} else if (btf_is_enum64(t)) {
+				const struct btf_enum64 *e = btf_enum64(t);
+				for (uint16_t i = 0; i < btf_vlen(t); i++)
+					enums_.emplace(str(b_, e[i].name_off), std::make_pair(
+					    (int64_t)btf_enum64_value(e + i), id));
+			}
+		}
+	}
+	auto it = enums_.find(n);
+	if (it == enums_.end())
+		return false;
+	value = it->second.first;
+	type = it->second.second;
+	return true;
+}
+
 #else /* !KINST_HAVE_LIBBPF */
 
 // Built without libbpf (FreeBSD, whose types are CTF): no BTF reader.
@@ -315,6 +345,7 @@ uint32_t Btf::find_tagged(const std::string &, bool) const { return 0; }
 uint32_t Btf::find_named(const std::string &) const { return 0; }
 Btf::Member Btf::member(uint32_t, const std::string &) const { return Member{}; }
 std::vector<std::string> Btf::member_names(uint32_t) const { return {}; }
+bool Btf::enumerator(const std::string &, int64_t &, uint32_t &) const { return false; }
 
 #endif /* KINST_HAVE_LIBBPF */
 

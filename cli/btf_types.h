@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct btf;
@@ -79,6 +81,10 @@ public:
 	virtual Member member(uint32_t id, const std::string &name) const = 0;
 	// Every member name (anonymous members' included), for suggestions.
 	virtual std::vector<std::string> member_names(uint32_t id) const = 0;
+	// An enumerator by name (e.g. PIDTYPE_TGID): its value and its enum
+	// type.  The first enum that defines the name wins.
+	virtual bool enumerator(const std::string &name, int64_t &value,
+	    uint32_t &type) const = 0;
 
 protected:
 	std::string path_;
@@ -107,9 +113,14 @@ public:
 	uint32_t find_named(const std::string &name) const override;
 	Member member(uint32_t id, const std::string &name) const override;
 	std::vector<std::string> member_names(uint32_t id) const override;
+	bool enumerator(const std::string &name, int64_t &value,
+	    uint32_t &type) const override;
 
 private:
 	struct btf *b_ = nullptr;
+	// Enumerators by name, made on the first lookup.
+	mutable std::unordered_map<std::string, std::pair<int64_t, uint32_t>> enums_;
+	mutable bool enums_made_ = false;
 	std::shared_ptr<Btf> base_;
 	void collect(uint32_t id, std::vector<std::string> &out) const;
 	bool find_member(uint32_t id, const std::string &name, uint32_t off,

@@ -229,8 +229,10 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 			if (p + vbytes > stroff_)
 				break;
 			for (uint32_t i = 0; i < t.vlen; i++) {
-				str(b.u32(p + 8ull * i));	// the name is there
-				if ((int32_t)b.u32(p + 8ull * i + 4) < 0)
+				int32_t val = (int32_t)b.u32(p + 8ull * i + 4);
+				enums_.emplace(str(b.u32(p + 8ull * i)),
+				    std::make_pair((int64_t)val, id));
+				if (val < 0)
 					t.negative = true;
 			}
 			break;
@@ -733,6 +735,17 @@ Ctf::member_names(uint32_t id) const
 	std::vector<std::string> v;
 	collect(id, v, 0);
 	return v;
+}
+
+bool
+Ctf::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
+{
+	auto it = enums_.find(n);
+	if (it == enums_.end())
+		return false;
+	value = it->second.first;
+	type = it->second.second;
+	return true;
 }
 
 } // namespace kinst

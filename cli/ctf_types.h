@@ -63,6 +63,8 @@ public:
 	uint32_t find_named(const std::string &name) const override;
 	Member member(uint32_t id, const std::string &name) const override;
 	std::vector<std::string> member_names(uint32_t id) const override;
+	bool enumerator(const std::string &name, int64_t &value,
+	    uint32_t &type) const override;
 
 private:
 	struct T {
@@ -95,6 +97,7 @@ private:
 	std::vector<uint32_t> args_;
 	std::unordered_map<std::string, F> funcs_;
 	std::unordered_map<std::string, uint32_t> structs_, unions_, typedefs_, ints_;
+	std::unordered_map<std::string, std::pair<int64_t, uint32_t>> enums_;
 
 	void load(const std::vector<uint8_t> &section, const std::vector<Sym> &syms);
 	std::string str(uint32_t ref) const;

@@ -106,6 +106,16 @@ private:
 	int depth_ = 0;
 	unsigned loads_ = 0;
 	std::vector<struct kinst_pinsn> code_;
+	// The last read of an object in memory, for '&': its instructions
+	// are code_[begin, end) (the load and any sign extension; none for a
+	// struct, union or array), typed or not.
+	struct Object {
+		bool valid = false;
+		size_t begin = 0, end = 0;
+		bool loaded = false;
+		bool typed = false;
+		CType t;
+	} last_;
 
 	[[noreturn]] void fail_at(size_t at, const std::string &why)
 	{
@@ -240,7 +250,11 @@ private:
 			Val p = rvalue(unary(), oat);
 			if (size == 0 && p.typed && is_ptr(p.t))
 				return postfix(access(pointee(p.t), at));
+			size_t b = code_.size();
 			load(size ? size : 8, at);
+			last_ = Object{true, b, code_.size(), true, false, CType{}};
+		} else if (s_.compare(pos_, 2, "&&") != 0 && eat("&")) {
+			return address_of(at);
 		} else
 			return postfix(primary());
 		return v;
@@ -307,9 +321,40 @@ private:
 			if (n.empty())
 				fail("expected an argument name after 'args.'");
 			return argument(n, nat, true);
-		} else
+		} else if (enumerator(id, v))
+			return v;
+		else
 			return argument(id, at, false);
 		return v;
+	}
+
+	// An enumerator of the kernel's types (PIDTYPE_TGID), unless an
+	// argument has that name (it hides it, as in C).  False when there
+	// are no types: the name is then reported as unknown.
+	bool enumerator(const std::string &n, Val &v)
+	{
+		if (env_ == nullptr || env_->types == nullptr)
+			return false;
+		try {
+			if (arg_index(n) >= 0)
+				return false;
+		} catch (const Error &) {
+		}
+		const Types *types;
+		try {
+			types = &btf();
+		} catch (const Error &) {
+			return false;
+		}
+		int64_t val;
+		uint32_t type;
+		if (!types->enumerator(n, val, type))
+			return false;
+		emit(KINST_OP_IMM, 0, (uint64_t)val);
+		v.typed = true;
+		v.t = CType{type, 0};
+		v.sgn = types->is_signed(type);
+		return true;
 	}
 
 	// ---- types (btf_types.h) ----
@@ -398,16 +443,19 @@ private:
 			if (size != 1 && size != 2 && size != 4 && size != 8)
 				fail_at(at, "cannot read " + art(tname(t)) + " (" +
 				    std::to_string(size) + " bytes): only 1, 2, 4 or 8");
+			size_t b = code_.size();
 			load((uint8_t)size, at);
 			v.sgn = t.ptrs == 0 && btf().is_signed(t.id);
 			if (v.sgn && size < 8)
 				sign_extend((unsigned)(8 * size));
+			last_ = Object{true, b, code_.size(), true, true, t};
 			return v;
 		}
 		case Types::Kind::structure:
 		case Types::Kind::union_:
 		case Types::Kind::array:
 			v.lval = true;
+			last_ = Object{true, code_.size(), code_.size(), false, true, t};
 			return v;
 		case Types::Kind::void_:
 			fail_at(at, "cannot read through a void pointer: cast it first, "
@@ -415,6 +463,25 @@ private:
 		default:
 			fail_at(at, "cannot read " + art(tname(t)) + ": not an integer or a pointer");
 		}
+	}
+
+	// &OBJECT: the address of what OBJECT reads, i.e. its instructions
+	// without the final read.  Typed: a pointer to the object's type.
+	Val address_of(size_t at)
+	{
+		last_ = Object{};
+		(void)unary();
+		if (!last_.valid || last_.end != code_.size())
+			fail_at(at, "'&' needs an object in memory: a member (->NAME, .NAME), "
+			    "an element ([I]) or *ADDR");
+		code_.resize(last_.begin);
+		if (last_.loaded)
+			loads_--;
+		Val v;
+		v.typed = last_.typed;
+		v.t = CType{last_.t.id, last_.t.ptrs + 1};
+		last_ = Object{};
+		return v;
 	}
 
 	// A value where a number is needed: a struct is not one; an array

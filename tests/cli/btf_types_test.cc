@@ -129,6 +129,16 @@ write_btf()
 	btf__add_func_param(b, "c", t_uchar);
 	int last = btf__add_func(b, "byval", BTF_FUNC_GLOBAL, p);
 	ATF_REQUIRE(last > 0);
+	// Enumerators; "count" is also vfs_read's argument, which hides it.
+	ATF_REQUIRE(btf__add_enum(b, "whence_e", 4) > 0);
+	btf__add_enum_value(b, "W_SET", 0);
+	btf__add_enum_value(b, "W_CUR", 1);
+	btf__add_enum_value(b, "W_END", 2);
+	ATF_REQUIRE(btf__add_enum(b, "neg", 4) > 0);
+	btf__add_enum_value(b, "N_MINUS", -1);
+	btf__add_enum_value(b, "N_ONE", 1);
+	ATF_REQUIRE(btf__add_enum(b, "shadow", 4) > 0);
+	btf__add_enum_value(b, "count", 99);
 
 	uint32_t size = 0;
 	const void *raw = btf__raw_data(b, &size);
@@ -400,7 +410,7 @@ ATF_TEST_CASE_BODY(errors)
 		require_has(e.what(), "nosuch: no function of that name in the kernel's types");
 	}
 	Fixture e("");
-	require_has(e.error("count == 1"), "column 1: unknown name 'count' (not at an entry (test))");
+	require_has(e.error("cnt == 1"), "column 1: unknown name 'cnt' (not at an entry (test))");
 	require_has(e.error("args.count"), "column 6: args.count: not at an entry (test)");
 
 	// No types at all: a clear error, only when an expression needs them.
@@ -456,6 +466,53 @@ ATF_TEST_CASE_BODY(entry_and_suggestions)
 	ATF_REQUIRE_EQ(did_you_mean("zzzzzz", {"f_pos"}), "");
 }
 
+
+// Enumerators by name, and '&' (the address of what an expression reads),
+// through the fixture's types.
+static void
+check_enums_and_addresses(const std::string &types)
+{
+	Fixture g("ksys_lseek", types);
+	g.regs.gpr[KINST_RDX] = 2;
+	ATF_REQUIRE_EQ(g.eval("W_END"), 2u);
+	ATF_REQUIRE_EQ(g.eval("args." + std::string(types.empty() ? "whence" : "arg2") +
+	    " == W_END"), 1u);
+	ATF_REQUIRE_EQ(g.eval("N_MINUS"), (uint64_t)-1);
+	ATF_REQUIRE_EQ(g.eval("N_MINUS < 0"), 1u);	// a signed enum compares signed
+	ATF_REQUIRE_EQ(g.eval("W_CUR < N_ONE + 1"), 1u);
+	require_has(g.error("W_ENDD == 1"), "unknown name 'W_ENDD'");
+	Fixture f(types.empty() ? "vfs_read" : "", types);
+	f.regs.gpr[KINST_RDX] = 7;
+	if (types.empty())
+		ATF_REQUIRE_EQ(f.eval("count"), 7u);	// the argument, not the enumerator
+	else
+		ATF_REQUIRE_EQ(f.eval("count"), 99u);	// no argument names in CTF
+
+	Fixture a("", types);
+	a.regs.gpr[KINST_RDI] = FILE_AT;
+	a.regs.gpr[KINST_RSI] = INODE_AT;
+	ATF_REQUIRE_EQ(a.eval("&((struct file *)rdi)->f_pos"), FILE_AT + 24);
+	ATF_REQUIRE_EQ(a.eval("*&((struct file *)rdi)->f_pos"), (uint64_t)-5);
+	ATF_REQUIRE_EQ(a.eval("&((struct file *)rdi)->f_owner"), FILE_AT + 32);
+	ATF_REQUIRE_EQ(a.eval("(&((struct file *)rdi)->f_owner)->b"), (uint64_t)-300);
+	ATF_REQUIRE_EQ(a.eval("&((struct file *)rdi)->f_inode->i_name[2]"), INODE_AT + 34);
+	ATF_REQUIRE_EQ(a.eval("&((struct inode *)rsi)->i_sb->s_magic"), SB_AT + 32);
+	ATF_REQUIRE_EQ(a.eval("&*(u32)rdi"), FILE_AT);
+	ATF_REQUIRE_EQ(a.eval("&(((struct file *)rdi)->f_flags) - rdi"), 48u);
+	ATF_REQUIRE_EQ(a.eval("&((struct file *)rdi)->f_inode->i_sb", true), INODE_AT + 24);
+	// Still a binary AND, and still a logical one.
+	ATF_REQUIRE_EQ(a.eval("rdi & 0xff"), FILE_AT & 0xff);
+	ATF_REQUIRE_EQ(a.eval("rdi && rsi"), 1u);
+	require_has(a.error("&rdi"), "column 1: '&' needs an object in memory");
+	require_has(a.error("&W_END"), "'&' needs an object in memory");
+	require_has(a.error("&(((struct file *)rdi)->f_count + 1)"), "'&' needs an object in memory");
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(enums_and_address_of);
+ATF_TEST_CASE_BODY(enums_and_address_of)
+{
+	check_enums_and_addresses("");
+}
 
 // ---- CTF (cli/ctf_types.cc) ----
 //
@@ -769,7 +826,9 @@ build_ctf(int version, bool compress, std::vector<TSym> &syms)
 	// CTF only.
 	uint32_t t_pad = w.array(t_char, t_int, 69992);
 	(void)w.sou(6, "big", 70000, {{"pad", t_pad, 0}, {"far", t_long, 69992ull * 8}});
+	(void)w.enumeration("whence_e", {{"W_SET", 0}, {"W_CUR", 1}, {"W_END", 2}});
 	(void)w.enumeration("neg", {{"N_MINUS", -1}, {"N_ONE", 1}});
+	(void)w.enumeration("shadow", {{"count", 99}});
 	(void)w.enumeration("pos", {{"P_ZERO", 0}, {"P_ONE", 1}});
 	(void)w.ref(9, 7, "fwd_only");				// union fwd_only;
 	(void)w.ref(10, w.ref(12, w.ref(11, t_int)), "cv_int");	// const volatile int
@@ -817,6 +876,13 @@ ATF_TEST_CASE_BODY(ctf_members)
 			ATF_REQUIRE_EQ(std::string(f.src.get("test").format()), "CTF");
 			check_members(f);
 		}
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(ctf_enums_and_address_of);
+ATF_TEST_CASE_BODY(ctf_enums_and_address_of)
+{
+	check_enums_and_addresses(write_ctf(3, true));
+	check_enums_and_addresses(write_ctf(2, false));
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(ctf_same_as_btf);
@@ -1099,7 +1165,9 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, arguments);
 	ATF_ADD_TEST_CASE(tcs, errors);
 	ATF_ADD_TEST_CASE(tcs, entry_and_suggestions);
+	ATF_ADD_TEST_CASE(tcs, enums_and_address_of);
 	ATF_ADD_TEST_CASE(tcs, ctf_members);
+	ATF_ADD_TEST_CASE(tcs, ctf_enums_and_address_of);
 	ATF_ADD_TEST_CASE(tcs, ctf_same_as_btf);
 	ATF_ADD_TEST_CASE(tcs, ctf_only);
 	ATF_ADD_TEST_CASE(tcs, ctf_corrupt);
