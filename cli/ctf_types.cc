@@ -131,6 +131,12 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 	if (end > max_data)
 		corrupt("the data would be " + std::to_string(end) + " bytes");
 	if (flags & flag_compress) {
+		// zlib cannot expand more than about 1032 times: a header that
+		// claims more is corrupt (and is not worth allocating for).
+		uint64_t zlen = sec.size() - header_size;
+		if (end > zlen * 1032 + 1024)
+			corrupt("the header claims " + std::to_string(end) + " bytes from " +
+			    std::to_string(zlen) + " compressed ones");
 		data_ = inflate_body(sec.data() + header_size, sec.size() - header_size, end);
 	} else {
 		if (end > sec.size() - header_size)
