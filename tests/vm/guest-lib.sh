@@ -37,6 +37,23 @@ kt_need_kinst() {
 	command -v kinstctl >/dev/null || kt_skip "kinstctl is not built"
 }
 
+# kt_load_kernel_module NAME: load Debian's module NAME, which the run
+# copied in (run-in-guest --kernel-module NAME; a scenario's
+# "# scenario-modules: NAME" header), after the modules it depends on
+# (/kinst/modules/NAME.deps, in order; those already loaded are skipped).
+# Fails, saying why, if it is not there or does not load.
+kt_load_kernel_module() {
+	[ -f "/kinst/modules/$1.ko" ] ||
+	    kt_fail "/kinst/modules/$1.ko is missing: the run must copy it in (run-in-guest --kernel-module $1, or '# scenario-modules: $1' in a scenario)"
+	for _d in $(cat "/kinst/modules/$1.deps" 2>/dev/null); do
+		[ -d "/sys/module/${_d%.ko}" ] && continue
+		_o=$(insmod "/kinst/modules/$_d" 2>&1) ||
+		    kt_fail "insmod $_d (which $1 needs) failed: $_o"
+	done
+	_o=$(insmod "/kinst/modules/$1.ko" 2>&1) || kt_fail "insmod $1.ko failed: $_o"
+	kt_log "loaded Debian's $1.ko"
+}
+
 # kt_first_traceable FUNC: print the offset of FUNC's first instruction
 # after its entry that list-offsets does not refuse; status 1 (nothing
 # printed) if there is none.  off=$(kt_first_traceable f) || kt_fail ...

@@ -212,7 +212,7 @@ module_load_failure_body() {
 
 atf_test_case bad_usage
 bad_usage_head() {
-	atf_set descr "Bad command lines and a module built for another kernel are refused with a message, without booting"
+	atf_set descr "Bad command lines, a module built for another kernel and a --kernel-module not in the kernel package are refused with a message, without booting"
 }
 bad_usage_body() {
 	vm_setup
@@ -222,6 +222,10 @@ bad_usage_body() {
 	echo 'exit 0' >script.sh
 	atf_check -s exit:2 -e match:"unknown option --bogus" "$vm_runner" --bogus script.sh
 	atf_check -s exit:2 -e match:"bad timeout" "$vm_runner" -t soon script.sh
+	atf_check -s exit:2 -e match:"--kernel-module: bad module name" \
+	    "$vm_runner" --kernel-module '../x' script.sh
+	atf_check -s exit:126 -e match:"--kernel-module no_such_mod: no no_such_mod.ko under" \
+	    "$vm_runner" --no-module --kernel-module no_such_mod script.sh
 	# A "module" whose vermagic names another kernel.
 	printf 'vermagic=0.0.1-fake SMP mod_unload\0' >modinfo
 	echo 'int x;' >fake.c

@@ -11,6 +11,10 @@
 #   # scenario-options: ...        more run-in-guest options, shell-quoted
 #                                  (e.g. --allow-dmesg 'kinst: .*refused')
 #   # scenario-args: ...           the script's arguments, shell-quoted
+#   # scenario-modules: NAME ...   Debian's modules (and their dependencies)
+#                                  to copy into the guest's /kinst/modules/
+#                                  (run-in-guest --kernel-module NAME), for
+#                                  the script to load (kt_load_kernel_module)
 #   # scenario-host-check: CMD     after a pass, run CMD on the host (in the
 #                                  work directory, with the guest's output in
 #                                  vm.out); its failure fails the test
@@ -37,7 +41,12 @@ scenario_run() {
 	*" kinst "*) vm_require_kinst ;;
 	esac
 	t=$(scenario_field "$file" -timeout)
-	eval "set -- $(scenario_field "$file" -options) -t ${t:-240} \"\$file\" $(scenario_field "$file" -args)"
+	kmods=
+	for m in $(scenario_field "$file" -modules); do
+		case $m in *[!A-Za-z0-9_-]*) atf_fail "scenario-modules: bad module name '$m'" ;; esac
+		kmods="$kmods --kernel-module $m"
+	done
+	eval "set -- $(scenario_field "$file" -options)$kmods -t ${t:-240} \"\$file\" $(scenario_field "$file" -args)"
 	vm_run "$@"
 	case $vm_status in
 	0)	hc=$(scenario_field "$file" -host-check)
