@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -196,8 +198,7 @@ Btf::func(const std::string &fname) const
 	if (id <= 0)
 		throw Error(Exit::unknown_function, fname + ": no function of that name in the "
 		    "kernel's types (" + path_ + "; inlined functions, and static ones the "
-		    "compiler changed, have none" + (base_ ? std::string() :
-		    "; a module's function: give MODULE:FUNC") + ")");
+		    "compiler changed, have none)");
 	const struct btf_type *proto = type_at(b_, type_at(b_, (uint32_t)id)->type);
 	if (!btf_is_func_proto(proto))
 		throw Error(Exit::internal, fname + ": BTF FUNC without a prototype");
@@ -216,6 +217,12 @@ Btf::func(const std::string &fname) const
 		f.params.push_back(Param{pn, p[i].type});
 	}
 	return f;
+}
+
+bool
+Btf::has_func(const std::string &fname) const
+{
+	return btf__find_by_name_kind(b_, fname.c_str(), BTF_KIND_FUNC) > 0;
 }
 
 uint32_t
@@ -341,6 +348,7 @@ uint32_t Btf::pointee(uint32_t) const { return 0; }
 uint32_t Btf::array_len(uint32_t) const { return 0; }
 std::string Btf::name(uint32_t) const { return "?"; }
 Btf::Func Btf::func(const std::string &n) const { return Func{n, 0, {}, false}; }
+bool Btf::has_func(const std::string &) const { return false; }
 uint32_t Btf::find_tagged(const std::string &, bool) const { return 0; }
 uint32_t Btf::find_named(const std::string &) const { return 0; }
 Btf::Member Btf::member(uint32_t, const std::string &) const { return Member{}; }
@@ -375,6 +383,26 @@ TypeSource::get(const std::string &why)
 		std::shared_ptr<Btf> base = std::make_shared<Btf>(dir + "vmlinux");
 		if (module_.empty() || module_ == "kernel") {
 			types_ = base;
+			// A module's function named without MODULE: (the
+			// resolver finds it in the module): the loaded module
+			// whose BTF has it.
+			if (module_.empty() && !func_.empty() && !base->has_func(func_))
+				if (DIR *d = opendir(dir.c_str())) {
+					while (struct dirent *de = readdir(d)) {
+						std::string m = de->d_name;
+						if (m == "." || m == ".." || m == "vmlinux")
+							continue;
+						try {
+							auto mb = std::make_shared<Btf>(dir + m, base);
+							if (mb->has_func(func_)) {
+								types_ = mb;
+								break;
+							}
+						} catch (const Error &) {
+						}
+					}
+					closedir(d);
+				}
 		} else {
 			if (stat((dir + module_).c_str(), &st) != 0)
 				throw Error(Exit::live, dir + module_ + ": not found (module " +
@@ -394,6 +422,7 @@ make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs)
 {
 	env.types = &src;
 	env.func.clear();
+	src.hint_function("");
 	for (const auto &sp : specs) {
 		if (sp.function.empty() || (!env.func.empty() && sp.function != env.func)) {
 			env.func.clear();
@@ -403,6 +432,7 @@ make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs)
 		}
 		env.func = sp.function;
 	}
+	src.hint_function(env.func);
 }
 
 std::string

@@ -115,6 +115,7 @@ public:
 	std::vector<std::string> member_names(uint32_t id) const override;
 	bool enumerator(const std::string &name, int64_t &value,
 	    uint32_t &type) const override;
+	bool has_func(const std::string &name) const;
 
 private:
 	struct btf *b_ = nullptr;
@@ -138,8 +139,11 @@ public:
 	// <what is missing>; ...") naming what was looked for.
 	const Types &get(const std::string &why);
 	bool loaded() const { return types_ != nullptr; }
+	// The one function the specs name (make_type_env), if any: a module's
+	// function given without MODULE: gets that module's types.
+	void hint_function(const std::string &f) { func_ = f; }
 private:
-	std::string file_, module_;
+	std::string file_, module_, func_;
 	std::shared_ptr<Types> types_;
 };
 

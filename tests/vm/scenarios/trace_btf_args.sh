@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kernel types from /sys/kernel/btf/vmlinux: trace --args at ksys_read's entry prints the fd and count a program passed (JSON "args" and text), at the entry list-offsets shows; ksys_lseek's negative offset is printed signed and selected by a signed --if 'offset < 0'; through vfs_read's struct file *, count --by 'args.file->f_pos' is the offset the program lseek'd to and --if 'file->f_inode->i_ino == INO' keeps exactly its reads (INO from stat); typos and --args at a non-entry offset are one-line usage errors; clean log
+# scenario: kernel types from /sys/kernel/btf/vmlinux: trace --args at ksys_read's entry prints the fd and count a program passed (JSON "args" and text), at the entry list-offsets shows; ksys_lseek's negative offset is printed signed and selected by a signed --if 'offset < 0'; through vfs_read's struct file *, count --by 'args.file->f_pos' is the offset the program lseek'd to and --if 'file->f_inode->i_ino == INO' keeps exactly its reads (INO from stat); __task_pid_nr_ns's type == PIDTYPE_TGID (an enumerator) counts exactly the loop's getpids, and --mem '&args.task->comm:16' reads the caller's name; typos and --args at a non-entry offset are one-line usage errors; clean log
 # scenario-needs: kinst
 # scenario-timeout: 400
 #
@@ -76,6 +76,41 @@ kinstctl count --json --if "$sel && file->f_inode->i_ino == $ino + 1" kernel:vfs
     kt_fail "kinstctl count --if i_ino failed: $(cat /tmp/c2.err)"
 kt_expect_eq "reads of inode $((ino + 1))" 0 \
     "$(jq -r 'select(.type == "count") | .count' /tmp/c2.json | awk '{ s += $1 } END { print s + 0 }')"
+
+# 3b. An enumerator and '&' through vmlinux's BTF.  getpid(2) is
+# task_tgid_vnr(current): __task_pid_nr_ns(task, PIDTYPE_TGID, NULL).  The
+# loop's calls with type == PIDTYPE_TGID, counted twice with g and 2g
+# getpids: the difference is exactly g (what the process does besides its
+# loop is the same both times), and 'type' is the key 1 (PIDTYPE_TGID's
+# value in 6.1) only; PIDTYPE_MAX matches nothing.
+g=$(( 10 + $(od -An -tu2 -N2 /dev/urandom) % 20 ))
+pidcount() {
+	kinstctl count --json --by 'args.type' \
+	    --if "comm == \"syscall_loop\" && type == $1" kernel:__task_pid_nr_ns -- \
+	    sh -c "exec syscall_loop getpid $2 >/dev/null" >/tmp/g.json 2>/tmp/g.err ||
+	    kt_fail "kinstctl count --if 'type == $1' __task_pid_nr_ns failed: $(cat /tmp/g.err)"
+	jq -r 'select(.type == "count") | "\(.key):\(.count)"' /tmp/g.json >/tmp/g.rows ||
+	    kt_fail "count --json output is not JSON lines: $(head -c 300 /tmp/g.json)"
+	grep -q '"type": *"summary"' /tmp/g.json ||
+	    kt_fail "count --json printed no summary: $(head -c 300 /tmp/g.json)"
+	cat /tmp/g.rows
+}
+r1=$(pidcount PIDTYPE_TGID "$g")
+r2=$(pidcount PIDTYPE_TGID $((2 * g)))
+kt_log "__task_pid_nr_ns with type == PIDTYPE_TGID: $r1 ($g getpids), $r2 ($((2 * g)))"
+kt_expect_eq "keys (type) of the PIDTYPE_TGID calls" "1 1" "${r1%%:*} ${r2%%:*}"
+kt_expect_eq "PIDTYPE_TGID calls of 2g getpids minus those of g" "$g" $(( ${r2#*:} - ${r1#*:} ))
+kt_expect_eq "calls with type == PIDTYPE_MAX" "" "$(pidcount PIDTYPE_MAX "$g")"
+# &args.task->comm: the address of the task's comm, read as 16 bytes.
+kt_trace_start /tmp/m.json /tmp/m.err --json -n 1 --mem '&args.task->comm:16' \
+    --if 'comm == "syscall_loop" && type == PIDTYPE_TGID' kernel:__task_pid_nr_ns
+syscall_loop getpid "$g" >/dev/null || kt_fail "syscall_loop failed"
+kt_trace_stop
+st=$?
+[ "$st" = 0 ] || kt_fail "kinstctl trace --mem '&args.task->comm:16' exited $st: $(cat /tmp/m.err)"
+want=$(printf 'syscall_loop' | od -An -tx1 | tr -d ' \n')00000000
+kt_expect_eq "the 16 bytes at &args.task->comm" "$want" \
+    "$(jq -r 'select(.type == "hit") | .mem[0].bytes' /tmp/m.json)"
 
 # 4. Errors: one line, exit 2 (usage), nothing armed.
 expect_usage() {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: a module's types, /sys/kernel/btf/binfmt_misc split on top of vmlinux (Debian's binfmt_misc.ko): trace --args binfmt_misc:bm_register_write gives each registration's byte count (JSON "args"), binfmt_misc:parse_command's count in text; through put_binfmt_handler's Node *e (a type only the module's BTF has), count --by 'args.e->offset' --value 'args.e->size' gives each entry's magic offset, exec count and magic length, --if 'e->offset == O' keeps exactly one entry's execs, and remove_binfmt_handler sees each entry once; with --btf /sys/kernel/btf/vmlinux (no module types) the same specs are a one-line error; clean log
+# scenario: a module's types, /sys/kernel/btf/binfmt_misc split on top of vmlinux (Debian's binfmt_misc.ko): trace --args binfmt_misc:bm_register_write gives each registration's byte count (JSON "args"), binfmt_misc:parse_command's count in text; through put_binfmt_handler's Node *e (a type only the module's BTF has), count --by 'args.e->offset' --value 'args.e->size' gives each entry's magic offset, exec count and magic length, --if 'e->offset == O' keeps exactly one entry's execs (the spec without MODULE:, the module's BTF found among the loaded ones), and remove_binfmt_handler sees each entry once; with --btf /sys/kernel/btf/vmlinux (no module types) the same specs are a one-line error; clean log
 # scenario-needs: kinst
 # scenario-modules: binfmt_misc
 # scenario-timeout: 360
@@ -125,9 +125,11 @@ while [ $i -le $n ]; do
 	i=$((i + 1))
 done
 
-# 4. A member in --if, compared in the kernel: exactly kt3's execs.
+# 4. A member in --if, compared in the kernel: exactly kt3's execs.  The
+# spec does not name the module: kinstctl finds the loaded module whose
+# BTF has the function.
 kinstctl count --json --if "e->offset == $o3 && e->size == ${#m3}" \
-    binfmt_misc:put_binfmt_handler -- sh -c "$execs" >/tmp/f.json 2>/tmp/f.err ||
+    put_binfmt_handler -- sh -c "$execs" >/tmp/f.json 2>/tmp/f.err ||
     kt_fail "kinstctl count --if 'e->offset == $o3' failed: $(cat /tmp/f.err)"
 cat /tmp/f.err
 kt_expect_eq "put_binfmt_handler hits with e->offset == $o3 && e->size == ${#m3} (kt3's execs)" "$x3" \
