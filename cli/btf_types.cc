@@ -36,6 +36,11 @@ namespace kinst {
 
 namespace {
 
+// Members visited by one lookup through anonymous members (a --btf file
+// could make them a cycle), and their nesting.
+constexpr long max_visits = 1 << 16;
+constexpr int max_depth = 64;
+
 const struct btf_type *
 type_at(const struct btf *b, uint32_t id)
 {
@@ -246,13 +251,13 @@ Btf::find_named(const std::string &n) const
 
 bool
 Btf::find_member(uint32_t id, const std::string &mname, uint32_t off,
-    Member &m) const
+    Member &m, int depth, long &budget) const
 {
 	const struct btf_type *t = type_at(b_, resolve(id));
-	if (!btf_is_composite(t))
+	if (!btf_is_composite(t) || depth > max_depth)
 		return false;
 	const struct btf_member *mm = btf_members(t);
-	for (uint16_t i = 0; i < btf_vlen(t); i++) {
+	for (uint16_t i = 0; i < btf_vlen(t) && --budget > 0; i++) {
 		std::string n = str(b_, mm[i].name_off);
 		uint32_t at = off + btf_member_bit_offset(t, i);
 		if (n == mname) {
@@ -262,7 +267,7 @@ Btf::find_member(uint32_t id, const std::string &mname, uint32_t off,
 			m.bitfield = btf_member_bitfield_size(t, i);
 			return true;
 		}
-		if (n.empty() && find_member(mm[i].type, mname, at, m))
+		if (n.empty() && find_member(mm[i].type, mname, at, m, depth + 1, budget))
 			return true;
 	}
 	return false;
@@ -272,21 +277,22 @@ Btf::Member
 Btf::member(uint32_t id, const std::string &mname) const
 {
 	Member m;
-	find_member(id, mname, 0, m);
+	long budget = max_visits;
+	find_member(id, mname, 0, m, 0, budget);
 	return m;
 }
 
 void
-Btf::collect(uint32_t id, std::vector<std::string> &out) const
+Btf::collect(uint32_t id, std::vector<std::string> &out, int depth, long &budget) const
 {
 	const struct btf_type *t = type_at(b_, resolve(id));
-	if (!btf_is_composite(t))
+	if (!btf_is_composite(t) || depth > max_depth)
 		return;
 	const struct btf_member *mm = btf_members(t);
-	for (uint16_t i = 0; i < btf_vlen(t); i++) {
+	for (uint16_t i = 0; i < btf_vlen(t) && --budget > 0; i++) {
 		std::string n = str(b_, mm[i].name_off);
 		if (n.empty())
-			collect(mm[i].type, out);
+			collect(mm[i].type, out, depth + 1, budget);
 		else
 			out.push_back(n);
 	}
@@ -296,7 +302,8 @@ std::vector<std::string>
 Btf::member_names(uint32_t id) const
 {
 	std::vector<std::string> v;
-	collect(id, v);
+	long budget = max_visits;
+	collect(id, v, 0, budget);
 	return v;
 }
 

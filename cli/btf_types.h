@@ -123,9 +123,10 @@ private:
 	mutable std::unordered_map<std::string, std::pair<int64_t, uint32_t>> enums_;
 	mutable bool enums_made_ = false;
 	std::shared_ptr<Btf> base_;
-	void collect(uint32_t id, std::vector<std::string> &out) const;
+	void collect(uint32_t id, std::vector<std::string> &out, int depth,
+	    long &budget) const;
 	bool find_member(uint32_t id, const std::string &name, uint32_t off,
-	    Member &m) const;
+	    Member &m, int depth, long &budget) const;
 };
 
 // The types for one command: loaded once, on first use.

@@ -36,6 +36,9 @@ constexpr size_t header_size = 36;	// preamble (4) + 8 words
 constexpr uint8_t flag_compress = 0x1;
 constexpr uint64_t max_data = 1ull << 30;	// inflated size we accept
 constexpr int max_depth = 64;			// type chains we follow
+// Members visited by one lookup through anonymous members: a corrupt
+// section can make them a cycle or a wide diamond (exponential).
+constexpr long max_visits = 1 << 16;
 
 [[noreturn]] void
 corrupt(const std::string &why)
@@ -683,12 +686,12 @@ Ctf::find_named(const std::string &n) const
 
 bool
 Ctf::find_member(uint32_t id, const std::string &mname, uint64_t off, Member &m,
-    int depth) const
+    int depth, long &budget) const
 {
 	const T &t = at(resolve(id));
 	if ((t.kind != K_STRUCT && t.kind != K_UNION) || depth > max_depth)
 		return false;
-	for (uint32_t i = 0; i < t.vlen; i++) {
+	for (uint32_t i = 0; i < t.vlen && --budget > 0; i++) {
 		const M &mm = members_[t.first + i];
 		std::string n = str(mm.name);
 		uint64_t bit = off + mm.offset;
@@ -705,7 +708,7 @@ Ctf::find_member(uint32_t id, const std::string &mname, uint64_t off, Member &m,
 			m.bit_offset = (uint32_t)bit;
 			return true;
 		}
-		if (n.empty() && find_member(mm.type, mname, bit, m, depth + 1))
+		if (n.empty() && find_member(mm.type, mname, bit, m, depth + 1, budget))
 			return true;
 	}
 	return false;
@@ -715,21 +718,23 @@ Types::Member
 Ctf::member(uint32_t id, const std::string &mname) const
 {
 	Member m;
-	find_member(id, mname, 0, m, 0);
+	long budget = max_visits;
+	find_member(id, mname, 0, m, 0, budget);
 	return m;
 }
 
 void
-Ctf::collect(uint32_t id, std::vector<std::string> &out, int depth) const
+Ctf::collect(uint32_t id, std::vector<std::string> &out, int depth,
+    long &budget) const
 {
 	const T &t = at(resolve(id));
 	if ((t.kind != K_STRUCT && t.kind != K_UNION) || depth > max_depth)
 		return;
-	for (uint32_t i = 0; i < t.vlen; i++) {
+	for (uint32_t i = 0; i < t.vlen && --budget > 0; i++) {
 		const M &mm = members_[t.first + i];
 		std::string n = str(mm.name);
 		if (n.empty())
-			collect(mm.type, out, depth + 1);
+			collect(mm.type, out, depth + 1, budget);
 		else
 			out.push_back(n);
 	}
@@ -739,7 +744,8 @@ std::vector<std::string>
 Ctf::member_names(uint32_t id) const
 {
 	std::vector<std::string> v;
-	collect(id, v, 0);
+	long budget = max_visits;
+	collect(id, v, 0, budget);
 	return v;
 }
 

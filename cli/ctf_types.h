@@ -103,8 +103,9 @@ private:
 	std::string str(uint32_t ref) const;
 	const T &at(uint32_t id) const;
 	bool find_member(uint32_t id, const std::string &name, uint64_t off,
-	    Member &m, int depth) const;
-	void collect(uint32_t id, std::vector<std::string> &out, int depth) const;
+	    Member &m, int depth, long &budget) const;
+	void collect(uint32_t id, std::vector<std::string> &out, int depth,
+	    long &budget) const;
 	std::string spell(uint32_t id, int depth) const;
 	int64_t size_at(uint32_t id, int depth) const;
 };

@@ -1147,6 +1147,20 @@ ATF_TEST_CASE_BODY(ctf_corrupt)
 			}
 			(void)load_error(b, syms);
 		}
+		// Anonymous members that contain their own struct, 8 to a level:
+		// a lookup through them visits a bounded number, and ends.
+		{
+			CtfWriter w(v);
+			(void)w.integer("int", 4, true);
+			uint32_t self = w.next;
+			std::vector<CtfWriter::Mem> ms(8, CtfWriter::Mem{"", self, 0});
+			ms.push_back(CtfWriter::Mem{"x", 1, 0});
+			(void)w.sou(6, "loop", 4, ms);
+			Ctf c(w.section(false), {}, "", "mem");
+			ATF_REQUIRE(c.member(self, "x").found);
+			ATF_REQUIRE(!c.member(self, "nosuch").found);
+			ATF_REQUIRE(c.member_names(self).size() < 70000u);
+		}
 		// Compressed: bad zlib data.
 		std::vector<uint8_t> z = build_ctf(v, true, syms);
 		ATF_REQUIRE_EQ(load_error(z, syms), "");
