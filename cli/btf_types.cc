@@ -36,11 +36,6 @@ namespace kinst {
 
 namespace {
 
-// Members visited by one lookup through anonymous members (a --btf file
-// could make them a cycle), and their nesting.
-constexpr long max_visits = 1 << 16;
-constexpr int max_depth = 64;
-
 const struct btf_type *
 type_at(const struct btf *b, uint32_t id)
 {
@@ -250,91 +245,37 @@ Btf::find_named(const std::string &n) const
 }
 
 bool
-Btf::find_member(uint32_t id, const std::string &mname, uint32_t off,
-    Member &m, int depth, long &budget) const
+Btf::members(uint32_t id, std::vector<RawMember> &out) const
 {
 	const struct btf_type *t = type_at(b_, resolve(id));
-	if (!btf_is_composite(t) || depth > max_depth)
+	if (!btf_is_composite(t))
 		return false;
 	const struct btf_member *mm = btf_members(t);
-	for (uint16_t i = 0; i < btf_vlen(t) && --budget > 0; i++) {
-		std::string n = str(b_, mm[i].name_off);
-		uint32_t at = off + btf_member_bit_offset(t, i);
-		if (n == mname) {
-			m.found = true;
-			m.type = mm[i].type;
-			m.bit_offset = at;
-			m.bitfield = btf_member_bitfield_size(t, i);
-			return true;
-		}
-		if (n.empty() && find_member(mm[i].type, mname, at, m, depth + 1, budget))
-			return true;
-	}
-	return false;
-}
-
-Btf::Member
-Btf::member(uint32_t id, const std::string &mname) const
-{
-	Member m;
-	long budget = max_visits;
-	find_member(id, mname, 0, m, 0, budget);
-	return m;
+	for (uint16_t i = 0; i < btf_vlen(t); i++)
+		out.push_back(RawMember{str(b_, mm[i].name_off), mm[i].type,
+		    btf_member_bit_offset(t, i), btf_member_bitfield_size(t, i)});
+	return true;
 }
 
 void
-Btf::collect(uint32_t id, std::vector<std::string> &out, int depth, long &budget) const
+Btf::list_enumerators(Enumerators &out) const
 {
-	const struct btf_type *t = type_at(b_, resolve(id));
-	if (!btf_is_composite(t) || depth > max_depth)
-		return;
-	const struct btf_member *mm = btf_members(t);
-	for (uint16_t i = 0; i < btf_vlen(t) && --budget > 0; i++) {
-		std::string n = str(b_, mm[i].name_off);
-		if (n.empty())
-			collect(mm[i].type, out, depth + 1, budget);
-		else
-			out.push_back(n);
-	}
-}
-
-std::vector<std::string>
-Btf::member_names(uint32_t id) const
-{
-	std::vector<std::string> v;
-	long budget = max_visits;
-	collect(id, v, 0, budget);
-	return v;
-}
-
-bool
-Btf::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
-{
-	if (!enums_made_) {
-		enums_made_ = true;
-		uint32_t count = btf__type_cnt(b_);
-		for (uint32_t id = 1; id < count; id++) {
-			const struct btf_type *t = btf__type_by_id(b_, id);
-			if (btf_is_enum(t)) {
-				const struct btf_enum *e = btf_enum(t);
-				for (uint16_t i = 0; i < btf_vlen(t); i++)
-					enums_.emplace(str(b_, e[i].name_off), std::make_pair(
-					    btf_kflag(t) ? (int64_t)e[i].val :
-					    (int64_t)(uint32_t)e[i].val, id));
-			} else if (btf_is_enum64(t)) {
-				const struct btf_enum64 *e = btf_enum64(t);
-				for (uint16_t i = 0; i < btf_vlen(t); i++)
-					enums_.emplace(str(b_, e[i].name_off), std::make_pair(
-					    (int64_t)btf_enum64_value(e + i), id));
-			}
+	uint32_t count = btf__type_cnt(b_);
+	for (uint32_t id = 1; id < count; id++) {
+		const struct btf_type *t = btf__type_by_id(b_, id);
+		if (btf_is_enum(t)) {
+			const struct btf_enum *e = btf_enum(t);
+			for (uint16_t i = 0; i < btf_vlen(t); i++)
+				out.emplace(str(b_, e[i].name_off), std::make_pair(
+				    btf_kflag(t) ? (int64_t)e[i].val :
+				    (int64_t)(uint32_t)e[i].val, id));
+		} else if (btf_is_enum64(t)) {
+			const struct btf_enum64 *e = btf_enum64(t);
+			for (uint16_t i = 0; i < btf_vlen(t); i++)
+				out.emplace(str(b_, e[i].name_off), std::make_pair(
+				    (int64_t)btf_enum64_value(e + i), id));
 		}
 	}
-	auto it = enums_.find(n);
-	if (it == enums_.end())
-		return false;
-	value = it->second.first;
-	type = it->second.second;
-	return true;
 }
 
 #else /* !KINST_HAVE_LIBBPF */
@@ -358,11 +299,95 @@ Btf::Func Btf::func(const std::string &n) const { return Func{n, 0, {}, false}; 
 bool Btf::has_func(const std::string &) const { return false; }
 uint32_t Btf::find_tagged(const std::string &, bool) const { return 0; }
 uint32_t Btf::find_named(const std::string &) const { return 0; }
-Btf::Member Btf::member(uint32_t, const std::string &) const { return Member{}; }
-std::vector<std::string> Btf::member_names(uint32_t) const { return {}; }
-bool Btf::enumerator(const std::string &, int64_t &, uint32_t &) const { return false; }
+bool Btf::members(uint32_t, std::vector<RawMember> &) const { return false; }
+void Btf::list_enumerators(Enumerators &) const {}
 
 #endif /* KINST_HAVE_LIBBPF */
+
+// ---- what both formats share ----
+
+namespace {
+
+// Members visited by one lookup through anonymous members (a corrupt CTF
+// section or --btf file can make them a cycle, or an exponential diamond),
+// and their nesting.
+constexpr long max_visits = 1 << 16;
+constexpr int max_depth = 64;
+
+} // namespace
+
+bool
+Types::find_member(uint32_t id, const std::string &mname, uint64_t off, Member &m,
+    int depth, long &budget) const
+{
+	std::vector<RawMember> ms;
+	if (depth > max_depth || !members(id, ms))
+		return false;
+	for (const RawMember &r : ms) {
+		if (--budget <= 0)
+			return false;
+		uint64_t at = off + r.bit_offset;
+		if (r.name == mname) {
+			m.found = true;
+			m.type = r.type;
+			m.bit_offset = (uint32_t)at;
+			m.bitfield = r.bitfield;
+			return true;
+		}
+		if (r.name.empty() && find_member(r.type, mname, at, m, depth + 1, budget))
+			return true;
+	}
+	return false;
+}
+
+Types::Member
+Types::member(uint32_t id, const std::string &mname) const
+{
+	Member m;
+	long budget = max_visits;
+	find_member(id, mname, 0, m, 0, budget);
+	return m;
+}
+
+void
+Types::collect(uint32_t id, std::vector<std::string> &out, int depth, long &budget) const
+{
+	std::vector<RawMember> ms;
+	if (depth > max_depth || !members(id, ms))
+		return;
+	for (const RawMember &r : ms) {
+		if (--budget <= 0)
+			return;
+		if (r.name.empty())
+			collect(r.type, out, depth + 1, budget);
+		else
+			out.push_back(r.name);
+	}
+}
+
+std::vector<std::string>
+Types::member_names(uint32_t id) const
+{
+	std::vector<std::string> v;
+	long budget = max_visits;
+	collect(id, v, 0, budget);
+	return v;
+}
+
+bool
+Types::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
+{
+	if (!enums_made_) {
+		enums_made_ = true;
+		list_enumerators(enums_);
+	}
+	auto it = enums_.find(n);
+	if (it == enums_.end())
+		return false;
+	value = it->second.first;
+	type = it->second.second;
+	return true;
+}
 
 const Types &
 TypeSource::get(const std::string &why)

@@ -78,16 +78,37 @@ public:
 		uint32_t bit_offset = 0;	// from the start of the outer object
 		uint32_t bitfield = 0;		// bits, 0 unless a bitfield
 	};
-	virtual Member member(uint32_t id, const std::string &name) const = 0;
+	Member member(uint32_t id, const std::string &name) const;
 	// Every member name (anonymous members' included), for suggestions.
-	virtual std::vector<std::string> member_names(uint32_t id) const = 0;
+	std::vector<std::string> member_names(uint32_t id) const;
 	// An enumerator by name (e.g. PIDTYPE_TGID): its value and its enum
 	// type.  The first enum that defines the name wins.
-	virtual bool enumerator(const std::string &name, int64_t &value,
-	    uint32_t &type) const = 0;
+	bool enumerator(const std::string &name, int64_t &value, uint32_t &type) const;
+
+	// One member as the format has it ("" for an anonymous one).
+	struct RawMember {
+		std::string name;
+		uint32_t type;
+		uint64_t bit_offset;	// from the start of its struct/union
+		uint32_t bitfield;	// bits, 0 unless a bitfield
+	};
+	// The members of the struct/union id (after typedefs), in order;
+	// false if id is not one.
+	virtual bool members(uint32_t id, std::vector<RawMember> &out) const = 0;
 
 protected:
 	std::string path_;
+	using Enumerators = std::unordered_map<std::string, std::pair<int64_t, uint32_t>>;
+	// Every enumerator, the first definition of a name kept.
+	virtual void list_enumerators(Enumerators &out) const = 0;
+
+private:
+	mutable Enumerators enums_;	// made on the first lookup
+	mutable bool enums_made_ = false;
+	bool find_member(uint32_t id, const std::string &name, uint64_t off,
+	    Member &m, int depth, long &budget) const;
+	void collect(uint32_t id, std::vector<std::string> &out, int depth,
+	    long &budget) const;
 };
 
 // Linux's BTF, through libbpf's BTF API.
@@ -111,22 +132,15 @@ public:
 	Func func(const std::string &name) const override;
 	uint32_t find_tagged(const std::string &tag, bool is_union) const override;
 	uint32_t find_named(const std::string &name) const override;
-	Member member(uint32_t id, const std::string &name) const override;
-	std::vector<std::string> member_names(uint32_t id) const override;
-	bool enumerator(const std::string &name, int64_t &value,
-	    uint32_t &type) const override;
+	bool members(uint32_t id, std::vector<RawMember> &out) const override;
 	bool has_func(const std::string &name) const;
+
+protected:
+	void list_enumerators(Enumerators &out) const override;
 
 private:
 	struct btf *b_ = nullptr;
-	// Enumerators by name, made on the first lookup.
-	mutable std::unordered_map<std::string, std::pair<int64_t, uint32_t>> enums_;
-	mutable bool enums_made_ = false;
 	std::shared_ptr<Btf> base_;
-	void collect(uint32_t id, std::vector<std::string> &out, int depth,
-	    long &budget) const;
-	bool find_member(uint32_t id, const std::string &name, uint32_t off,
-	    Member &m, int depth, long &budget) const;
 };
 
 // The types for one command: loaded once, on first use.

@@ -36,9 +36,6 @@ constexpr size_t header_size = 36;	// preamble (4) + 8 words
 constexpr uint8_t flag_compress = 0x1;
 constexpr uint64_t max_data = 1ull << 30;	// inflated size we accept
 constexpr int max_depth = 64;			// type chains we follow
-// Members visited by one lookup through anonymous members: a corrupt
-// section can make them a cycle or a wide diamond (exponential).
-constexpr long max_visits = 1 << 16;
 
 [[noreturn]] void
 corrupt(const std::string &why)
@@ -239,7 +236,7 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 				break;
 			for (uint32_t i = 0; i < t.vlen; i++) {
 				int32_t val = (int32_t)b.u32(p + 8ull * i + 4);
-				enums_.emplace(str(b.u32(p + 8ull * i)),
+				enumerators_.emplace(str(b.u32(p + 8ull * i)),
 				    std::make_pair((int64_t)val, id));
 				if (val < 0)
 					t.negative = true;
@@ -685,79 +682,30 @@ Ctf::find_named(const std::string &n) const
 }
 
 bool
-Ctf::find_member(uint32_t id, const std::string &mname, uint64_t off, Member &m,
-    int depth, long &budget) const
+Ctf::members(uint32_t id, std::vector<RawMember> &out) const
 {
 	const T &t = at(resolve(id));
-	if ((t.kind != K_STRUCT && t.kind != K_UNION) || depth > max_depth)
+	if (t.kind != K_STRUCT && t.kind != K_UNION)
 		return false;
-	for (uint32_t i = 0; i < t.vlen && --budget > 0; i++) {
+	for (uint32_t i = 0; i < t.vlen; i++) {
 		const M &mm = members_[t.first + i];
-		std::string n = str(mm.name);
-		uint64_t bit = off + mm.offset;
-		if (n == mname) {
-			m.found = true;
-			m.type = mm.type;
-			m.bitfield = 0;
-			// A bitfield is an integer of fewer bits than its size.
-			const T &mt = at(resolve(mm.type));
-			if (mt.kind == K_INTEGER && (mt.enc & 0xffff) != mt.size * 8) {
-				m.bitfield = mt.enc & 0xffff;
-				bit += (mt.enc >> 16) & 0xff;
-			}
-			m.bit_offset = (uint32_t)bit;
-			return true;
+		RawMember r{str(mm.name), mm.type, mm.offset, 0};
+		// A bitfield is an integer of fewer bits than its size, its
+		// first bit the encoding's offset.
+		const T &mt = at(resolve(mm.type));
+		if (mt.kind == K_INTEGER && (mt.enc & 0xffff) != mt.size * 8) {
+			r.bitfield = mt.enc & 0xffff;
+			r.bit_offset += (mt.enc >> 16) & 0xff;
 		}
-		if (n.empty() && find_member(mm.type, mname, bit, m, depth + 1, budget))
-			return true;
+		out.push_back(std::move(r));
 	}
-	return false;
-}
-
-Types::Member
-Ctf::member(uint32_t id, const std::string &mname) const
-{
-	Member m;
-	long budget = max_visits;
-	find_member(id, mname, 0, m, 0, budget);
-	return m;
+	return true;
 }
 
 void
-Ctf::collect(uint32_t id, std::vector<std::string> &out, int depth,
-    long &budget) const
+Ctf::list_enumerators(Enumerators &out) const
 {
-	const T &t = at(resolve(id));
-	if ((t.kind != K_STRUCT && t.kind != K_UNION) || depth > max_depth)
-		return;
-	for (uint32_t i = 0; i < t.vlen && --budget > 0; i++) {
-		const M &mm = members_[t.first + i];
-		std::string n = str(mm.name);
-		if (n.empty())
-			collect(mm.type, out, depth + 1, budget);
-		else
-			out.push_back(n);
-	}
-}
-
-std::vector<std::string>
-Ctf::member_names(uint32_t id) const
-{
-	std::vector<std::string> v;
-	long budget = max_visits;
-	collect(id, v, 0, budget);
-	return v;
-}
-
-bool
-Ctf::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
-{
-	auto it = enums_.find(n);
-	if (it == enums_.end())
-		return false;
-	value = it->second.first;
-	type = it->second.second;
-	return true;
+	out = enumerators_;
 }
 
 } // namespace kinst

@@ -61,10 +61,10 @@ public:
 	Func func(const std::string &name) const override;
 	uint32_t find_tagged(const std::string &tag, bool is_union) const override;
 	uint32_t find_named(const std::string &name) const override;
-	Member member(uint32_t id, const std::string &name) const override;
-	std::vector<std::string> member_names(uint32_t id) const override;
-	bool enumerator(const std::string &name, int64_t &value,
-	    uint32_t &type) const override;
+	bool members(uint32_t id, std::vector<RawMember> &out) const override;
+
+protected:
+	void list_enumerators(Enumerators &out) const override;
 
 private:
 	struct T {
@@ -97,15 +97,11 @@ private:
 	std::vector<uint32_t> args_;
 	std::unordered_map<std::string, F> funcs_;
 	std::unordered_map<std::string, uint32_t> structs_, unions_, typedefs_, ints_;
-	std::unordered_map<std::string, std::pair<int64_t, uint32_t>> enums_;
+	Enumerators enumerators_;
 
 	void load(const std::vector<uint8_t> &section, const std::vector<Sym> &syms);
 	std::string str(uint32_t ref) const;
 	const T &at(uint32_t id) const;
-	bool find_member(uint32_t id, const std::string &name, uint64_t off,
-	    Member &m, int depth, long &budget) const;
-	void collect(uint32_t id, std::vector<std::string> &out, int depth,
-	    long &budget) const;
 	std::string spell(uint32_t id, int depth) const;
 	int64_t size_at(uint32_t id, int depth) const;
 };
