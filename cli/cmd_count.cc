@@ -33,7 +33,8 @@ add_agg_common(CLI::App *sub, AggOptions &o, OutputOptions &out, uint64_t &slots
 	sub->add_option("--duration", o.duration, "stop after this many seconds")
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--btf", o.btf,
-	    "kernel types for typed expressions from FILE instead of /sys/kernel/btf")
+	    "kernel types for typed expressions from FILE (BTF, or CTF: raw, or an ELF "
+	    "file's .BTF or .SUNW_ctf) instead of the running kernel's")
 	    ->type_name("FILE");
 	sub->add_option("--slots", slots,
 	    "keys per CPU the kernel preallocates (rounded up to a power of two; "

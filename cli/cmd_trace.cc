@@ -70,8 +70,9 @@ add_trace(CLI::App &app, Runner &run)
 	    "goes to the function's entry (FUNC alone means its entry, not every instruction; "
 	    "an offset past the entry is refused)");
 	sub->add_option("--btf", o->btf,
-	    "kernel types from FILE (raw BTF, or an ELF file with .BTF) instead of "
-	    "/sys/kernel/btf/vmlinux and /sys/kernel/btf/MODULE")
+	    "kernel types from FILE (BTF, or CTF: raw, or an ELF file's .BTF or "
+	    ".SUNW_ctf) instead of the running kernel's (Linux: /sys/kernel/btf/vmlinux "
+	    "and /sys/kernel/btf/MODULE; FreeBSD: the kernel's or module's file)")
 	    ->type_name("FILE");
 	sub->add_flag("--stack", o->stack,
 	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
