@@ -283,8 +283,8 @@ Btf::list_enumerators(Enumerators &out) const
 // Built without libbpf (FreeBSD, whose types are CTF): no BTF reader.
 Btf::Btf(const std::string &path, std::shared_ptr<Btf>)
 {
-	throw Error(Exit::live, path + ": a BTF file, and this kinstctl was built "
-	    "without libbpf (it reads CTF here)");
+	throw Error(Exit::live, path + ": not CTF (raw, or an ELF file with a .SUNW_ctf "
+	    "section); this kinstctl, built without libbpf, reads no BTF");
 }
 Btf::Btf(struct btf *) {}
 Btf::~Btf() {}

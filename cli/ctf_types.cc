@@ -339,11 +339,15 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 			    " runs past the function section");
 		F f;
 		f.ret = id_at(off + idw);
-		check(0, f.ret);
-		for (uint32_t i = 0; i < vlen; i++) {
+		for (uint32_t i = 0; i < vlen; i++)
 			f.args.push_back(id_at(off + (uint64_t)idw * (2 + i)));
-			check(0, f.args.back());
-		}
+		for (uint32_t to : f.args)
+			if (to >= n)
+				corrupt("the function record of " + s.name + " refers to type " +
+				    std::to_string(to) + ", and there are " + std::to_string(n - 1));
+		if (f.ret >= n)
+			corrupt("the function record of " + s.name + " returns type " +
+			    std::to_string(f.ret) + ", and there are " + std::to_string(n - 1));
 		f.variadic = !f.args.empty() && f.args.back() == 0;
 		if (f.variadic)
 			f.args.pop_back();

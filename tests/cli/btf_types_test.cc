@@ -1120,6 +1120,14 @@ ATF_TEST_CASE_BODY(ctf_corrupt)
 			require_has(with(t9 + 6, (uint16_t)0x7000), "type 9 refers to type 28672");
 		else
 			require_has(with(t9 + 8, (uint32_t)0x7000), "type 9 refers to type 28672");
+		// vfs_read's record (after notype_fn's one-word pad) returns a
+		// type that is not there.
+		if (v == 2)
+			require_has(with(36 + 2 + 2, (uint16_t)0x7000),
+			    "the function record of vfs_read returns type 28672");
+		else
+			require_has(with(36 + 4 + 4, (uint32_t)0x7000),
+			    "the function record of vfs_read returns type 28672");
 		// A typedef to itself: resolving ends, the type is "other".
 		{
 			std::vector<uint8_t> b = good;
