@@ -389,6 +389,39 @@ Types::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
 	return true;
 }
 
+#ifndef __FreeBSD__
+namespace {
+
+// The split BTF (on base) of the loaded module that has a function func,
+// or null: each of dir's files but vmlinux.
+std::shared_ptr<Btf>
+module_btf_with(const std::string &dir, const std::shared_ptr<Btf> &base,
+    const std::string &func)
+{
+	DIR *d = opendir(dir.c_str());
+	if (d == nullptr)
+		return nullptr;
+	std::shared_ptr<Btf> found;
+	while (struct dirent *de = readdir(d)) {
+		std::string m = de->d_name;
+		if (m == "." || m == ".." || m == "vmlinux")
+			continue;
+		try {
+			auto mb = std::make_shared<Btf>(dir + m, base);
+			if (mb->has_func(func)) {
+				found = mb;
+				break;
+			}
+		} catch (const Error &) {
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+} // namespace
+#endif
+
 const Types &
 TypeSource::get(const std::string &why)
 {
@@ -416,25 +449,10 @@ TypeSource::get(const std::string &why)
 		if (module_.empty() || module_ == "kernel") {
 			types_ = base;
 			// A module's function named without MODULE: (the
-			// resolver finds it in the module): the loaded module
-			// whose BTF has it.
+			// resolver finds it in the module).
 			if (module_.empty() && !func_.empty() && !base->has_func(func_))
-				if (DIR *d = opendir(dir.c_str())) {
-					while (struct dirent *de = readdir(d)) {
-						std::string m = de->d_name;
-						if (m == "." || m == ".." || m == "vmlinux")
-							continue;
-						try {
-							auto mb = std::make_shared<Btf>(dir + m, base);
-							if (mb->has_func(func_)) {
-								types_ = mb;
-								break;
-							}
-						} catch (const Error &) {
-						}
-					}
-					closedir(d);
-				}
+				if (auto mb = module_btf_with(dir, base, func_))
+					types_ = mb;
 		} else {
 			if (stat((dir + module_).c_str(), &st) != 0)
 				throw Error(Exit::live, dir + module_ + ": not found (module " +

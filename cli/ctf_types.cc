@@ -46,22 +46,16 @@ corrupt(const std::string &why)
 // Bounds-checked little-endian reads of the inflated body.
 struct Body {
 	const std::vector<uint8_t> &d;
-	uint16_t u16(uint64_t off) const
+	template <typename W> W get(uint64_t off) const
 	{
-		if (off + 2 > d.size())
+		if (off + sizeof(W) > d.size())
 			corrupt("read past the end at " + hex(off));
-		uint16_t v;
-		memcpy(&v, d.data() + off, 2);
+		W v;
+		memcpy(&v, d.data() + off, sizeof(W));
 		return v;
 	}
-	uint32_t u32(uint64_t off) const
-	{
-		if (off + 4 > d.size())
-			corrupt("read past the end at " + hex(off));
-		uint32_t v;
-		memcpy(&v, d.data() + off, 4);
-		return v;
-	}
+	uint16_t u16(uint64_t off) const { return get<uint16_t>(off); }
+	uint32_t u32(uint64_t off) const { return get<uint32_t>(off); }
 };
 
 std::vector<uint8_t>
@@ -234,12 +228,13 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 			vbytes = 8ull * t.vlen;
 			if (p + vbytes > stroff_)
 				break;
+			t.first = (uint32_t)enumvals_.size();
 			for (uint32_t i = 0; i < t.vlen; i++) {
-				int32_t val = (int32_t)b.u32(p + 8ull * i + 4);
-				enumerators_.emplace(str(b.u32(p + 8ull * i)),
-				    std::make_pair((int64_t)val, id));
-				if (val < 0)
+				E e{b.u32(p + 8ull * i), (int32_t)b.u32(p + 8ull * i + 4)};
+				str(e.name);	// the name is there
+				if (e.value < 0)
 					t.negative = true;
+				enumvals_.push_back(e);
 			}
 			break;
 		case K_FORWARD:
@@ -709,7 +704,15 @@ Ctf::members(uint32_t id, std::vector<RawMember> &out) const
 void
 Ctf::list_enumerators(Enumerators &out) const
 {
-	out = enumerators_;
+	for (uint32_t id = 1; id < types_.size(); id++) {
+		const T &t = types_[id];
+		if (t.kind != K_ENUM)
+			continue;
+		for (uint32_t i = 0; i < t.vlen; i++) {
+			const E &e = enumvals_[t.first + i];
+			out.emplace(str(e.name), std::make_pair((int64_t)e.value, id));
+		}
+	}
 }
 
 } // namespace kinst

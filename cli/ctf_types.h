@@ -74,7 +74,8 @@ private:
 		uint64_t size = 0;
 		uint32_t enc = 0;	// integer/float encoding word
 		uint32_t vlen = 0;
-		uint32_t first = 0;	// into members_ (struct/union), args_ (function)
+		uint32_t first = 0;	// into members_ (struct/union), args_
+					// (function), enumvals_ (enum)
 		uint32_t nelems = 0;	// array
 		bool negative = false;	// an enum with a negative value
 	};
@@ -97,7 +98,11 @@ private:
 	std::vector<uint32_t> args_;
 	std::unordered_map<std::string, F> funcs_;
 	std::unordered_map<std::string, uint32_t> structs_, unions_, typedefs_, ints_;
-	Enumerators enumerators_;
+	struct E {
+		uint32_t name;		// raw name reference
+		int32_t value;
+	};
+	std::vector<E> enumvals_;
 
 	void load(const std::vector<uint8_t> &section, const std::vector<Sym> &syms);
 	std::string str(uint32_t ref) const;
