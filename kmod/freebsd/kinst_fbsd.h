@@ -5,6 +5,7 @@
 
 #include "kinst_abi.h"
 #include "kinst_control.h"
+#include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"
 #include "kinst_os.h"

@@ -8,8 +8,12 @@
  * (close, exit of a killed process) and when the device is destroyed at
  * unload: it disarms and frees everything the file armed.
  *
- * The ioctls, records and read/poll semantics are those of the Linux
- * module (kmod/linux/kinst_linux.c); only the kernel interfaces differ.
+ * The sessions, read(2), poll(2) and every ioctl are common/kinst_dev.c's,
+ * as on Linux; this file registers the device, serializes readers, makes
+ * read(2) and poll(2) wait (no wakeup ever comes from probe context: a
+ * short sleep, and a callout for poll), and passes ioctls through
+ * FreeBSD's convention (the argument structure copied in before and out
+ * after, on success only).
  */
 
 #include <sys/param.h>
@@ -37,7 +41,6 @@
 MALLOC_DEFINE(M_KINST, "kinst", "kinst instruction tracer");
 
 #define	KINST_RING_SIZE		(512 * 1024)	/* bytes per CPU per open file */
-#define	KINST_READ_MAX		(64 * 1024)	/* bytes one read(2) returns at most */
 #define	KINST_POLL_TICKS	(hz / 100 > 0 ? hz / 100 : 1)	/* ~10 ms */
 
 struct kinst_engine *kinst_engine;
@@ -74,59 +77,33 @@ kinst_fbsd_jhandler(void *arg, struct kinst_regs *regs)
 	intr_restore(s);
 }
 struct kinst_ctl kinst_ctl;
+static struct kinst_dev kinst_dev;
+
+/*
+ * common/kinst_dev.h's errno values are FreeBSD's (ENODEV, 19, is not in
+ * the compile check's declaration headers).
+ */
+_Static_assert(KINST_ENOENT == ENOENT && KINST_EIO == EIO &&
+    KINST_ENXIO == ENXIO && KINST_ENOMEM == ENOMEM && KINST_EFAULT == EFAULT &&
+    KINST_EBUSY == EBUSY && KINST_EEXIST == EEXIST &&
+    KINST_EINVAL == EINVAL && KINST_ENOTTY == ENOTTY && KINST_EFBIG == EFBIG &&
+    KINST_ENOSPC == ENOSPC && KINST_EAGAIN == EAGAIN &&
+    KINST_EOPNOTSUPP == EOPNOTSUPP, "kinst_dev.h errno values");
 
 static struct cdev *kinst_cdev;
 static eventhandler_tag kinst_kld_load_tag;
-/* Open files against MOD_UNLOAD (common/kinst_freebsd.h). */
+/* Open files against MOD_UNLOAD (kmod/freebsd/kinst_freebsd.h). */
 static struct kinst_fbsd_gate kinst_gate;
-static bool kinst_is_dying(void);
 
+/* An open file: the portable session and this kernel's wait/wake. */
 struct kinst_file {
-	struct kinst_csession cs;
-	struct kinst_ring *rings;
-	uint64_t	*hits;
-	void		**bufs;		/* ring memory, per CPU (NULL if absent) */
-	uint32_t	ncpus;		/* mp_maxid + 1 */
-	uint32_t	next_cpu;	/* read(2) round robin */
+	struct kinst_dev_file df;
 	struct sx	read_sx;	/* one consumer at a time */
 	struct mtx	poll_mtx;	/* the callout and last_poll */
 	struct callout	poll_co;
 	struct selinfo	sel;
 	int		last_poll;	/* ticks of the last poll(2) without data */
-	uint8_t		*bounce;
 };
-
-static int
-kinst_errno(int err)
-{
-	switch (err) {
-	case KINST_E_OK:	return (0);
-	case KINST_E_INVAL:	return (EINVAL);
-	case KINST_E_NOENT:	return (ENOENT);
-	case KINST_E_REFUSED:	return (EOPNOTSUPP);
-	case KINST_E_EXIST:	return (EEXIST);
-	case KINST_E_NOSPC:	return (ENOSPC);
-	case KINST_E_NOMEM:	return (ENOMEM);
-	case KINST_E_FAULT:	return (EFAULT);
-	case KINST_E_TOOBIG:	return (EFBIG);
-	default:		return (EIO);
-	}
-}
-
-static void
-kinst_file_free(struct kinst_file *kf)
-{
-	uint32_t i;
-
-	if (kf->bufs != NULL)
-		for (i = 0; i < kf->ncpus; i++)
-			free(kf->bufs[i], M_KINST);
-	free(kf->bufs, M_KINST);
-	free(kf->rings, M_KINST);
-	free(kf->hits, M_KINST);
-	free(kf->bounce, M_KINST);
-	free(kf, M_KINST);
-}
 
 /*
  * The poll(2) completion: runs every KINST_POLL_TICKS while a poller
@@ -140,7 +117,7 @@ kinst_poll_tick(void *arg)
 
 	kf = arg;
 	mtx_assert(&kf->poll_mtx, MA_OWNED);
-	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_is_dying()) {
+	if (kinst_dev_poll(&kinst_dev, &kf->df) != 0) {
 		selwakeup(&kf->sel);
 		return;
 	}
@@ -155,13 +132,13 @@ kinst_dtor(void *arg)
 	struct kinst_file *kf;
 
 	kf = arg;
-	/* Disarm, restore, quiesce, free trampolines: no producer is left. */
-	kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+	kinst_dev_close(&kinst_dev, &kf->df);	/* no producer is left */
 	callout_drain(&kf->poll_co);
 	seldrain(&kf->sel);
 	mtx_destroy(&kf->poll_mtx);
 	sx_destroy(&kf->read_sx);
-	kinst_file_free(kf);
+	kinst_dev_free(&kf->df);
+	free(kf, M_KINST);
 	kinst_fbsd_gate_leave(&kinst_gate);
 }
 
@@ -169,8 +146,6 @@ static int
 kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 {
 	struct kinst_file *kf;
-	uint32_t n;
-	u_int i;
 	int error;
 
 	(void)dev;
@@ -179,79 +154,53 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 	/* Not once MOD_UNLOAD has begun (kinst_busy). */
 	if (!kinst_fbsd_gate_enter(&kinst_gate))
 		return (ENXIO);
-	n = mp_maxid + 1;
 	kf = malloc(sizeof(*kf), M_KINST, M_WAITOK | M_ZERO);
-	kf->ncpus = n;
-	kf->rings = mallocarray(n, sizeof(*kf->rings), M_KINST,
-	    M_WAITOK | M_ZERO);
-	kf->hits = mallocarray(n, sizeof(*kf->hits), M_KINST,
-	    M_WAITOK | M_ZERO);
-	kf->bufs = mallocarray(n, sizeof(*kf->bufs), M_KINST,
-	    M_WAITOK | M_ZERO);
-	kf->bounce = malloc(KINST_READ_MAX, M_KINST, M_WAITOK);
-	/* Absent CPU ids never run, so their ring stays empty (zeroed). */
-	CPU_FOREACH(i) {
-		kf->bufs[i] = malloc(KINST_RING_SIZE, M_KINST,
-		    M_WAITOK | M_ZERO);
-		if (kinst_ring_init(&kf->rings[i], kf->bufs[i],
-		    KINST_RING_SIZE) != 0) {
-			kinst_file_free(kf);
-			kinst_fbsd_gate_leave(&kinst_gate);
-			return (ENOMEM);
-		}
+	error = kinst_dev_open(&kinst_dev, &kf->df, td->td_proc->p_pid, kf);
+	if (error != 0) {
+		free(kf, M_KINST);
+		kinst_fbsd_gate_leave(&kinst_gate);
+		return (error);
 	}
 	sx_init(&kf->read_sx, "kinst read");
 	mtx_init(&kf->poll_mtx, "kinst poll", NULL, MTX_DEF);
 	callout_init_mtx(&kf->poll_co, &kf->poll_mtx, 0);
-	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
-	kf->cs.s.os_priv = kf;
-	/* The opener never traces itself (its reads would feed back). */
-	kf->cs.s.exclude_pid = td->td_proc->p_pid;
-	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
 	error = devfs_set_cdevpriv(kf, kinst_dtor);
 	if (error != 0)
 		kinst_dtor(kf);
 	return (error);
 }
 
+/* kinst_dev_read()'s wait: nothing wakes us; look again soon. */
+int
+kinst_os_dev_wait(struct kinst_dev_file *f)
+{
+	int error;
+
+	error = tsleep(f, PCATCH, "kinstrd", KINST_POLL_TICKS);
+	return (error == EWOULDBLOCK ? 0 : error);
+}
+
 static int
 kinst_read(struct cdev *dev, struct uio *uio, int ioflag)
 {
 	struct kinst_file *kf;
-	size_t cap, n;
+	size_t n;
 	int error;
 
 	(void)dev;
 	error = devfs_get_cdevpriv((void **)&kf);
 	if (error != 0)
 		return (error);
-	if (uio->uio_resid < (ssize_t)sizeof(struct kinst_hit_record))
+	if (uio->uio_resid < 0)
 		return (EINVAL);
-	cap = MIN((size_t)uio->uio_resid, KINST_READ_MAX);
 	error = sx_xlock_sig(&kf->read_sx);
 	if (error != 0)
 		return (error);
-	for (;;) {
-		n = kinst_rings_drain(kf->rings, kf->ncpus, &kf->next_cpu,
-		    kf->bounce, cap, sizeof(struct kinst_hit_record));
-		if (n != 0)
-			break;
-		if (kinst_is_dying()) {
-			error = ENXIO;
-			goto out;
-		}
-		/* devfs passes the file's O_NONBLOCK in ioflag (IO_NDELAY). */
-		if ((ioflag & O_NONBLOCK) != 0) {
-			error = EWOULDBLOCK;
-			goto out;
-		}
-		/* No wakeup comes from probe context: look again soon. */
-		error = tsleep(kf, PCATCH, "kinstrd", KINST_POLL_TICKS);
-		if (error != 0 && error != EWOULDBLOCK)
-			goto out;
-	}
-	error = uiomove(kf->bounce, n, uio);
-out:
+	/* devfs passes the file's O_NONBLOCK in ioflag (IO_NDELAY). */
+	error = kinst_dev_read(&kinst_dev, &kf->df, (size_t)uio->uio_resid,
+	    (ioflag & O_NONBLOCK) != 0, &n);
+	if (error == 0)
+		error = uiomove(kf->df.bounce, (int)n, uio);
 	sx_xunlock(&kf->read_sx);
 	return (error);
 }
@@ -260,15 +209,13 @@ static int
 kinst_poll(struct cdev *dev, int events, struct thread *td)
 {
 	struct kinst_file *kf;
-	int revents;
 
 	(void)dev;
 	if (devfs_get_cdevpriv((void **)&kf) != 0)
 		return (events & (POLLIN | POLLRDNORM | POLLHUP));
-	revents = 0;
 	if ((events & (POLLIN | POLLRDNORM)) == 0)
 		return (0);
-	if (kinst_rings_have_data(kf->rings, kf->ncpus) || kinst_is_dying())
+	if (kinst_dev_poll(&kinst_dev, &kf->df) != 0)
 		return (events & (POLLIN | POLLRDNORM));
 	selrecord(td, &kf->sel);
 	mtx_lock(&kf->poll_mtx);
@@ -277,203 +224,58 @@ kinst_poll(struct cdev *dev, int events, struct thread *td)
 		callout_reset(&kf->poll_co, KINST_POLL_TICKS, kinst_poll_tick,
 		    kf);
 	mtx_unlock(&kf->poll_mtx);
-	return (revents);
+	return (0);
 }
 
-static int
-kinst_ioc_list(struct kinst_file *kf, struct kinst_list *l)
-{
-	struct kinst_probe_info *pi;
-	uint32_t cap, n;
-	int error;
+/* ---- common/kinst_dev.h's hooks ---- */
 
-	cap = MIN(l->cap, KINST_MAX_PROBES);
-	pi = NULL;
-	if (cap != 0)
-		pi = mallocarray(cap, sizeof(*pi), M_KINST, M_WAITOK | M_ZERO);
-	n = kinst_ctl_list(&kinst_ctl, &kf->cs, pi, cap);
-	error = 0;
-	if (cap != 0)
-		error = copyout(pi, (void *)(uintptr_t)l->buf,
-		    (size_t)MIN(n, cap) * sizeof(*pi));
-	free(pi, M_KINST);
-	if (error == 0)
-		l->count = n;
-	return (error);
+int
+kinst_os_copyin(uint64_t uaddr, void *kbuf, size_t len)
+{
+	return (copyin((const void *)(uintptr_t)uaddr, kbuf, len) != 0);
 }
 
-static int
-kinst_ioc_stats(struct kinst_file *kf, struct kinst_stats *st)
+int
+kinst_os_copyout(const void *kbuf, uint64_t uaddr, size_t len)
 {
-	struct kinst_cpu_stats *cs;
-	uint32_t cap;
-	int error;
-
-	cap = MIN(st->cap, kf->ncpus);
-	cs = NULL;
-	if (cap != 0)
-		cs = mallocarray(cap, sizeof(*cs), M_KINST, M_WAITOK | M_ZERO);
-	kinst_ctl_stats(&kinst_ctl, &kf->cs, cs, cap, st);
-	error = 0;
-	if (cap != 0)
-		error = copyout(cs, (void *)(uintptr_t)st->buf,
-		    (size_t)cap * sizeof(*cs));
-	free(cs, M_KINST);
-	return (error);
+	return (copyout(kbuf, (void *)(uintptr_t)uaddr, len) != 0);
 }
 
-static int
-kinst_ioc_text(struct kinst_text *t)
+/* DTrace took the #BP hook: every new breakpoint would reach it. */
+int
+kinst_os_arm_gate(void)
 {
-	uint8_t *buf;
-	uint32_t cap, n;
-	int err, error;
-
-	cap = MIN(t->cap, KINST_FUNC_MAX);
-	buf = malloc(cap == 0 ? 1 : cap, M_KINST, M_WAITOK);
-	err = kinst_ctl_text(&kinst_ctl, t, buf, cap);
-	error = kinst_errno(err);
-	if (err == KINST_E_OK) {
-		n = MIN(cap, t->size);
-		if (n != 0)
-			error = copyout(buf, (void *)(uintptr_t)t->buf, n);
+	if (kinst_hook_owner() != (void *)kinst_hook) {
+		printf("kinst: the #BP hook was taken over (DTrace loaded?): "
+		    "refusing to arm\n");
+		return (EBUSY);
 	}
-	free(buf, M_KINST);
-	return (error);
+	return (0);
 }
 
-/*
- * Probe programs (ABI 1.5): the instructions are copied in here, verified
- * in common/kinst_progctl.c.  A refusal's verdict reaches user space only
- * on Linux (the structure is copied out on success only, section 4 of
- * docs/freebsd.md); the errno is the same.
- */
-static int
-kinst_ioc_prog_load(struct kinst_file *kf, struct kinst_prog_load *pl)
+/* Single-instruction windows need no wait: optimize now. */
+void
+kinst_os_opt_kick(struct kinst_ctl *c)
 {
-	struct kinst_pinsn *code;
-	int error;
-
-	code = NULL;
-	if (pl->ninsns != 0 && pl->ninsns <= KINST_PROG_MAX_INSNS) {
-		code = mallocarray(pl->ninsns, sizeof(*code), M_KINST,
-		    M_WAITOK);
-		error = copyin((void *)(uintptr_t)pl->insns, code,
-		    (size_t)pl->ninsns * sizeof(*code));
-		if (error != 0) {
-			free(code, M_KINST);
-			return (error);
-		}
-	}
-	error = kinst_errno(kinst_ctl_prog_load(&kinst_ctl, &kf->cs, pl,
-	    code));
-	free(code, M_KINST);
-	return (error);
-}
-
-static int
-kinst_ioc_prog_stats(struct kinst_file *kf, struct kinst_prog_stats *ps)
-{
-	struct kinst_prog_cpu_stats *out;
-	uint32_t cap;
-	int error;
-
-	cap = MIN(ps->cap, kf->ncpus);
-	out = NULL;
-	if (cap != 0)
-		out = mallocarray(cap, sizeof(*out), M_KINST,
-		    M_WAITOK | M_ZERO);
-	kinst_ctl_prog_stats(&kinst_ctl, &kf->cs, out, cap, ps);
-	error = 0;
-	if (cap != 0)
-		error = copyout(out, (void *)(uintptr_t)ps->buf,
-		    (size_t)cap * sizeof(*out));
-	free(out, M_KINST);
-	return (error);
-}
-
-/*
- * Aggregation (ABI 1.6): common/kinst_aggctl.c validates every field; only
- * the entries and per-CPU counters are copied here.
- */
-static int
-kinst_ioc_agg_read(struct kinst_file *kf, struct kinst_agg_read *rd)
-{
-	uint32_t nslots, esize, cap;
-	uint8_t *out;
-	int error;
-
-	error = kinst_errno(kinst_ctl_agg_geom(&kf->cs, &nslots, &esize));
-	if (error != 0)
-		return (error);
-	cap = MIN(rd->cap, nslots);
-	out = NULL;
-	if (cap != 0)
-		out = mallocarray(cap, esize, M_KINST, M_WAITOK);
-	error = kinst_errno(kinst_ctl_agg_read(&kinst_ctl, &kf->cs, rd, out,
-	    cap));
-	if (error == 0 && rd->count != 0)
-		error = copyout(out, (void *)(uintptr_t)rd->buf,
-		    (size_t)rd->count * esize);
-	free(out, M_KINST);
-	return (error);
-}
-
-/* KINST_IOC_AGG_STACKS (ABI 1.8): one CPU's stacks. */
-static int
-kinst_ioc_agg_stacks(struct kinst_file *kf, struct kinst_agg_read *rd)
-{
-	struct kinst_agg_stack *out;
-	uint32_t nstacks, cap;
-	int error;
-
-	error = kinst_errno(kinst_ctl_agg_stack_geom(&kf->cs, &nstacks));
-	if (error != 0)
-		return (error);
-	cap = MIN(rd->cap, nstacks);
-	out = NULL;
-	if (cap != 0)
-		out = mallocarray(cap, sizeof(*out), M_KINST, M_WAITOK);
-	error = kinst_errno(kinst_ctl_agg_stacks(&kinst_ctl, &kf->cs, rd, out,
-	    cap));
-	if (error == 0 && rd->count != 0)
-		error = copyout(out, (void *)(uintptr_t)rd->buf,
-		    (size_t)rd->count * sizeof(*out));
-	free(out, M_KINST);
-	return (error);
-}
-
-static int
-kinst_ioc_agg_stats(struct kinst_file *kf, struct kinst_agg_stats *st)
-{
-	struct kinst_agg_cpu_stats *out;
-	uint32_t cap;
-	int error;
-
-	cap = MIN(st->cap, kf->ncpus);
-	out = NULL;
-	if (cap != 0)
-		out = mallocarray(cap, sizeof(*out), M_KINST,
-		    M_WAITOK | M_ZERO);
-	error = kinst_errno(kinst_ctl_agg_stats(&kinst_ctl, &kf->cs, out, cap,
-	    st));
-	if (error == 0 && cap != 0)
-		error = copyout(out, (void *)(uintptr_t)st->buf,
-		    (size_t)cap * sizeof(*out));
-	free(out, M_KINST);
-	return (error);
+	if (kinst_ctl_optimize(c) != 0)
+		__atomic_store_n(&kinst_jumps_used, true, __ATOMIC_RELAXED);
 }
 
 /*
  * The ioctl layer (sys_generic.c) copies the argument structure in before
- * and out after this, the latter only when 0 is returned.
+ * and out after this, the latter only when 0 is returned: a refusal's
+ * answers (kinst_dev_ioctl's copy_back) do not reach user space here
+ * (docs/freebsd.md, section 4); the errno is the same.  The command is
+ * taken apart as sys/ioccom.h encodes it: direction bits IOC_IN/IOC_OUT,
+ * the length (IOCPARM_LEN), the group in bits 8-15, the number in 0-7.
  */
 static int
 kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
     struct thread *td)
 {
 	struct kinst_file *kf;
-	struct kinst_version *v;
+	struct kinst_dev_cmd dc;
+	bool copy_back;
 	int error;
 
 	(void)dev;
@@ -482,60 +284,12 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 	error = devfs_get_cdevpriv((void **)&kf);
 	if (error != 0)
 		return (error);
-	switch (cmd) {
-	case KINST_IOC_VERSION:
-		v = (struct kinst_version *)data;
-		memset(v, 0, sizeof(*v));
-		v->abi_version = KINST_ABI_VERSION;
-		v->max_probes = KINST_MAX_PROBES;
-		v->ncpus = kf->ncpus;
-		v->record_size = sizeof(struct kinst_hit_record);
-		return (0);
-	case KINST_IOC_ARM:
-		if (kinst_hook_owner() != (void *)kinst_hook) {
-			printf("kinst: the #BP hook was taken over "
-			    "(DTrace loaded?): refusing to arm\n");
-			return (EBUSY);
-		}
-		error = kinst_errno(kinst_ctl_arm(&kinst_ctl, &kf->cs,
-		    (struct kinst_arm *)data));
-		/* Single-instruction windows need no wait: optimize now. */
-		if (error == 0 && kinst_ctl_opt_pending(&kinst_ctl) &&
-		    kinst_ctl_optimize(&kinst_ctl) != 0)
-			__atomic_store_n(&kinst_jumps_used, true,
-			    __ATOMIC_RELAXED);
-		return (error);
-	case KINST_IOC_DISARM:
-		return (kinst_errno(kinst_ctl_disarm(&kinst_ctl, &kf->cs,
-		    (struct kinst_disarm *)data)));
-	case KINST_IOC_LIST:
-		return (kinst_ioc_list(kf, (struct kinst_list *)data));
-	case KINST_IOC_STATS:
-		return (kinst_ioc_stats(kf, (struct kinst_stats *)data));
-	case KINST_IOC_TEXT:
-		return (kinst_ioc_text((struct kinst_text *)data));
-	case KINST_IOC_FILTER:
-		return (kinst_errno(kinst_ctl_filter(&kinst_ctl, &kf->cs,
-		    (struct kinst_filter *)data)));
-	case KINST_IOC_PROG_LOAD:
-		return (kinst_ioc_prog_load(kf, (struct kinst_prog_load *)data));
-	case KINST_IOC_PROG_STATS:
-		return (kinst_ioc_prog_stats(kf, (struct kinst_prog_stats *)data));
-	case KINST_IOC_AGG_SETUP:
-		return (kinst_errno(kinst_ctl_agg_setup(&kinst_ctl, &kf->cs,
-		    (struct kinst_agg_setup *)data)));
-	case KINST_IOC_AGG_READ:
-		return (kinst_ioc_agg_read(kf, (struct kinst_agg_read *)data));
-	case KINST_IOC_AGG_CLEAR:
-		return (kinst_errno(kinst_ctl_agg_clear(&kinst_ctl, &kf->cs,
-		    (struct kinst_agg_clear *)data)));
-	case KINST_IOC_AGG_STATS:
-		return (kinst_ioc_agg_stats(kf, (struct kinst_agg_stats *)data));
-	case KINST_IOC_AGG_STACKS:
-		return (kinst_ioc_agg_stacks(kf, (struct kinst_agg_read *)data));
-	default:
-		return (ENOTTY);
-	}
+	dc.group = (uint32_t)((cmd >> 8) & 0xff);
+	dc.nr = (uint32_t)(cmd & 0xff);
+	dc.size = (uint32_t)IOCPARM_LEN(cmd);
+	dc.dir = ((cmd & IOC_IN) != 0 ? KINST_DEV_IN : 0) |
+	    ((cmd & IOC_OUT) != 0 ? KINST_DEV_OUT : 0);
+	return (kinst_dev_ioctl(&kinst_dev, &kf->df, &dc, data, &copy_back));
 }
 
 static struct cdevsw kinst_cdevsw = {
@@ -565,16 +319,10 @@ kinst_kld_load(void *arg, linker_file_t lf)
 
 /*
  * Load and unload are the steps below, run by kinst_fbsd_mod_load() and
- * undone by kinst_fbsd_mod_unload() (common/kinst_freebsd.c): a failed load
+ * undone by kinst_fbsd_mod_unload() (kmod/freebsd/kinst_freebsd.c): a failed load
  * undoes exactly the steps it did, and the MOD_UNLOAD FreeBSD sends after it
  * then finds nothing set up and touches nothing.  docs/freebsd.md, 3.
  */
-static bool
-kinst_is_dying(void)
-{
-	return (__atomic_load_n(&kinst_gate.shut, __ATOMIC_SEQ_CST) != 0);
-}
-
 static int
 kinst_step_hook_free(void *ctx)
 {
@@ -616,6 +364,8 @@ kinst_step_engine(void *ctx)
 	e = malloc(sizeof(*e), M_KINST, M_WAITOK | M_ZERO);
 	kinst_engine_init(e, mp_maxid + 1, true);
 	kinst_ctl_init(&kinst_ctl, e);
+	(void)kinst_dev_init(&kinst_dev, &kinst_ctl, mp_maxid + 1,
+	    KINST_RING_SIZE);
 	kinst_ctl_jump_enable(&kinst_ctl, (uint64_t)(uintptr_t)kinst_fbsd_jhandler,
 	    0, true);
 	__atomic_store_n(&kinst_engine, e, __ATOMIC_RELEASE);

@@ -45,12 +45,20 @@ module_param(ring_size, uint, 0444);
 MODULE_PARM_DESC(ring_size,
     "bytes of ring per CPU per open file (power of two, 4 KiB .. 64 MiB)");
 
-#define	KINST_READ_MAX	(256 * 1024)	/* bytes one read(2) returns at most */
 /* A blocked read(2) looks at the rings at least this often (see below). */
 #define	KINST_READ_RECHECK	(HZ / 10)
 
 struct kinst_engine *kinst_engine;
 static struct kinst_ctl kinst_ctl;
+static struct kinst_dev kinst_dev;
+
+/* common/kinst_dev.h's errno values are Linux's. */
+static_assert(KINST_ENOENT == ENOENT && KINST_EIO == EIO &&
+    KINST_ENXIO == ENXIO && KINST_ENOMEM == ENOMEM && KINST_EFAULT == EFAULT &&
+    KINST_EBUSY == EBUSY && KINST_EEXIST == EEXIST && KINST_ENODEV == ENODEV &&
+    KINST_EINVAL == EINVAL && KINST_ENOTTY == ENOTTY && KINST_EFBIG == EFBIG &&
+    KINST_ENOSPC == ENOSPC && KINST_EAGAIN == EAGAIN &&
+    KINST_EOPNOTSUPP == EOPNOTSUPP, "kinst_dev.h errno values");
 
 /* The jump optimizer (common/kinst_control.c: kinst_ctl_optimize). */
 #define	KINST_OPT_DELAY	(HZ / 20)
@@ -78,48 +86,26 @@ static LIST_HEAD(kinst_files);
 static DEFINE_MUTEX(kinst_files_lock);
 
 /*
- * Set once by kinst_exit: the module is going (a forced unload may find
- * files open).  Readers then get ENODEV, poll() EPOLLERR | EPOLLHUP.  The
- * ioctls run under kinst_gate (read) and kinst_exit sets the flag under it
- * (write), so that no ioctl is in progress, or can start, once it is set.
+ * kinst_dev.dying is set once by kinst_exit: the module is going (a forced
+ * unload may find files open).  Readers then get ENODEV, poll() EPOLLERR |
+ * EPOLLHUP.  The ioctls run under kinst_gate (read) and kinst_exit sets the
+ * flag under it (write), so that no ioctl is in progress, or can start,
+ * once it is set.
  */
-static bool kinst_dying;
 static DECLARE_RWSEM(kinst_gate);
 static int kinst_cpuhp_state = -1;
 /* Woken by kinst_cpu_dead(); every poll() waits on it too. */
 static DECLARE_WAIT_QUEUE_HEAD(kinst_cpu_dead_wq);
 
+/* An open file: the portable session and this kernel's wait/wake. */
 struct kinst_file {
-	struct kinst_csession cs;
+	struct kinst_dev_file df;
 	struct list_head link;		/* kinst_files */
-	struct kinst_ring *rings;
-	uint64_t	*hits;
-	void		**bufs;		/* ring memory, per CPU */
-	uint32_t	ncpus;
-	uint32_t	next_cpu;	/* read(2) round robin */
 	struct mutex	read_lock;
 	wait_queue_head_t wq;
 	struct irq_work	work;
 	atomic_t	waiting;	/* a reader wants a wakeup */
-	uint8_t		*bounce;
 };
-
-static int
-kinst_errno(int err)
-{
-	switch (err) {
-	case KINST_E_OK:	return (0);
-	case KINST_E_INVAL:	return (-EINVAL);
-	case KINST_E_NOENT:	return (-ENOENT);
-	case KINST_E_REFUSED:	return (-EOPNOTSUPP);
-	case KINST_E_EXIST:	return (-EEXIST);
-	case KINST_E_NOSPC:	return (-ENOSPC);
-	case KINST_E_NOMEM:	return (-ENOMEM);
-	case KINST_E_FAULT:	return (-EFAULT);
-	case KINST_E_TOOBIG:	return (-EFBIG);
-	default:		return (-EIO);
-	}
-}
 
 /*
  * Trap context: a record was written; wake readers later, never here.
@@ -166,7 +152,7 @@ kinst_errno(int err)
 void
 kinst_os_wake_deferred(struct kinst_session *s)
 {
-	struct kinst_file *kf = container_of(s, struct kinst_file, cs.s);
+	struct kinst_file *kf = s->os_priv;
 
 	if (!cpu_online(raw_smp_processor_id()))
 		return;
@@ -186,69 +172,37 @@ kinst_irq_work(struct irq_work *w)
 	wake_up_interruptible(&kf->wq);
 }
 
-static void
-kinst_file_free(struct kinst_file *kf)
-{
-	uint32_t i;
-
-	if (kf->bufs != NULL)
-		for (i = 0; i < kf->ncpus; i++)
-			vfree(kf->bufs[i]);
-	kvfree(kf->bufs);
-	kvfree(kf->rings);
-	kvfree(kf->hits);
-	kvfree(kf->bounce);
-	kfree(kf);
-}
-
 static int
 kinst_open(struct inode *ip, struct file *fp)
 {
 	struct kinst_file *kf;
-	uint32_t i, n;
+	int error;
 
-	n = nr_cpu_ids;
 	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
 	if (kf == NULL)
 		return (-ENOMEM);
-	kf->ncpus = n;
-	kf->rings = kvcalloc(n, sizeof(*kf->rings), GFP_KERNEL);
-	kf->hits = kvcalloc(n, sizeof(*kf->hits), GFP_KERNEL);
-	kf->bufs = kvcalloc(n, sizeof(*kf->bufs), GFP_KERNEL);
-	kf->bounce = kvmalloc(KINST_READ_MAX, GFP_KERNEL);
-	if (kf->rings == NULL || kf->hits == NULL || kf->bufs == NULL ||
-	    kf->bounce == NULL)
-		goto nomem;
-	for (i = 0; i < n; i++) {
-		kf->bufs[i] = vzalloc(ring_size);
-		if (kf->bufs[i] == NULL)
-			goto nomem;
-		if (kinst_ring_init(&kf->rings[i], kf->bufs[i], ring_size) != 0)
-			goto nomem;
-	}
 	mutex_init(&kf->read_lock);
 	init_waitqueue_head(&kf->wq);
 	init_irq_work(&kf->work, kinst_irq_work);
 	atomic_set(&kf->waiting, 0);
-	kinst_session_init(&kf->cs.s, kf->rings, kf->hits, n);
-	kf->cs.s.os_priv = kf;
-	/* The opener never traces itself (its reads would feed back). */
-	kf->cs.s.exclude_pid = current->tgid;
-	kinst_ctl_session_init(&kinst_ctl, &kf->cs);
+	error = kinst_dev_open(&kinst_dev, &kf->df, current->tgid, kf);
+	if (error != 0) {
+		kfree(kf);
+		return (-error);
+	}
 	/* An open that raced with misc_deregister() in kinst_exit. */
 	mutex_lock(&kinst_files_lock);
-	if (kinst_dying) {
+	if (kinst_dev_is_dying(&kinst_dev)) {
 		mutex_unlock(&kinst_files_lock);
-		kinst_file_free(kf);
+		kinst_dev_close(&kinst_dev, &kf->df);
+		kinst_dev_free(&kf->df);
+		kfree(kf);
 		return (-ENODEV);
 	}
 	list_add(&kf->link, &kinst_files);
 	mutex_unlock(&kinst_files_lock);
 	fp->private_data = kf;
 	return (nonseekable_open(ip, fp));
-nomem:
-	kinst_file_free(kf);
-	return (-ENOMEM);
 }
 
 static int
@@ -256,36 +210,38 @@ kinst_release(struct inode *ip, struct file *fp)
 {
 	struct kinst_file *kf = fp->private_data;
 
-	/* Disarm, restore, quiesce, free trampolines: no producer is left. */
-	kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+	(void)ip;
+	kinst_dev_close(&kinst_dev, &kf->df);
 	/*
-	 * The work is pending, if at all, on an online CPU, which runs it
-	 * (kinst_os_wake_deferred): this wait ends.
+	 * No producer is left.  The work is pending, if at all, on an online
+	 * CPU, which runs it (kinst_os_wake_deferred): this wait ends.
 	 */
 	irq_work_sync(&kf->work);
 	mutex_lock(&kinst_files_lock);
 	list_del(&kf->link);
 	mutex_unlock(&kinst_files_lock);
-	kinst_file_free(kf);
+	kinst_dev_free(&kf->df);
+	kfree(kf);
 	return (0);
 }
 
-/* Wait until the rings have data, the module is going, or a signal. */
-static int
-kinst_read_wait(struct kinst_file *kf)
+/*
+ * kinst_dev_read()'s wait: until the rings have data, the module is going,
+ * or a signal.  With a timeout: a record written by a CPU going offline
+ * wakes nobody (kinst_os_wake_deferred), so look again now and then.
+ */
+int
+kinst_os_dev_wait(struct kinst_dev_file *f)
 {
+	struct kinst_file *kf = container_of(f, struct kinst_file, df);
 	long t;
 
 	atomic_set(&kf->waiting, 1);
 	smp_mb__after_atomic();
-	/*
-	 * With a timeout: a record written by a CPU going offline wakes
-	 * nobody (kinst_os_wake_deferred), so look again now and then.
-	 */
 	t = wait_event_interruptible_timeout(kf->wq,
-	    kinst_rings_have_data(kf->rings, kf->ncpus) ||
-	    READ_ONCE(kinst_dying), KINST_READ_RECHECK);
-	return (t < 0 ? (int)t : 0);
+	    kinst_dev_readable(f) || kinst_dev_is_dying(&kinst_dev),
+	    KINST_READ_RECHECK);
+	return (t < 0 ? (int)-t : 0);
 }
 
 static ssize_t
@@ -295,246 +251,79 @@ kinst_read(struct file *fp, char __user *ubuf, size_t count, loff_t *pos)
 	size_t n;
 	int error;
 
-	if (count < sizeof(struct kinst_hit_record))
-		return (-EINVAL);
-	if (count > KINST_READ_MAX)
-		count = KINST_READ_MAX;
+	(void)pos;
 	if (mutex_lock_interruptible(&kf->read_lock) != 0)
 		return (-ERESTARTSYS);
-	for (;;) {
-		if (READ_ONCE(kinst_dying)) {
-			mutex_unlock(&kf->read_lock);
-			return (-ENODEV);
-		}
-		n = kinst_rings_drain(kf->rings, kf->ncpus, &kf->next_cpu,
-		    kf->bounce, count, sizeof(struct kinst_hit_record));
-		if (n != 0)
-			break;
-		if ((fp->f_flags & O_NONBLOCK) != 0) {
-			mutex_unlock(&kf->read_lock);
-			return (-EAGAIN);
-		}
-		error = kinst_read_wait(kf);
-		if (error != 0) {
-			mutex_unlock(&kf->read_lock);
-			return (error);
-		}
-	}
-	if (copy_to_user(ubuf, kf->bounce, n) != 0)
-		n = 0;
+	error = kinst_dev_read(&kinst_dev, &kf->df, count,
+	    (fp->f_flags & O_NONBLOCK) != 0, &n);
+	if (error == 0 && copy_to_user(ubuf, kf->df.bounce, n) != 0)
+		error = EFAULT;
 	mutex_unlock(&kf->read_lock);
-	return (n != 0 ? (ssize_t)n : -EFAULT);
+	return (error != 0 ? -error : (ssize_t)n);
 }
 
 static __poll_t
 kinst_poll(struct file *fp, poll_table *pt)
 {
 	struct kinst_file *kf = fp->private_data;
+	int r;
 
 	poll_wait(fp, &kf->wq, pt);
 	poll_wait(fp, &kinst_cpu_dead_wq, pt);
 	atomic_set(&kf->waiting, 1);
 	smp_mb__after_atomic();
-	if (READ_ONCE(kinst_dying))
+	r = kinst_dev_poll(&kinst_dev, &kf->df);
+	if ((r & KINST_DEV_POLL_GONE) != 0)
 		return (EPOLLERR | EPOLLHUP);
-	if (kinst_rings_have_data(kf->rings, kf->ncpus))
-		return (EPOLLIN | EPOLLRDNORM);
-	return (0);
+	return ((r & KINST_DEV_POLL_IN) != 0 ? EPOLLIN | EPOLLRDNORM : 0);
 }
 
-static long
-kinst_ioc_arm(struct kinst_file *kf, void __user *up)
+/* ---- kinst_dev.h's hooks ---- */
+
+int
+kinst_os_copyin(uint64_t uaddr, void *kbuf, size_t len)
 {
-	struct kinst_arm a;
-	int err;
-
-	if (copy_from_user(&a, up, sizeof(a)) != 0)
-		return (-EFAULT);
-	err = kinst_ctl_arm(&kinst_ctl, &kf->cs, &a);
-	/*
-	 * Jump optimization in the background (kinst_opt_fn), a little after
-	 * the last of a burst of arm requests: one wait for tasks for all.
-	 */
-	if (err == KINST_E_OK && kinst_ctl_opt_pending(&kinst_ctl))
-		mod_delayed_work(system_wq, &kinst_opt_work, KINST_OPT_DELAY);
-	/* Out fields (refuse_reason, nrefused) also on failure. */
-	if (copy_to_user(up, &a, sizeof(a)) != 0) {
-		if (err == KINST_E_OK) {
-			/* Armed, but the caller cannot learn the ids. */
-			struct kinst_disarm d = { .probe_id = a.probe_id };
-			uint32_t i;
-
-			for (i = 0; i < a.narmed; i++, d.probe_id++)
-				(void)kinst_ctl_disarm(&kinst_ctl, &kf->cs,
-				    &d);
-		}
-		return (-EFAULT);
-	}
-	return (kinst_errno(err));
+	return (copy_from_user(kbuf, u64_to_user_ptr(uaddr), len) != 0);
 }
 
-static long
-kinst_ioc_disarm(struct kinst_file *kf, void __user *up)
+int
+kinst_os_copyout(const void *kbuf, uint64_t uaddr, size_t len)
 {
-	struct kinst_disarm d;
-	int err;
-
-	if (copy_from_user(&d, up, sizeof(d)) != 0)
-		return (-EFAULT);
-	err = kinst_ctl_disarm(&kinst_ctl, &kf->cs, &d);
-	if (copy_to_user(up, &d, sizeof(d)) != 0)
-		return (-EFAULT);
-	return (kinst_errno(err));
+	return (copy_to_user(u64_to_user_ptr(uaddr), kbuf, len) != 0);
 }
 
-static long
-kinst_ioc_list(struct kinst_file *kf, void __user *up)
+int
+kinst_os_arm_gate(void)
 {
-	struct kinst_list l;
-	struct kinst_probe_info *pi;
-	uint32_t cap, n;
-	long error;
-
-	if (copy_from_user(&l, up, sizeof(l)) != 0)
-		return (-EFAULT);
-	cap = min_t(uint32_t, l.cap, KINST_MAX_PROBES);
-	pi = NULL;
-	if (cap != 0) {
-		pi = kvcalloc(cap, sizeof(*pi), GFP_KERNEL);
-		if (pi == NULL)
-			return (-ENOMEM);
-	}
-	n = kinst_ctl_list(&kinst_ctl, &kf->cs, pi, cap);
-	error = 0;
-	if (cap != 0 && copy_to_user(u64_to_user_ptr(l.buf), pi,
-	    (size_t)min(n, cap) * sizeof(*pi)) != 0)
-		error = -EFAULT;
-	kvfree(pi);
-	if (error != 0)
-		return (error);
-	l.count = n;
-	if (copy_to_user(up, &l, sizeof(l)) != 0)
-		return (-EFAULT);
-	return (0);
+	return (0);	/* kinst coexists with kprobes and ftrace */
 }
 
-static long
-kinst_ioc_stats(struct kinst_file *kf, void __user *up)
+/*
+ * Jump optimization in the background (kinst_opt_fn), a little after the
+ * last of a burst of arm requests: one wait for tasks for all.
+ */
+void
+kinst_os_opt_kick(struct kinst_ctl *c)
 {
-	struct kinst_stats st;
-	struct kinst_cpu_stats *cs;
-	uint32_t cap;
-	long error;
-
-	if (copy_from_user(&st, up, sizeof(st)) != 0)
-		return (-EFAULT);
-	cap = min_t(uint32_t, st.cap, kf->ncpus);
-	cs = NULL;
-	if (cap != 0) {
-		cs = kvcalloc(cap, sizeof(*cs), GFP_KERNEL);
-		if (cs == NULL)
-			return (-ENOMEM);
-	}
-	kinst_ctl_stats(&kinst_ctl, &kf->cs, cs, cap, &st);
-	error = 0;
-	if (cap != 0 && copy_to_user(u64_to_user_ptr(st.buf), cs,
-	    (size_t)cap * sizeof(*cs)) != 0)
-		error = -EFAULT;
-	kvfree(cs);
-	if (error != 0)
-		return (error);
-	if (copy_to_user(up, &st, sizeof(st)) != 0)
-		return (-EFAULT);
-	return (0);
-}
-
-static long
-kinst_ioc_text(struct kinst_file *kf, void __user *up)
-{
-	struct kinst_text t;
-	uint8_t *buf;
-	uint32_t cap, n;
-	int err;
-
-	(void)kf;
-	if (copy_from_user(&t, up, sizeof(t)) != 0)
-		return (-EFAULT);
-	cap = min_t(uint32_t, t.cap, KINST_FUNC_MAX);
-	buf = kvmalloc(cap == 0 ? 1 : cap, GFP_KERNEL);
-	if (buf == NULL)
-		return (-ENOMEM);
-	err = kinst_ctl_text(&kinst_ctl, &t, buf, cap);
-	if (err == KINST_E_OK) {
-		n = min(cap, t.size);
-		if (n != 0 && copy_to_user(u64_to_user_ptr(t.buf), buf, n) != 0)
-			err = KINST_E_FAULT;
-	}
-	kvfree(buf);
-	if (copy_to_user(up, &t, sizeof(t)) != 0)
-		return (-EFAULT);
-	return (kinst_errno(err));
-}
-
-static long
-kinst_ioctl_gated(struct file *fp, unsigned int cmd, unsigned long arg)
-{
-	struct kinst_file *kf = fp->private_data;
-	void __user *up = (void __user *)arg;
-	struct kinst_version v;
-
-	switch (cmd) {
-	case KINST_IOC_VERSION:
-		memset(&v, 0, sizeof(v));
-		v.abi_version = KINST_ABI_VERSION;
-		v.max_probes = KINST_MAX_PROBES;
-		v.ncpus = kf->ncpus;
-		v.record_size = sizeof(struct kinst_hit_record);
-		return (copy_to_user(up, &v, sizeof(v)) != 0 ? -EFAULT : 0);
-	case KINST_IOC_ARM:
-		return (kinst_ioc_arm(kf, up));
-	case KINST_IOC_DISARM:
-		return (kinst_ioc_disarm(kf, up));
-	case KINST_IOC_LIST:
-		return (kinst_ioc_list(kf, up));
-	case KINST_IOC_STATS:
-		return (kinst_ioc_stats(kf, up));
-	case KINST_IOC_TEXT:
-		return (kinst_ioc_text(kf, up));
-	case KINST_IOC_FILTER: {
-		struct kinst_filter f;
-
-		if (copy_from_user(&f, up, sizeof(f)) != 0)
-			return (-EFAULT);
-		return (kinst_errno(kinst_ctl_filter(&kinst_ctl, &kf->cs, &f)));
-	}
-	case KINST_IOC_PROG_LOAD:
-		return (kinst_errno(kinst_linux_prog_load(&kinst_ctl, &kf->cs,
-		    up)));
-	case KINST_IOC_PROG_STATS:
-		return (kinst_errno(kinst_linux_prog_stats(&kinst_ctl, &kf->cs,
-		    up)));
-	case KINST_IOC_AGG_SETUP:
-	case KINST_IOC_AGG_READ:
-	case KINST_IOC_AGG_CLEAR:
-	case KINST_IOC_AGG_STATS:
-	case KINST_IOC_AGG_STACKS:
-		return (kinst_errno(kinst_linux_agg_ioctl(&kinst_ctl, &kf->cs,
-		    cmd, up)));
-	default:
-		return (-ENOTTY);
-	}
+	(void)c;
+	mod_delayed_work(system_wq, &kinst_opt_work, KINST_OPT_DELAY);
 }
 
 static long
 kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
 {
+	struct kinst_file *kf = fp->private_data;
+	struct kinst_dev_cmd dc = {
+		.group = _IOC_TYPE(cmd),
+		.nr = _IOC_NR(cmd),
+		.size = _IOC_SIZE(cmd),
+		.dir = ((_IOC_DIR(cmd) & _IOC_WRITE) != 0 ? KINST_DEV_IN : 0) |
+		    ((_IOC_DIR(cmd) & _IOC_READ) != 0 ? KINST_DEV_OUT : 0),
+	};
 	long error;
 
 	down_read(&kinst_gate);
-	if (kinst_dying)
-		error = -ENODEV;
-	else
-		error = kinst_ioctl_gated(fp, cmd, arg);
+	error = -kinst_dev_ioctl_user(&kinst_dev, &kf->df, &dc, (uint64_t)arg);
 	up_read(&kinst_gate);
 	return (error);
 }
@@ -581,8 +370,8 @@ kinst_init(void)
 {
 	int error;
 
-	if (ring_size < 4096 || ring_size > (64u << 20) ||
-	    !is_power_of_2(ring_size)) {
+	if (kinst_dev_init(&kinst_dev, &kinst_ctl, nr_cpu_ids, ring_size) !=
+	    0) {
 		pr_err("kinst: ring_size must be a power of two in [4096, 64M]\n");
 		return (-EINVAL);
 	}
@@ -635,13 +424,13 @@ kinst_stop_files(void)
 	unsigned int n;
 
 	down_write(&kinst_gate);
-	WRITE_ONCE(kinst_dying, true);
+	kinst_dev_set_dying(&kinst_dev);
 	up_write(&kinst_gate);
 	n = 0;
 	mutex_lock(&kinst_files_lock);
 	list_for_each_entry(kf, &kinst_files, link) {
 		wake_up_interruptible_all(&kf->wq);
-		kinst_ctl_session_fini(&kinst_ctl, &kf->cs);
+		kinst_dev_close(&kinst_dev, &kf->df);
 		n++;
 	}
 	mutex_unlock(&kinst_files_lock);

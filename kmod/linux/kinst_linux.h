@@ -5,6 +5,7 @@
 
 #include "kinst_abi.h"
 #include "kinst_control.h"
+#include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_os.h"
 
@@ -32,23 +33,5 @@ int	kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 	    size_t nroots);
 void	kinst_linux_derive_fini(void);
 int	kinst_linux_derived_check(unsigned long a);
-
-/* kinst_linux_prog.c: the probe-program ioctls; KINST_E_* codes */
-int	kinst_linux_prog_load(struct kinst_ctl *c, struct kinst_csession *cs,
-	    void __user *up);
-int	kinst_linux_prog_stats(struct kinst_ctl *c, struct kinst_csession *cs,
-	    void __user *up);
-
-/* kinst_linux_agg.c: the aggregation ioctls; KINST_E_* codes */
-int	kinst_linux_agg_ioctl(struct kinst_ctl *c, struct kinst_csession *cs,
-	    unsigned int cmd, void __user *up);
-int	kinst_linux_agg_setup(struct kinst_ctl *c, struct kinst_csession *cs,
-	    void __user *up);
-int	kinst_linux_agg_read(struct kinst_ctl *c, struct kinst_csession *cs,
-	    void __user *up);
-int	kinst_linux_agg_stacks(struct kinst_ctl *c, struct kinst_csession *cs,
-	    void __user *up);
-int	kinst_linux_agg_stats(struct kinst_ctl *c, struct kinst_csession *cs,
-	    void __user *up);
 
 #endif /* !KINST_LINUX_H */
