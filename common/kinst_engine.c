@@ -249,6 +249,36 @@ kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
 	return (hit(e, regs, osctx, false));
 }
 
+bool
+kinst_engine_trap(struct kinst_engine *e, struct kinst_regs *regs,
+    void *osctx, uint64_t *trap_sp, uint64_t *faults)
+{
+	uint64_t saved;
+	int res;
+
+	saved = *trap_sp;
+	*trap_sp = regs->gpr[KINST_RSP];
+	/* Not reordered with the engine's stack writes (a nested trap). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	res = kinst_engine_hit_ctx(e, regs, osctx);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*trap_sp = saved;
+	switch (res) {
+	case KINST_HIT_REDIRECT:
+	case KINST_HIT_EMULATED:
+		return (true);
+	case KINST_HIT_ERROR:
+		/*
+		 * Ours, but emulating it read or wrote memory it may not: the
+		 * shim lets the kernel report the breakpoint.
+		 */
+		(*faults)++;
+		return (false);
+	default:
+		return (false);
+	}
+}
+
 int
 kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
     void *osctx)

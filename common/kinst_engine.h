@@ -98,6 +98,19 @@ int	kinst_engine_hit_ctx(struct kinst_engine *e, struct kinst_regs *regs,
 	    void *osctx);
 
 /*
+ * The trap hook's core, the same for every shim: *trap_sp (the shim's
+ * per-CPU record of the interrupted stack pointer, which its
+ * kinst_os_write_stack() bounds emulated pushes by) holds regs' %rsp while
+ * the engine runs and its old value again afterwards (a nested trap on the
+ * same CPU saves and restores it too); a hit whose emulation faulted is
+ * counted in *faults.  True when the trap was kinst's and handled: the
+ * shim writes regs back into its frame and resumes.  False: not kinst's,
+ * or a fault (the shim hands the trap on with its frame unchanged).
+ */
+bool	kinst_engine_trap(struct kinst_engine *e, struct kinst_regs *regs,
+	    void *osctx, uint64_t *trap_sp, uint64_t *faults);
+
+/*
  * A jump-optimized probe's hit, from its detour's handler
  * (kinst_detour.h): the same counting, nesting guard and record as a trap
  * at regs->rip, nothing executed (the detour runs the window); regs is not

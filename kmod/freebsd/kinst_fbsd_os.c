@@ -6,7 +6,7 @@
  * Every FreeBSD interface used here is listed, with the source file it was
  * checked against and the facts relied on, in docs/freebsd.md.  Nothing in
  * this file decides anything the Linux shim would also have to decide; the
- * arithmetic and the name lists live in common/kinst_freebsd.c.
+ * arithmetic and the name lists live in kmod/freebsd/kinst_freebsd.c.
  */
 
 #include <sys/param.h>
@@ -200,7 +200,7 @@ kinst_os_read_user(uint64_t addr, void *buf, size_t len)
  * trap before trap(), with interrupts as the trap left them.  Only a fault
  * inside kinst_nofault_copy() during kinst_os_read(), or a user-address
  * page fault inside kinst_nofault_copy_user() during kinst_os_read_user(),
- * on this CPU is ours (kinst_fbsd_nofault_fixup, common/kinst_freebsd.c).
+ * on this CPU is ours (kinst_fbsd_nofault_fixup, kmod/freebsd/kinst_freebsd.c).
  */
 int
 kinst_fbsd_trap_nofault(struct trapframe *tf, u_int type)
@@ -296,7 +296,7 @@ kinst_os_wake_deferred(struct kinst_session *s)
  * trap() handles it); 1: the frame was rewritten, return through doreti.
  * Takes no lock, does not sleep or allocate; everything it calls is in this
  * module, inlined, or on kinst_fbsd_excluded[].  The work is
- * kinst_fbsd_hit() (common/kinst_freebsd.c, tested on the build host).
+ * kinst_fbsd_hit() (kmod/freebsd/kinst_freebsd.c, tested on the build host).
  */
 int
 kinst_fbsd_trap(struct trapframe *tf)

@@ -255,9 +255,9 @@ kinst_linux_syms_init(void)
 /* ---- trap context ---- */
 
 /* The interrupted %rsp of the #BP being handled on this CPU (emulated pushes). */
-static DEFINE_PER_CPU(unsigned long, kinst_trap_sp);
+static DEFINE_PER_CPU(uint64_t, kinst_trap_sp);
 /* Hits whose emulation faulted (the kernel then reports the int3). */
-static DEFINE_PER_CPU(unsigned long, kinst_emu_faults);
+static DEFINE_PER_CPU(uint64_t, kinst_emu_faults);
 
 #define	KINST_STACK_ROOM	16	/* bytes below the interrupted %rsp */
 
@@ -590,8 +590,6 @@ kinst_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 	struct die_args *args = data;
 	struct pt_regs *regs;
 	struct kinst_regs kr;
-	unsigned long saved_sp;
-	int res;
 
 	if (val != DIE_INT3)
 		return (NOTIFY_DONE);
@@ -600,27 +598,15 @@ kinst_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 		return (NOTIFY_DONE);
 
 	kinst_regs_in(regs, &kr);
-	saved_sp = this_cpu_read(kinst_trap_sp);
-	this_cpu_write(kinst_trap_sp, regs->sp);
-	res = kinst_engine_hit_ctx(kinst_engine, &kr, regs);
-	this_cpu_write(kinst_trap_sp, saved_sp);
-
-	switch (res) {
-	case KINST_HIT_REDIRECT:
-	case KINST_HIT_EMULATED:
-		kinst_regs_out(&kr, regs);
-		return (NOTIFY_STOP);
-	case KINST_HIT_ERROR:
-		/*
-		 * Ours, but emulating a control transfer read or wrote memory
-		 * that faulted: the original instruction would have faulted
-		 * as well.  Let the kernel report the trap.
-		 */
-		this_cpu_inc(kinst_emu_faults);
+	/*
+	 * Interrupts are off: this CPU's slots stay this CPU's.  A fault of
+	 * an emulation is counted and the kernel reports the int3.
+	 */
+	if (!kinst_engine_trap(kinst_engine, &kr, regs,
+	    raw_cpu_ptr(&kinst_trap_sp), raw_cpu_ptr(&kinst_emu_faults)))
 		return (NOTIFY_DONE);
-	default:
-		return (NOTIFY_DONE);
-	}
+	kinst_regs_out(&kr, regs);
+	return (NOTIFY_STOP);
 }
 NOKPROBE_SYMBOL(kinst_die_notify);
 NOKPROBE_SYMBOL(kinst_regs_in);
@@ -632,6 +618,7 @@ NOKPROBE_SYMBOL(kinst_os_read);
 NOKPROBE_SYMBOL(kinst_os_write_stack);
 NOKPROBE_SYMBOL(kinst_engine_hit);
 NOKPROBE_SYMBOL(kinst_engine_hit_ctx);
+NOKPROBE_SYMBOL(kinst_engine_trap);
 NOKPROBE_SYMBOL(kinst_os_stack);
 NOKPROBE_SYMBOL(kinst_stack_record);
 NOKPROBE_SYMBOL(kinst_stack_capture);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The FreeBSD trap-frame arithmetic (common/kinst_freebsd.c): where a
+ * The FreeBSD trap-frame arithmetic (kmod/freebsd/kinst_freebsd.c): where a
  * kernel-mode #BP leaves its struct trapframe, where the hook moves it, and
  * which bytes the engine may write for an emulated call/pushf.
  */

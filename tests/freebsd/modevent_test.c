@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The FreeBSD module event handler's state (common/kinst_freebsd.c:
+ * The FreeBSD module event handler's state (kmod/freebsd/kinst_freebsd.c:
  * kinst_fbsd_mod_load/unload, the open-file gate, the unload check) against
  * a fake OS whose steps are those of kmod/freebsd/kinst_fbsd_dev.c: each
  * setup registers something in a fake system, each teardown removes it and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FreeBSD exclusions by name and module-name matching
- * (common/kinst_freebsd.c).
+ * (kmod/freebsd/kinst_freebsd.c).
  */
 #include <atf-c.h>
 #include <string.h>

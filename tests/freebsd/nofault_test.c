@@ -3,7 +3,7 @@
  * The FreeBSD no-fault reads (issue 10, defect 2; issue 11's user reads):
  * kmod/freebsd/kinst_nofault.S assembled for the build host, the trap
  * decision kinst_fbsd_nofault_fixup() and the user range check
- * kinst_fbsd_user_range_ok() (common/kinst_freebsd.c).  A SIGSEGV handler
+ * kinst_fbsd_user_range_ok() (kmod/freebsd/kinst_freebsd.c).  A SIGSEGV handler
  * plays trap_check() calling dtrace_trap_func: it lays the fault out as a
  * kernel-mode struct trapframe (KINST_FBSD_TF_*), asks the decision, and
  * resumes where it says.  stac/clac are #UD in user mode: a SIGILL handler

@@ -12,7 +12,7 @@
  * finishes its instruction and returns the right value.
  *
  * The real engine (kinst_probe_prepare, kinst_engine_hit) and the real
- * accounting (common/kinst_freebsd.c) run; the OS calls are kh_os.c's.
+ * accounting (kmod/freebsd/kinst_freebsd.c) run; the OS calls are kh_os.c's.
  */
 #include <atf-c.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The OS-independent part of the FreeBSD/amd64 shim (kmod/freebsd), kept
- * here so that it is compiled and tested on every build host:
+ * The part of the FreeBSD/amd64 shim that includes no FreeBSD header, so
+ * that the host tests compile it by path and run it on every build:
  *
  * - the geometry of the kernel-mode #BP trap frame (struct trapframe of
  *   sys/x86/include/frame.h, as amd64/amd64/exception.S leaves it) and the

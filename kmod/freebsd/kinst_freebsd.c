@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The OS-independent part of the FreeBSD shim: trap frame arithmetic,
- * exclusions by name, module name matching.  See kinst_freebsd.h and
- * docs/freebsd.md.
+ * What the FreeBSD shim knows that needs no FreeBSD header: trap frame
+ * arithmetic, exclusions by name, module name matching, the load/unload
+ * steps.  It lives with the shim (it is FreeBSD knowledge) but includes
+ * nothing of FreeBSD's, so the host tests (tests/freebsd, tests/harness)
+ * compile and run it by path.  See kinst_freebsd.h and docs/freebsd.md.
  */
 
 #include "kinst_classify.h"
@@ -90,33 +92,12 @@ kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
     uint64_t *faults)
 {
 	struct kinst_regs r;
-	uint64_t saved;
-	int res;
 
 	kinst_fbsd_frame_to_regs(tf, &r);
-	saved = *trap_sp;
-	*trap_sp = r.gpr[KINST_RSP];
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	res = kinst_engine_hit_ctx(e, &r, tf);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	*trap_sp = saved;
-
-	switch (res) {
-	case KINST_HIT_REDIRECT:
-	case KINST_HIT_EMULATED:
-		kinst_fbsd_regs_to_frame(&r, tf);
-		return (1);
-	case KINST_HIT_ERROR:
-		/*
-		 * Ours, but emulating it read or wrote memory it may not: the
-		 * instruction would have faulted too.  Let trap() report the
-		 * breakpoint with the frame unchanged.
-		 */
-		(*faults)++;
+	if (!kinst_engine_trap(e, &r, tf, trap_sp, faults))
 		return (0);
-	default:
-		return (0);
-	}
+	kinst_fbsd_regs_to_frame(&r, tf);
+	return (1);
 }
 
 /*
