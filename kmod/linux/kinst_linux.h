@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* kinst for Linux: what the two files of the shim share. */
+/* kinst for Linux: what the files of the shim share. */
 #ifndef KINST_LINUX_H
 #define KINST_LINUX_H
 
@@ -15,6 +15,9 @@ int	kinst_linux_syms_init(void);
 void	kinst_linux_jump_init(struct kinst_ctl *c);
 /* Jumps installed now, and whether the optimizer runs (kinst_linux.c). */
 uint32_t kinst_linux_njump(bool *optimizing);
+/* kinst_linux_trap.c */
+bool	kinst_linux_read_ok(uint64_t addr, size_t len);
+void	kinst_linux_jhandler(void *arg, struct kinst_regs *kr);
 int	kinst_linux_hook_init(void);
 void	kinst_linux_hook_fini(void);
 unsigned long kinst_linux_emu_faults(void);
