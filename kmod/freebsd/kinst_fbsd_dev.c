@@ -502,15 +502,15 @@ static int
 kinst_busy(void *ctx)
 {
 	(void)ctx;
-	switch (kinst_fbsd_unload_check(&kinst_gate, &kinst_ctl.nprobes)) {
+	switch (kinst_fbsd_unload_check(&kinst_gate, &kinst_ctl.nprobes,
+	    &kinst_jumps_used)) {
 	case KINST_FBSD_UNLOAD_OK:
-		if (__atomic_load_n(&kinst_jumps_used, __ATOMIC_RELAXED)) {
-			printf("kinst: jump-optimized probes were used: a "
-			    "thread may still be inside a detour; staying "
-			    "loaded\n");
-			return (EBUSY);
-		}
 		return (0);
+	case KINST_FBSD_UNLOAD_JUMPS_USED:
+		/* The gate is open again: /dev/kinst stays usable. */
+		printf("kinst: jump-optimized probes were used: a thread may "
+		    "still be inside a detour; staying loaded\n");
+		return (EBUSY);
 	case KINST_FBSD_UNLOAD_FILES_OPEN:
 		printf("kinst: /dev/kinst is open; close kinstctl first\n");
 		return (EBUSY);

@@ -125,7 +125,7 @@ static volatile uint32_t kinst_nofault_active[KINST_MAXCPU];
  * turned into -1 by kinst_fbsd_trap_nofault() before trap() could enable
  * interrupts or call vm_fault(), so this never sleeps, in trap context or
  * not.  Interrupts are disabled around the copy so the thread stays on the
- * CPU whose count it raised.  Kernel addresses only.
+ * CPU whose count it raised.  Kernel-half addresses only.
  */
 #define	KINST_NOFAULT_CHUNK	4096	/* bytes copied per interrupts-off section */
 
@@ -140,7 +140,8 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 
 	if (len == 0)
 		return (0);
-	if (addr < VM_MIN_KERNEL_ADDRESS || addr + len < addr)
+	/* The kernel half, direct map included (kinst_freebsd.h). */
+	if (!kinst_fbsd_kread_ok(addr, len, la57 != 0))
 		return (-1);
 	/* The control path reads up to KINST_FUNC_MAX: not all with IF off. */
 	for (d = buf, rv = 0; len > 0 && rv == 0; d += n, addr += n, len -= n) {

@@ -11,6 +11,7 @@
 #include "kinst_control.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"
+#include "kinst_kaddr.h"
 
 uint64_t
 kinst_fbsd_frame_at(uint64_t isp)
@@ -308,13 +309,18 @@ kinst_fbsd_gate_nfiles(const struct kinst_fbsd_gate *g)
 }
 
 int
-kinst_fbsd_unload_check(struct kinst_fbsd_gate *g, const uint32_t *nprobes)
+kinst_fbsd_unload_check(struct kinst_fbsd_gate *g, const uint32_t *nprobes,
+    const bool *jumps_used)
 {
 	if (!kinst_fbsd_gate_shut(g))
 		return (KINST_FBSD_UNLOAD_FILES_OPEN);
 	if (__atomic_load_n(nprobes, __ATOMIC_SEQ_CST) != 0) {
 		kinst_fbsd_gate_reopen(g);
 		return (KINST_FBSD_UNLOAD_PROBES_LEFT);
+	}
+	if (__atomic_load_n(jumps_used, __ATOMIC_SEQ_CST)) {
+		kinst_fbsd_gate_reopen(g);
+		return (KINST_FBSD_UNLOAD_JUMPS_USED);
 	}
 	return (KINST_FBSD_UNLOAD_OK);
 }
@@ -385,4 +391,10 @@ bool
 kinst_fbsd_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit)
 {
 	return (len != 0 && addr < limit && len <= limit - addr);
+}
+
+bool
+kinst_fbsd_kread_ok(uint64_t addr, uint64_t len, bool la57)
+{
+	return (kinst_kaddr_ok(addr, len, 0, la57 ? 57 : 48, 0, 0) != 0);
 }

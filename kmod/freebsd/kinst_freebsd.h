@@ -199,16 +199,20 @@ uint32_t kinst_fbsd_gate_nfiles(const struct kinst_fbsd_gate *g);
 /*
  * The unload check (the shim's busy() step): shut the gate, then look at
  * the probe count (*nprobes, read atomically; no lock, so none is taken
- * under kld_sx).  KINST_FBSD_UNLOAD_OK: the gate stays shut, tear down.
- * Otherwise the gate is as it was and nothing changed.
+ * under kld_sx) and whether jump-optimized probes were ever installed
+ * (*jumps_used: a thread may still be inside a detour, so the module stays
+ * loaded for good).  KINST_FBSD_UNLOAD_OK: the gate stays shut, tear down.
+ * Otherwise the gate is open again as it was and nothing changed: the
+ * device still opens.
  */
 enum {
 	KINST_FBSD_UNLOAD_OK = 0,
 	KINST_FBSD_UNLOAD_FILES_OPEN,
 	KINST_FBSD_UNLOAD_PROBES_LEFT,
+	KINST_FBSD_UNLOAD_JUMPS_USED,
 };
 int	kinst_fbsd_unload_check(struct kinst_fbsd_gate *g,
-	    const uint32_t *nprobes);
+	    const uint32_t *nprobes, const bool *jumps_used);
 
 /*
  * Trampoline lifetime on FreeBSD (issue 10, defect 2; docs/freebsd.md 1.6).
@@ -280,6 +284,20 @@ int	kinst_fbsd_nofault_fixup(void *tf, uint32_t trapno, uint32_t active,
  * canonical, so the copy can only take page faults.
  */
 bool	kinst_fbsd_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit);
+
+/*
+ * May kinst_os_read()'s no-fault kernel copy be pointed at [addr, addr +
+ * len)?  The whole kernel half (canonical upper half of the paging mode:
+ * from 0xffff800000000000 with 4 levels, 0xff00000000000000 with LA57),
+ * as DTrace's toxic ranges bound dtrace_copy: not only what lies above
+ * VM_MIN_KERNEL_ADDRESS (0xfffffe0000000000), but the direct map below it
+ * (DMAP_MIN_ADDRESS, 0xfffff80000000000 with 4 levels), where UMA's
+ * single-page slabs and small malloc(9) objects live and so the function
+ * pointers an emulated "call *disp(%reg)" reads (issue 22, defect 1).  A
+ * hole or an unmapped page inside the half faults, and the no-fault copy
+ * absorbs that; user addresses and wrapping ranges are refused.
+ */
+bool	kinst_fbsd_kread_ok(uint64_t addr, uint64_t len, bool la57);
 
 #endif /* !__ASSEMBLER__ */
 

@@ -26,6 +26,7 @@ static struct {
 	int	bad_teardown;	/* teardowns of something not registered */
 	struct kinst_fbsd_gate gate;
 	uint32_t nprobes;
+	bool	jumps_used;	/* kinst_jumps_used of kinst_fbsd_dev.c */
 } fos;
 
 static void
@@ -98,8 +99,8 @@ fos_busy(void *c)
 {
 	(void)c;
 	fos_log('?', 0);
-	return (kinst_fbsd_unload_check(&fos.gate, &fos.nprobes) ==
-	    KINST_FBSD_UNLOAD_OK ? 0 : EBUSY);
+	return (kinst_fbsd_unload_check(&fos.gate, &fos.nprobes,
+	    &fos.jumps_used) == KINST_FBSD_UNLOAD_OK ? 0 : EBUSY);
 }
 
 static struct kinst_fbsd_mod
@@ -236,9 +237,42 @@ ATF_TC_BODY(unload_probes_left, tc)
 	ATF_CHECK_EQ(fos.gate.shut, 0);
 	ATF_CHECK(kinst_fbsd_gate_enter(&fos.gate));
 	kinst_fbsd_gate_leave(&fos.gate);
-	ATF_CHECK_EQ(kinst_fbsd_unload_check(&fos.gate, &fos.nprobes),
-	    KINST_FBSD_UNLOAD_PROBES_LEFT);
+	ATF_CHECK_EQ(kinst_fbsd_unload_check(&fos.gate, &fos.nprobes,
+	    &fos.jumps_used), KINST_FBSD_UNLOAD_PROBES_LEFT);
 	ATF_CHECK_EQ(fos.gate.shut, 0);
+}
+
+/*
+ * Issue 22, defect 2 (seen live on FreeBSD 15.1): jump-optimized probes
+ * were used, every file is closed; the unload is refused (a thread may be
+ * inside a detour) and the device must still open afterwards, every time.
+ */
+ATF_TC_WITHOUT_HEAD(unload_refused_after_jumps_reopens);
+ATF_TC_BODY(unload_refused_after_jumps_reopens, tc)
+{
+	struct kinst_fbsd_mod m;
+	int i;
+
+	fos_reset();
+	m = fos_mod();
+	ATF_REQUIRE_EQ(kinst_fbsd_mod_load(&m), 0);
+	fos.jumps_used = true;
+	for (i = 0; i < 3; i++) {
+		fos.log[0] = '\0';
+		ATF_CHECK_EQ(kinst_fbsd_mod_unload(&m), EBUSY);
+		ATF_CHECK_STREQ(fos.log, "?0");
+		ATF_CHECK_EQ(fos_nreg(), NSTEPS - 1);
+		ATF_CHECK_EQ(fos.gate.shut, 0);
+		ATF_CHECK(kinst_fbsd_gate_enter(&fos.gate));
+		ATF_CHECK_EQ(kinst_fbsd_unload_check(&fos.gate, &fos.nprobes,
+		    &fos.jumps_used), KINST_FBSD_UNLOAD_FILES_OPEN);
+		kinst_fbsd_gate_leave(&fos.gate);
+	}
+	ATF_CHECK_EQ(kinst_fbsd_unload_check(&fos.gate, &fos.nprobes,
+	    &fos.jumps_used), KINST_FBSD_UNLOAD_JUMPS_USED);
+	ATF_CHECK(kinst_fbsd_gate_enter(&fos.gate));
+	kinst_fbsd_gate_leave(&fos.gate);
+	ATF_CHECK_EQ(fos.bad_teardown, 0);
 }
 
 /*
@@ -319,6 +353,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, load_fails_each_step);
 	ATF_TP_ADD_TC(tp, unload_files_open);
 	ATF_TP_ADD_TC(tp, unload_probes_left);
+	ATF_TP_ADD_TC(tp, unload_refused_after_jumps_reopens);
 	ATF_TP_ADD_TC(tp, gate_concurrent);
 	return (atf_no_error());
 }

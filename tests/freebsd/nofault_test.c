@@ -312,6 +312,44 @@ ATF_TC_BODY(user_fixup_decision, tc)
 }
 #undef FRAME
 
+/*
+ * Issue 22, defect 1 (seen live on FreeBSD 15.1): the kernel read must take
+ * the direct map, below VM_MIN_KERNEL_ADDRESS, where the cdevpriv object
+ * that devfs_destroy_cdevpriv calls through lived (0xfffff8000239b200).
+ */
+ATF_TC_WITHOUT_HEAD(kernel_range);
+ATF_TC_BODY(kernel_range, tc)
+{
+	const uint64_t dmap48 = 0xfffff80000000000ull;	/* DMAP_MIN_ADDRESS */
+	const uint64_t dmap57 = 0xff00000000000000ull;	/* with LA57 */
+	const uint64_t kva = 0xfffffe0000000000ull;	/* VM_MIN_KERNEL_ADDRESS */
+	bool la57;
+
+	for (la57 = false; ; la57 = true) {
+		ATF_CHECK(kinst_fbsd_kread_ok(0xfffff8000239b200ull + 16, 8,
+		    la57));
+		ATF_CHECK(kinst_fbsd_kread_ok(dmap48, 8, la57));
+		ATF_CHECK(kinst_fbsd_kread_ok(kva, 4096, la57));
+		ATF_CHECK(kinst_fbsd_kread_ok(0xffffffff80200000ull, 1 << 20,
+		    la57));	/* KERNBASE text */
+		ATF_CHECK(kinst_fbsd_kread_ok(0xfffffffffffffff8ull, 8, la57));
+		ATF_CHECK(kinst_fbsd_kread_ok(0xffff800000000000ull, 8, la57));
+		ATF_CHECK(kinst_fbsd_kread_ok(kva, 0, la57));
+		ATF_CHECK(!kinst_fbsd_kread_ok(0xfffffffffffffff8ull, 9, la57));
+		ATF_CHECK(!kinst_fbsd_kread_ok(0x1000, 8, la57));
+		ATF_CHECK(!kinst_fbsd_kread_ok(0x00007fffffffe000ull, 8, la57));
+		ATF_CHECK(!kinst_fbsd_kread_ok(0x0000800000000000ull, 8, la57));
+		ATF_CHECK(!kinst_fbsd_kread_ok(0x00ff000000000000ull, 8, la57));
+		if (la57)
+			break;
+	}
+	/* LA57's kernel half (and direct map) start lower. */
+	ATF_CHECK(kinst_fbsd_kread_ok(dmap57, 8, true));
+	ATF_CHECK(!kinst_fbsd_kread_ok(dmap57, 8, false));
+	ATF_CHECK(!kinst_fbsd_kread_ok(0xffff7ffffffffff8ull, 8, false));
+	ATF_CHECK(kinst_fbsd_kread_ok(0xffff7ffffffffff8ull, 8, true));
+}
+
 ATF_TC_WITHOUT_HEAD(user_range);
 ATF_TC_BODY(user_range, tc)
 {
@@ -444,6 +482,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, fixup_decision);
 	ATF_TP_ADD_TC(tp, user_fixup_decision);
 	ATF_TP_ADD_TC(tp, user_range);
+	ATF_TP_ADD_TC(tp, kernel_range);
 	ATF_TP_ADD_TC(tp, copy_user);
 	ATF_TP_ADD_TC(tp, copy_user_smap);
 	ATF_TP_ADD_TC(tp, install_remove);
