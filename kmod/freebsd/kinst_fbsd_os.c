@@ -28,14 +28,16 @@
 #include <vm/vm_param.h>
 #include <vm/vm_extern.h>
 #include <vm/vm_kern.h>
+#include <vm/pmap.h>		/* before vm_map.h: it uses pmap_t (15.1) */
 #include <vm/vm_map.h>
 #include <vm/vm_object.h>
-#include <vm/pmap.h>
 
 #include <machine/cpu.h>
 #include <machine/cpufunc.h>
 #include <machine/frame.h>
-#include <machine/md_var.h>
+#include <machine/md_var.h>	/* la57; cpu_stdext_feature (x86/x86_var.h) */
+#include <machine/specialreg.h>	/* CPUID_STDEXT_SMAP */
+#include <machine/vmparam.h>	/* VM_MAXUSER_ADDRESS_LA48, _LA57 */
 
 #include "kinst_fbsd.h"
 #include "kinst_stack.h"
@@ -173,6 +175,17 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 #define	KINST_FBSD_USER_LIMIT						\
 	(la57 ? VM_MAXUSER_ADDRESS_LA57 : VM_MAXUSER_ADDRESS_LA48)
 
+/*
+ * Whether process p has a user address space: p_vmspace (struct proc,
+ * sys/sys/proc.h) is not vmspace0, the vmspace of proc0 that kernel
+ * threads and kernel processes run on.
+ */
+static bool
+kinst_fbsd_has_user_vm(const struct proc *p)
+{
+	return (p != NULL && p->p_vmspace != NULL && p->p_vmspace != &vmspace0);
+}
+
 int
 kinst_os_read_user(uint64_t addr, void *buf, size_t len)
 {
@@ -183,7 +196,7 @@ kinst_os_read_user(uint64_t addr, void *buf, size_t len)
 	if (!kinst_fbsd_user_range_ok(addr, len, KINST_FBSD_USER_LIMIT) ||
 	    len > KINST_NOFAULT_CHUNK)
 		return (-1);
-	if (!KINST_FBSD_HAS_USER_VM(curthread->td_proc))
+	if (!kinst_fbsd_has_user_vm(curthread->td_proc))
 		return (-1);
 	rflags = intr_disable();
 	cpu = PCPU_GET(cpuid);

@@ -18,32 +18,6 @@ shim_compiles_body() {
 	if [ ! -x "$compile" ]; then
 		atf_skip "SKIPPED: $compile is absent (a clone outside the project's build machines): the FreeBSD module was NOT compile-checked"
 	fi
-	# Declarations the shim uses that the shared set lacks, transcribed
-	# from FreeBSD's sys/sys/proc.h (checked against main of 2025):
-	# struct thread's td_kstack (vm_offset_t, kernel VA of the kstack) and
-	# td_kstack_pages (int), for the stack walk's bounds; struct proc's
-	# p_vmspace (struct vmspace *), vmspace0 and P_KPROC (0x00004), for the
-	# user read's kernel-thread test (KINST_FBSD_HAS_USER_VM in
-	# kmod/freebsd/kinst_fbsd.h, which reads p_vmspace only when P_KPROC
-	# is defined).  Added to a copy of the set in this test's work
-	# directory, never to the set itself.
-	decls=$(dirname "$compile")
-	if ! grep -q td_kstack "$decls/sys/proc.h" ||
-	    ! grep -q p_vmspace "$decls/sys/proc.h"; then
-		echo "NOTE: shared freebsd-decls lack td_kstack/td_kstack_pages or p_vmspace/vmspace0/P_KPROC: adding them (transcribed) to a private copy"
-		cp -R "$decls" decls
-		if ! grep -q td_kstack decls/sys/proc.h; then
-			sed -i 's|^struct thread {$|struct thread {\n\tvm_offset_t td_kstack;\t/* (a) Kernel VA of kstack. */\n\tint td_kstack_pages;\t/* (a) Size of the kstack. */|' decls/sys/proc.h
-		fi
-		if ! grep -q p_vmspace decls/sys/proc.h; then
-			sed -i 's|^struct proc {$|struct vmspace;\nextern struct vmspace vmspace0;\t/* VM space for proc0. */\n#define\tP_KPROC\t\t0x00004\t/* Kernel process. */\nstruct proc {\n\tstruct vmspace *p_vmspace;\t/* (b) Address space. */|' decls/sys/proc.h
-		fi
-		grep -q td_kstack_pages decls/sys/proc.h ||
-		    atf_fail "could not add td_kstack to the private copy of sys/proc.h"
-		grep -q 'vmspace \*p_vmspace' decls/sys/proc.h ||
-		    atf_fail "could not add p_vmspace to the private copy of sys/proc.h"
-		compile=$PWD/decls/compile
-	fi
 	# Every file the compile script is meant to build: it must report them all.
 	want=0
 	for f in "$KINST_SRCDIR"/kmod/freebsd/*.c "$KINST_SRCDIR"/kmod/freebsd/*.S \
