@@ -32,8 +32,12 @@ int	kinst_nofault_copy_user(void *dst, const void *src, size_t len);
 extern int kinst_nofault_smap;	/* stac/clac around the user copy */
 int	kinst_nofault_install(void);
 int	kinst_nofault_remove(void);
+int	kinst_nofault_ours(void);	/* dtrace_trap_func is still ours */
 extern char kinst_nofault_start[], kinst_nofault_end[], kinst_nofault_fail[];
 extern char kinst_nofault_ustart[], kinst_nofault_uend[], kinst_nofault_ufail[];
+
+/* kinst_fbsd_dev.c: both trap hooks are kinst's (DTrace took neither) */
+bool	kinst_fbsd_hooks_ours(void);
 
 /* kinst_fbsd_os.c */
 int	kinst_fbsd_trap_nofault(struct trapframe *tf, u_int type);

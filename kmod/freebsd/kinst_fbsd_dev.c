@@ -241,13 +241,25 @@ kinst_os_copyout(const void *kbuf, uint64_t uaddr, size_t len)
 	return (copyout(kbuf, (void *)(uintptr_t)uaddr, len) != 0);
 }
 
-/* DTrace took the #BP hook: every new breakpoint would reach it. */
+/*
+ * Both hooks kinst runs on are still its own: the #BP hook
+ * (dtrace_invop_jump_addr; else every new breakpoint would reach DTrace)
+ * and dtrace_trap_func (else no fault of a no-fault read is absorbed).
+ * dtrace.ko's load stores both without looking.
+ */
+bool
+kinst_fbsd_hooks_ours(void)
+{
+	return (kinst_hook_owner() == (void *)kinst_hook &&
+	    kinst_nofault_ours() != 0);
+}
+
 int
 kinst_os_arm_gate(void)
 {
-	if (kinst_hook_owner() != (void *)kinst_hook) {
-		printf("kinst: the #BP hook was taken over (DTrace loaded?): "
-		    "refusing to arm\n");
+	if (!kinst_fbsd_hooks_ours()) {
+		printf("kinst: the #BP hook or dtrace_trap_func was taken over "
+		    "(DTrace loaded?): refusing to arm\n");
 		return (EBUSY);
 	}
 	return (0);
@@ -311,8 +323,9 @@ static void
 kinst_kld_load(void *arg, linker_file_t lf)
 {
 	(void)arg;
-	if (kinst_hook_owner() != (void *)kinst_hook)
-		printf("kinst: WARNING: %s took over the #BP hook; kinst "
+	if (!kinst_fbsd_hooks_ours())
+		printf("kinst: WARNING: %s took over the #BP hook or "
+		    "dtrace_trap_func; kinst "
 		    "probes will panic the kernel: close kinstctl and unload "
 		    "%s now\n", lf->filename, lf->filename);
 }

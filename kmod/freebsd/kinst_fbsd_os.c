@@ -145,6 +145,9 @@ kinst_os_read(uint64_t addr, void *buf, size_t len)
 	/* The kernel half, direct map included (kinst_freebsd.h). */
 	if (!kinst_fbsd_kread_ok(addr, len, la57 != 0))
 		return (-1);
+	/* Nobody would absorb a fault once DTrace took dtrace_trap_func. */
+	if (!kinst_nofault_ours())
+		return (-1);
 	/* The control path reads up to KINST_FUNC_MAX: not all with IF off. */
 	for (d = buf, rv = 0; len > 0 && rv == 0; d += n, addr += n, len -= n) {
 		n = MIN(len, KINST_NOFAULT_CHUNK);
@@ -196,7 +199,7 @@ kinst_os_read_user(uint64_t addr, void *buf, size_t len)
 	if (!kinst_fbsd_user_range_ok(addr, len, KINST_FBSD_USER_LIMIT) ||
 	    len > KINST_NOFAULT_CHUNK)
 		return (-1);
-	if (!kinst_fbsd_has_user_vm(curthread->td_proc))
+	if (!kinst_fbsd_has_user_vm(curthread->td_proc) || !kinst_nofault_ours())
 		return (-1);
 	rflags = intr_disable();
 	cpu = PCPU_GET(cpuid);

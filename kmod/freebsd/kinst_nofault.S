@@ -22,7 +22,10 @@
  * 0: on a CPU without SMAP they are #UD.
  *
  * kinst_nofault_install/remove: compare-and-swap of dtrace_trap_func, from
- * 0 to kinst_fbsd_trap_nofault and back (1: someone else's).  No FreeBSD
+ * 0 to kinst_fbsd_trap_nofault and back (1: someone else's).
+ * kinst_nofault_ours: 1 while dtrace_trap_func is kinst_fbsd_trap_nofault
+ * (dtrace.ko's load stores its own without looking: the copies must not
+ * run then, their faults would no longer be absorbed), else 0.  No FreeBSD
  * header is included (tests/freebsd assembles this file for the build host).
  */
 
@@ -115,5 +118,16 @@ kinst_nofault_remove:
 	movzbl	%al, %eax
 	ret
 	.size	kinst_nofault_remove, . - kinst_nofault_remove
+
+	.globl	kinst_nofault_ours
+	.type	kinst_nofault_ours,@function
+	.p2align 4
+kinst_nofault_ours:
+	leaq	kinst_fbsd_trap_nofault(%rip), %rdx
+	xorl	%eax, %eax
+	cmpq	%rdx, dtrace_trap_func(%rip)
+	sete	%al
+	ret
+	.size	kinst_nofault_ours, . - kinst_nofault_ours
 
 	.section .note.GNU-stack,"",@progbits

@@ -34,6 +34,7 @@ extern char kinst_nofault_ustart[], kinst_nofault_uend[], kinst_nofault_ufail[];
 /* What the kernel and the shim provide. */
 void	*dtrace_trap_func;
 int	kinst_fbsd_trap_nofault(void *tf, unsigned type);
+int	kinst_nofault_ours(void);
 int
 kinst_fbsd_trap_nofault(void *tf, unsigned type)
 {
@@ -464,16 +465,24 @@ ATF_TC_BODY(install_remove, tc)
 	void *other = (void *)&other;
 
 	dtrace_trap_func = NULL;
+	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
 	ATF_CHECK_EQ(kinst_nofault_install(), 0);
 	ATF_CHECK(dtrace_trap_func == (void *)kinst_fbsd_trap_nofault);
+	ATF_CHECK_EQ(kinst_nofault_ours(), 1);
 	ATF_CHECK_EQ(kinst_nofault_install(), 1);
+	/* dtrace.ko's load stores its handler over ours (issue 22, 4). */
+	dtrace_trap_func = other;
+	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
+	dtrace_trap_func = (void *)kinst_fbsd_trap_nofault;
 	ATF_CHECK_EQ(kinst_nofault_remove(), 0);
 	ATF_CHECK(dtrace_trap_func == NULL);
+	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
 	ATF_CHECK_EQ(kinst_nofault_remove(), 1);
 	dtrace_trap_func = other;
 	ATF_CHECK_EQ(kinst_nofault_install(), 1);
 	ATF_CHECK_EQ(kinst_nofault_remove(), 1);
 	ATF_CHECK(dtrace_trap_func == other);
+	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
 }
 
 ATF_TP_ADD_TCS(tp)
