@@ -622,8 +622,12 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 
 /*
  * Jump optimization on FreeBSD (kinst_fbsd_dev.c enables it with
- * single-instruction windows only): FreeBSD has no retpolines, no jump
- * labels and no exception tables, so the int3 checks are all there is.
+ * single-instruction windows only): FreeBSD has no jump labels and no
+ * exception tables.  It has retpolines (WITH_KERNEL_RETPOLINE: clang's
+ * -mretpoline, indirect branches through __llvm_retpoline_* thunks), which
+ * hide indirect jumps from the decoder; a window of one instruction has no
+ * instruction boundary inside for any jump to land on, so they need no
+ * check here, and the int3 checks are all there is.
  */
 int
 kinst_os_jopt_check(const struct kinst_func *f, uint64_t addr,
