@@ -237,6 +237,13 @@ rnd(void)
 
 /* ---- tests ---- */
 
+/* Every command kinst_abi.h defines. */
+static const unsigned long cmds[] = { KINST_IOC_VERSION, KINST_IOC_ARM,
+    KINST_IOC_DISARM, KINST_IOC_LIST, KINST_IOC_STATS, KINST_IOC_TEXT,
+    KINST_IOC_FILTER, KINST_IOC_PROG_LOAD, KINST_IOC_PROG_STATS,
+    KINST_IOC_AGG_SETUP, KINST_IOC_AGG_READ, KINST_IOC_AGG_CLEAR,
+    KINST_IOC_AGG_STATS, KINST_IOC_AGG_STACKS };
+
 /* common/kinst_dev.h's errno values are this (Linux) host's. */
 ATF_TC_WITHOUT_HEAD(errno_values);
 ATF_TC_BODY(errno_values, tc)
@@ -272,11 +279,6 @@ ATF_TC_BODY(errno_values, tc)
 ATF_TC_WITHOUT_HEAD(commands);
 ATF_TC_BODY(commands, tc)
 {
-	static const unsigned long cmds[] = { KINST_IOC_VERSION,
-	    KINST_IOC_ARM, KINST_IOC_DISARM, KINST_IOC_LIST, KINST_IOC_STATS,
-	    KINST_IOC_TEXT, KINST_IOC_FILTER, KINST_IOC_PROG_LOAD,
-	    KINST_IOC_PROG_STATS, KINST_IOC_AGG_SETUP, KINST_IOC_AGG_READ,
-	    KINST_IOC_AGG_CLEAR, KINST_IOC_AGG_STATS, KINST_IOC_AGG_STACKS };
 	struct kinst_dev_file *f;
 	struct kinst_dev_cmd dc;
 	uint64_t raw[KINST_DEV_ARG_MAX / 8];
@@ -554,11 +556,6 @@ ATF_TC_BODY(arm_gate_and_kick, tc)
 ATF_TC_WITHOUT_HEAD(random_structures);
 ATF_TC_BODY(random_structures, tc)
 {
-	static const unsigned long cmds[] = { KINST_IOC_VERSION,
-	    KINST_IOC_ARM, KINST_IOC_DISARM, KINST_IOC_LIST, KINST_IOC_STATS,
-	    KINST_IOC_TEXT, KINST_IOC_FILTER, KINST_IOC_PROG_LOAD,
-	    KINST_IOC_PROG_STATS, KINST_IOC_AGG_SETUP, KINST_IOC_AGG_READ,
-	    KINST_IOC_AGG_CLEAR, KINST_IOC_AGG_STATS, KINST_IOC_AGG_STACKS };
 	struct kinst_dev_file *f;
 	uint64_t raw[KINST_DEV_ARG_MAX / 8];
 	uint8_t *b = (uint8_t *)raw;
