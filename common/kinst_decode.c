@@ -384,14 +384,42 @@ static const uint16_t pfx_class[256] = {
 			    KINST_PFX_ES | KINST_PFX_FS | KINST_PFX_GS)
 
 /*
- * Fetch byte `i' of the instruction; `lim' is min(avail, 15).  Bytes are
- * fetched in order, so the first index that reaches `lim' is either 15 (the
- * instruction is too long: invalid) or `avail' (truncated).
+ * Decoder state, passed from step to step by kinst_decode().  The steps
+ * fill in `out' as they go; kinst_decode() clears it again on any failure.
  */
-#define	FETCH(dst, i) do {						\
-	if (__builtin_expect((i) >= lim, 0))				\
-		goto past_limit;					\
-	(dst) = buf[(i)];						\
+struct dec {
+	const uint8_t	*buf;
+	size_t		avail;
+	struct kinst_insn *out;
+	unsigned	lim;		/* min(avail, 15) */
+	unsigned	pos;		/* offset of the next byte */
+	unsigned	pfx;		/* KINST_PFX_* */
+	unsigned	nprefixes;	/* legacy prefix bytes */
+	unsigned	rep_last;	/* last of F2/F3, or 0 */
+	unsigned	seg_last;	/* last segment override, or 0 */
+	unsigned	rex;		/* the REX byte that counts, or 0 */
+	unsigned	enc, map;	/* KINST_ENC_*, KINST_MAP_* */
+	unsigned	opcode;		/* first byte after the prefixes, then
+					   the opcode within its map */
+	unsigned	op_off;		/* offset of the opcode */
+	unsigned	attr;		/* attribute word of the opcode */
+	unsigned	vvvv, evex_b;	/* VEX/EVEX/XOP only */
+	unsigned	modrm, mod, reg, rm;
+	unsigned	disp_size, imm_size, imm2_size;
+	unsigned	opsize, addrsize;
+};
+
+/*
+ * Fetch byte `i' of the instruction into `dst', or return from the calling
+ * step.  Bytes are fetched in order, so the first index that reaches `lim'
+ * is either 15 (the instruction is too long: invalid) or `avail'
+ * (truncated).
+ */
+#define	FETCH(d, dst, i) do {						\
+	if (__builtin_expect((i) >= (d)->lim, 0))			\
+		return ((d)->avail >= KINST_MAX_INSN_LEN ?		\
+		    KINST_DEC_INVALID : KINST_DEC_TRUNCATED);		\
+	(dst) = (d)->buf[(i)];						\
 } while (0)
 
 static inline int64_t
@@ -420,480 +448,682 @@ insn_clear(struct kinst_insn *out)
 	*out = (struct kinst_insn){ .len = 0 };
 }
 
-int
-kinst_decode(const uint8_t *buf, size_t avail, struct kinst_insn *out)
+/*
+ * Step 1: legacy prefixes.  A REX byte only counts when the opcode (or
+ * VEX/EVEX/XOP escape) follows it directly; one followed by another prefix
+ * is ignored, as the hardware does.  Leaves the first other byte in
+ * d->opcode, at d->pos.
+ */
+static inline int
+decode_prefixes(struct dec *d)
 {
-	unsigned pos, attr, imm_size, imm2_size, disp_size, len, b;
-	unsigned rep_last, seg_last, pc, map, enc, opcode, op_off;
-	unsigned rex, mod, reg, rm;
-	uint16_t pfx;
-	uint8_t opsize, addrsize, modrm, sib, vb1, vb2, vb3;
-	uint8_t nprefixes;
-	const uint8_t *lk;
-	unsigned vvvv, vop, evex_b, lim;
+	unsigned b, pc;
 
-	insn_clear(out);
-	lim = avail < KINST_MAX_INSN_LEN ? (unsigned)avail : KINST_MAX_INSN_LEN;
-	pos = 0;
-	pfx = 0;
-	rex = 0;
-	rep_last = 0;
-	seg_last = 0;
-	nprefixes = 0;
-	imm2_size = 0;
-	sib = 0;
-	vvvv = 0;
-	evex_b = 0;
-
-	/*
-	 * Prefixes.  A REX byte only counts when the opcode (or VEX/EVEX/XOP
-	 * escape) follows it directly; one followed by another prefix is
-	 * ignored, as the hardware does.
-	 */
 	for (;;) {
-		FETCH(b, pos);
+		FETCH(d, b, d->pos);
 		pc = pfx_class[b];
 		if (pc == 0)
 			break;
 		if (pc == PC_REX) {
-			rex = b;
+			d->rex = b;
 		} else {
-			rex = 0;
-			pfx |= (uint16_t)pc;
-			nprefixes++;
+			d->rex = 0;
+			d->pfx |= pc;
+			d->nprefixes++;
 			if (pc & PFX_SEG)
-				seg_last = b;
+				d->seg_last = b;
 			else if (b == 0xf2 || b == 0xf3)
-				rep_last = b;
+				d->rep_last = b;
 		}
-		pos++;
+		d->pos++;
 	}
+	d->opcode = b;
+	d->addrsize = (d->pfx & KINST_PFX_67) ? 4 : 8;
+	return (KINST_DEC_OK);
+}
 
-	opsize = 4;
-	addrsize = (pfx & KINST_PFX_67) ? 4 : 8;
-	enc = KINST_ENC_LEGACY;
-	map = KINST_MAP_1BYTE;
+/* Step 2a: the legacy escape 0F, then 0F 38 / 0F 3A. */
+static inline int
+decode_escape_0f(struct dec *d)
+{
+	unsigned b;
 
-	/* b is the first byte after the prefixes, at pos. */
-	switch (b) {
+	FETCH(d, b, d->pos + 1);
+	if (b == 0x38 || b == 0x3a) {
+		d->map = b == 0x38 ? KINST_MAP_0F38 : KINST_MAP_0F3A;
+		d->op_off = d->pos + 2;
+		FETCH(d, d->opcode, d->op_off);
+		if (!(d->map == KINST_MAP_0F38 ? ok_0f38 : ok_0f3a)[d->opcode])
+			return (KINST_DEC_INVALID);
+		d->attr = d->map == KINST_MAP_0F38 ? M : MB;
+	} else {
+		d->map = KINST_MAP_0F;
+		d->op_off = d->pos + 1;
+		d->opcode = b;
+		d->attr = map0f[d->opcode];
+	}
+	return (KINST_DEC_OK);
+}
+
+/* decode_vex(): the payload of a two-byte VEX (C5) prefix, `p0'. */
+static inline void
+decode_vex2_payload(struct dec *d, unsigned p0)
+{
+	struct kinst_insn *out = d->out;
+
+	d->enc = KINST_ENC_VEX2;
+	d->map = KINST_MAP_0F;
+	out->rex_r = !(p0 & 0x80);
+	out->vex_l = (p0 >> 2) & 1;
+	out->vex_pp = p0 & 3;
+	d->vvvv = (~p0 >> 3) & 0xf;
+	d->op_off = d->pos + 2;
+}
+
+/*
+ * decode_vex(): R, X, B (inverted) of the first payload byte of VEX3, XOP
+ * and EVEX; W and pp of the second.
+ */
+static inline void
+vex_payload_rxbwpp(struct kinst_insn *out, unsigned p0, unsigned p1)
+{
+
+	out->rex_r = !(p0 & 0x80);
+	out->rex_x = !(p0 & 0x40);
+	out->rex_b = !(p0 & 0x20);
+	out->rex_w = p1 >> 7;
+	out->vex_pp = p1 & 3;
+}
+
+/* decode_vex(): the payload of a three-byte VEX (C4) or XOP (8F) prefix. */
+static inline int
+decode_vex3_payload(struct dec *d, unsigned esc, unsigned p0)
+{
+	struct kinst_insn *out = d->out;
+	unsigned p1;
+
+	FETCH(d, p1, d->pos + 2);
+	d->map = p0 & 0x1f;
+	if (esc == 0xc4) {
+		d->enc = KINST_ENC_VEX3;
+		if (d->map < 1 || d->map > 3)
+			return (KINST_DEC_INVALID);
+	} else {
+		d->enc = KINST_ENC_XOP;
+		if (d->map > 0xa)
+			return (KINST_DEC_INVALID);
+	}
+	vex_payload_rxbwpp(out, p0, p1);
+	out->vex_l = (p1 >> 2) & 1;
+	d->vvvv = (~p1 >> 3) & 0xf;
+	d->op_off = d->pos + 3;
+	return (KINST_DEC_OK);
+}
+
+/* decode_vex(): the payload of an EVEX (62) prefix. */
+static inline int
+decode_evex_payload(struct dec *d, unsigned p0)
+{
+	struct kinst_insn *out = d->out;
+	unsigned p1, p2;
+
+	d->enc = KINST_ENC_EVEX;
+	FETCH(d, p1, d->pos + 2);
+	FETCH(d, p2, d->pos + 3);
+	d->map = p0 & 0x7;
+	/* P0 bit 3 must be 0, P1 bit 2 must be 1. */
+	if ((p0 & 0x08) != 0 || (p1 & 0x04) == 0 ||
+	    d->map == 0 || d->map == 4 || d->map == 7)
+		return (KINST_DEC_INVALID);
+	vex_payload_rxbwpp(out, p0, p1);
+	out->vex_l = (p2 >> 5) & 3;
+	d->evex_b = (p2 >> 4) & 1;
+	/* vvvv with EVEX.V' as its fifth bit. */
+	d->vvvv = ((~p1 >> 3) & 0xf) | (~p2 & 0x08) << 1;
+	d->op_off = d->pos + 4;
+	return (KINST_DEC_OK);
+}
+
+/*
+ * decode_vex(): is the VEX/EVEX/XOP opcode defined with this pp, vvvv, L and W
+ * (vex_ops, evex_ops, ok_xop)?
+ */
+static inline int
+check_vex_opcode(const struct dec *d)
+{
+	const struct kinst_insn *out = d->out;
+	unsigned vop;
+
+	if (d->enc == KINST_ENC_VEX2 || d->enc == KINST_ENC_VEX3) {
+		vop = vex_ops[d->map - 1][d->opcode];
+		if (!((vop >> out->vex_pp) & 1) ||
+		    ((vop & NOV) && d->vvvv != 0) ||
+		    ((vop & L0) && out->vex_l != 0) ||
+		    ((vop & L1) && out->vex_l != 1))
+			return (KINST_DEC_INVALID);
+	} else if (d->enc == KINST_ENC_EVEX) {
+		vop = evex_ops[d->map <= 3 ? d->map - 1 : d->map - 2]
+		    [d->opcode];
+		if (!((vop >> out->vex_pp) & 1) ||
+		    ((vop & NOV) && d->vvvv != 0))
+			return (KINST_DEC_INVALID);
+	} else {
+		vop = ok_xop[d->map - KINST_MAP_XOP8][d->opcode];
+		if (!(vop & XOK) || out->vex_pp != 0 ||
+		    (out->rex_w && !(vop & XW)) ||
+		    (out->vex_l && !(vop & XL)))
+			return (KINST_DEC_INVALID);
+	}
+	return (KINST_DEC_OK);
+}
+
+/* decode_vex(): attribute word of a VEX/EVEX/XOP opcode, by map. */
+static inline unsigned
+vex_attr(const struct dec *d)
+{
+
+	switch (d->map) {
+	case KINST_MAP_0F:
+		if (d->opcode == 0x77 && d->enc != KINST_ENC_EVEX)
+			return (__);
+		if ((d->opcode >= 0x70 && d->opcode <= 0x73) ||
+		    d->opcode == 0xc2 ||
+		    (d->opcode >= 0xc4 && d->opcode <= 0xc6))
+			return (MB);
+		return (M);
+	case KINST_MAP_0F3A:
+	case KINST_MAP_XOP8:
+		return (MB);
+	case KINST_MAP_XOPA:
+		return (M | I_D);
+	default:	/* 0F38, XOP map 9, EVEX maps 5 and 6 */
+		return (M);
+	}
+}
+
+/*
+ * Step 2b: C4 (VEX3), C5 (VEX2), 62 (EVEX), 8F (XOP, or pop Ev when the map
+ * field is below 8).
+ */
+static inline int
+decode_vex(struct dec *d)
+{
+	unsigned esc, p0;
+	int error;
+
+	esc = d->opcode;
+	FETCH(d, p0, d->pos + 1);
+	if (esc == 0x8f && (p0 & 0x1f) < 8) {
+		/* pop Ev (group 1a), not XOP. */
+		d->op_off = d->pos;
+		d->attr = M | D64 | SP;
+		return (KINST_DEC_OK);
+	}
+	/* VEX/EVEX/XOP: no 66/F2/F3/F0 and no REX before it. */
+	if (d->rex != 0 || (d->pfx & (KINST_PFX_66 | KINST_PFX_F0 |
+	    KINST_PFX_F2 | KINST_PFX_F3)))
+		return (KINST_DEC_INVALID);
+	if (esc == 0xc5) {
+		decode_vex2_payload(d, p0);
+		error = KINST_DEC_OK;
+	} else if (esc == 0xc4 || esc == 0x8f)
+		error = decode_vex3_payload(d, esc, p0);
+	else
+		error = decode_evex_payload(d, p0);
+	if (error != KINST_DEC_OK)
+		return (error);
+	FETCH(d, d->opcode, d->op_off);
+	if ((error = check_vex_opcode(d)) != KINST_DEC_OK)
+		return (error);
+	d->attr = vex_attr(d);
+	/* REX.W selects a 64-bit GPR operand (andn, bextr, ...). */
+	d->opsize = d->out->rex_w ? 8 : 4;
+	return (KINST_DEC_OK);
+}
+
+/*
+ * Step 2: the escape or opcode map (1-byte, 0F, 0F 38, 0F 3A, VEX/EVEX/XOP),
+ * the opcode and its attribute word; then the legacy operand size.
+ */
+static inline int
+decode_opcode(struct dec *d)
+{
+	int error;
+
+	d->enc = KINST_ENC_LEGACY;
+	d->map = KINST_MAP_1BYTE;
+	switch (d->opcode) {
 	case 0x0f:
-		FETCH(b, pos + 1);
-		if (b == 0x38 || b == 0x3a) {
-			map = b == 0x38 ? KINST_MAP_0F38 : KINST_MAP_0F3A;
-			op_off = pos + 2;
-			FETCH(opcode, op_off);
-			if (!(map == KINST_MAP_0F38 ? ok_0f38 :
-			    ok_0f3a)[opcode])
-				goto invalid;
-			attr = map == KINST_MAP_0F38 ? M : MB;
-		} else {
-			map = KINST_MAP_0F;
-			op_off = pos + 1;
-			opcode = b;
-			attr = map0f[opcode];
-		}
+		error = decode_escape_0f(d);
 		break;
 	case 0xc4:
 	case 0xc5:
 	case 0x62:
 	case 0x8f:
-		FETCH(vb1, pos + 1);
-		if (b == 0x8f && (vb1 & 0x1f) < 8) {
-			/* pop Ev (group 1a), not XOP. */
-			op_off = pos;
-			opcode = b;
-			attr = M | D64 | SP;
-			break;
-		}
-		/* VEX/EVEX/XOP: no 66/F2/F3/F0 and no REX before it. */
-		if (rex != 0 || (pfx & (KINST_PFX_66 | KINST_PFX_F0 |
-		    KINST_PFX_F2 | KINST_PFX_F3)))
-			goto invalid;
-		if (b == 0xc5) {
-			enc = KINST_ENC_VEX2;
-			map = KINST_MAP_0F;
-			out->rex_r = !(vb1 & 0x80);
-			out->vex_l = (vb1 >> 2) & 1;
-			out->vex_pp = vb1 & 3;
-			vvvv = (~vb1 >> 3) & 0xf;
-			op_off = pos + 2;
-		} else if (b == 0xc4 || b == 0x8f) {
-			FETCH(vb2, pos + 2);
-			map = vb1 & 0x1f;
-			if (b == 0xc4) {
-				enc = KINST_ENC_VEX3;
-				if (map < 1 || map > 3)
-					goto invalid;
-			} else {
-				enc = KINST_ENC_XOP;
-				if (map > 0xa)
-					goto invalid;
-			}
-			out->rex_r = !(vb1 & 0x80);
-			out->rex_x = !(vb1 & 0x40);
-			out->rex_b = !(vb1 & 0x20);
-			out->rex_w = vb2 >> 7;
-			out->vex_l = (vb2 >> 2) & 1;
-			out->vex_pp = vb2 & 3;
-			vvvv = (~vb2 >> 3) & 0xf;
-			op_off = pos + 3;
-		} else {
-			enc = KINST_ENC_EVEX;
-			FETCH(vb2, pos + 2);
-			FETCH(vb3, pos + 3);
-			map = vb1 & 0x7;
-			/* P0 bit 3 must be 0, P1 bit 2 must be 1. */
-			if ((vb1 & 0x08) != 0 || (vb2 & 0x04) == 0 ||
-			    map == 0 || map == 4 || map == 7)
-				goto invalid;
-			out->rex_r = !(vb1 & 0x80);
-			out->rex_x = !(vb1 & 0x40);
-			out->rex_b = !(vb1 & 0x20);
-			out->rex_w = vb2 >> 7;
-			out->vex_l = (vb3 >> 5) & 3;
-			out->vex_pp = vb2 & 3;
-			evex_b = (vb3 >> 4) & 1;
-			/* vvvv with EVEX.V' as its fifth bit. */
-			vvvv = ((~vb2 >> 3) & 0xf) | (~vb3 & 0x08) << 1;
-			op_off = pos + 4;
-		}
-		FETCH(opcode, op_off);
-		if (enc == KINST_ENC_VEX2 || enc == KINST_ENC_VEX3) {
-			vop = vex_ops[map - 1][opcode];
-			if (!((vop >> out->vex_pp) & 1) ||
-			    ((vop & NOV) && vvvv != 0) ||
-			    ((vop & L0) && out->vex_l != 0) ||
-			    ((vop & L1) && out->vex_l != 1))
-				goto invalid;
-		} else if (enc == KINST_ENC_EVEX) {
-			vop = evex_ops[map <= 3 ? map - 1 : map - 2][opcode];
-			if (!((vop >> out->vex_pp) & 1) ||
-			    ((vop & NOV) && vvvv != 0))
-				goto invalid;
-		} else {
-			vop = ok_xop[map - KINST_MAP_XOP8][opcode];
-			if (!(vop & XOK) || out->vex_pp != 0 ||
-			    (out->rex_w && !(vop & XW)) ||
-			    (out->vex_l && !(vop & XL)))
-				goto invalid;
-		}
-		switch (map) {
-		case KINST_MAP_0F:
-			if (opcode == 0x77 && enc != KINST_ENC_EVEX)
-				attr = __;
-			else if ((opcode >= 0x70 && opcode <= 0x73) ||
-			    opcode == 0xc2 || (opcode >= 0xc4 && opcode <= 0xc6))
-				attr = MB;
-			else
-				attr = M;
-			break;
-		case KINST_MAP_0F3A:
-		case KINST_MAP_XOP8:
-			attr = MB;
-			break;
-		case KINST_MAP_XOPA:
-			attr = M | I_D;
-			break;
-		default:	/* 0F38, XOP map 9, EVEX maps 5 and 6 */
-			attr = M;
-			break;
-		}
-		/* REX.W selects a 64-bit GPR operand (andn, bextr, ...). */
-		opsize = out->rex_w ? 8 : 4;
-		goto modrm;
+		error = decode_vex(d);
+		break;
 	default:
-		op_off = pos;
-		opcode = b;
-		attr = map1[opcode];
+		d->op_off = d->pos;
+		d->attr = map1[d->opcode];
+		error = KINST_DEC_OK;
 		break;
 	}
+	/* VEX/EVEX/XOP have their operand size already. */
+	if (error != KINST_DEC_OK || d->enc != KINST_ENC_LEGACY)
+		return (error);
 
-	if (attr & X)
-		goto invalid;
+	if (d->attr & X)
+		return (KINST_DEC_INVALID);
 
 	/* Operand size: REX.W beats 66; default-64 ops ignore a plain 32. */
-	if (rex & 0x08)
-		opsize = 8;
-	else if (pfx & KINST_PFX_66)
-		opsize = 2;
-	else if (attr & D64)
-		opsize = 8;
+	if (d->rex & 0x08)
+		d->opsize = 8;
+	else if (d->pfx & KINST_PFX_66)
+		d->opsize = 2;
+	else if (d->attr & D64)
+		d->opsize = 8;
 	else
-		opsize = 4;
+		d->opsize = 4;
+	return (KINST_DEC_OK);
+}
 
-modrm:
-	pos = op_off + 1;
-	mod = reg = rm = 0;
-	modrm = 0;
-	disp_size = 0;
-	if (attr & M) {
-		FETCH(modrm, pos);
-		out->has_modrm = 1;
-		out->modrm = modrm;
-		out->modrm_off = (uint8_t)pos;
-		mod = modrm >> 6;
-		reg = (modrm >> 3) & 7;
-		rm = modrm & 7;
-		pos++;
-		if (mod != 3 && !(attr & RO)) {
-			/* mod 1: disp8; mod 2: disp32; mod 0: none ... */
-			disp_size = (0x040100u >> (mod << 3)) & 0xff;
-			if (rm == 4) {
-				FETCH(sib, pos);
-				out->has_sib = 1;
-				out->sib = sib;
-				pos++;
-				/* ... or disp32 without base (SIB base 5) */
-				if (mod == 0 && (sib & 7) == 5)
-					disp_size = 4;
-			} else if (mod == 0 && rm == 5) {
-				/* ... or disp32 RIP-relative */
-				disp_size = 4;
-				out->rip_relative = 1;
-			}
-		}
+/*
+ * Step 3: ModRM, SIB and the displacement's size (RIP-relative location).
+ * Leaves d->pos after the SIB.
+ */
+static inline int
+decode_modrm(struct dec *d)
+{
+	struct kinst_insn *out = d->out;
+	unsigned sib;
+
+	d->pos = d->op_off + 1;
+	if (!(d->attr & M))
+		return (KINST_DEC_OK);
+	FETCH(d, d->modrm, d->pos);
+	out->has_modrm = 1;
+	out->modrm = (uint8_t)d->modrm;
+	out->modrm_off = (uint8_t)d->pos;
+	d->mod = d->modrm >> 6;
+	d->reg = (d->modrm >> 3) & 7;
+	d->rm = d->modrm & 7;
+	d->pos++;
+	if (d->mod == 3 || (d->attr & RO))
+		return (KINST_DEC_OK);
+	/* mod 1: disp8; mod 2: disp32; mod 0: none ... */
+	d->disp_size = (0x040100u >> (d->mod << 3)) & 0xff;
+	if (d->rm == 4) {
+		FETCH(d, sib, d->pos);
+		out->has_sib = 1;
+		out->sib = (uint8_t)sib;
+		d->pos++;
+		/* ... or disp32 without base (SIB base 5) */
+		if (d->mod == 0 && (sib & 7) == 5)
+			d->disp_size = 4;
+	} else if (d->mod == 0 && d->rm == 5) {
+		/* ... or disp32 RIP-relative */
+		d->disp_size = 4;
+		out->rip_relative = 1;
 	}
+	return (KINST_DEC_OK);
+}
+
+/* Step 4: VEX/EVEX constraints that depend on the ModRM byte. */
+static inline int
+check_vex_modrm(const struct dec *d)
+{
 
 	/*
 	 * VEX/EVEX 0F 10/11 (vmovups .. vmovsd): only the register form of
 	 * the scalar moves has a vvvv operand.
 	 */
-	if (enc != KINST_ENC_LEGACY && map == KINST_MAP_0F &&
-	    (opcode == 0x10 || opcode == 0x11) && vvvv != 0 &&
-	    (mod != 3 || out->vex_pp < 2))
-		goto invalid;
+	if (d->enc != KINST_ENC_LEGACY && d->map == KINST_MAP_0F &&
+	    (d->opcode == 0x10 || d->opcode == 0x11) && d->vvvv != 0 &&
+	    (d->mod != 3 || d->out->vex_pp < 2))
+		return (KINST_DEC_INVALID);
 
-	/* EVEX.L'L = 3 only encodes rounding control (EVEX.b, register form). */
-	if (enc == KINST_ENC_EVEX && out->vex_l == 3 && !(evex_b && mod == 3))
-		goto invalid;
+	/* EVEX.L'L = 3 only encodes rounding control (EVEX.b, register). */
+	if (d->enc == KINST_ENC_EVEX && d->out->vex_l == 3 &&
+	    !(d->evex_b && d->mod == 3))
+		return (KINST_DEC_INVALID);
+	return (KINST_DEC_OK);
+}
 
-	/* Immediate size: a table lookup by kind and operand size. */
-	imm_size = imm_sizes[attr & I_MASK][opsize >> 2];
-	if ((attr & I_MASK) >= I_MOFFS) {
-		if ((attr & I_MASK) == I_MOFFS)
-			disp_size = addrsize;
-		else if ((attr & I_MASK) == I_ENTER)
-			imm2_size = 1;
+/*
+ * Step 5: immediate sizes from the attribute word (a table lookup by kind
+ * and operand size); moffs is a displacement.  decode_special() may still
+ * change them.
+ */
+static inline void
+decode_immediates(struct dec *d)
+{
+	unsigned kind;
+
+	kind = d->attr & I_MASK;
+	d->imm_size = imm_sizes[kind][d->opsize >> 2];
+	if (kind == I_MOFFS)
+		d->disp_size = d->addrsize;
+	else if (kind == I_ENTER)
+		d->imm2_size = 1;
+}
+
+/* x87 (D8-DF): the undefined memory /reg values and register forms. */
+static inline int
+check_x87(const struct dec *d)
+{
+	unsigned i;
+
+	i = d->opcode - 0xd8;
+	if (d->mod != 3 ? (x87_mem_bad[i] >> d->reg) & 1 :
+	    !((x87_reg_ok[i] >> (d->modrm - 0xc0)) & 1))
+		return (KINST_DEC_INVALID);
+	return (KINST_DEC_OK);
+}
+
+/* SP opcodes of the 1-byte map: groups, x87, mov Sreg, lea, pop Ev. */
+static int
+special_1byte(struct dec *d)
+{
+
+	switch (d->opcode) {
+	case 0x8c:	/* mov Sreg: es cs ss ds fs gs */
+		if (d->reg > 5)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0x8d:	/* lea: memory operand only */
+		if (d->mod == 3)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0x8e:	/* mov to Sreg (%cs is #UD, but decoded) */
+		if (d->reg > 5)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xd8: case 0xd9: case 0xda: case 0xdb:
+	case 0xdc: case 0xdd: case 0xde: case 0xdf:
+		return (check_x87(d));
+	case 0x8f:	/* pop Ev: /0 only */
+		if (d->reg != 0)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xc6:	/* mov Eb,Ib /0; xabort ib (C6 F8) */
+		if (d->reg != 0 && d->modrm != 0xf8)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xc7:	/* mov Ev,Iz /0; xbegin relz (C7 F8) */
+		if (d->reg != 0 && d->modrm != 0xf8)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xf6:	/* test Eb,Ib /0 /1; others no imm */
+		d->imm_size = d->reg < 2 ? 1 : 0;
+		break;
+	case 0xf7:
+		d->imm_size = d->reg < 2 ? (d->opsize == 2 ? 2 : 4) : 0;
+		break;
+	case 0xfe:	/* inc/dec Eb */
+		if (d->reg > 1)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xff:
+		if (d->reg == 7)
+			return (KINST_DEC_INVALID);
+		/* Far call/jmp take a memory operand. */
+		if ((d->reg == 3 || d->reg == 5) && d->mod == 3)
+			return (KINST_DEC_INVALID);
+		/* Near call/jmp and push default to 64. */
+		if ((d->reg == 2 || d->reg == 4 || d->reg == 6) &&
+		    !(d->rex & 0x08) && !(d->pfx & KINST_PFX_66))
+			d->opsize = 8;
+		break;
 	}
+	return (KINST_DEC_OK);
+}
 
-	if (attr & SP) {
-		/* ModRM- or prefix-dependent forms of a few opcodes. */
-		if (map == KINST_MAP_1BYTE) {
-			switch (opcode) {
-			case 0x8c:	/* mov Sreg: es cs ss ds fs gs */
-				if (reg > 5)
-					goto invalid;
-				break;
-			case 0x8d:	/* lea: memory operand only */
-				if (mod == 3)
-					goto invalid;
-				break;
-			case 0x8e:	/* mov to Sreg (%cs is #UD, but decoded) */
-				if (reg > 5)
-					goto invalid;
-				break;
-			case 0xd8: case 0xd9: case 0xda: case 0xdb:
-			case 0xdc: case 0xdd: case 0xde: case 0xdf:
-				if (mod != 3 ? (x87_mem_bad[opcode - 0xd8] >>
-				    reg) & 1 : !((x87_reg_ok[opcode - 0xd8] >>
-				    (modrm - 0xc0)) & 1))
-					goto invalid;
-				break;
-			case 0x8f:	/* pop Ev: /0 only */
-				if (reg != 0)
-					goto invalid;
-				break;
-			case 0xc6:	/* mov Eb,Ib /0; xabort ib (C6 F8) */
-				if (reg != 0 && modrm != 0xf8)
-					goto invalid;
-				break;
-			case 0xc7:	/* mov Ev,Iz /0; xbegin relz (C7 F8) */
-				if (reg != 0 && modrm != 0xf8)
-					goto invalid;
-				break;
-			case 0xf6:	/* test Eb,Ib /0 /1; others no imm */
-				imm_size = reg < 2 ? 1 : 0;
-				break;
-			case 0xf7:
-				imm_size = reg < 2 ? (opsize == 2 ? 2 : 4) : 0;
-				break;
-			case 0xfe:	/* inc/dec Eb */
-				if (reg > 1)
-					goto invalid;
-				break;
-			case 0xff:
-				if (reg == 7)
-					goto invalid;
-				/* Far call/jmp take a memory operand. */
-				if ((reg == 3 || reg == 5) && mod == 3)
-					goto invalid;
-				/* Near call/jmp and push default to 64. */
-				if ((reg == 2 || reg == 4 || reg == 6) &&
-				    !(rex & 0x08) && !(pfx & KINST_PFX_66))
-					opsize = 8;
-				break;
-			}
-		} else {	/* KINST_MAP_0F */
-			switch (opcode) {
-			case 0x00:	/* group 6: /0-/5 */
-				if (reg > 5)
-					goto invalid;
-				break;
-			case 0x0f:	/* 3DNow!: the imm8 is the opcode */
-				break;
-			case 0x6c:	/* punpck[lh]qdq: 66 only */
-			case 0x6d:
-				if (!(pfx & KINST_PFX_66) || rep_last != 0)
-					goto invalid;
-				break;
-			case 0x71:	/* groups 12, 13: psrl/psra/psll ib */
-			case 0x72:
-				if (mod != 3 || (reg != 2 && reg != 4 &&
-				    reg != 6))
-					goto invalid;
-				break;
-			case 0x73:	/* group 14; /3 and /7 are 66 only */
-				if (mod != 3 || (reg != 2 && reg != 3 &&
-				    reg != 6 && reg != 7) || ((reg == 3 ||
-				    reg == 7) && !(pfx & KINST_PFX_66)))
-					goto invalid;
-				break;
-			case 0xf0:	/* lddqu: F2, memory only */
-				if (rep_last != 0xf2 || mod == 3)
-					goto invalid;
-				break;
-			case 0x78:
-				/* vmread; 66: extrq /0 ib ib; F2: insertq ib ib */
-				if (rep_last == 0xf2) {
-					if (mod != 3)
-						goto invalid;
-					imm_size = 1;
-					imm2_size = 1;
-				} else if (rep_last == 0xf3) {
-					goto invalid;
-				} else if (pfx & KINST_PFX_66) {
-					if (mod != 3 || reg != 0)
-						goto invalid;
-					imm_size = 1;
-					imm2_size = 1;
-				}
-				break;
-			case 0x79:
-				/* vmwrite; 66: extrq xmm, xmm; F2: insertq */
-				if (rep_last == 0xf3)
-					goto invalid;
-				if ((rep_last == 0xf2 || (pfx & KINST_PFX_66))
-				    && mod != 3)
-					goto invalid;
-				break;
-			case 0xae:	/* group 15: register forms /0-/4 need F3 */
-				if (mod == 3 && reg < 5 && rep_last != 0xf3)
-					goto invalid;
-				break;
-			case 0xa6:	/* VIA PadLock: montmul, xsha1, xsha256 */
-				if (modrm != 0xc0 && modrm != 0xc8 &&
-				    modrm != 0xd0)
-					goto invalid;
-				break;
-			case 0xa7:	/* VIA PadLock: xstore, xcrypt* */
-				if (mod != 3 || rm != 0 || reg > 5)
-					goto invalid;
-				break;
-			case 0xb8:	/* popcnt needs F3 (else JMPE) */
-				if (rep_last != 0xf3)
-					goto invalid;
-				break;
-			case 0xba:	/* group 8: bt* /4-/7 */
-				if (reg < 4)
-					goto invalid;
-				break;
-			case 0xc7:	/* group 9: /0 undefined */
-				if (reg == 0)
-					goto invalid;
-				break;
-			}
+/*
+ * 0F 78 / 0F 79: vmread / vmwrite; with 66 SSE4a extrq, with F2 insertq
+ * (the /0 ib ib and ib ib forms of 0F 78 have two immediates).
+ */
+static inline int
+special_0f_78_79(struct dec *d)
+{
+
+	if (d->opcode == 0x78) {
+		if (d->rep_last == 0xf2) {
+			if (d->mod != 3)
+				return (KINST_DEC_INVALID);
+			d->imm_size = 1;
+			d->imm2_size = 1;
+		} else if (d->rep_last == 0xf3) {
+			return (KINST_DEC_INVALID);
+		} else if (d->pfx & KINST_PFX_66) {
+			if (d->mod != 3 || d->reg != 0)
+				return (KINST_DEC_INVALID);
+			d->imm_size = 1;
+			d->imm2_size = 1;
 		}
+		return (KINST_DEC_OK);
 	}
+	if (d->rep_last == 0xf3)
+		return (KINST_DEC_INVALID);
+	if ((d->rep_last == 0xf2 || (d->pfx & KINST_PFX_66)) && d->mod != 3)
+		return (KINST_DEC_INVALID);
+	return (KINST_DEC_OK);
+}
 
-	/* LOCK: only read-modify-write instructions with a memory operand. */
-	if (pfx & KINST_PFX_F0) {
-		if (map == KINST_MAP_1BYTE)
-			lk = lockable_1byte;
-		else if (map == KINST_MAP_0F)
-			lk = lockable_0f;
-		else
-			goto invalid;
-		if (mod == 3 || !(attr & M) || !((lk[opcode] >> reg) & 1))
-			goto invalid;
+/* SP opcodes of the 0F map: groups and mandatory-prefix forms. */
+static int
+special_0f(struct dec *d)
+{
+
+	switch (d->opcode) {
+	case 0x00:	/* group 6: /0-/5 */
+		if (d->reg > 5)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0x0f:	/* 3DNow!: the imm8 is the opcode (check_3dnow()) */
+		break;
+	case 0x6c:	/* punpck[lh]qdq: 66 only */
+	case 0x6d:
+		if (!(d->pfx & KINST_PFX_66) || d->rep_last != 0)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0x71:	/* groups 12, 13: psrl/psra/psll ib */
+	case 0x72:
+		if (d->mod != 3 || (d->reg != 2 && d->reg != 4 &&
+		    d->reg != 6))
+			return (KINST_DEC_INVALID);
+		break;
+	case 0x73:	/* group 14; /3 and /7 are 66 only */
+		if (d->mod != 3 || (d->reg != 2 && d->reg != 3 &&
+		    d->reg != 6 && d->reg != 7) || ((d->reg == 3 ||
+		    d->reg == 7) && !(d->pfx & KINST_PFX_66)))
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xf0:	/* lddqu: F2, memory only */
+		if (d->rep_last != 0xf2 || d->mod == 3)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0x78:
+	case 0x79:
+		return (special_0f_78_79(d));
+	case 0xae:	/* group 15: register forms /0-/4 need F3 */
+		if (d->mod == 3 && d->reg < 5 && d->rep_last != 0xf3)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xa6:	/* VIA PadLock: montmul, xsha1, xsha256 */
+		if (d->modrm != 0xc0 && d->modrm != 0xc8 &&
+		    d->modrm != 0xd0)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xa7:	/* VIA PadLock: xstore, xcrypt* */
+		if (d->mod != 3 || d->rm != 0 || d->reg > 5)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xb8:	/* popcnt needs F3 (else JMPE) */
+		if (d->rep_last != 0xf3)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xba:	/* group 8: bt* /4-/7 */
+		if (d->reg < 4)
+			return (KINST_DEC_INVALID);
+		break;
+	case 0xc7:	/* group 9: /0 undefined */
+		if (d->reg == 0)
+			return (KINST_DEC_INVALID);
+		break;
 	}
+	return (KINST_DEC_OK);
+}
 
-	out->disp_size = (uint8_t)disp_size;
-	if (disp_size != 0)
-		out->disp_off = (uint8_t)pos;
-	pos += disp_size;
-	if (imm_size != 0)
-		out->imm_off = (uint8_t)pos;
-	pos += imm_size;
-	if (imm2_size != 0)
-		out->imm2_off = (uint8_t)pos;
-	pos += imm2_size;
-	len = pos;
-	if (len > KINST_MAX_INSN_LEN)
-		goto invalid;
-	if (len > avail)
-		goto truncated;
+/*
+ * Step 6: the ModRM- or prefix-dependent forms of the SP opcodes (only in
+ * the 1-byte and 0F maps): validity, and the immediates and operand size
+ * that differ from the table's.
+ */
+static inline int
+decode_special(struct dec *d)
+{
 
-	/* 3DNow!: validate the suffix opcode now that it is in range. */
-	if (map == KINST_MAP_0F && opcode == 0x0f &&
-	    !ok_3dnow[buf[out->imm_off]])
-		goto invalid;
+	if (!(d->attr & SP))
+		return (KINST_DEC_OK);
+	if (d->map == KINST_MAP_1BYTE)
+		return (special_1byte(d));
+	return (special_0f(d));
+}
 
-	if (disp_size != 0) {
-		if ((attr & I_MASK) == I_MOFFS && disp_size == 4)
-			out->disp = (int64_t)(uint32_t)read_le(buf +
+/* Step 7: LOCK only on read-modify-write instructions with a memory operand. */
+static inline int
+check_lock(const struct dec *d)
+{
+	const uint8_t *lk;
+
+	if (!(d->pfx & KINST_PFX_F0))
+		return (KINST_DEC_OK);
+	if (d->map == KINST_MAP_1BYTE)
+		lk = lockable_1byte;
+	else if (d->map == KINST_MAP_0F)
+		lk = lockable_0f;
+	else
+		return (KINST_DEC_INVALID);
+	if (d->mod == 3 || !(d->attr & M) || !((lk[d->opcode] >> d->reg) & 1))
+		return (KINST_DEC_INVALID);
+	return (KINST_DEC_OK);
+}
+
+/*
+ * Step 8: place the displacement and immediates, then the length: more than
+ * 15 is invalid, more than `avail' truncated.
+ */
+static inline int
+decode_layout(struct dec *d)
+{
+	struct kinst_insn *out = d->out;
+
+	out->disp_size = (uint8_t)d->disp_size;
+	if (d->disp_size != 0)
+		out->disp_off = (uint8_t)d->pos;
+	d->pos += d->disp_size;
+	if (d->imm_size != 0)
+		out->imm_off = (uint8_t)d->pos;
+	d->pos += d->imm_size;
+	if (d->imm2_size != 0)
+		out->imm2_off = (uint8_t)d->pos;
+	d->pos += d->imm2_size;
+	if (d->pos > KINST_MAX_INSN_LEN)
+		return (KINST_DEC_INVALID);
+	if (d->pos > d->avail)
+		return (KINST_DEC_TRUNCATED);
+	return (KINST_DEC_OK);
+}
+
+/* Step 9: 3DNow!: validate the suffix opcode now that it is in range. */
+static inline int
+check_3dnow(const struct dec *d)
+{
+
+	if (d->map == KINST_MAP_0F && d->opcode == 0x0f &&
+	    !ok_3dnow[d->buf[d->out->imm_off]])
+		return (KINST_DEC_INVALID);
+	return (KINST_DEC_OK);
+}
+
+/* Step 10: read the displacement and immediates; fill in the rest. */
+static inline void
+decode_finish(const struct dec *d)
+{
+	struct kinst_insn *out = d->out;
+	unsigned rex = d->rex;
+
+	if (d->disp_size != 0) {
+		if ((d->attr & I_MASK) == I_MOFFS && d->disp_size == 4)
+			out->disp = (int64_t)(uint32_t)read_le(d->buf +
 			    out->disp_off, 4);
 		else
-			out->disp = read_le(buf + out->disp_off, disp_size);
+			out->disp = read_le(d->buf + out->disp_off,
+			    d->disp_size);
 	}
-	out->imm_size = (uint8_t)imm_size;
-	if (imm_size != 0)
-		out->imm = read_le(buf + out->imm_off, imm_size);
-	out->imm2_size = (uint8_t)imm2_size;
-	if (imm2_size != 0)
-		out->imm2 = read_le(buf + out->imm2_off, imm2_size);
+	out->imm_size = (uint8_t)d->imm_size;
+	if (d->imm_size != 0)
+		out->imm = read_le(d->buf + out->imm_off, d->imm_size);
+	out->imm2_size = (uint8_t)d->imm2_size;
+	if (d->imm2_size != 0)
+		out->imm2 = read_le(d->buf + out->imm2_off, d->imm2_size);
 
-	out->len = (uint8_t)len;
-	out->enc = (uint8_t)enc;
-	out->map = (uint8_t)map;
-	out->opcode = (uint8_t)opcode;
-	out->prefixes = pfx;
-	out->nprefixes = nprefixes;
-	out->seg = (uint8_t)seg_last;
-	out->opcode_off = (uint8_t)op_off;
-	if (enc == KINST_ENC_LEGACY) {
+	out->len = (uint8_t)d->pos;
+	out->enc = (uint8_t)d->enc;
+	out->map = (uint8_t)d->map;
+	out->opcode = (uint8_t)d->opcode;
+	out->prefixes = (uint16_t)d->pfx;
+	out->nprefixes = (uint8_t)d->nprefixes;
+	out->seg = (uint8_t)d->seg_last;
+	out->opcode_off = (uint8_t)d->op_off;
+	if (d->enc == KINST_ENC_LEGACY) {
 		out->rex = (uint8_t)rex;
 		out->rex_w = (rex >> 3) & 1;
 		out->rex_r = (rex >> 2) & 1;
 		out->rex_x = (rex >> 1) & 1;
 		out->rex_b = rex & 1;
 	}
-	out->mod = (uint8_t)mod;
-	out->reg = (uint8_t)reg;
-	out->rm = (uint8_t)rm;
-	out->opsize = opsize;
-	out->addrsize = addrsize;
-	return (KINST_DEC_OK);
+	out->mod = (uint8_t)d->mod;
+	out->reg = (uint8_t)d->reg;
+	out->rm = (uint8_t)d->rm;
+	out->opsize = (uint8_t)d->opsize;
+	out->addrsize = (uint8_t)d->addrsize;
+}
 
-past_limit:
-	if (avail >= KINST_MAX_INSN_LEN)
-		goto invalid;
-	goto truncated;
-invalid:
+/*
+ * One pass, no backtracking: prefixes, escape and opcode (legacy 0F, 0F 38,
+ * 0F 3A, or VEX/EVEX/XOP), ModRM/SIB/displacement, immediates, the
+ * ModRM- and prefix-dependent special cases, LOCK, length.
+ */
+int
+kinst_decode(const uint8_t *buf, size_t avail, struct kinst_insn *out)
+{
+	struct dec d = {
+		.buf = buf,
+		.avail = avail,
+		.out = out,
+		.lim = avail < KINST_MAX_INSN_LEN ? (unsigned)avail :
+		    KINST_MAX_INSN_LEN,
+	};
+	int error;
+
 	insn_clear(out);
-	return (KINST_DEC_INVALID);
-truncated:
+	if ((error = decode_prefixes(&d)) != KINST_DEC_OK ||
+	    (error = decode_opcode(&d)) != KINST_DEC_OK ||
+	    (error = decode_modrm(&d)) != KINST_DEC_OK ||
+	    (error = check_vex_modrm(&d)) != KINST_DEC_OK)
+		goto fail;
+	decode_immediates(&d);
+	if ((error = decode_special(&d)) != KINST_DEC_OK ||
+	    (error = check_lock(&d)) != KINST_DEC_OK ||
+	    (error = decode_layout(&d)) != KINST_DEC_OK ||
+	    (error = check_3dnow(&d)) != KINST_DEC_OK)
+		goto fail;
+	decode_finish(&d);
+	return (KINST_DEC_OK);
+fail:
 	insn_clear(out);
-	return (KINST_DEC_TRUNCATED);
+	return (error);
 }
 
 uint8_t
