@@ -150,7 +150,7 @@ struct kinst_ctl {
 
 void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
 /*
- * Jump optimization (kinst_control.c).  The shim enables it once, before the
+ * Jump optimization (kinst_joptctl.c).  The shim enables it once, before the
  * first session, with its detour handler (which must run the engine's
  * kinst_engine_jhit() in its own per-CPU section).  kinst_ctl_arm() queues
  * the groups it arms without KINST_ARM_NOOPT and returns true from
