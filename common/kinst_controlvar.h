@@ -56,11 +56,14 @@ int	kinst_ctl_read_text(struct kinst_ctl *c, const struct kinst_func *f,
 	    uint8_t *buf, size_t len);
 
 /*
- * kinst_joptctl.c.  Take a group off the optimizer's queue (before it is
- * freed); turn jump probes back into int3 probes, text lock held: cps[0 ..
- * n-1], or the session's probes with id (or KINST_ALL_PROBES) whose jump is
- * built or in; the jump probe whose window's interior holds addr, if any.
+ * kinst_joptctl.c.  Queue a group just armed for kinst_ctl_optimize()
+ * (nothing when the shim enabled no jumps), take it off the queue (before
+ * it is freed); turn jump probes back into int3 probes, text lock held:
+ * cps[0 .. n-1], or the session's probes with id (or KINST_ALL_PROBES)
+ * whose jump is built or in; the jump probe whose window's interior holds
+ * addr, if any.
  */
+void	kinst_ctl_opt_queue(struct kinst_ctl *c, struct kinst_group *g);
 void	kinst_ctl_opt_dequeue(struct kinst_ctl *c, struct kinst_group *g);
 void	kinst_ctl_unoptimize(struct kinst_ctl *c, struct kinst_cprobe **cps,
 	    uint32_t n);

@@ -35,6 +35,16 @@ kinst_ctl_opt_pending(struct kinst_ctl *c)
 }
 
 void
+kinst_ctl_opt_queue(struct kinst_ctl *c, struct kinst_group *g)
+{
+	if (c->jhandler == 0)
+		return;
+	g->opt_next = c->opt_queue;
+	c->opt_queue = g;
+	g->opt_queued = 1;
+}
+
+void
 kinst_ctl_opt_dequeue(struct kinst_ctl *c, struct kinst_group *g)
 {
 	struct kinst_group **gp;
