@@ -9,7 +9,9 @@
 #include <set>
 
 extern "C" {
+#include "kinst_classify.h"
 #include "kinst_decode.h"
+#include "kinst_emulate.h"
 }
 
 namespace kinst {
@@ -39,22 +41,7 @@ const char *const cover_rcx_expr = "(rcx == 0) | ((rcx == 1) << 1)";
 bool
 cover_cond(unsigned cc, uint64_t fl)
 {
-	const bool cf = fl & 0x001, pf = fl & 0x004, zf = fl & 0x040;
-	const bool sf = fl & 0x080, of = fl & 0x800;
-	// The SDM's table, by the condition's upper three bits; an odd cc is
-	// the negation of the even one before it.
-	const bool base[8] = {
-		of,			// 0 jo
-		cf,			// 2 jb
-		zf,			// 4 je
-		cf || zf,		// 6 jbe
-		sf,			// 8 js
-		pf,			// a jp
-		sf != of,		// c jl
-		zf || sf != of,		// e jle
-	};
-	bool r = base[(cc >> 1) & 7];
-	return (cc & 1) ? !r : r;
+	return kinst_cond(cc, fl);
 }
 
 FlowInfo
@@ -62,44 +49,48 @@ cover_flow(const uint8_t *bytes, size_t len, uint64_t addr)
 {
 	FlowInfo f;
 	struct kinst_insn d;
+	struct kinst_class cls;
 	if (kinst_decode(bytes, len, &d) != KINST_DEC_OK)
 		return f;
+	// The classifier's answers: the branch kind from its opcode table,
+	// whatever the treatment (a refused 66-prefixed jmp still ends its
+	// block), and whether execution can continue at the next instruction.
+	kinst_classify(KINST_DEC_OK, &d, bytes, &cls);
 	uint64_t next = addr + d.len;
 	auto direct = [&](Flow fl) {
 		f.flow = fl;
 		f.has_target = true;
 		f.target = next + (uint64_t)d.imm;
 	};
-	if (d.map == KINST_MAP_0F) {
-		if (d.opcode >= 0x80 && d.opcode <= 0x8f) {
-			direct(Flow::jcc);
-			f.cc = d.opcode & 0xf;
-		} else if (d.opcode == 0x0b || d.opcode == 0xb9 || d.opcode == 0xff) {
-			f.flow = Flow::stop;	// ud2, ud1, ud0
-		} else if (d.opcode == 0x07 || d.opcode == 0x35) {
-			f.flow = Flow::stop;	// sysret, sysexit
-		}
-		return f;
-	}
-	if (d.map != KINST_MAP_1BYTE)
-		return f;
-	uint8_t op = d.opcode;
-	if (op >= 0x70 && op <= 0x7f) {
+	int kind = kinst_branch_kind(&d);
+	switch (kind) {
+	case KINST_EM_JCC:
 		direct(Flow::jcc);
-		f.cc = op & 0xf;
-	} else if (op == 0xeb || op == 0xe9) {
+		f.cc = d.opcode & 0xf;	// as kinst_emulate reads it
+		break;
+	case KINST_EM_JMP_REL:
 		direct(Flow::jmp);
-	} else if (op >= 0xe0 && op <= 0xe3) {
+		break;
+	case KINST_EM_LOOP:
+	case KINST_EM_LOOPE:
+	case KINST_EM_LOOPNE:
+	case KINST_EM_JRCXZ:
 		direct(Flow::loop);
-		f.loop_op = op;
+		f.loop_kind = (unsigned)kind;
 		f.addr32 = d.addrsize == 4;
-	} else if (op == 0xc3 || op == 0xc2) {
+		break;
+	case KINST_EM_RET:
+	case KINST_EM_RET_IMM:
 		f.flow = Flow::ret;
-	} else if (op == 0xff && d.has_modrm && d.reg == 4) {
+		break;
+	case KINST_EM_JMP_IND:
 		f.flow = Flow::jmp_ind;
-	} else if ((op == 0xff && d.has_modrm && d.reg == 5) || op == 0xea ||
-	    op == 0xca || op == 0xcb || op == 0xcf || op == 0xcc) {
-		f.flow = Flow::stop;	// far jmp/ret, iret, int3 (padding)
+		break;
+	default:
+		// ud2, int3 (padding), iret, far jmp/ret, sysret...
+		if ((cls.flags & KINST_CF_NOFALL) != 0)
+			f.flow = Flow::stop;
+		break;
 	}
 	return f;
 }
@@ -110,14 +101,14 @@ namespace {
 
 // Does a loop-family instruction jump, given the key's flags and %rcx class?
 bool
-loop_taken(unsigned op, uint64_t flags, uint64_t rcx)
+loop_taken(unsigned kind, uint64_t flags, uint64_t rcx)
 {
 	bool zf = (flags & 0x040) != 0;
 	bool cont = rcx != COVER_RCX_ONE;	// %rcx - 1 != 0
-	switch (op) {
-	case 0xe0: return cont && !zf;		// loopne
-	case 0xe1: return cont && zf;		// loope
-	case 0xe2: return cont;			// loop
+	switch (kind) {
+	case KINST_EM_LOOPNE: return cont && !zf;
+	case KINST_EM_LOOPE: return cont && zf;
+	case KINST_EM_LOOP: return cont;
 	default: return rcx == COVER_RCX_ZERO;	// jrcxz
 	}
 }
@@ -172,7 +163,7 @@ cover_build(const std::string &module, const std::string &name, uint64_t addr,
 				for (const auto &k : x.keys) {
 					bool t = c.fl.flow == Flow::jcc ?
 					    cover_cond(c.fl.cc, k.flags) :
-					    loop_taken(c.fl.loop_op, k.flags, k.rcx);
+					    loop_taken(c.fl.loop_kind, k.flags, k.rcx);
 					(t ? c.taken : c.not_taken) += k.count;
 				}
 			}

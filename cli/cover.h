@@ -49,12 +49,12 @@ enum : uint64_t { COVER_RCX_OTHER = 0, COVER_RCX_ZERO = 1, COVER_RCX_ONE = 2 };
 extern const char *const cover_flags_expr;
 extern const char *const cover_rcx_expr;
 
-// Does a jcc with condition code cc (0..15) jump with these flags?
-// (Written from the SDM's condition table, independent of the engine's
-// kinst_cond, which tests/cli compares it with.)
+// Does a jcc with condition code cc (0..15) jump with these flags?  The
+// engine's own answer (kinst_cond): one condition table for the emulator
+// and cover, which tests/cli checks cover uses unchanged.
 bool cover_cond(unsigned cc, uint64_t rflags);
 
-// ---- control flow of one instruction, from the engine's decoder ----
+// ---- control flow of one instruction, from the engine's classifier ----
 enum class Flow {
 	next,		// falls through only (calls included: a call returns)
 	jcc,		// conditional, direct target
@@ -67,7 +67,7 @@ enum class Flow {
 struct FlowInfo {
 	Flow flow = Flow::next;
 	unsigned cc = 0;		// jcc: the condition code
-	unsigned loop_op = 0;		// loop: 0xe0 loopne, 0xe1 loope, 0xe2 loop, 0xe3 jrcxz
+	unsigned loop_kind = 0;		// loop: KINST_EM_LOOP, _LOOPE, _LOOPNE, _JRCXZ
 	bool addr32 = false;		// loop: 0x67 prefix (%ecx, not keyed: unknown)
 	bool has_target = false;
 	uint64_t target = 0;		// absolute

@@ -4,24 +4,22 @@
  */
 
 #include "kinst_callgraph.h"
+#include "kinst_classify.h"
 #include "kinst_decode.h"
 
 int
 kinst_insn_exit_kind(const struct kinst_insn *insn)
 {
 	/* A 66-prefixed branch has a vendor-dependent length: not an edge. */
-	if (insn->enc != KINST_ENC_LEGACY || insn->opsize == 2)
+	if (insn->opsize == 2)
 		return (0);
-	if (insn->map == KINST_MAP_1BYTE) {
-		if (insn->opcode == 0xe8)
-			return (KINST_EXIT_CALL);
-		if (insn->opcode == 0xe9 || insn->opcode == 0xeb)
-			return (KINST_EXIT_JMP);
-		if (insn->opcode >= 0x70 && insn->opcode <= 0x7f)
-			return (KINST_EXIT_JCC);
-	} else if (insn->map == KINST_MAP_0F) {
-		if (insn->opcode >= 0x80 && insn->opcode <= 0x8f)
-			return (KINST_EXIT_JCC);
+	switch (kinst_branch_kind(insn)) {
+	case KINST_EM_CALL_REL:
+		return (KINST_EXIT_CALL);
+	case KINST_EM_JMP_REL:
+		return (KINST_EXIT_JMP);
+	case KINST_EM_JCC:
+		return (KINST_EXIT_JCC);
 	}
 	return (0);
 }

@@ -128,19 +128,80 @@ branch(const struct kinst_insn *insn, struct kinst_class *out, int emul)
 	emulate(out, emul);
 }
 
-/* The primary opcode map.  Returns true when it decided. */
+/*
+ * Near branches, by opcode: what kinst_classify() emulates (or refuses for a
+ * prefix, branch()) and kinst_branch_kind() answers.  reg: the ModRM reg
+ * field the opcode needs (ff /2, ff /4), or BR_ANY.
+ */
+#define	BR_ANY	8
+#define	NOFALL	KINST_CF_NOFALL
+static const struct branch_op {
+	uint8_t	map, lo, hi, reg;
+	uint8_t	emul;			/* enum kinst_emul */
+	uint8_t	flags;			/* NOFALL or 0 */
+} branch_ops[] = {
+	{ KINST_MAP_1BYTE, 0x70, 0x7f, BR_ANY, KINST_EM_JCC, 0 },
+	{ KINST_MAP_1BYTE, 0xc2, 0xc2, BR_ANY, KINST_EM_RET_IMM, NOFALL },
+	{ KINST_MAP_1BYTE, 0xc3, 0xc3, BR_ANY, KINST_EM_RET, NOFALL },
+	{ KINST_MAP_1BYTE, 0xe0, 0xe0, BR_ANY, KINST_EM_LOOPNE, 0 },
+	{ KINST_MAP_1BYTE, 0xe1, 0xe1, BR_ANY, KINST_EM_LOOPE, 0 },
+	{ KINST_MAP_1BYTE, 0xe2, 0xe2, BR_ANY, KINST_EM_LOOP, 0 },
+	{ KINST_MAP_1BYTE, 0xe3, 0xe3, BR_ANY, KINST_EM_JRCXZ, 0 },
+	{ KINST_MAP_1BYTE, 0xe8, 0xe8, BR_ANY, KINST_EM_CALL_REL, 0 },
+	{ KINST_MAP_1BYTE, 0xe9, 0xe9, BR_ANY, KINST_EM_JMP_REL, NOFALL },
+	{ KINST_MAP_1BYTE, 0xeb, 0xeb, BR_ANY, KINST_EM_JMP_REL, NOFALL },
+	{ KINST_MAP_1BYTE, 0xff, 0xff, 2, KINST_EM_CALL_IND, 0 },
+	{ KINST_MAP_1BYTE, 0xff, 0xff, 4, KINST_EM_JMP_IND, NOFALL },
+	{ KINST_MAP_0F, 0x80, 0x8f, BR_ANY, KINST_EM_JCC, 0 },
+};
+
+static const struct branch_op *
+branch_op(const struct kinst_insn *insn)
+{
+	const struct branch_op *b;
+	size_t i;
+
+	if (insn->enc != KINST_ENC_LEGACY)
+		return (NULL);
+	for (i = 0; i < KINST_NELEM(branch_ops); i++) {
+		b = &branch_ops[i];
+		if (b->map == insn->map && insn->opcode >= b->lo &&
+		    insn->opcode <= b->hi &&
+		    (b->reg == BR_ANY || b->reg == insn->reg))
+			return (b);
+	}
+	return (NULL);
+}
+
+int
+kinst_branch_kind(const struct kinst_insn *insn)
+{
+	const struct branch_op *b;
+
+	b = branch_op(insn);
+	return (b != NULL ? b->emul : KINST_EM_NONE);
+}
+
+/* Refused, and execution never continues at the next instruction. */
+static void
+refuse_nofall(struct kinst_class *out, int reason)
+{
+	refuse(out, reason);
+	out->flags |= KINST_CF_NOFALL;
+}
+
+/*
+ * The primary opcode map, near branches aside.  Returns true when it
+ * decided.
+ */
 static bool
 classify_1byte(const struct kinst_insn *insn, struct kinst_class *out)
 {
 	uint8_t op = insn->opcode;
 
-	if (op >= 0x70 && op <= 0x7f) {
-		branch(insn, out, KINST_EM_JCC);
-		return (true);
-	}
 	switch (op) {
 	case 0xcc:				/* int3 */
-		refuse(out, KINST_R_INT3);
+		refuse_nofall(out, KINST_R_INT3);
 		return (true);
 	case 0xcd:				/* int n */
 	case 0xce:				/* into (invalid in 64-bit mode) */
@@ -148,38 +209,15 @@ classify_1byte(const struct kinst_insn *insn, struct kinst_class *out)
 		refuse(out, KINST_R_INT);
 		return (true);
 	case 0xcf:				/* iret */
-		refuse(out, KINST_R_IRET);
+		refuse_nofall(out, KINST_R_IRET);
 		return (true);
 	case 0xca:				/* lret imm16 */
 	case 0xcb:				/* lret */
-	case 0x9a:				/* lcall ptr (invalid in 64-bit) */
 	case 0xea:				/* ljmp ptr (invalid in 64-bit) */
+		refuse_nofall(out, KINST_R_FAR);
+		return (true);
+	case 0x9a:				/* lcall ptr (invalid in 64-bit) */
 		refuse(out, KINST_R_FAR);
-		return (true);
-	case 0xc2:
-		branch(insn, out, KINST_EM_RET_IMM);
-		return (true);
-	case 0xc3:
-		branch(insn, out, KINST_EM_RET);
-		return (true);
-	case 0xe8:
-		branch(insn, out, KINST_EM_CALL_REL);
-		return (true);
-	case 0xe9:
-	case 0xeb:
-		branch(insn, out, KINST_EM_JMP_REL);
-		return (true);
-	case 0xe0:
-		branch(insn, out, KINST_EM_LOOPNE);
-		return (true);
-	case 0xe1:
-		branch(insn, out, KINST_EM_LOOPE);
-		return (true);
-	case 0xe2:
-		branch(insn, out, KINST_EM_LOOP);
-		return (true);
-	case 0xe3:
-		branch(insn, out, KINST_EM_JRCXZ);
 		return (true);
 	case 0x9c:				/* pushf: IF must be the interrupted one */
 		emulate(out, KINST_EM_PUSHF);
@@ -208,15 +246,11 @@ classify_1byte(const struct kinst_insn *insn, struct kinst_class *out)
 		return (false);
 	case 0xff:
 		switch (insn->reg) {
-		case 2:
-			branch(insn, out, KINST_EM_CALL_IND);
-			return (true);
-		case 4:
-			branch(insn, out, KINST_EM_JMP_IND);
-			return (true);
-		case 3:
-		case 5:
+		case 3:				/* lcall */
 			refuse(out, KINST_R_FAR);
+			return (true);
+		case 5:				/* ljmp */
+			refuse_nofall(out, KINST_R_FAR);
 			return (true);
 		}
 		return (false);
@@ -224,26 +258,26 @@ classify_1byte(const struct kinst_insn *insn, struct kinst_class *out)
 	return (false);
 }
 
-/* The 0F map. */
+/* The 0F map (near branches aside). */
 static bool
 classify_0f(const struct kinst_insn *insn, struct kinst_class *out)
 {
 	uint8_t op = insn->opcode;
 
-	if (op >= 0x80 && op <= 0x8f) {
-		branch(insn, out, KINST_EM_JCC);
-		return (true);
-	}
 	switch (op) {
 	case 0x05:				/* syscall */
-	case 0x07:				/* sysret */
 	case 0x34:				/* sysenter */
-	case 0x35:				/* sysexit */
 		refuse(out, KINST_R_SYSTEM_ENTRY);
+		return (true);
+	case 0x07:				/* sysret */
+	case 0x35:				/* sysexit */
+		refuse_nofall(out, KINST_R_SYSTEM_ENTRY);
 		return (true);
 	case 0x0b:				/* ud2 */
 	case 0xb9:				/* ud1 */
 	case 0xff:				/* ud0 */
+		refuse_nofall(out, KINST_R_UD);
+		return (true);
 	case 0xaa:				/* rsm: #UD outside SMM */
 		refuse(out, KINST_R_UD);
 		return (true);
@@ -300,6 +334,7 @@ void
 kinst_classify(int dec_status, const struct kinst_insn *insn,
     const uint8_t *bytes, struct kinst_class *out)
 {
+	const struct branch_op *b;
 	bool decided;
 
 	out->treatment = KINST_T_NONE;
@@ -313,14 +348,18 @@ kinst_classify(int dec_status, const struct kinst_insn *insn,
 	}
 	/* Somebody else's breakpoint (or ours): never stack a probe on it. */
 	if (bytes[0] == 0xcc) {
-		refuse(out, KINST_R_INT3);
+		refuse_nofall(out, KINST_R_INT3);
 		return;
 	}
 	if (insn->rip_relative)
 		out->flags |= KINST_CF_RIPREL;
 
 	decided = false;
-	if (insn->enc == KINST_ENC_LEGACY) {
+	if ((b = branch_op(insn)) != NULL) {
+		branch(insn, out, b->emul);
+		out->flags |= b->flags;
+		decided = true;
+	} else if (insn->enc == KINST_ENC_LEGACY) {
 		if (insn->map == KINST_MAP_1BYTE)
 			decided = classify_1byte(insn, out);
 		else if (insn->map == KINST_MAP_0F)

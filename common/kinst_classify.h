@@ -67,6 +67,7 @@ enum kinst_reason {
 
 #define	KINST_CF_NO_STI	0x01	/* changes IF itself: use the trampoline variant without sti */
 #define	KINST_CF_RIPREL	0x02	/* has a RIP-relative disp32 */
+#define	KINST_CF_NOFALL	0x04	/* never continues at the next instruction (jmp, ret, ud2, iret...) */
 
 struct kinst_class {
 	uint8_t		treatment;	/* enum kinst_treatment */
@@ -82,6 +83,15 @@ struct kinst_class {
  */
 void	kinst_classify(int dec_status, const struct kinst_insn *insn,
 	    const uint8_t *bytes, struct kinst_class *out);
+
+/*
+ * The near branch insn is from its opcode alone (KINST_EM_JCC ..
+ * KINST_EM_RET_IMM; KINST_EM_NONE if none): what kinst_classify() emulates,
+ * unless a prefix makes it refuse (KINST_R_BRANCH_OPSIZE, KINST_R_SEGMENT).
+ * The one table of branch kinds; kinst_callgraph.c and kinstctl cover
+ * read it here.
+ */
+int	kinst_branch_kind(const struct kinst_insn *insn);
 
 /*
  * Is insn an sti immediately followed (next, avail bytes) by an instruction

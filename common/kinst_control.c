@@ -5,41 +5,11 @@
  */
 
 #include "kinst_control.h"
+#include "kinst_controlvar.h"
 #include "kinst_stack.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
 #include "kinst_jopt.h"
-#include "kinst_detour.h"
-
-static void
-ctl_bzero(void *p, size_t n)
-{
-	volatile uint8_t *d = p;
-
-	while (n-- > 0)
-		*d++ = 0;
-}
-
-static void
-ctl_copy(void *dst, const void *src, size_t n)
-{
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-
-	while (n-- > 0)
-		*d++ = *s++;
-}
-
-static bool
-ctl_same(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return (false);
-	return (true);
-}
 
 static void
 ctl_strlcpy(char *dst, const char *src, size_t size)
@@ -153,18 +123,6 @@ ctl_new_id(struct kinst_ctl *c)
 	return (id);
 }
 
-/* Our live probe at exactly addr, if any (control lock held). */
-static struct kinst_probe *
-ctl_probe_at(struct kinst_ctl *c, uint64_t addr)
-{
-	struct kinst_probe *p;
-
-	p = kinst_ptable_lookup(&c->engine->table, addr);
-	if (p != NULL && p->addr == addr)
-		return (p);
-	return (NULL);
-}
-
 /*
  * Replace kinst's own int3s and jumps in a copy of [addr, addr + len) by the
  * bytes they replaced (control lock held, so the set of probes and their
@@ -222,9 +180,9 @@ ctl_group_free(struct kinst_group *g)
 }
 
 /* Read the function's text with kinst's breakpoints taken out. */
-static int
-ctl_read_text(struct kinst_ctl *c, const struct kinst_func *f, uint8_t *buf,
-    size_t len)
+int
+kinst_ctl_read_text(struct kinst_ctl *c, const struct kinst_func *f,
+    uint8_t *buf, size_t len)
 {
 	if (kinst_os_read(f->addr, buf, len) != 0)
 		return (KINST_E_FAULT);
@@ -319,381 +277,6 @@ ctl_publish(struct kinst_group *groups, int ngroups, uint32_t id, bool arm)
 	}
 }
 
-/* ---- Jump-optimized probes (issue 13; docs/engine.md, "Installation") ---- */
-
-void
-kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler, uint64_t arg,
-    bool single_insn)
-{
-	c->jhandler = handler;
-	c->jarg = arg;
-	c->jsingle = single_insn ? 1 : 0;
-}
-
-bool
-kinst_ctl_opt_pending(struct kinst_ctl *c)
-{
-	bool pending;
-
-	kinst_os_ctl_lock();
-	pending = c->opt_queue != NULL;
-	kinst_os_ctl_unlock();
-	return (pending);
-}
-
-static void
-ctl_opt_dequeue(struct kinst_ctl *c, struct kinst_group *g)
-{
-	struct kinst_group **gp;
-
-	if (!g->opt_queued)
-		return;
-	for (gp = &c->opt_queue; *gp != NULL; gp = &(*gp)->opt_next)
-		if (*gp == g) {
-			*gp = g->opt_next;
-			break;
-		}
-	g->opt_next = NULL;
-	g->opt_queued = 0;
-}
-
-/*
- * One stage of a probe's jump, text lock held: stage 0 the int3, 1 the
- * original bytes 1..4, 2 the rel32, 3 the jmp opcode.
- */
-static void
-ctl_jwrite(struct kinst_cprobe *cp, int stage)
-{
-	uint32_t k, rel;
-
-	rel = (uint32_t)(cp->jdetour - (cp->p.addr + KINST_JOPT_WINDOW));
-	switch (stage) {
-	case 0:
-		kinst_os_text_write(cp->p.addr, 0xcc);
-		break;
-	case 1:
-		for (k = 1; k < KINST_JOPT_WINDOW; k++)
-			kinst_os_text_write(cp->p.addr + k, cp->jorig[k]);
-		break;
-	case 2:
-		for (k = 1; k < KINST_JOPT_WINDOW; k++)
-			kinst_os_text_write(cp->p.addr + k,
-			    (uint8_t)(rel >> (8 * (k - 1))));
-		break;
-	default:
-		kinst_os_text_write(cp->p.addr, 0xe9);
-		break;
-	}
-}
-
-/*
- * One stage for cps[0 .. n-1].  Like ctl_publish(), every batch is stored
- * again after a synchronization.
- */
-static void
-ctl_jtext(struct kinst_cprobe **cps, uint32_t n, int stage)
-{
-	uint32_t i;
-	int pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < n; i++)
-			ctl_jwrite(cps[i], stage);
-		kinst_os_text_sync();
-	}
-}
-
-/*
- * Back to an int3 probe, text lock held: the int3 over the jmp's opcode,
- * then the original bytes under its rel32, then the int3 path goes back to
- * the trampoline.  Until then a hit traps and resumes in the detour, so no
- * thread enters the window's interior while it changes; threads already
- * in the detour leave it by its jmp back after the window.  The detour
- * stays allocated until its group is freed (after kinst_os_sync_tasks).
- */
-static void
-ctl_unoptimize(struct kinst_ctl *c, struct kinst_cprobe **cps, uint32_t n)
-{
-	uint32_t i;
-
-	if (n == 0)
-		return;
-	ctl_jtext(cps, n, 0);
-	ctl_jtext(cps, n, 1);
-	for (i = 0; i < n; i++) {
-		KINST_STORE_RELEASE(&cps[i]->p.jresume, 0);
-		cps[i]->jstate = KINST_JS_NONE;
-		c->njump--;
-	}
-}
-
-/* ctl_unoptimize() for the session's jump probes with id (or all). */
-static void
-ctl_unoptimize_sel(struct kinst_ctl *c, struct kinst_csession *cs,
-    uint32_t id)
-{
-	struct kinst_group *g;
-	struct kinst_cprobe *cp;
-	uint32_t i, n;
-	int stage, pass;
-
-#define	CTL_JSEL(cp)	((cp)->live && (cp)->jstate != KINST_JS_NONE && \
-	(id == KINST_ALL_PROBES || (cp)->p.id == id))
-	n = 0;
-	for (g = cs->groups; g != NULL; g = g->next)
-		for (i = 0; i < g->nprobes; i++)
-			if (CTL_JSEL(&g->probes[i]) &&
-			    g->probes[i].jstate == KINST_JS_JUMP)
-				n++;
-	for (stage = 0; stage < 2 && n != 0; stage++)
-		for (pass = 0; pass < 2; pass++) {
-			for (g = cs->groups; g != NULL; g = g->next)
-				for (i = 0; i < g->nprobes; i++) {
-					cp = &g->probes[i];
-					if (CTL_JSEL(cp) &&
-					    cp->jstate == KINST_JS_JUMP)
-						ctl_jwrite(cp, stage);
-				}
-			kinst_os_text_sync();
-		}
-	for (g = cs->groups; g != NULL; g = g->next)
-		for (i = 0; i < g->nprobes; i++) {
-			cp = &g->probes[i];
-			if (!CTL_JSEL(cp))
-				continue;
-			KINST_STORE_RELEASE(&cp->p.jresume, 0);
-			if (cp->jstate == KINST_JS_JUMP)
-				c->njump--;
-			cp->jstate = KINST_JS_NONE;
-		}
-#undef	CTL_JSEL
-}
-
-/* The jump probe whose window's interior holds addr, if any. */
-static struct kinst_cprobe *
-ctl_jump_covering(struct kinst_ctl *c, uint64_t addr)
-{
-	struct kinst_cprobe *cp;
-	uint32_t d;
-
-	if (c->njump == 0)
-		return (NULL);
-	for (d = 1; d < KINST_JOPT_WINDOW && d <= addr; d++) {
-		cp = (struct kinst_cprobe *)ctl_probe_at(c, addr - d);
-		if (cp != NULL && cp->jstate == KINST_JS_JUMP &&
-		    d < cp->jlen)
-			return (cp);
-	}
-	return (NULL);
-}
-
-struct ctl_jctx {
-	const struct kinst_func *f;
-	const uint8_t	*text;
-	uint32_t	size;
-};
-
-static int
-ctl_jopt_refusal(void *arg, uint32_t off)
-{
-	struct ctl_jctx *x = arg;
-	uint32_t len;
-
-	len = kinst_insn_length(x->text + off, x->size - off);
-	if (len == 0)
-		return (KINST_R_NONE);	/* the qualifier sees the failure itself */
-	return (kinst_os_jopt_check(x->f, x->f->addr + off, x->text + off,
-	    len));
-}
-
-/*
- * Build and seal the detours of g's probes that qualify (control and text
- * locks held).  Returns how many; they are then KINST_JS_BUILT.
- */
-static uint32_t
-ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
-{
-	struct kinst_detour_spec sp;
-	struct ctl_jctx x;
-	struct kinst_cprobe *cp;
-	uint8_t *text, *v, *det;
-	uint64_t daddr, a;
-	uint32_t i, n, k, d, wlen, wstart, size;
-
-	size = (uint32_t)g->func.size;
-	text = kinst_os_alloc(size);
-	v = kinst_os_alloc(size);
-	k = 0;
-	if (text == NULL || v == NULL ||
-	    ctl_read_text(c, &g->func, text, size) != KINST_E_OK)
-		goto out;
-	x.f = &g->func;
-	x.text = text;
-	x.size = size;
-	(void)kinst_jopt_qualify(text, size, ctl_jopt_refusal, &x, v);
-	/* Qualified, and no other probe in the window (any session's). */
-	n = 0;
-	for (i = 0; i < g->nprobes; i++) {
-		cp = &g->probes[i];
-		cp->jstate = KINST_JS_NONE;
-		if (!cp->live || v[cp->p.offset] != KINST_JQ_YES ||
-		    (c->jsingle && cp->p.insn.len < KINST_JOPT_WINDOW))
-			continue;
-		a = cp->p.addr;
-		for (d = 1; d < KINST_JOPT_WINDOW; d++)
-			if (ctl_probe_at(c, a + d) != NULL)
-				break;
-		if (d < KINST_JOPT_WINDOW)
-			continue;
-		cp->jstate = KINST_JS_BUILT;	/* tentatively: a candidate */
-		n++;
-	}
-	if (n == 0)
-		goto out;
-	g->detour_size = (size_t)n * KINST_DETOUR_SIZE;
-	det = kinst_os_tramp_alloc(g->detour_size, &daddr);
-	if (det == NULL) {
-		for (i = 0; i < g->nprobes; i++)
-			g->probes[i].jstate = KINST_JS_NONE;
-		goto out;
-	}
-	for (i = 0; i < g->nprobes; i++) {
-		cp = &g->probes[i];
-		if (cp->jstate != KINST_JS_BUILT)
-			continue;
-		ctl_bzero(&sp, sizeof(sp));
-		sp.addr = cp->p.addr;
-		sp.at = daddr + (uint64_t)k * KINST_DETOUR_SIZE;
-		sp.handler = c->jhandler;
-		sp.arg = c->jarg;
-		sp.redzone = 0;		/* kernels: -mno-red-zone */
-		if (kinst_detour_build(text + cp->p.offset,
-		    size - cp->p.offset, &sp,
-		    det + (size_t)k * KINST_DETOUR_SIZE, &wlen, &wstart) !=
-		    KINST_RELOC_OK) {
-			cp->jstate = KINST_JS_NONE;
-			continue;
-		}
-		cp->jlen = (uint8_t)wlen;
-		ctl_copy(cp->jorig, text + cp->p.offset, KINST_JOPT_WINDOW);
-		cp->jdetour = sp.at;
-		cp->jwindow = sp.at + wstart;
-		k++;
-	}
-	if (k == 0 || kinst_os_tramp_seal(det, g->detour_size) != 0) {
-		kinst_os_tramp_free(det, g->detour_size);
-		for (i = 0; i < g->nprobes; i++)
-			g->probes[i].jstate = KINST_JS_NONE;
-		k = 0;
-		goto out;
-	}
-	g->detour = det;
-	g->detour_addr = daddr;
-out:
-	if (text != NULL)
-		kinst_os_free(text, size);
-	if (v != NULL)
-		kinst_os_free(v, size);
-	return (k);
-}
-
-/*
- * Install the jumps of every queued group's qualifying probes (a worker of
- * the shim's; may sleep long).  The control lock is held throughout, so no
- * probe is armed or disarmed meanwhile; the text lock is dropped for the
- * wait.
- *
- *   1. build and seal each detour (ctl_opt_build);
- *   2. jresume: the int3 path now runs the whole window in the detour, so
- *      no new thread enters the window's interior; quiesce, so that no CPU
- *      is still in a trampoline that jumps back into it;
- *   3. kinst_os_sync_tasks(): every thread that was inside a window's
- *      interior (running, interrupted or preempted there) has left it;
- *   4. check that each window still holds the int3 and its original bytes;
- *      write the rel32s, synchronize, the jmp opcodes, synchronize.
- */
-uint32_t
-kinst_ctl_optimize(struct kinst_ctl *c)
-{
-	struct kinst_group *g, *ready;
-	struct kinst_cprobe *cp, **cps;
-	uint8_t cur[KINST_JOPT_WINDOW];
-	uint32_t i, k, n, m;
-
-	kinst_os_ctl_lock();
-	ready = NULL;
-	n = 0;
-	while ((g = c->opt_queue) != NULL) {
-		c->opt_queue = g->opt_next;
-		g->opt_next = NULL;
-		g->opt_queued = 0;
-		if (c->jhandler == 0 || g->nlive == 0 || g->detour != NULL)
-			continue;
-		kinst_os_text_lock();
-		k = ctl_opt_build(c, g);
-		kinst_os_text_unlock();
-		if (k != 0) {
-			g->opt_next = ready;
-			ready = g;
-			n += k;
-		}
-	}
-	cps = n != 0 ? kinst_os_alloc((size_t)n * sizeof(*cps)) : NULL;
-	if (cps == NULL) {
-		/* Nothing to do, or no memory: the probes stay int3 probes. */
-		for (g = ready; g != NULL; g = ready) {
-			ready = g->opt_next;
-			g->opt_next = NULL;
-			for (i = 0; i < g->nprobes; i++)
-				g->probes[i].jstate = KINST_JS_NONE;
-		}
-		kinst_os_ctl_unlock();
-		return (0);
-	}
-	m = 0;
-	for (g = ready; g != NULL; g = g->opt_next)
-		for (i = 0; i < g->nprobes; i++) {
-			cp = &g->probes[i];
-			if (cp->jstate != KINST_JS_BUILT)
-				continue;
-			KINST_STORE_RELEASE(&cp->p.jresume, cp->jwindow);
-			cp->jstate = KINST_JS_RESUME;
-			cps[m++] = cp;
-		}
-	for (g = ready; g != NULL; g = ready) {
-		ready = g->opt_next;
-		g->opt_next = NULL;
-	}
-	kinst_os_quiesce();
-	kinst_os_sync_tasks();
-
-	kinst_os_text_lock();
-	/* Only windows exactly as the detours were built from. */
-	k = 0;
-	for (i = 0; i < m; i++) {
-		cp = cps[i];
-		if (kinst_os_read(cp->p.addr, cur, sizeof(cur)) != 0 ||
-		    cur[0] != 0xcc || !ctl_same(cur + 1, cp->jorig + 1,
-		    KINST_JOPT_WINDOW - 1)) {
-			KINST_STORE_RELEASE(&cp->p.jresume, 0);
-			cp->jstate = KINST_JS_NONE;
-			continue;
-		}
-		cps[k++] = cp;
-	}
-	if (k != 0) {
-		ctl_jtext(cps, k, 2);
-		ctl_jtext(cps, k, 3);
-	}
-	for (i = 0; i < k; i++)
-		cps[i]->jstate = KINST_JS_JUMP;
-	c->njump += k;
-	kinst_os_text_unlock();
-	kinst_os_ctl_unlock();
-	kinst_os_free(cps, (size_t)n * sizeof(*cps));
-	return (k);
-}
-
 /* A refused arm request counts in STATS; a check-only request does not. */
 static void
 ctl_count_refusal(struct kinst_csession *cs, const struct kinst_arm *a)
@@ -702,44 +285,41 @@ ctl_count_refusal(struct kinst_csession *cs, const struct kinst_arm *a)
 		cs->refusals++;
 }
 
-static int	ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
-		    struct kinst_arm *a);
-
 /*
- * With KINST_ARM_CHECK a refusal is the answer, not an error (it also
- * reaches FreeBSD callers, whose ioctl structures are copied out only on
- * success).
+ * One ARM request on its way through ctl_arm()'s steps, and what
+ * ctl_arm_done() frees: until the group is made, f's reference is the
+ * request's; then the group's (ctl_group_free releases it); once armed, the
+ * session's.
  */
-int
-kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
-    struct kinst_arm *a)
-{
-	int err;
+struct ctl_arm_req {
+	struct kinst_ctl *c;
+	struct kinst_csession *cs;
+	struct kinst_arm *a;
+	const struct kinst_prog *prog;	/* KINST_ARM_PROG's */
+	struct kinst_func f;
+	uint8_t		*text;		/* f.size bytes of live text */
+	uint32_t	*offs;		/* ncand candidate offsets */
+	uint32_t	ncand;
+	uint32_t	refused;	/* KINST_ARM_ALL: how many refused */
+	struct kinst_group *g;
+	bool		resolved;	/* f holds a reference */
+	bool		text_locked;
+	bool		undecodable;	/* the decode stopped early */
+};
 
-	err = ctl_arm(c, cs, a);
-	if (err == KINST_E_REFUSED && (a->flags & KINST_ARM_CHECK) != 0)
-		err = KINST_E_OK;
-	return (err);
+/* Refuse the request for reason (counted unless check-only). */
+static int
+ctl_arm_refuse(struct ctl_arm_req *r, int reason)
+{
+	r->a->refuse_reason = reason;
+	ctl_count_refusal(r->cs, r->a);
+	return (KINST_E_REFUSED);
 }
 
+/* Clear a's out fields; its in fields must be well formed. */
 static int
-ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
-    struct kinst_arm *a)
+ctl_arm_validate(struct kinst_arm *a)
 {
-	uint8_t img[KINST_TRAMP_SIZE];
-	struct kinst_probe check;
-	const struct kinst_prog *prog;
-	struct kinst_func f;
-	struct kinst_group *g;
-	struct kinst_cprobe *cp, *jc;
-	struct kinst_probe *p;
-	uint8_t *text, *tramp;
-	uint32_t *offs, ncand, i, k, refused;
-	uint64_t addr;
-	size_t gsize, tsize;
-	int err, reason, r;
-	bool undecodable, locked_text;
-
 	a->probe_id = 0;
 	a->narmed = 0;
 	a->nrefused = 0;
@@ -757,273 +337,398 @@ ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	    (KINST_ARM_ALL | KINST_ARM_CHECK) ||
 	    ((a->flags & KINST_ARM_PROG) == 0 && a->prog_id != 0))
 		return (KINST_E_INVAL);
+	return (KINST_E_OK);
+}
 
-	text = NULL;
-	offs = NULL;
-	g = NULL;
-	locked_text = false;
-	kinst_os_ctl_lock();
-	prog = NULL;
+/*
+ * The program the request names, the session's aggregation, the function
+ * (a module reference is held from here on) and its function-level
+ * exclusions (kinst_os_func_check).
+ */
+static int
+ctl_arm_resolve(struct ctl_arm_req *r)
+{
+	struct kinst_arm *a = r->a;
+	int err, reason;
+
 	if ((a->flags & KINST_ARM_PROG) != 0 &&
-	    (prog = kinst_ctl_prog_get(cs, a->prog_id)) == NULL) {
-		kinst_os_ctl_unlock();
+	    (r->prog = kinst_ctl_prog_get(r->cs, a->prog_id)) == NULL)
 		return (KINST_E_INVAL);
-	}
 	/*
 	 * Aggregating probes need the session's aggregation first, and make
 	 * no record: a program with captures is refused for them.
 	 */
-	if ((a->flags & KINST_ARM_AGG) != 0 && (cs->s.agg == NULL ||
-	    (prog != NULL && prog->ncaps != 0))) {
-		kinst_os_ctl_unlock();
+	if ((a->flags & KINST_ARM_AGG) != 0 && (r->cs->s.agg == NULL ||
+	    (r->prog != NULL && r->prog->ncaps != 0)))
 		return (KINST_E_INVAL);
-	}
-	err = kinst_os_func_resolve(a->module, a->function, &f);
-	if (err != KINST_E_OK) {
-		kinst_os_ctl_unlock();
+	err = kinst_os_func_resolve(a->module, a->function, &r->f);
+	if (err != KINST_E_OK)
 		return (err);
-	}
-	if (f.size == 0) {
-		err = KINST_E_NOENT;
-		goto out;
-	}
-	if (f.size > KINST_FUNC_MAX) {
-		err = KINST_E_TOOBIG;
-		goto out;
-	}
-	reason = kinst_os_func_check(&f, a->function);
-	if (reason != KINST_R_NONE) {
-		a->refuse_reason = reason;
-		ctl_count_refusal(cs, a);
-		err = KINST_E_REFUSED;
-		goto out;
-	}
+	r->resolved = true;
+	if (r->f.size == 0)
+		return (KINST_E_NOENT);
+	if (r->f.size > KINST_FUNC_MAX)
+		return (KINST_E_TOOBIG);
+	reason = kinst_os_func_check(&r->f, a->function);
+	if (reason != KINST_R_NONE)
+		return (ctl_arm_refuse(r, reason));
+	return (KINST_E_OK);
+}
 
-	text = kinst_os_alloc(f.size);
-	if (text == NULL) {
-		err = KINST_E_NOMEM;
-		goto out;
-	}
+/*
+ * Take the text lock (held until the int3s are written) and read the live
+ * text with kinst's own int3s and jumps taken out.
+ */
+static int
+ctl_arm_read(struct ctl_arm_req *r)
+{
+	r->text = kinst_os_alloc(r->f.size);
+	if (r->text == NULL)
+		return (KINST_E_NOMEM);
 	kinst_os_text_lock();
-	locked_text = true;
-	err = ctl_read_text(c, &f, text, f.size);
+	r->text_locked = true;
+	return (kinst_ctl_read_text(r->c, &r->f, r->text, r->f.size));
+}
+
+/* Count the candidates, decoding from the first byte (ctl_candidates). */
+static int
+ctl_arm_candidates(struct ctl_arm_req *r)
+{
+	int err;
+	bool all;
+
+	all = (r->a->flags & KINST_ARM_ALL) != 0;
+	err = ctl_candidates(r->text, r->f.size, r->a, NULL, &r->ncand,
+	    &r->undecodable);
 	if (err != KINST_E_OK)
-		goto out;
-	err = ctl_candidates(text, f.size, a, NULL, &ncand, &undecodable);
-	if (err != KINST_E_OK)
-		goto out;
+		return (err);
 	/*
 	 * A whole function must decode exactly to its end.  A walk that
 	 * stops early is the one symptom a wrong instruction length (a
 	 * decoder bug, data in text) tends to leave: arming the prefix could
 	 * put an int3 inside an instruction.  Refuse all of it instead.
 	 */
-	if ((a->flags & KINST_ARM_ALL) != 0 && undecodable) {
-		a->refuse_reason = KINST_R_UNDECODABLE;
-		ctl_count_refusal(cs, a);
-		err = KINST_E_REFUSED;
-		goto out;
+	if (all && r->undecodable)
+		return (ctl_arm_refuse(r, KINST_R_UNDECODABLE));
+	r->refused = r->undecodable ? 1 : 0;
+	if (r->ncand == 0) {
+		if (!all || r->undecodable)
+			return (ctl_arm_refuse(r, KINST_R_UNDECODABLE));
+		return (KINST_E_INVAL);
 	}
-	refused = undecodable ? 1 : 0;
-	if (ncand == 0) {
-		if ((a->flags & KINST_ARM_ALL) == 0 || undecodable) {
-			a->refuse_reason = KINST_R_UNDECODABLE;
-			ctl_count_refusal(cs, a);
-			err = KINST_E_REFUSED;
-		} else
-			err = KINST_E_INVAL;
-		goto out;
+	return (KINST_E_OK);
+}
+
+/* KINST_ARM_CHECK: the verdict arming would give; nothing is armed. */
+static int
+ctl_arm_check(struct ctl_arm_req *r)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+	struct kinst_probe check;
+	struct kinst_arm *a = r->a;
+	uint64_t addr;
+	int reason;
+
+	addr = r->f.addr + a->offset;
+	reason = KINST_R_NONE;
+	if (ctl_probe_at(r->c, addr) == NULL) {
+		reason = kinst_probe_prepare(&check, r->text + a->offset,
+		    r->f.size - a->offset, addr, addr, img);
+		if (reason == KINST_R_NONE)
+			reason = kinst_os_insn_check(&r->f, addr,
+			    check.insn.len);
 	}
-	if ((a->flags & KINST_ARM_CHECK) != 0) {
-		/* The verdict arming would give; nothing is armed. */
-		addr = f.addr + a->offset;
-		reason = KINST_R_NONE;
-		if (ctl_probe_at(c, addr) == NULL) {
-			reason = kinst_probe_prepare(&check, text + a->offset,
-			    f.size - a->offset, addr, addr, img);
-			if (reason == KINST_R_NONE)
-				reason = kinst_os_insn_check(&f, addr,
-				    check.insn.len);
-		}
-		a->refuse_reason = (uint32_t)reason;
-		a->addr = addr;
-		a->insn_len = kinst_insn_length(text + a->offset,
-		    f.size - a->offset);
-		ctl_copy(a->insn, text + a->offset, a->insn_len);
-		err = KINST_E_OK;
-		goto out;
-	}
-	if (ncand > KINST_MAX_PROBES - c->nprobes) {
-		err = KINST_E_NOSPC;
-		goto out;
-	}
-	offs = kinst_os_alloc((size_t)ncand * sizeof(*offs));
-	gsize = sizeof(*g) + (size_t)ncand * sizeof(g->probes[0]);
+	a->refuse_reason = (uint32_t)reason;
+	a->addr = addr;
+	a->insn_len = kinst_insn_length(r->text + a->offset,
+	    r->f.size - a->offset);
+	ctl_copy(a->insn, r->text + a->offset, a->insn_len);
+	return (KINST_E_OK);
+}
+
+/*
+ * Room in the probe table, the candidates' offsets, the group, and ONE
+ * trampoline block for the whole request (KINST_TRAMP_SIZE bytes per
+ * candidate).
+ */
+static int
+ctl_arm_group(struct ctl_arm_req *r)
+{
+	struct kinst_group *g;
+	size_t gsize, tsize;
+
+	if (r->ncand > KINST_MAX_PROBES - r->c->nprobes)
+		return (KINST_E_NOSPC);
+	r->offs = kinst_os_alloc((size_t)r->ncand * sizeof(*r->offs));
+	gsize = sizeof(*g) + (size_t)r->ncand * sizeof(g->probes[0]);
 	g = kinst_os_alloc(gsize);
-	if (offs == NULL || g == NULL) {
+	if (r->offs == NULL || g == NULL) {
 		if (g != NULL)
 			kinst_os_free(g, gsize);
-		g = NULL;
-		err = KINST_E_NOMEM;
-		goto out;
+		return (KINST_E_NOMEM);
 	}
-	(void)ctl_candidates(text, f.size, a, offs, &ncand, &undecodable);
+	(void)ctl_candidates(r->text, r->f.size, r->a, r->offs, &r->ncand,
+	    &r->undecodable);
 	g->alloc_size = gsize;
-	g->func = f;
+	g->func = r->f;
 	g->detour = NULL;
 	g->detour_addr = 0;
 	g->detour_size = 0;
 	g->opt_next = NULL;
 	g->opt_queued = 0;
-	ctl_strlcpy(g->function, a->function, sizeof(g->function));
-	tsize = (size_t)ncand * KINST_TRAMP_SIZE;
+	ctl_strlcpy(g->function, r->a->function, sizeof(g->function));
+	tsize = (size_t)r->ncand * KINST_TRAMP_SIZE;
 	g->tramp = kinst_os_tramp_alloc(tsize, &g->tramp_addr);
 	if (g->tramp == NULL) {
 		kinst_os_free(g, gsize);
-		g = NULL;
-		err = KINST_E_NOMEM;
-		goto out;
+		return (KINST_E_NOMEM);
 	}
 	g->tramp_size = tsize;
-	tramp = g->tramp;
+	r->g = g;
+	return (KINST_E_OK);
+}
 
-	/* Prepare each candidate; refused ones do not use a slot. */
+/*
+ * Candidate i into the group's probe k and its trampoline slot: address
+ * checks (kinst_os_insn_check), kinst_probe_prepare(), the image.  On
+ * KINST_E_REFUSED, *reason says why.
+ */
+static int
+ctl_arm_prepare_one(struct ctl_arm_req *r, uint32_t i, uint32_t k,
+    int *reason)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+	struct kinst_group *g = r->g;
+	struct kinst_cprobe *cp, *jc;
+	uint64_t addr;
+	uint32_t off;
+
+	off = r->offs[i];
+	addr = r->f.addr + off;
+	cp = &g->probes[k];
+	/*
+	 * Inside another probe's jump window: that probe goes back to
+	 * an int3 (the text here is its jmp's rel32 until then).
+	 */
+	if ((jc = kinst_ctl_jump_covering(r->c, addr)) != NULL)
+		kinst_ctl_unoptimize(r->c, &jc, 1);
+	*reason = KINST_R_NONE;
+	if (ctl_probe_at(r->c, addr) != NULL)
+		return (KINST_E_EXIST);
+	*reason = kinst_probe_prepare(&cp->p, r->text + off, r->f.size - off,
+	    addr, g->tramp_addr + (uint64_t)k * KINST_TRAMP_SIZE, img);
+	if (*reason == KINST_R_NONE)
+		*reason = kinst_os_insn_check(&r->f, addr, cp->p.insn.len);
+	if (*reason != KINST_R_NONE)
+		return (KINST_E_REFUSED);
+	cp->p.id = 0;
+	cp->p.offset = off;
+	cp->p.session = NULL;
+	cp->p.os_priv = NULL;
+	cp->p.prog = r->prog;
+	cp->p.flags = ((r->a->flags & KINST_ARM_STACK) != 0 ?
+	    KINST_PF_STACK : 0) |
+	    ((r->a->flags & KINST_ARM_AGG) != 0 ? KINST_PF_AGG : 0);
+	cp->group = g;
+	cp->live = 0;
+	cp->jstate = KINST_JS_NONE;
+	cp->jlen = 0;
+	cp->jdetour = 0;
+	cp->jwindow = 0;
+	ctl_copy((uint8_t *)g->tramp + (size_t)k * KINST_TRAMP_SIZE, img,
+	    sizeof(img));
+	return (KINST_E_OK);
+}
+
+/*
+ * Prepare each candidate (refused ones do not use a slot; without
+ * KINST_ARM_ALL a refusal refuses the request), then seal the block read-only
+ * and executable.  *nprep: the probes prepared (0: nothing to arm).
+ */
+static int
+ctl_arm_prepare(struct ctl_arm_req *r, uint32_t *nprep)
+{
+	uint32_t i, k;
+	int err, reason;
+
 	k = 0;
-	for (i = 0; i < ncand; i++) {
-		addr = f.addr + offs[i];
-		cp = &g->probes[k];
-		/*
-		 * Inside another probe's jump window: that probe goes back to
-		 * an int3 (the text here is its jmp's rel32 until then).
-		 */
-		if ((jc = ctl_jump_covering(c, addr)) != NULL)
-			ctl_unoptimize(c, &jc, 1);
-		if (ctl_probe_at(c, addr) != NULL) {
-			reason = KINST_R_NONE;
-			err = KINST_E_EXIST;
-		} else {
-			reason = kinst_probe_prepare(&cp->p, text + offs[i],
-			    f.size - offs[i], addr,
-			    g->tramp_addr + (uint64_t)k * KINST_TRAMP_SIZE, img);
-			if (reason == KINST_R_NONE)
-				reason = kinst_os_insn_check(&f, addr,
-				    cp->p.insn.len);
-			err = reason == KINST_R_NONE ? KINST_E_OK :
-			    KINST_E_REFUSED;
-		}
-		if (err != KINST_E_OK) {
-			if ((a->flags & KINST_ARM_ALL) == 0) {
-				if (err == KINST_E_REFUSED) {
-					a->refuse_reason = reason;
-					ctl_count_refusal(cs, a);
-				}
-				goto out_group;
-			}
-			refused++;
+	for (i = 0; i < r->ncand; i++) {
+		err = ctl_arm_prepare_one(r, i, k, &reason);
+		if (err == KINST_E_OK) {
+			k++;
 			continue;
 		}
-		cp->p.id = 0;
-		cp->p.offset = offs[i];
-		cp->p.session = NULL;
-		cp->p.os_priv = NULL;
-		cp->p.prog = prog;
-		cp->p.flags = ((a->flags & KINST_ARM_STACK) != 0 ?
-		    KINST_PF_STACK : 0) |
-		    ((a->flags & KINST_ARM_AGG) != 0 ? KINST_PF_AGG : 0);
-		cp->group = g;
-		cp->live = 0;
-		cp->jstate = KINST_JS_NONE;
-		cp->jlen = 0;
-		cp->jdetour = 0;
-		cp->jwindow = 0;
-		ctl_copy(tramp + (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));
-		k++;
+		if ((r->a->flags & KINST_ARM_ALL) == 0)
+			return (err == KINST_E_REFUSED ?
+			    ctl_arm_refuse(r, reason) : err);
+		r->refused++;
 	}
-	err = KINST_E_OK;
-	cs->refusals += refused;
-	a->nrefused = refused;
-	if (k == 0) {
-		/* ARM_ALL and nothing traceable: not an error, nothing armed. */
-		kinst_os_text_unlock();
-		locked_text = false;
-		ctl_group_free(g);
-		g = NULL;
-		kinst_os_free(text, f.size);
-		kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
-		kinst_os_ctl_unlock();
+	r->cs->refusals += r->refused;
+	r->a->nrefused = r->refused;
+	*nprep = k;
+	if (k == 0)
 		return (KINST_E_OK);
-	}
-	g->nprobes = k;
-	if (kinst_os_tramp_seal(g->tramp, g->tramp_size) != 0) {
-		err = KINST_E_NOMEM;
-		goto out_group;
-	}
+	r->g->nprobes = k;
+	if (kinst_os_tramp_seal(r->g->tramp, r->g->tramp_size) != 0)
+		return (KINST_E_NOMEM);
+	return (KINST_E_OK);
+}
 
-	/* Insert, then write the int3s, then one synchronization. */
-	for (i = 0; i < k; i++) {
+/*
+ * Insert every probe into the engine's table.  Nothing is written yet: a
+ * failure takes them out again, drops the text lock and quiesces.
+ */
+static int
+ctl_arm_insert(struct ctl_arm_req *r)
+{
+	struct kinst_group *g = r->g;
+	struct kinst_cprobe *cp;
+	uint32_t i;
+	int res;
+
+	for (i = 0; i < g->nprobes; i++) {
 		cp = &g->probes[i];
-		cp->p.id = ctl_new_id(c);
-		KINST_STORE_RELEASE(&cp->p.session, &cs->s);
-		r = kinst_ptable_insert(&c->engine->table, &cp->p);
-		if (r != KINST_PT_OK) {
-			/* Roll back: nothing was written yet. */
+		cp->p.id = ctl_new_id(r->c);
+		KINST_STORE_RELEASE(&cp->p.session, &r->cs->s);
+		res = kinst_ptable_insert(&r->c->engine->table, &cp->p);
+		if (res != KINST_PT_OK) {
 			while (i-- > 0)
-				(void)kinst_ptable_remove(&c->engine->table,
+				(void)kinst_ptable_remove(&r->c->engine->table,
 				    &g->probes[i].p);
 			kinst_os_text_unlock();
-			locked_text = false;
+			r->text_locked = false;
 			kinst_os_quiesce();
-			err = r == KINST_PT_EXISTS ? KINST_E_EXIST :
-			    KINST_E_NOSPC;
-			goto out_group;
+			return (res == KINST_PT_EXISTS ? KINST_E_EXIST :
+			    KINST_E_NOSPC);
 		}
 	}
-	for (i = 0; i < k; i++)
-		g->probes[i].live = 1;
-	ctl_publish(g, 1, KINST_ALL_PROBES, true);
-	kinst_os_text_unlock();
-	locked_text = false;
+	return (KINST_E_OK);
+}
 
-	g->nlive = k;
-	g->next = cs->groups;
-	cs->groups = g;
-	/* Jump optimization, later, in the shim's worker. */
-	if ((a->flags & KINST_ARM_NOOPT) == 0 && c->jhandler != 0) {
-		g->opt_next = c->opt_queue;
-		c->opt_queue = g;
-		g->opt_queued = 1;
-	}
-	cs->nprobes += k;
-	c->nprobes += k;
+/* Write every int3 (ctl_publish: stores and syncs), drop the text lock. */
+static void
+ctl_arm_publish(struct ctl_arm_req *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->g->nprobes; i++)
+		r->g->probes[i].live = 1;
+	ctl_publish(r->g, 1, KINST_ALL_PROBES, true);
+	kinst_os_text_unlock();
+	r->text_locked = false;
+}
+
+/*
+ * The group is the session's from now on, and is queued for jump
+ * optimization, later, in the shim's worker (unless KINST_ARM_NOOPT).  The
+ * out fields name its first probe.
+ */
+static void
+ctl_arm_queue(struct ctl_arm_req *r)
+{
+	struct kinst_group *g = r->g;
+	struct kinst_arm *a = r->a;
+	struct kinst_probe *p;
+
+	g->nlive = g->nprobes;
+	g->next = r->cs->groups;
+	r->cs->groups = g;
+	if ((a->flags & KINST_ARM_NOOPT) == 0)
+		kinst_ctl_opt_queue(r->c, g);
+	r->cs->nprobes += g->nprobes;
+	r->c->nprobes += g->nprobes;
 	p = &g->probes[0].p;
 	a->probe_id = p->id;
-	a->narmed = k;
+	a->narmed = g->nprobes;
 	a->addr = p->addr;
 	ctl_copy(a->insn, p->orig, p->insn.len);
 	a->insn_len = p->insn.len;
-	kinst_os_free(text, f.size);
-	kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
-	kinst_os_ctl_unlock();
-	return (KINST_E_OK);
+	r->g = NULL;
+	r->resolved = false;
+}
 
-out_group:
-	if (locked_text)
+/* Drop the locks, free what the request still holds. */
+static void
+ctl_arm_done(struct ctl_arm_req *r)
+{
+	if (r->text_locked)
 		kinst_os_text_unlock();
-	locked_text = false;
-	ctl_group_free(g);	/* releases f */
-	kinst_os_free(text, f.size);
-	kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
+	r->text_locked = false;
+	if (r->g != NULL)
+		ctl_group_free(r->g);	/* releases f */
+	if (r->text != NULL)
+		kinst_os_free(r->text, r->f.size);
+	if (r->offs != NULL)
+		kinst_os_free(r->offs, (size_t)r->ncand * sizeof(*r->offs));
+	if (r->g == NULL && r->resolved)
+		kinst_os_func_release(&r->f);
 	kinst_os_ctl_unlock();
+}
+
+/*
+ * The arm sequence of kinst_control.h, under the control lock: validate,
+ * resolve and read the text, candidates, (check only: the verdict), group,
+ * prepare, insert, publish, queue.
+ */
+static int
+ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_arm *a)
+{
+	struct ctl_arm_req r;
+	uint32_t nprep;
+	int err;
+
+	nprep = 0;
+	err = ctl_arm_validate(a);
+	if (err != KINST_E_OK)
+		return (err);
+	r.c = c;
+	r.cs = cs;
+	r.a = a;
+	r.prog = NULL;
+	r.text = NULL;
+	r.offs = NULL;
+	r.ncand = 0;
+	r.refused = 0;
+	r.g = NULL;
+	r.resolved = false;
+	r.text_locked = false;
+	r.undecodable = false;
+	kinst_os_ctl_lock();
+	if ((err = ctl_arm_resolve(&r)) != KINST_E_OK ||
+	    (err = ctl_arm_read(&r)) != KINST_E_OK ||
+	    (err = ctl_arm_candidates(&r)) != KINST_E_OK)
+		goto done;
+	if ((a->flags & KINST_ARM_CHECK) != 0) {
+		err = ctl_arm_check(&r);
+		goto done;
+	}
+	if ((err = ctl_arm_group(&r)) != KINST_E_OK ||
+	    (err = ctl_arm_prepare(&r, &nprep)) != KINST_E_OK ||
+	    nprep == 0 ||	/* KINST_ARM_ALL, nothing traceable: OK */
+	    (err = ctl_arm_insert(&r)) != KINST_E_OK)
+		goto done;
+	ctl_arm_publish(&r);
+	ctl_arm_queue(&r);
+done:
+	ctl_arm_done(&r);
 	return (err);
-out:
-	if (locked_text)
-		kinst_os_text_unlock();
-	if (offs != NULL)
-		kinst_os_free(offs, (size_t)ncand * sizeof(*offs));
-	if (text != NULL)
-		kinst_os_free(text, f.size);
-	kinst_os_func_release(&f);
-	kinst_os_ctl_unlock();
+}
+
+/*
+ * With KINST_ARM_CHECK a refusal is the answer, not an error (it also
+ * reaches FreeBSD callers, whose ioctl structures are copied out only on
+ * success).
+ */
+int
+kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
+    struct kinst_arm *a)
+{
+	int err;
+
+	err = ctl_arm(c, cs, a);
+	if (err == KINST_E_REFUSED && (a->flags & KINST_ARM_CHECK) != 0)
+		err = KINST_E_OK;
 	return (err);
 }
 
@@ -1050,7 +755,7 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 		return (0);
 
 	kinst_os_text_lock();
-	ctl_unoptimize_sel(c, cs, id);
+	kinst_ctl_unoptimize_sel(c, cs, id);
 	ctl_publish(cs->groups, -1, id, false);
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
@@ -1077,7 +782,7 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 	while ((g = *gp) != NULL) {
 		if (g->nlive == 0) {
 			*gp = g->next;
-			ctl_opt_dequeue(c, g);
+			kinst_ctl_opt_dequeue(c, g);
 			ctl_group_free(g);
 		} else
 			gp = &g->next;

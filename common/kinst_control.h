@@ -20,6 +20,14 @@
  *   int3 -> kinst_os_text_sync() -> write every int3 again ->
  *   kinst_os_text_sync() -> drop the text lock.
  *
+ *   kinst_control.c has one step per stage, in this order: ctl_arm_validate
+ *   (before the lock), ctl_arm_resolve, ctl_arm_read, ctl_arm_candidates
+ *   (a KINST_ARM_CHECK request ends there, in ctl_arm_check: the verdict,
+ *   nothing armed), ctl_arm_group, ctl_arm_prepare (and the seal),
+ *   ctl_arm_insert, ctl_arm_publish (the int3s), ctl_arm_queue (the group
+ *   joins the session and, without KINST_ARM_NOOPT, the optimizer's queue);
+ *   ctl_arm_done drops the locks and frees what the request still holds.
+ *
  * Disarm sequence (kinst_ctl_disarm, kinst_ctl_session_fini):
  *
  *   take the text lock -> write back every original first byte ->
@@ -150,7 +158,7 @@ struct kinst_ctl {
 
 void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
 /*
- * Jump optimization (kinst_control.c).  The shim enables it once, before the
+ * Jump optimization (kinst_joptctl.c).  The shim enables it once, before the
  * first session, with its detour handler (which must run the engine's
  * kinst_engine_jhit() in its own per-CPU section).  kinst_ctl_arm() queues
  * the groups it arms without KINST_ARM_NOOPT and returns true from
