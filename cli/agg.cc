@@ -1,18 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kinstctl count / hist (agg.h): program, setup, arm, wait (Ctrl-C,
-// --duration or the command after --), disarm, read every CPU, merge, print.
+// --duration or the command after --), disarm, read every CPU, merge, print;
+// the device through the session (session.h).
 #include "agg.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
-#include <csignal>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -20,13 +14,12 @@
 #include "debuginfo.h"
 #include "error.h"
 #include "format.h"
-#include "live_device.h"
 #include "output.h"
 #include "btf_types.h"
 #include "prog_compile.h"
 #include "record.h"
+#include "session.h"
 #include "spec.h"
-#include "trace.h"
 
 namespace kinst {
 
@@ -291,18 +284,16 @@ key_json(const std::string &by, const AggKey &k)
 	return k.k0;
 }
 
-struct Session {
-	int fd;
+// What count/hist set up in the session and read back from it.
+struct AggState {
 	struct kinst_agg_setup su;
 	StackSet stacks;	// --by stack
 	uint32_t prog_id = 0;
-	uint64_t armed = 0;
 	bool whole = false;	// a spec armed a whole function
-	uint32_t noopt = 0;	// KINST_ARM_NOOPT or 0
 };
 
 void
-setup_agg(Session &s, const AggOptions &o)
+setup_agg(Session &dev, AggState &s, const AggOptions &o)
 {
 	memset(&s.su, 0, sizeof(s.su));
 	s.su.kind = !o.hist ? KINST_AGG_COUNT :
@@ -321,133 +312,25 @@ setup_agg(Session &s, const AggOptions &o)
 		s.su.lin_max = l.max;
 		s.su.lin_step = l.step;
 	}
-	if (ioctl(s.fd, KINST_IOC_AGG_SETUP, &s.su) != 0) {
-		if (errno == EFBIG)
-			throw Error(Exit::usage, "--slots " + std::to_string(s.su.nslots) +
-			    ": the tables would exceed the module's " +
-			    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB");
-		device_failed("aggregation setup", errno);
-	}
-}
-
-void
-arm_all(Session &s, const std::vector<Spec> &specs)
-{
-	for (const auto &sp : specs) {
-		struct kinst_arm a;
-		memset(&a, 0, sizeof(a));
-		copy_name(a.module, sizeof(a.module), sp.module, "module");
-		copy_name(a.function, sizeof(a.function), sp.function, "function");
-		a.offset = sp.has_offset ? sp.offset : 0;
-		a.flags = (sp.has_offset ? 0 : KINST_ARM_ALL) | KINST_ARM_AGG | s.noopt;
-		if (s.prog_id != 0) {
-			a.flags |= KINST_ARM_PROG;
-			a.prog_id = s.prog_id;
-		}
-		if (ioctl(s.fd, KINST_IOC_ARM, &a) != 0)
-			arm_failed(s.fd, sp, a, errno);
-		s.armed += a.narmed;
-		if (!sp.has_offset) {
-			s.whole = true;
-			fprintf(stderr, "kinstctl: %s: %u instructions armed, %u refused%s\n",
-			    spec_label(sp).c_str(), a.narmed, a.nrefused,
-			    a.nrefused ? " (kinstctl list-offsets shows why)" : "");
-		}
-	}
-	if (s.armed == 0)
-		throw Error(Exit::refused, "nothing to count: every instruction was refused");
-}
-
-} // namespace
-
-// Runs the command (a child that is not excluded from tracing).
-pid_t
-start_command(const std::vector<std::string> &cmd)
-{
-	std::vector<char *> argv;
-	for (const auto &a : cmd)
-		argv.push_back(const_cast<char *>(a.c_str()));
-	argv.push_back(nullptr);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid < 0)
-		throw Error(Exit::live, std::string("fork: ") + strerror(errno));
-	if (pid == 0) {
-		// kinstctl ignores SIGPIPE; the command gets the default back.
-		signal(SIGPIPE, SIG_DFL);
-		execvp(argv[0], argv.data());
-		fprintf(stderr, "kinstctl: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-// Until Ctrl-C, --duration, or the command's exit.
-void
-wait_end(const AggOptions &o, pid_t child)
-{
-	double t0 = now_s();
-	while (!g_stop) {
-		if (child > 0) {
-			int st;
-			pid_t r = waitpid(child, &st, WNOHANG);
-			if (r == child) {
-				if (WIFEXITED(st))
-					fprintf(stderr, "kinstctl: %s exited with status %d\n",
-					    o.command[0].c_str(), WEXITSTATUS(st));
-				else if (WIFSIGNALED(st))
-					fprintf(stderr, "kinstctl: %s killed by signal %d\n",
-					    o.command[0].c_str(), WTERMSIG(st));
-				return;
-			}
-		}
-		if (o.duration > 0 && now_s() - t0 >= o.duration)
-			return;
-		poll(nullptr, 0, 20);
-	}
-}
-
-namespace {
-
-void
-disarm_all(int fd)
-{
-	struct kinst_disarm d;
-	memset(&d, 0, sizeof(d));
-	d.probe_id = KINST_ALL_PROBES;
-	if (ioctl(fd, KINST_IOC_DISARM, &d) != 0)
-		device_failed("disarm", errno);
+	dev.agg_setup(s.su);
 }
 
 AggMap
-read_all(Session &s, uint32_t ncpus)
+read_all(Session &dev, AggState &s, uint32_t ncpus)
 {
 	AggMap m;
 	std::vector<uint8_t> buf((size_t)s.su.nslots * s.su.entry_size);
 	std::vector<struct kinst_agg_stack> stk(s.su.nstacks);
 	for (uint32_t c = 0; c < ncpus; c++) {
-		struct kinst_agg_read rd;
-		memset(&rd, 0, sizeof(rd));
-		rd.buf = (uint64_t)(uintptr_t)buf.data();
-		rd.cap = s.su.nslots;
-		rd.cpu = c;
-		if (ioctl(s.fd, KINST_IOC_AGG_READ, &rd) != 0)
-			device_failed("aggregation read", errno);
+		uint32_t n = dev.agg_read(c, buf.data(), s.su.nslots);
 		if ((s.su.flags & KINST_AGGF_STACK) == 0) {
-			agg_merge(m, buf.data(), rd.count, s.su.entry_size, s.su.nbuckets);
+			agg_merge(m, buf.data(), n, s.su.entry_size, s.su.nbuckets);
 			continue;
 		}
 		// After the entries: every stack they name is in the table.
-		struct kinst_agg_read sr;
-		memset(&sr, 0, sizeof(sr));
-		sr.buf = (uint64_t)(uintptr_t)stk.data();
-		sr.cap = s.su.nstacks;
-		sr.cpu = c;
-		if (ioctl(s.fd, KINST_IOC_AGG_STACKS, &sr) != 0)
-			device_failed("aggregation stacks read", errno);
-		agg_merge_stacks(m, s.stacks, buf.data(), rd.count, s.su.entry_size,
-		    s.su.nbuckets, stk.data(), std::min(sr.count, sr.cap));
+		uint32_t ns = dev.agg_stacks(c, stk.data(), s.su.nstacks);
+		agg_merge_stacks(m, s.stacks, buf.data(), n, s.su.entry_size,
+		    s.su.nbuckets, stk.data(), std::min(ns, s.su.nstacks));
 	}
 	return m;
 }
@@ -460,36 +343,23 @@ struct Totals {
 };
 
 Totals
-totals(const Session &s)
+totals(Session &dev, const AggState &s)
 {
 	Totals t;
-	std::vector<struct kinst_agg_cpu_stats> as(KINST_STATS_MAXCPU);
-	struct kinst_agg_stats ast;
-	memset(&ast, 0, sizeof(ast));
-	ast.buf = (uint64_t)(uintptr_t)as.data();
-	ast.cap = (uint32_t)as.size();
-	if (ioctl(s.fd, KINST_IOC_AGG_STATS, &ast) != 0)
-		device_failed("aggregation stats", errno);
-	t.ncpus = std::min(ast.ncpus, ast.cap);
-	for (uint32_t c = 0; c < t.ncpus; c++) {
-		t.aggregated += as[c].aggregated;
-		t.overflow += as[c].overflow;
-		t.nested += as[c].nested;
+	std::vector<struct kinst_agg_cpu_stats> as = dev.agg_stats();
+	t.ncpus = (uint32_t)as.size();
+	for (const auto &a : as) {
+		t.aggregated += a.aggregated;
+		t.overflow += a.overflow;
+		t.nested += a.nested;
 	}
-	std::vector<struct kinst_cpu_stats> cs(KINST_STATS_MAXCPU);
-	struct kinst_stats st;
-	memset(&st, 0, sizeof(st));
-	st.buf = (uint64_t)(uintptr_t)cs.data();
-	st.cap = (uint32_t)cs.size();
-	if (ioctl(s.fd, KINST_IOC_STATS, &st) != 0)
-		device_failed("stats", errno);
-	for (uint32_t c = 0; c < st.ncpus && c < st.cap; c++) {
-		t.hits += cs[c].hits;
-		t.delivered += cs[c].delivered;
-		t.dropped += cs[c].dropped;
+	for (const auto &c : dev.stats()) {
+		t.hits += c.hits;
+		t.delivered += c.delivered;
+		t.dropped += c.dropped;
 	}
 	if (s.prog_id != 0)
-		for (const auto &p : prog_stats(s.fd)) {
+		for (const auto &p : dev.prog_stats()) {
 			t.filtered += p.filtered;
 			t.faults += p.faults;
 		}
@@ -556,7 +426,7 @@ stack_json(nlohmann::json &j, const StackSet &ss, const AggKey &k, StackSymboliz
 }
 
 void
-print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
+print_count(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
     const std::map<uint32_t, ProbeDesc> &probes)
 {
 	// Per probe: every armed instruction in address order for a whole
@@ -641,7 +511,7 @@ print_count(Writer &out, const AggOptions &o, const Session &s, const AggMap &m,
 }
 
 void
-print_hist(Writer &out, const AggOptions &o, const Session &s, const AggMap &m)
+print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 {
 	Linear l;
 	uint32_t nlinear = 0;
@@ -708,18 +578,7 @@ run_agg(const AggOptions &o)
 		throw Error(Exit::usage, std::string(cmd) + ": give at least one probe spec");
 	if (o.duration > 0 && !o.command.empty())
 		throw Error(Exit::usage, std::string(cmd) + ": --duration and -- COMMAND exclude each other");
-	std::vector<Spec> specs;
-	for (const auto &sp0 : o.specs) {
-		Spec sp = parse_spec(sp0);
-		if (sp.is_source()) {	// FILE:LINE etc.: their MODULE:FUNC+OFFSET probes
-			for (const auto &e : expand_source_spec(sp, DebugOptions{o.debug_files}))
-				specs.push_back(e);
-			continue;
-		}
-		if (sp.is_address)
-			sp = resolve_address(sp);
-		specs.push_back(sp);
-	}
+	std::vector<Spec> specs = probe_specs(o.specs, o.debug_files);
 	if (!o.linear.empty())
 		(void)parse_linear(o.linear);	// a usage error before the device
 	TypeSource types(o.btf, specs[0].module);
@@ -727,59 +586,44 @@ run_agg(const AggOptions &o)
 	make_type_env(env, types, specs);
 	std::vector<struct kinst_pinsn> code = agg_program(o, &env);
 
-	Device dev = Device::open_for(cmd);
-	if ((dev.abi_version() & 0xffff) < 6)
-		throw Error(Exit::live, std::string(cmd) + ": the loaded kinst module (ABI 1." +
-		    std::to_string(dev.abi_version() & 0xffff) +
-		    ") cannot aggregate; load one of ABI 1.6 or later");
-	if (o.by == "stack" && (dev.abi_version() & 0xffff) < 8)
-		throw Error(Exit::live, std::string(cmd) + ": the loaded kinst module (ABI 1." +
-		    std::to_string(dev.abi_version() & 0xffff) +
-		    ") cannot count by stack; load one of ABI 1.8 or later");
-	Session s;
-	s.fd = dev.fd();
+	Session dev = Session::open(cmd);
+	dev.require(Feature::agg, cmd);
+	if (o.by == "stack")
+		dev.require(Feature::agg_stack, cmd);
+	AggState s;
 	if (env.used_args)
-		at_entry(s.fd, specs, "argument names");
-	struct kinst_filter flt;
-	memset(&flt, 0, sizeof(flt));
-	flt.pid = -1;
-	flt.cpu = -1;
-	flt.exclude_pid = (int32_t)getpid();
-	if (ioctl(s.fd, KINST_IOC_FILTER, &flt) != 0)
-		device_failed("filter", errno);
-	setup_agg(s, o);
+		dev.at_entry(specs, "argument names");
+	dev.filter(cmd, -1, -1);
+	setup_agg(dev, s, o);
 	if (!code.empty())
-		s.prog_id = load_prog(s.fd, code, "--by/--value/--if");
+		s.prog_id = dev.load_prog(code, "--by/--value/--if");
 	// Before arming, as in trace: a SIGINT sent by a script on seeing the
 	// "counting" line, or while arming, must find the handler (a
 	// background process of a script starts with SIGINT ignored).
 	SignalGuard sg;
-	s.noopt = noopt_flag(dev.abi_version(), o.no_optimize);
-	arm_all(s, specs);
+	dev.no_optimize(o.no_optimize);
+	ArmTotals at = dev.arm_specs(specs, KINST_ARM_AGG, s.prog_id, false);
+	if (at.armed == 0)
+		throw Error(Exit::refused, "nothing to count: every instruction was refused");
+	s.whole = at.whole;
 	Disassembler dis(o.syntax);
-	std::map<uint32_t, ProbeDesc> probes = list_probes(s.fd, dis);
+	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
 
-	pid_t child = -1;
-	if (!o.command.empty()) {
+	Workload w(o.command, o.duration);
+	if (!o.command.empty())
 		fprintf(stderr, "kinstctl: counting %" PRIu64 " probe%s while %s runs\n",
-		    s.armed, s.armed == 1 ? "" : "s", o.command[0].c_str());
-		child = start_command(o.command);
-	} else {
+		    at.armed, at.armed == 1 ? "" : "s", o.command[0].c_str());
+	else
 		fprintf(stderr, "kinstctl: counting %" PRIu64 " probe%s; Ctrl-C to stop\n",
-		    s.armed, s.armed == 1 ? "" : "s");
-	}
-	wait_end(o, child);
-	JumpCounts jc = jump_probes(s.fd);
-	disarm_all(s.fd);
-	if (child > 0 && g_stop) {
-		// Interrupted: the command got the same signal from the terminal
-		// or not at all; do not leave it behind.
-		kill(child, SIGTERM);
-		waitpid(child, nullptr, 0);
-	}
+		    at.armed, at.armed == 1 ? "" : "s");
+	w.start();
+	w.wait();
+	JumpCounts jc = dev.jump_probes();
+	dev.disarm_all();
+	w.finish();
 
-	AggMap m = read_all(s, totals(s).ncpus);
-	Totals t = totals(s);
+	AggMap m = read_all(dev, s, totals(dev, s).ncpus);
+	Totals t = totals(dev, s);
 	t.probes = jc.total;
 	t.jump = jc.jump;
 	Writer out(stdout);
@@ -788,7 +632,7 @@ run_agg(const AggOptions &o)
 	else
 		print_count(out, o, s, m, probes);
 	print_summary(out, o, t);
-	print_jump_summary(dev.abi_version(), o.no_optimize, jc);
+	dev.print_jump_summary(jc);
 	return 0;
 }
 

@@ -5,8 +5,6 @@
 #ifndef KINSTCTL_AGG_H
 #define KINSTCTL_AGG_H
 
-#include <sys/types.h>
-
 #include <array>
 #include <cstdint>
 #include <map>
@@ -103,11 +101,6 @@ std::string render_hist(const std::vector<Bucket> &b,
 
 // The key as printed: comm as a string, pid and expressions in decimal.
 std::string key_text(const std::string &by, const AggKey &k);
-
-// The command after -- as a child (traced like any process): its pid.
-pid_t start_command(const std::vector<std::string> &cmd);
-// Until Ctrl-C (g_stop), o.duration, or the child's exit (reported).
-void wait_end(const AggOptions &o, pid_t child);
 
 int run_agg(const AggOptions &o);
 

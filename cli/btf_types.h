@@ -167,7 +167,7 @@ struct TypeEnv;
 
 // The typed-expression environment of a command's specs: types from src,
 // and argument names when every spec is the same function (the probe is
-// then moved to or checked against its entry: at_entry() in trace.h).
+// then moved to or checked against its entry: Session::at_entry() in session.h).
 void make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs);
 
 // The closest candidate to word (edit distance at most 2, or a prefix

@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "agg.h"
-#include "trace.h"
 #include "commands.h"
 #include "error.h"
 #include "spec.h"

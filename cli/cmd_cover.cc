@@ -2,18 +2,16 @@
 // kinstctl cover SPEC... : every instruction of the functions counted in
 // the kernel, keyed by the flags a conditional branch tests (cover.h), then
 // the disassembly with counts, blocks and branch counts as text, JSON or
-// HTML.  The aggregation itself is count's (agg.cc, kinst_agg.c).
+// HTML.  The aggregation itself is count's (agg.cc, kinst_agg.c), through
+// the device session (session.h).
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
-#include <csignal>
 #include <cstring>
 #include <fstream>
-#include <sys/wait.h>
 
 #include "agg.h"
 #include "commands.h"
@@ -21,12 +19,11 @@
 #include "debuginfo.h"
 #include "error.h"
 #include "format.h"
-#include "live_device.h"
 #include "prog_compile.h"
 #include "resolver.h"
+#include "session.h"
 #include "sources.h"
 #include "spec.h"
-#include "trace.h"
 
 namespace kinst {
 
@@ -109,64 +106,40 @@ has_loop(const Decoded &d)
 
 // Returns the entry size AGG_READ uses.
 uint32_t
-setup(int fd, uint32_t slots)
+setup(Session &dev, uint32_t slots)
 {
 	struct kinst_agg_setup su;
 	memset(&su, 0, sizeof(su));
 	su.kind = KINST_AGG_COUNT;
 	su.flags = KINST_AGGF_PROBE;
 	su.nslots = slots;
-	if (ioctl(fd, KINST_IOC_AGG_SETUP, &su) != 0) {
-		if (errno == EFBIG)
-			throw Error(Exit::usage, "--slots " + std::to_string(slots) +
-			    ": the tables would exceed the module's " +
-			    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB");
-		device_failed("aggregation setup", errno);
-	}
+	dev.agg_setup(su);
 	return su.entry_size;
 }
 
-void
-stats(int fd, CoverRun &r, uint32_t *ncpus)
+// The run's counters; returns the number of CPUs.
+uint32_t
+stats(Session &dev, CoverRun &r)
 {
-	std::vector<struct kinst_agg_cpu_stats> as(KINST_STATS_MAXCPU);
-	struct kinst_agg_stats ast;
-	memset(&ast, 0, sizeof(ast));
-	ast.buf = (uint64_t)(uintptr_t)as.data();
-	ast.cap = (uint32_t)as.size();
-	if (ioctl(fd, KINST_IOC_AGG_STATS, &ast) != 0)
-		device_failed("aggregation stats", errno);
-	*ncpus = std::min(ast.ncpus, ast.cap);
-	for (uint32_t c = 0; c < *ncpus; c++) {
-		r.aggregated += as[c].aggregated;
-		r.overflow += as[c].overflow;
-		r.nested += as[c].nested;
+	std::vector<struct kinst_agg_cpu_stats> as = dev.agg_stats();
+	for (const auto &a : as) {
+		r.aggregated += a.aggregated;
+		r.overflow += a.overflow;
+		r.nested += a.nested;
 	}
-	std::vector<struct kinst_cpu_stats> cs(KINST_STATS_MAXCPU);
-	struct kinst_stats st;
-	memset(&st, 0, sizeof(st));
-	st.buf = (uint64_t)(uintptr_t)cs.data();
-	st.cap = (uint32_t)cs.size();
-	if (ioctl(fd, KINST_IOC_STATS, &st) != 0)
-		device_failed("stats", errno);
-	for (uint32_t c = 0; c < st.ncpus && c < st.cap; c++)
-		r.hits += cs[c].hits;
+	for (const auto &c : dev.stats())
+		r.hits += c.hits;
+	return (uint32_t)as.size();
 }
 
 AggMap
-read_counts(int fd, uint32_t ncpus, uint32_t slots, uint32_t esize)
+read_counts(Session &dev, uint32_t ncpus, uint32_t slots, uint32_t esize)
 {
 	AggMap m;
 	std::vector<uint8_t> buf((size_t)slots * esize);
 	for (uint32_t c = 0; c < ncpus; c++) {
-		struct kinst_agg_read rd;
-		memset(&rd, 0, sizeof(rd));
-		rd.buf = (uint64_t)(uintptr_t)buf.data();
-		rd.cap = slots;
-		rd.cpu = c;
-		if (ioctl(fd, KINST_IOC_AGG_READ, &rd) != 0)
-			device_failed("aggregation read", errno);
-		agg_merge(m, buf.data(), std::min(rd.count, rd.cap), esize, 0);
+		uint32_t n = dev.agg_read(c, buf.data(), slots);
+		agg_merge(m, buf.data(), std::min(n, slots), esize, 0);
 	}
 	return m;
 }
@@ -210,8 +183,8 @@ private:
 	bool created_ = false, done_ = false;
 };
 
-int
-run_cover(const CoverOptions &o, const std::vector<std::string> &command)
+std::vector<Spec>
+cover_specs(const CoverOptions &o, const std::vector<std::string> &command)
 {
 	if (o.specs.empty())
 		throw Error(Exit::usage, "cover: give at least one function");
@@ -227,61 +200,28 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 			    "(FUNC or MODULE:FUNC), not an instruction");
 		specs.push_back(sp);
 	}
-	// The HTML file can be written: known before anything is armed.
-	HtmlFile html(o.html);
-	uint32_t slots = o.slots ? (uint32_t)o.slots : 16384;
+	return specs;
+}
 
-	SymbolTable syms;
-	load_symbols(SourceOptions(), syms);
-	Disassembler dis(o.out.syn());
-	std::vector<Decoded> fns;
-	bool rcx = false;
-	for (const auto &sp : specs) {
-		fns.push_back(decode(syms, sp, dis));
-		rcx = rcx || has_loop(fns.back());
-	}
-
-	Device dev = Device::open_for("cover");
-	if ((dev.abi_version() & 0xffff) < 6)
-		throw Error(Exit::live, "cover: the loaded kinst module (ABI 1." +
-		    std::to_string(dev.abi_version() & 0xffff) +
-		    ") cannot aggregate; load one of ABI 1.6 or later");
-	int fd = dev.fd();
-	struct kinst_filter flt;
-	memset(&flt, 0, sizeof(flt));
-	flt.pid = -1;
-	flt.cpu = -1;
-	flt.exclude_pid = (int32_t)getpid();
-	if (ioctl(fd, KINST_IOC_FILTER, &flt) != 0)
-		device_failed("filter", errno);
-	uint32_t esize = setup(fd, slots);
-	uint32_t prog = load_prog(fd, cover_program(rcx), "cover");
-
-	SignalGuard sg;
+// Arms every instruction of the functions, then counts until Ctrl-C, the
+// duration or the command's end; disarmed on return.  The probes, by id.
+std::map<uint32_t, ProbeDesc>
+count(Session &dev, const std::vector<Decoded> &fns, uint32_t prog, Disassembler &dis,
+    const CoverOptions &o, const std::vector<std::string> &command, CoverRun &run)
+{
 	uint64_t armed = 0;
 	for (const auto &d : fns) {
-		struct kinst_arm a;
-		memset(&a, 0, sizeof(a));
-		copy_name(a.module, sizeof(a.module), d.module, "module");
-		copy_name(a.function, sizeof(a.function), d.fn->name, "function");
-		a.flags = KINST_ARM_ALL | KINST_ARM_AGG | KINST_ARM_PROG;
-		a.prog_id = prog;
-		if (ioctl(fd, KINST_IOC_ARM, &a) != 0)
-			arm_failed(fd, d.spec, a, errno);
+		Armed a = dev.arm(d.spec, d.module, d.fn->name, KINST_ARM_AGG, prog);
 		armed += a.narmed;
 		fprintf(stderr, "kinstctl: %s:%s: %u instructions armed, %u refused\n",
 		    d.module.c_str(), d.fn->name.c_str(), a.narmed, a.nrefused);
 	}
-	std::map<uint32_t, ProbeDesc> probes = list_probes(fd, dis);
-	AggOptions w;
-	w.duration = o.duration;
-	w.command = command;
-	pid_t child = -1;
-	CoverRun run;
+	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
+	Workload w(command, o.duration);
 	if (!command.empty()) {
 		fprintf(stderr, "kinstctl: covering %" PRIu64 " instructions while %s runs\n",
 		    armed, command[0].c_str());
-		child = start_command(command);
+		w.start();
 		run.workload = "while running:";
 		for (const auto &a : command)
 			run.workload += " " + a;
@@ -291,21 +231,17 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		run.workload = o.duration > 0 ? "for " + std::to_string(o.duration) + " s" :
 		    "until interrupted";
 	}
-	wait_end(w, child);
-	struct kinst_disarm dd;
-	memset(&dd, 0, sizeof(dd));
-	dd.probe_id = KINST_ALL_PROBES;
-	if (ioctl(fd, KINST_IOC_DISARM, &dd) != 0)
-		device_failed("disarm", errno);
-	if (child > 0 && g_stop) {
-		kill(child, SIGTERM);
-		waitpid(child, nullptr, 0);
-	}
+	w.wait();
+	dev.disarm_all();
+	w.finish();
+	return probes;
+}
 
-	uint32_t ncpus = 0;
-	stats(fd, run, &ncpus);
-	AggMap m = read_counts(fd, ncpus, slots, esize);
-
+// The functions' instructions with the counts of their probes' keys.
+std::vector<CoverFunction>
+build(const std::vector<Decoded> &fns, const std::map<uint32_t, ProbeDesc> &probes,
+    const AggMap &m, bool rcx)
+{
 	// Per address: the probe's keys.
 	std::map<uint64_t, uint32_t> probe_at;
 	for (const auto &p : probes)
@@ -327,11 +263,17 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		}
 		out.push_back(cover_build(d.module, d.fn->name, d.fn->addr, d.fn->size, in, rcx));
 	}
+	return out;
+}
 
-	// Source lines from the functions' DWARF (debuginfo.cc), when found:
-	// DebugInfo says once per module what it could not find.
+// Source lines from the functions' DWARF (debuginfo.cc), when found:
+// DebugInfo says once per module what it could not find.
+void
+add_source_lines(SymbolTable &syms, const DebugOptions &dbg, const std::vector<Decoded> &fns,
+    std::vector<CoverFunction> &out, CoverRun &run)
+{
 	{
-		DebugInfo di(syms, o.dbg);
+		DebugInfo di(syms, dbg);
 		for (size_t i = 0; i < out.size() && i < fns.size(); i++)
 			for (auto &c : out[i].insns) {
 				SrcLoc loc = di.where(fns[i].mi, *fns[i].fn,
@@ -348,6 +290,12 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 			lines = lines || c.line.line > 0;
 	if (!lines)
 		run.source_note = cover_line_info_missing();
+}
+
+void
+print_cover(const CoverOptions &o, const std::vector<CoverFunction> &out, const CoverRun &run,
+    HtmlFile &html)
+{
 	Writer wr(stdout);
 	Style st = Style::detect(stdout, o.out.no_color || o.out.json);
 	for (const auto &f : out) {
@@ -382,6 +330,40 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		fprintf(stderr, "kinstctl: WARNING: counts are not exact: %" PRIu64
 		    " hits overflowed (raise --slots), %" PRIu64 " were nested\n",
 		    run.overflow, run.nested);
+}
+
+int
+run_cover(const CoverOptions &o, const std::vector<std::string> &command)
+{
+	std::vector<Spec> specs = cover_specs(o, command);
+	// The HTML file can be written: known before anything is armed.
+	HtmlFile html(o.html);
+	uint32_t slots = o.slots ? (uint32_t)o.slots : 16384;
+
+	SymbolTable syms;
+	load_symbols(SourceOptions(), syms);
+	Disassembler dis(o.out.syn());
+	std::vector<Decoded> fns;
+	bool rcx = false;
+	for (const auto &sp : specs) {
+		fns.push_back(decode(syms, sp, dis));
+		rcx = rcx || has_loop(fns.back());
+	}
+
+	Session dev = Session::open("cover");
+	dev.require(Feature::agg, "cover");
+	dev.filter("cover", -1, -1);
+	uint32_t esize = setup(dev, slots);
+	uint32_t prog = dev.load_prog(cover_program(rcx), "cover");
+
+	SignalGuard sg;
+	CoverRun run;
+	std::map<uint32_t, ProbeDesc> probes = count(dev, fns, prog, dis, o, command, run);
+	uint32_t ncpus = stats(dev, run);
+	AggMap m = read_counts(dev, ncpus, slots, esize);
+	std::vector<CoverFunction> out = build(fns, probes, m, rcx);
+	add_source_lines(syms, o.dbg, fns, out, run);
+	print_cover(o, out, run, html);
 	return 0;
 }
 

@@ -18,6 +18,12 @@ const char *const spec_help =
     "Offsets must be instruction boundaries; ambiguous names (static duplicates)\n"
     "are listed with their addresses: pick one with MODULE: or 0xADDRESS.";
 
+const char *const no_optimize_help =
+    "every hit traps (int3).  Without it the module replaces, in the background, "
+    "the int3 of each probe whose instruction window qualifies (kinstctl "
+    "list-offsets says which) with a jump to a detour: no trap per hit, the same "
+    "record; the summary says how many were";
+
 void
 add_output_options(CLI::App *app, OutputOptions &o)
 {

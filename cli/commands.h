@@ -31,6 +31,8 @@ void add_output_options(CLI::App *app, OutputOptions &o);
 
 // The spec grammar, for --help footers and error hints.
 extern const char *const spec_help;
+// The help text of --no-optimize (trace, count, hist).
+extern const char *const no_optimize_help;
 
 void add_list_offsets(CLI::App &app, Runner &run);
 void add_list_inlines(CLI::App &app, Runner &run);

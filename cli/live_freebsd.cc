@@ -2,7 +2,9 @@
 // The running FreeBSD kernel: the kernel file (kern.bootfile) and every
 // loaded module's file (kldnext/kldstat), read as ELF; module functions are
 // placed at their live addresses with kldsym(2).  Function bytes come from
-// the files, and so do the types (their .SUNW_ctf, ctf_types.h).  Not testable on the Linux build host; compiled only on FreeBSD.
+// the files, and so do the types (their .SUNW_ctf, ctf_types.h); an address
+// spec is resolved in the same table.  Not testable on the Linux build host;
+// compiled only on FreeBSD.
 #ifdef __FreeBSD__
 
 #include <sys/param.h>
@@ -16,6 +18,7 @@
 #include "elf_image.h"
 #include "error.h"
 #include "sources.h"
+#include "spec.h"
 
 namespace kinst {
 
@@ -83,12 +86,32 @@ live_types_file(const std::string &module)
 	    "with --btf FILE)");
 }
 
+// An address spec: the function that contains it among the loaded files'.
+Spec
+resolve_address(const Spec &sp)
+{
+	SymbolTable syms;
+	load_live_symbols(syms);
+	std::vector<SymbolTable::Ref> in = syms.containing(sp.address);
+	if (in.empty())
+		throw Error(Exit::unknown_function, sp.text + ": no kernel function contains this address");
+	const Function &f = syms.function(in[0]);
+	Spec r = sp;
+	r.is_address = false;
+	r.module = syms.module(in[0].module).name();
+	r.function = f.name;
+	r.has_offset = true;
+	r.offset = (uint32_t)(sp.address - f.addr);
+	return r;
+}
+
 } // namespace kinst
 
 #elif !defined(__linux__)
 
 #include "error.h"
 #include "sources.h"
+#include "spec.h"
 
 namespace kinst {
 
@@ -96,6 +119,12 @@ void
 load_live_symbols(SymbolTable &)
 {
 	throw Error(Exit::live, "no live kernel support on this OS: give --kernel/--module");
+}
+
+Spec
+resolve_address(const Spec &sp)
+{
+	throw Error(Exit::live, sp.text + ": no live kernel support on this OS to resolve it");
 }
 
 } // namespace kinst

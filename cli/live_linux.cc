@@ -1,13 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The running Linux kernel: symbols from /proc/kallsyms, function bytes from
-// the kinst device (KINST_IOC_TEXT).  Only the kallsyms parser
-// (kallsyms.cc) is testable off a live system.
+// The running Linux kernel: symbols from /proc/kallsyms, function bytes and
+// the module's verdicts from the kinst device (session.h).  Only the
+// kallsyms parser (kallsyms.cc) is testable off a live system.
 #ifdef __linux__
-
-#include <fcntl.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,8 +11,9 @@
 
 #include "error.h"
 #include "kallsyms.h"
-#include "live_device.h"
+#include "session.h"
 #include "sources.h"
+#include "spec.h"
 
 #include "abi.h"
 
@@ -33,6 +29,14 @@ hexs(uint64_t v)
 	char b[24];
 	snprintf(b, sizeof(b), "0x%llx", (unsigned long long)v);
 	return b;
+}
+
+// A kallsyms name as the device's request holds it (longer ones cut, as
+// the kernel's own buffers would).
+std::string
+request_name(const std::string &s, size_t cap)
+{
+	return s.size() < cap ? s : s.substr(0, cap - 1);
 }
 
 } // namespace
@@ -52,34 +56,31 @@ load_live_symbols(SymbolTable &syms)
 		    ": addresses are hidden (run as root, or lower the kernel.kptr_restrict sysctl)");
 
 	// One device for every module, opened on first use.
-	auto dev = std::make_shared<std::unique_ptr<Device>>();
+	auto dev = std::make_shared<std::unique_ptr<Session>>();
 	TextFetcher fetch = [dev](const std::string &module, const std::string &func,
 	    uint64_t addr) -> std::vector<uint8_t> {
 		if (!*dev)
-			*dev = std::make_unique<Device>(Device::open_for("read live kernel text of " + func));
+			*dev = std::make_unique<Session>(Session::open("read live kernel text of " + func));
 		std::vector<uint8_t> buf(4096);
 		for (int tries = 0; tries < 3; tries++) {
-			struct kinst_text t;
-			memset(&t, 0, sizeof(t));
-			snprintf(t.module, sizeof(t.module), "%s", module.c_str());
-			snprintf(t.function, sizeof(t.function), "%s", func.c_str());
-			t.buf = (uint64_t)(uintptr_t)buf.data();
-			t.cap = (uint32_t)buf.size();
-			if (ioctl((*dev)->fd(), KINST_IOC_TEXT, &t) != 0)
+			uint64_t at = 0;
+			uint32_t size = 0;
+			if (!(*dev)->text(request_name(module, KINST_MODNAME_MAX),
+			    request_name(func, KINST_NAME_MAX), buf, &at, &size))
 				throw Error(Exit::live, module + ":" + func + ": reading live text: " +
 				    strerror(errno));
-			if (t.addr != addr)
+			if (at != addr)
 				throw Error(Exit::live, module + ":" + func + ": the kernel resolves this name to " +
-				    hexs(t.addr) + ", not " + hexs(addr) +
+				    hexs(at) + ", not " + hexs(addr) +
 				    " (a static duplicate: its text cannot be read by name; use --kernel/--module)");
-			if (t.size <= t.cap) {
-				buf.resize(t.size);
+			if (size <= buf.size()) {
+				buf.resize(size);
 				return buf;
 			}
-			if (t.size > (64u << 20))
+			if (size > (64u << 20))
 				throw Error(Exit::live, module + ":" + func + ": absurd function size " +
-				    std::to_string(t.size));
-			buf.resize(t.size);
+				    std::to_string(size));
+			buf.resize(size);
 		}
 		throw Error(Exit::live, module + ":" + func + ": function size keeps changing");
 	};
@@ -87,20 +88,41 @@ load_live_symbols(SymbolTable &syms)
 	// armed; -1 where the module is older or the request is not answerable.
 	VerdictFetcher verdict = [dev](const std::string &module, const std::string &func,
 	    uint32_t offset) -> int {
-		if (!*dev || ((*dev)->abi_version() & 0xffff) < 2)
+		if (!*dev || !(*dev)->has(Feature::arm_check))
 			return -1;
-		struct kinst_arm a;
-		memset(&a, 0, sizeof(a));
-		snprintf(a.module, sizeof(a.module), "%s", module.c_str());
-		snprintf(a.function, sizeof(a.function), "%s", func.c_str());
-		a.offset = offset;
-		a.flags = KINST_ARM_CHECK;
-		if (ioctl((*dev)->fd(), KINST_IOC_ARM, &a) != 0)
-			return -1;
-		return (int)a.refuse_reason;
+		return (*dev)->check(request_name(module, KINST_MODNAME_MAX),
+		    request_name(func, KINST_NAME_MAX), offset);
 	};
 	for (auto &m : modules_from_kallsyms(p, fetch, verdict))
 		syms.add(std::move(m));
+}
+
+// An address spec: the function that contains it in /proc/kallsyms.
+Spec
+resolve_address(const Spec &sp)
+{
+	std::ifstream in(kallsyms_path);
+	if (!in)
+		throw Error(Exit::live, "/proc/kallsyms: cannot read it to resolve " + sp.text);
+	KallsymsParse p = parse_kallsyms(in);
+	if (p.all_zero)
+		throw Error(Exit::live, "/proc/kallsyms: addresses are hidden (kptr_restrict); run as root");
+	const KallsymsEntry *best = nullptr;
+	for (const auto &e : p.entries) {
+		if (e.type != 't' && e.type != 'T')
+			continue;
+		if (e.addr <= sp.address && (best == nullptr || e.addr > best->addr))
+			best = &e;
+	}
+	if (best == nullptr || sp.address - best->addr >= (1ull << 20))
+		throw Error(Exit::unknown_function, sp.text + ": no kernel function contains this address");
+	Spec r = sp;
+	r.is_address = false;
+	r.module = best->module.empty() ? "kernel" : best->module;
+	r.function = best->name;
+	r.has_offset = true;
+	r.offset = (uint32_t)(sp.address - best->addr);
+	return r;
 }
 
 } // namespace kinst

@@ -6,8 +6,6 @@
 #include <map>
 #include <memory>
 
-#include <sys/ioctl.h>
-
 #include "btf_types.h"
 #include "error.h"
 #include "prog_compile.h"
@@ -929,46 +927,6 @@ compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
 		throw Error(Exit::usage, "--if/--mem/--str: expressions too long (more than " +
 		    std::to_string(KINST_PROG_MAX_INSNS) + " instructions in all)");
 	return code;
-}
-
-uint32_t
-load_prog(int fd, const std::vector<struct kinst_pinsn> &code,
-    const std::string &what)
-{
-	struct kinst_prog_load pl;
-	memset(&pl, 0, sizeof(pl));
-	pl.insns = (uint64_t)(uintptr_t)code.data();
-	pl.ninsns = (uint32_t)code.size();
-	if (ioctl(fd, KINST_IOC_PROG_LOAD, &pl) != 0) {
-		int e = errno;
-		if (e == ENOTTY)
-			throw Error(Exit::live, what + ": the loaded kinst module "
-			    "predates probe programs (ABI 1.5): load this version's module");
-		if (e == EINVAL && pl.verdict == KINST_PV_BAD_OP)
-			throw Error(Exit::live, what + ": the loaded kinst module does not "
-			    "know an instruction of the program (captures need ABI 1.7): "
-			    "load this version's module");
-		if (e == EINVAL && pl.verdict != KINST_PV_OK)
-			throw Error(Exit::internal, what + ": the module refused the "
-			    "compiled program: " + kinst_prog_verdict_name(pl.verdict) +
-			    " at instruction " + std::to_string(pl.error_pc));
-		throw Error(Exit::live, what + ": loading the program: " + strerror(e));
-	}
-	return pl.prog_id;
-}
-
-std::vector<struct kinst_prog_cpu_stats>
-prog_stats(int fd)
-{
-	std::vector<struct kinst_prog_cpu_stats> v(KINST_STATS_MAXCPU);
-	struct kinst_prog_stats ps;
-	memset(&ps, 0, sizeof(ps));
-	ps.buf = (uint64_t)(uintptr_t)v.data();
-	ps.cap = (uint32_t)v.size();
-	if (ioctl(fd, KINST_IOC_PROG_STATS, &ps) != 0)
-		throw Error(Exit::live, std::string("program stats: ") + strerror(errno));
-	v.resize(ps.ncpus < ps.cap ? ps.ncpus : ps.cap);
-	return v;
 }
 
 struct kinst_pinsn

@@ -69,14 +69,6 @@ Capture parse_capture(const std::string &arg, bool str,
 std::vector<struct kinst_pinsn> compile_trace_prog(const std::string &if_expr,
     const std::vector<Capture> &caps, const TypeEnv *env = nullptr);
 
-// Loads the program into the session behind fd (KINST_IOC_PROG_LOAD) and
-// returns its id; a refusal names the verifier's reason.
-uint32_t load_prog(int fd, const std::vector<struct kinst_pinsn> &code,
-    const std::string &what);
-
-// The per-CPU counters of the session's programs (KINST_IOC_PROG_STATS).
-std::vector<struct kinst_prog_cpu_stats> prog_stats(int fd);
-
 } // namespace kinst
 
 #endif

@@ -27,6 +27,10 @@ void load_symbols(const SourceOptions &o, SymbolTable &syms);
 
 // The running system (implemented per OS in live_*.cc).
 void load_live_symbols(SymbolTable &syms);
+// An address spec (0x...) as the function that contains it in the running
+// kernel, at its offset.  Throws Error(Exit::unknown_function) when none does.
+struct Spec;
+Spec resolve_address(const Spec &sp);
 
 #ifdef __FreeBSD__
 // The file whose .SUNW_ctf holds the types of module ("" or "kernel": the

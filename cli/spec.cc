@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "error.h"
+#include "format.h"
 #include "abi.h"
 
 namespace kinst {
@@ -280,6 +281,15 @@ parse_spec(const std::string &text)
 	check_func(text, func);
 	sp.function = func;
 	return sp;
+}
+
+std::string
+spec_label(const Spec &sp)
+{
+	std::string s = sp.module.empty() ? sp.function : sp.module + ":" + sp.function;
+	if (sp.has_offset)
+		s += "+" + hex(sp.offset);
+	return s;
 }
 
 } // namespace kinst

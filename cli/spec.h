@@ -42,6 +42,9 @@ struct Spec {
 // Throws Error(Exit::bad_spec) with a message naming the problem.
 Spec parse_spec(const std::string &text);
 
+// The spec as messages name it: [module:]function[+0xoff].
+std::string spec_label(const Spec &sp);
+
 // Parses a decimal or 0x-hex number; false on syntax error or overflow of max.
 bool parse_number(const std::string &s, uint64_t max, uint64_t *out);
 

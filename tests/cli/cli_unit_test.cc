@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kinstctl internals: the spec parser, the kallsyms parser (fixture files),
-// alias grouping, the in-memory ELF reader on crafted bad input, and the
+// alias grouping, the in-memory ELF reader on crafted bad input, the
+// device session's feature names (session.h), and the
 // replay of every fuzz regression input (tests/fuzz/regress/cli_*).
 #include <atf-c++.hpp>
 
@@ -18,6 +19,7 @@
 #include "fuzz_cli_entry.h"
 #include "kallsyms.h"
 #include "record.h"
+#include "session.h"
 #include "spec.h"
 #include "symbols.h"
 
@@ -490,6 +492,46 @@ ATF_TEST_CASE_BODY(record_captures)
 	ATF_REQUIRE_EQ(parse_hit_record(b.data(), b.size()).caps[0].bytes.size(), 512u);
 }
 
+// Every feature from the ABI minor that brought it (kinst_abi.h's version
+// comment), and the messages a module without it gets (the wording users
+// and tests/vm/scenarios see).
+ATF_TEST_CASE_WITHOUT_HEAD(session_features);
+ATF_TEST_CASE_BODY(session_features)
+{
+	const std::pair<Feature, unsigned> minors[] = {
+		{ Feature::filter, 1 }, { Feature::arm_check, 2 }, { Feature::stack, 4 },
+		{ Feature::prog, 5 }, { Feature::agg, 6 }, { Feature::mem_capture, 7 },
+		{ Feature::agg_stack, 8 }, { Feature::noopt, 9 },
+	};
+	for (const auto &fm : minors) {
+		uint32_t v = (1u << 16) | fm.second;
+		ATF_REQUIRE_EQ(feature_minor(fm.first), fm.second);
+		ATF_REQUIRE(abi_has(v, fm.first));
+		ATF_REQUIRE(!abi_has(v - 1, fm.first));
+		ATF_REQUIRE(abi_has(KINST_ABI_VERSION, fm.first));
+		ATF_REQUIRE(!abi_has(1u << 16, fm.first));
+		// Only the minor counts (the major is checked at open).
+		ATF_REQUIRE(abi_has((2u << 16) | fm.second, fm.first));
+	}
+	const struct {
+		uint32_t v;
+		Feature f;
+		const char *what, *msg;
+	} missing[] = {
+		{ 0x10003, Feature::stack, "trace --stack", "trace --stack: the loaded kinst "
+		    "module (ABI 1.3) cannot record stacks; load one of ABI 1.4 or later" },
+		{ 0x10006, Feature::mem_capture, "trace --mem/--str", "trace --mem/--str: the "
+		    "loaded kinst module (ABI 1.6) cannot capture memory; load one of ABI 1.7 "
+		    "or later" },
+		{ 0x10005, Feature::agg, "count", "count: the loaded kinst module (ABI 1.5) "
+		    "cannot aggregate; load one of ABI 1.6 or later" },
+		{ 0x10007, Feature::agg_stack, "hist", "hist: the loaded kinst module (ABI 1.7) "
+		    "cannot count by stack; load one of ABI 1.8 or later" },
+	};
+	for (const auto &m : missing)
+		ATF_REQUIRE_EQ(feature_missing(m.v, m.f, m.what), m.msg);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
@@ -504,4 +546,5 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, group_aliases);
 	ATF_ADD_TEST_CASE(tcs, elf_memory_errors);
 	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
+	ATF_ADD_TEST_CASE(tcs, session_features);
 }

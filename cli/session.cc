@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The device session (session.h).  Every ioctl kinstctl makes is here.
+// The module resolves functions and checks offsets itself (it never trusts
+// us); here we only fill its structures, name things for the user and
+// explain refusals.
+#include "session.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "btf_types.h"
+#include "debuginfo.h"
+#include "error.h"
+#include "format.h"
+#include "record.h"
+#include "sources.h"
+#include "spec.h"
+
+#include "abi.h"
+
+extern "C" {
+#include "kinst_classify.h"
+#include "kinst_prog.h"
+}
+
+namespace kinst {
+
+// ---- features ----
+
+namespace {
+
+const struct {
+	Feature f;
+	unsigned minor;
+	const char *can;	// what a module without it cannot do
+} feature_table[] = {
+	{ Feature::filter, 1, "filter hits" },
+	{ Feature::arm_check, 2, "check an instruction without arming it" },
+	{ Feature::stack, 4, "record stacks" },
+	{ Feature::prog, 5, "run probe programs" },
+	{ Feature::agg, 6, "aggregate" },
+	{ Feature::mem_capture, 7, "capture memory" },
+	{ Feature::agg_stack, 8, "count by stack" },
+	{ Feature::noopt, 9, "jump-optimize probes" },
+};
+
+const auto &
+feature_row(Feature f)
+{
+	for (const auto &r : feature_table)
+		if (r.f == f)
+			return r;
+	throw Error(Exit::internal, "unknown feature " + std::to_string((int)f));
+}
+
+} // namespace
+
+unsigned
+feature_minor(Feature f)
+{
+	return feature_row(f).minor;
+}
+
+bool
+abi_has(uint32_t abi_version, Feature f)
+{
+	return (abi_version & 0xffff) >= feature_minor(f);
+}
+
+std::string
+feature_missing(uint32_t abi_version, Feature f, const std::string &what)
+{
+	const auto &r = feature_row(f);
+	std::string major = std::to_string(KINST_ABI_VERSION_MAJOR);
+	return what + ": the loaded kinst module (ABI " + major + "." +
+	    std::to_string(abi_version & 0xffff) + ") cannot " + r.can + "; load one of ABI " +
+	    major + "." + std::to_string(r.minor) + " or later";
+}
+
+void
+Session::require(Feature f, const std::string &what) const
+{
+	if (!has(f))
+		throw Error(Exit::live, feature_missing(abi_, f, what));
+}
+
+// ---- signals ----
+
+// Shared with count/hist/cover (session.h).
+volatile sig_atomic_t g_stop = 0;
+
+namespace {
+
+void
+on_signal(int)
+{
+	g_stop = 1;
+}
+
+double
+now_s()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+copy_name(char *dst, size_t cap, const std::string &s, const char *what)
+{
+	if (s.size() + 1 > cap)
+		throw Error(Exit::bad_spec, std::string(what) + " name too long: " + s);
+	memset(dst, 0, cap);
+	memcpy(dst, s.data(), s.size());
+}
+
+// One element per CPU into v from a request of the buf/cap/ncpus shape
+// (STATS, AGG_STATS, PROG_STATS); false, errno set, when the module says no.
+template <typename Req, typename Elem>
+bool
+per_cpu(int fd, unsigned long cmd, std::vector<Elem> &v)
+{
+	v.assign(KINST_STATS_MAXCPU, Elem());
+	Req r;
+	memset(&r, 0, sizeof(r));
+	r.buf = (uint64_t)(uintptr_t)v.data();
+	r.cap = (uint32_t)v.size();
+	if (ioctl(fd, cmd, &r) != 0)
+		return false;
+	v.resize(std::min(r.ncpus, r.cap));
+	return true;
+}
+
+// The names of a request (kinst_arm, kinst_text).
+template <typename T>
+void
+set_names(T &req, const std::string &module, const std::string &function)
+{
+	copy_name(req.module, sizeof(req.module), module, "module");
+	copy_name(req.function, sizeof(req.function), function, "function");
+}
+
+} // namespace
+
+struct SignalGuard::Impl {
+	struct sigaction old_int {}, old_term {}, old_pipe {};
+	Impl()
+	{
+		struct sigaction sa {};
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = 0;	// no SA_RESTART: poll() returns EINTR
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		struct sigaction ign {};
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &ign, &old_pipe);
+	}
+	~Impl()
+	{
+		sigaction(SIGINT, &old_int, nullptr);
+		sigaction(SIGTERM, &old_term, nullptr);
+		sigaction(SIGPIPE, &old_pipe, nullptr);
+	}
+};
+
+SignalGuard::SignalGuard() : impl_(std::make_unique<Impl>()) {}
+SignalGuard::~SignalGuard() = default;
+
+// A device call failed with errno e.  ENODEV: the module is going away
+// under us (rmmod -f); it has disarmed our probes and waits for us to close.
+[[noreturn]] void
+device_failed(const std::string &what, int e)
+{
+	if (e == ENODEV)
+		throw Error(Exit::live, "/dev/kinst: the kinst module is being unloaded (rmmod -f): tracing stopped");
+	throw Error(Exit::live, what + ": " + strerror(e));
+}
+
+// ---- open, version ----
+
+Session
+Session::open(const std::string &purpose)
+{
+	int fd = ::open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		std::string hint;
+		if (e == ENOENT)
+#ifdef __FreeBSD__
+			hint = "the kinst module is not loaded (kldload kinsttrace)";
+#else
+			hint = "the kinst module is not loaded (insmod kinst.ko)";
+#endif
+		else if (e == EACCES || e == EPERM)
+			hint = "permission denied (the device is root-only: run as root)";
+		else
+			hint = strerror(e);
+		throw Error(Exit::live, std::string(path) + ": cannot " + purpose + ": " + hint +
+		    "; or give the kernel and modules as files with --kernel/--module");
+	}
+	Session s(fd, 0);	// closes fd if a check below throws
+	struct kinst_version v;
+	memset(&v, 0, sizeof(v));
+	if (ioctl(fd, KINST_IOC_VERSION, &v) != 0)
+		throw Error(Exit::live, std::string(path) + ": version query: " + strerror(errno));
+	if ((v.abi_version >> 16) != KINST_ABI_VERSION_MAJOR)
+		throw Error(Exit::live, std::string(path) + ": module ABI " +
+		    std::to_string(v.abi_version >> 16) + "." + std::to_string(v.abi_version & 0xffff) +
+		    ", kinstctl speaks " + std::to_string(KINST_ABI_VERSION_MAJOR) + "." +
+		    std::to_string(KINST_ABI_VERSION_MINOR) + ": rebuild one of them");
+	s.abi_ = v.abi_version;
+	return s;
+}
+
+Session::Session(Session &&o) noexcept
+    : fd_(o.fd_), abi_(o.abi_), no_optimize_(o.no_optimize_)
+{
+	o.fd_ = -1;
+}
+
+Session::~Session()
+{
+	if (fd_ >= 0)
+		close(fd_);
+}
+
+// ---- filter, text, check ----
+
+void
+Session::filter(const std::string &cmd, int32_t pid, int cpu)
+{
+	// The module already leaves out our own process by default (our reads
+	// of the device would otherwise trace themselves); said again here.
+	struct kinst_filter flt;
+	memset(&flt, 0, sizeof(flt));
+	flt.pid = pid;
+	flt.cpu = cpu;
+	flt.exclude_pid = (int32_t)getpid();
+	if (ioctl(fd_, KINST_IOC_FILTER, &flt) == 0)
+		return;
+	if (errno == ENOTTY && !has(Feature::filter))
+		return;
+	if (errno == EINVAL && cpu >= 0)
+		throw Error(Exit::usage, cmd + ": --cpu " + std::to_string(cpu) +
+		    ": no such CPU in the running kernel");
+	device_failed("filter", errno);
+}
+
+bool
+Session::text(const std::string &module, const std::string &function,
+    std::vector<uint8_t> &buf, uint64_t *addr, uint32_t *size)
+{
+	struct kinst_text t;
+	memset(&t, 0, sizeof(t));
+	set_names(t, module, function);
+	t.buf = (uint64_t)(uintptr_t)buf.data();
+	t.cap = (uint32_t)buf.size();
+	if (ioctl(fd_, KINST_IOC_TEXT, &t) != 0)
+		return false;
+	*addr = t.addr;
+	*size = t.size;
+	return true;
+}
+
+// A function's live text (original bytes), empty when it cannot be read.
+std::vector<uint8_t>
+Session::live_text(const Spec &sp)
+{
+	std::vector<uint8_t> buf(1 << 20);
+	uint64_t addr = 0;
+	uint32_t size = 0;
+	if (!text(sp.module, sp.function, buf, &addr, &size))
+		return {};
+	buf.resize(size < buf.size() ? size : buf.size());
+	return buf;
+}
+
+int
+Session::check(const std::string &module, const std::string &function, uint32_t offset)
+{
+	struct kinst_arm c;
+	memset(&c, 0, sizeof(c));
+	set_names(c, module, function);
+	c.offset = offset;
+	c.flags = KINST_ARM_CHECK;
+	if (ioctl(fd_, KINST_IOC_ARM, &c) != 0)
+		return -1;
+	return (int)c.refuse_reason;
+}
+
+void
+Session::at_entry(std::vector<Spec> &specs, const std::string &what)
+{
+	for (auto &sp : specs) {
+		std::vector<uint8_t> text = live_text(sp);
+		if (text.empty())
+			throw Error(Exit::unknown_function, spec_label(sp) +
+			    ": cannot read the function's text to find its entry (" +
+			    strerror(errno) + ")");
+		// The ftrace site: the module refuses it as text-patched.
+		auto patched = [&](uint32_t off) {
+			return check(sp.module, sp.function, off) == KINST_R_TEXT_PATCHED;
+		};
+		uint32_t e = entry_offset(text.data(), text.size(), patched);
+		if (!sp.has_offset) {
+			sp.has_offset = true;
+			sp.offset = e;
+		} else if (sp.offset > e) {
+			throw Error(Exit::usage, what + ": " + spec_label(sp) + " is not " +
+			    sp.function + "'s entry: the arguments are known only up to " +
+			    sp.function + "+" + hex(e) + " (give " + sp.function + " or " +
+			    sp.function + "+" + hex(e) + ")");
+		}
+	}
+}
+
+// ---- arm, disarm ----
+
+Armed
+Session::arm(const Spec &sp, uint32_t flags, uint32_t prog)
+{
+	return arm(sp, sp.module, sp.function, flags, prog);
+}
+
+Armed
+Session::arm(const Spec &sp, const std::string &module, const std::string &function,
+    uint32_t flags, uint32_t prog)
+{
+	struct kinst_arm a;
+	memset(&a, 0, sizeof(a));
+	set_names(a, module, function);
+	a.offset = sp.has_offset ? sp.offset : 0;
+	a.flags = flags | (sp.has_offset ? 0 : KINST_ARM_ALL);
+	if (prog != 0) {
+		a.flags |= KINST_ARM_PROG;
+		a.prog_id = prog;
+	}
+	if (no_optimize_ && has(Feature::noopt))
+		a.flags |= KINST_ARM_NOOPT;
+	if (ioctl(fd_, KINST_IOC_ARM, &a) != 0)
+		arm_failed(sp, a, errno);
+	return Armed{a.narmed, a.nrefused};
+}
+
+ArmTotals
+Session::arm_specs(const std::vector<Spec> &specs, uint32_t flags, uint32_t prog,
+    bool stop_on_signal)
+{
+	ArmTotals t;
+	for (const auto &sp : specs) {
+		if (stop_on_signal && g_stop)
+			break;
+		Armed a = arm(sp, flags, prog);
+		t.armed += a.narmed;
+		if (!sp.has_offset) {
+			t.whole = true;
+			fprintf(stderr, "kinstctl: %s: %u instructions armed, %u refused%s\n",
+			    spec_label(sp).c_str(), a.narmed, a.nrefused,
+			    a.nrefused ? " (kinstctl list-offsets shows why)" : "");
+		}
+	}
+	return t;
+}
+
+// Why an explicit offset was rejected, as precisely as we can say it.
+[[noreturn]] void
+Session::arm_failed(const Spec &sp, const struct kinst_arm &a, int e)
+{
+	std::string what = spec_label(sp);
+	switch (e) {
+	case ENOENT:
+		throw Error(Exit::unknown_function, what + ": no such function in the running kernel" +
+		    (sp.module.empty() ? std::string() : " (module " + sp.module + ")"));
+	case EINVAL:
+		if (sp.has_offset) {
+			std::vector<uint8_t> text = live_text(sp);
+			if (!text.empty()) {
+				uint32_t prev = 0, next = 0;
+				int r = kinst_func_boundary(text.data(), text.size(), sp.offset, &prev, &next);
+				if (sp.offset >= text.size())
+					throw Error(Exit::bad_offset, what + ": offset beyond the end of the function (" +
+					    std::to_string(text.size()) + " bytes)");
+				if (r == 0)
+					throw Error(Exit::bad_offset, what + ": not an instruction boundary; nearest: " +
+					    sp.function + "+" + hex(prev) + " and " + sp.function + "+" + hex(next));
+				if (r < 0)
+					throw Error(Exit::bad_offset, what + ": the function cannot be decoded up to this offset");
+			}
+		}
+		throw Error(Exit::bad_offset, what + ": rejected by the module: " + strerror(e));
+	case EOPNOTSUPP: {
+		// FreeBSD copies an ioctl's structure out only on success, so
+		// refuse_reason may not have come back: ask again check-only
+		// (ABI 1.2), which answers a refusal with success.
+		int reason = (int)a.refuse_reason;
+		if (reason == KINST_R_NONE && sp.has_offset) {
+			struct kinst_arm c = a;
+			c.flags = KINST_ARM_CHECK;
+			c.offset = sp.offset;
+			if (ioctl(fd_, KINST_IOC_ARM, &c) == 0)
+				reason = (int)c.refuse_reason;
+		}
+		if (reason == KINST_R_NONE)
+			throw Error(Exit::refused, what + ": refused by the kernel");
+		throw Error(Exit::refused, what + ": refused: " + kinst_reason_name(reason) +
+		    " (see kinstctl list-offsets)");
+	}
+	case EEXIST:
+		throw Error(Exit::refused, what + ": already traced (by this or another kinstctl)");
+	case ENOSPC:
+		throw Error(Exit::refused, what + ": too many probes armed (at most " +
+		    std::to_string(KINST_MAX_PROBES) + ")");
+	default:
+		device_failed(what + ": arm", e);
+	}
+}
+
+void
+Session::disarm_all()
+{
+	struct kinst_disarm d;
+	memset(&d, 0, sizeof(d));
+	d.probe_id = KINST_ALL_PROBES;
+	if (ioctl(fd_, KINST_IOC_DISARM, &d) != 0)
+		device_failed("disarm", errno);
+}
+
+// ---- programs ----
+
+uint32_t
+Session::load_prog(const std::vector<struct kinst_pinsn> &code, const std::string &what)
+{
+	struct kinst_prog_load pl;
+	memset(&pl, 0, sizeof(pl));
+	pl.insns = (uint64_t)(uintptr_t)code.data();
+	pl.ninsns = (uint32_t)code.size();
+	if (ioctl(fd_, KINST_IOC_PROG_LOAD, &pl) != 0) {
+		int e = errno;
+		if (e == ENOTTY)
+			throw Error(Exit::live, what + ": the loaded kinst module "
+			    "predates probe programs (ABI 1.5): load this version's module");
+		if (e == EINVAL && pl.verdict == KINST_PV_BAD_OP)
+			throw Error(Exit::live, what + ": the loaded kinst module does not "
+			    "know an instruction of the program (captures need ABI 1.7): "
+			    "load this version's module");
+		if (e == EINVAL && pl.verdict != KINST_PV_OK)
+			throw Error(Exit::internal, what + ": the module refused the "
+			    "compiled program: " + kinst_prog_verdict_name(pl.verdict) +
+			    " at instruction " + std::to_string(pl.error_pc));
+		throw Error(Exit::live, what + ": loading the program: " + strerror(e));
+	}
+	return pl.prog_id;
+}
+
+std::vector<struct kinst_prog_cpu_stats>
+Session::prog_stats()
+{
+	std::vector<struct kinst_prog_cpu_stats> v;
+	if (!per_cpu<struct kinst_prog_stats>(fd_, KINST_IOC_PROG_STATS, v))
+		throw Error(Exit::live, std::string("program stats: ") + strerror(errno));
+	return v;
+}
+
+// ---- aggregation, counters ----
+
+void
+Session::agg_setup(struct kinst_agg_setup &su)
+{
+	if (ioctl(fd_, KINST_IOC_AGG_SETUP, &su) == 0)
+		return;
+	if (errno == EFBIG)
+		throw Error(Exit::usage, "--slots " + std::to_string(su.nslots) +
+		    ": the tables would exceed the module's " +
+		    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB");
+	device_failed("aggregation setup", errno);
+}
+
+uint32_t
+Session::agg_read(uint32_t cpu, void *buf, uint32_t cap)
+{
+	return agg_table(KINST_IOC_AGG_READ, cpu, buf, cap, "aggregation read");
+}
+
+uint32_t
+Session::agg_stacks(uint32_t cpu, struct kinst_agg_stack *buf, uint32_t cap)
+{
+	return agg_table(KINST_IOC_AGG_STACKS, cpu, buf, cap, "aggregation stacks read");
+}
+
+// AGG_READ and AGG_STACKS: one CPU's table into buf, cap entries.
+uint32_t
+Session::agg_table(unsigned long cmd, uint32_t cpu, void *buf, uint32_t cap, const char *what)
+{
+	struct kinst_agg_read rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.buf = (uint64_t)(uintptr_t)buf;
+	rd.cap = cap;
+	rd.cpu = cpu;
+	if (ioctl(fd_, cmd, &rd) != 0)
+		device_failed(what, errno);
+	return rd.count;
+}
+
+std::vector<struct kinst_agg_cpu_stats>
+Session::agg_stats()
+{
+	std::vector<struct kinst_agg_cpu_stats> v;
+	if (!per_cpu<struct kinst_agg_stats>(fd_, KINST_IOC_AGG_STATS, v))
+		device_failed("aggregation stats", errno);
+	return v;
+}
+
+std::vector<struct kinst_cpu_stats>
+Session::stats()
+{
+	std::vector<struct kinst_cpu_stats> v;
+	if (!per_cpu<struct kinst_stats>(fd_, KINST_IOC_STATS, v))
+		device_failed("stats", errno);
+	return v;
+}
+
+// ---- probes ----
+
+// KINST_IOC_LIST: every probe of this file.
+std::vector<struct kinst_probe_info>
+Session::probe_infos()
+{
+	std::vector<struct kinst_probe_info> v(256);
+	struct kinst_list l;
+	for (;;) {
+		memset(&l, 0, sizeof(l));
+		l.buf = (uint64_t)(uintptr_t)v.data();
+		l.cap = (uint32_t)v.size();
+		if (ioctl(fd_, KINST_IOC_LIST, &l) != 0)
+			device_failed("list probes", errno);
+		if (l.count <= l.cap)
+			break;
+		v.resize(l.count);
+	}
+	v.resize(l.count);
+	return v;
+}
+
+JumpCounts
+Session::jump_probes()
+{
+	std::vector<struct kinst_probe_info> v = probe_infos();
+	JumpCounts jc;
+	jc.total = (uint32_t)v.size();
+	for (uint32_t i = 0; i < jc.total; i++) {
+		const auto &pi = v[i];
+		std::string name = std::string(pi.module, strnlen(pi.module, sizeof(pi.module))) +
+		    ":" + std::string(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		auto it = jc.per.find(name);
+		if (it == jc.per.end()) {
+			jc.names.push_back(name);
+			it = jc.per.emplace(name, std::make_pair(0u, 0u)).first;
+		}
+		it->second.first++;
+		if (pi.treatment & KINST_PI_JUMP) {
+			jc.jump++;
+			it->second.second++;
+		}
+	}
+	return jc;
+}
+
+void
+Session::print_jump_summary(const JumpCounts &jc) const
+{
+	if (!has(Feature::noopt) || jc.total == 0)
+		return;
+	fprintf(stderr, "kinstctl: %u of %u probe%s jump-optimized%s\n", jc.jump, jc.total,
+	    jc.total == 1 ? "" : "s",
+	    no_optimize_ ? " (--no-optimize)" : jc.jump ? " (no trap per hit)" : "");
+	if (jc.names.size() > 1)
+		for (const auto &n : jc.names)
+			fprintf(stderr, "  %s: %u of %u jump-optimized\n", n.c_str(),
+			    jc.per.at(n).second, jc.per.at(n).first);
+}
+
+std::map<uint32_t, ProbeDesc>
+Session::probes(Disassembler &dis)
+{
+	std::vector<struct kinst_probe_info> v = probe_infos();
+	std::map<uint32_t, ProbeDesc> m;
+	for (uint32_t i = 0; i < v.size(); i++) {
+		const auto &pi = v[i];
+		ProbeDesc d;
+		d.module.assign(pi.module, strnlen(pi.module, sizeof(pi.module)));
+		d.function.assign(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		d.offset = pi.offset;
+		d.addr = pi.addr;
+		d.name = d.module + ":" + d.function + "+" + hex(pi.offset);
+		uint32_t n = pi.insn_len <= sizeof(pi.insn) ? pi.insn_len : sizeof(pi.insn);
+		Disassembler::Text t = dis.one(pi.insn, n, pi.addr);
+		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
+		m[pi.probe_id] = d;
+	}
+	return m;
+}
+
+// ---- records ----
+
+// Hands the whole records in buf[0, n) to sink; true when it ends them.
+bool
+Session::consume(const uint8_t *buf, size_t n, const RecordSink &sink)
+{
+	size_t pos = 0;
+	bool done = false;
+	while (pos < n && !done) {
+		struct kinst_rec_hdr hdr;
+		if (n - pos < sizeof(hdr))
+			throw Error(Exit::live, "read: truncated record header from the module");
+		memcpy(&hdr, buf + pos, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size % 8 != 0 || hdr.size > n - pos)
+			throw Error(Exit::live, "read: malformed record from the module (size " +
+			    std::to_string(hdr.size) + ")");
+		if (hdr.type == KINST_REC_HIT && hdr.size >= sizeof(struct kinst_hit_record))
+			done = !sink.hit(parse_hit_record(buf + pos, hdr.size));
+		pos += hdr.size;
+	}
+	sink.batch();
+	return done;
+}
+
+bool
+Session::stream(double duration, const RecordSink &sink)
+{
+	std::vector<uint8_t> buf(1 << 20);
+	double t0 = now_s();
+	bool done = false;
+	while (!done && !g_stop) {
+		int timeout = 200;
+		if (duration > 0) {
+			double left = duration - (now_s() - t0);
+			if (left <= 0)
+				break;
+			if (left * 1000 < timeout)
+				timeout = (int)(left * 1000) + 1;
+		}
+		struct pollfd pfd = { fd_, POLLIN, 0 };
+		int r = poll(&pfd, 1, timeout);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			throw Error(Exit::live, std::string("poll: ") + strerror(errno));
+		}
+		if (r == 0)
+			continue;
+		// POLLERR | POLLHUP: the module is going (the read says so).
+		ssize_t n = read(fd_, buf.data(), buf.size());
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			device_failed("read", errno);
+		}
+		done = consume(buf.data(), (size_t)n, sink);
+	}
+	return done;
+}
+
+bool
+Session::drain(const RecordSink &sink)
+{
+	int fl = fcntl(fd_, F_GETFL);
+	if (fl < 0 || fcntl(fd_, F_SETFL, fl | O_NONBLOCK) != 0)
+		throw Error(Exit::live, std::string("fcntl: ") + strerror(errno));
+	std::vector<uint8_t> buf(1 << 20);
+	for (;;) {
+		ssize_t n = read(fd_, buf.data(), buf.size());
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		if (n < 0)
+			device_failed("read", errno);
+		if (n == 0)
+			return false;
+		if (consume(buf.data(), (size_t)n, sink))
+			return true;
+	}
+}
+
+// ---- what a run is over ----
+
+std::vector<Spec>
+probe_specs(const std::vector<std::string> &args, const std::vector<std::string> &debug_files)
+{
+	std::vector<Spec> specs;
+	for (const auto &s : args) {
+		Spec sp = parse_spec(s);
+		if (sp.is_source()) {	// FILE:LINE etc.: their MODULE:FUNC+OFFSET probes
+			for (const auto &e : expand_source_spec(sp, DebugOptions{debug_files}))
+				specs.push_back(e);
+			continue;
+		}
+		if (sp.is_address)
+			sp = resolve_address(sp);
+		specs.push_back(sp);
+	}
+	return specs;
+}
+
+void
+Workload::start()
+{
+	if (command_.empty())
+		return;
+	std::vector<char *> argv;
+	for (const auto &a : command_)
+		argv.push_back(const_cast<char *>(a.c_str()));
+	argv.push_back(nullptr);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0)
+		throw Error(Exit::live, std::string("fork: ") + strerror(errno));
+	if (pid == 0) {
+		// kinstctl ignores SIGPIPE; the command gets the default back.
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv.data());
+		fprintf(stderr, "kinstctl: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	child_ = pid;
+}
+
+void
+Workload::wait()
+{
+	double t0 = now_s();
+	while (!g_stop) {
+		if (child_ > 0) {
+			int st;
+			pid_t r = waitpid(child_, &st, WNOHANG);
+			if (r == child_) {
+				if (WIFEXITED(st))
+					fprintf(stderr, "kinstctl: %s exited with status %d\n",
+					    command_[0].c_str(), WEXITSTATUS(st));
+				else if (WIFSIGNALED(st))
+					fprintf(stderr, "kinstctl: %s killed by signal %d\n",
+					    command_[0].c_str(), WTERMSIG(st));
+				return;
+			}
+		}
+		if (duration_ > 0 && now_s() - t0 >= duration_)
+			return;
+		poll(nullptr, 0, 20);
+	}
+}
+
+void
+Workload::finish()
+{
+	if (child_ > 0 && g_stop) {
+		kill(child_, SIGTERM);
+		waitpid(child_, nullptr, 0);
+	}
+}
+
+} // namespace kinst
