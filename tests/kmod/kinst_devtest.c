@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * kinst_devtest: exercises /dev/kinst directly (no kinstctl), inside the
- * guest.  Every subcommand prints what it checked and exits 0 only if every
- * check held.
+ * Linux guest, and unchanged on FreeBSD (built there against FreeBSD's
+ * libc; the module is kinsttrace.ko).  Every subcommand prints what it
+ * checked and exits 0 only if every check held.  What differs between the
+ * two kernels (the functions armed, the names refused and why, the kernel
+ * code selector, how an unload is asked for) is the table `os` below;
+ * every check is the same code on both.
  *
  *   kinst_devtest fuzz [ITERATIONS]
  *	malformed and boundary ioctl arguments, random structures, bad user
@@ -22,8 +26,12 @@
  *	bad requests against real functions: mid-instruction offset,
  *	unknown function, excluded function, ftrace site, offset past the end.
  *   kinst_devtest regs [COUNT]
- *	write(2) COUNT times with known arguments; the records taken at
- *	ksys_write's second instruction show them in rdi/rsi/rdx.
+ *	write(2) COUNT times with known arguments; the records taken at the
+ *	write handler's second instruction show them: Linux's ksys_write in
+ *	rdi/rsi/rdx; FreeBSD's sys_write(td, uap) through a program's
+ *	memory captures of *uap (kernel memory, in the thread) and of the
+ *	user buffer, and a capture of an unmapped address that must report
+ *	the fault.
  *   kinst_devtest drops [COUNT]
  *	ring overflow: hits == delivered + dropped, read(2) == delivered.
  *   kinst_devtest bench [N]
@@ -35,6 +43,23 @@
  *	prints progress every 50 rounds so a hang says where it stopped.
  *   kinst_devtest spin SECONDS
  *	call getpid in a loop for SECONDS (load for flip).
+ *   kinst_devtest closecall [COUNT]
+ *	every instruction of the function that runs a file's close-time
+ *	callback through a pointer in a heap object (FreeBSD:
+ *	devfs_destroy_cdevpriv, whose call *16(%rbx) reads a malloc(9)
+ *	object in the direct map; Linux: __fput), then COUNT opens and
+ *	closes of /dev/kinst: its entry and its indirect calls run exactly
+ *	COUNT times and the kernel lives (issue 22, defect 1).
+ *   kinst_devtest unload
+ *	unloading the module is refused while a probe is armed, and the
+ *	device keeps working; on FreeBSD, after jump-optimized probes were
+ *	used and every file is closed, it is refused again (a thread may be
+ *	in a detour) and /dev/kinst opens afterwards (issue 22, defect 2).
+ *	Linux stops after the armed part (rmmod there would succeed).
+ *   kinst_devtest dtrace MODULE
+ *	FreeBSD: kldload(MODULE) (dtrace.ko's path, or "dtrace") with a
+ *	probe armed must be refused with EEXIST (kinsttrace.ko holds the
+ *	module name "dtrace"), and the probe keeps recording.
  */
 
 #include <sys/ioctl.h>
@@ -54,7 +79,107 @@
 #include "kinst_classify.h"
 #include "kinst_decode.h"
 
+/*
+ * The FreeBSD branches: on FreeBSD, or for a syntax check of them
+ * elsewhere (-DDEVTEST_FREEBSD=1 with declarations of kldload(2),
+ * kldfind(2), kldunload(2) and thr_self(2)).
+ */
+#if defined(__FreeBSD__) && !defined(DEVTEST_FREEBSD)
+#define	DEVTEST_FREEBSD	1
+#endif
+
+#if DEVTEST_FREEBSD
+#include <sys/param.h>
+#include <sys/linker.h>
+#include <sys/thr.h>
+#endif
+
 #define	DEV	"/dev/kinst"
+
+/* What differs between the kernels; every check below is shared. */
+struct os_refused {
+	const char	*fn;
+	uint32_t	reason;		/* KINST_R_* expected with KINST_ARM_ALL */
+};
+
+struct os_names {
+	const char	*name;
+	const char	*getpid_fn;	/* getpid(2)'s handler: once per call */
+	int		entry_patched;	/* its +0 is an ftrace site */
+	const char	*regs_fn;	/* regs: gets write(2)'s fd in a register */
+	const char	*args_fn;	/* args: gets a pointer to write(2)'s
+					   arguments in args_reg */
+	int		args_reg;	/* KINST_RDI, KINST_RSI */
+	uint32_t	args_off[3];	/* fd, buf, len at these offsets there */
+	uint32_t	args_size;	/* bytes captured there */
+	const char	*self_module;	/* the module's own name (refused) */
+	const char	*data_sym;	/* a data symbol (not a function) */
+	const char	*close_fn;	/* runs close callbacks (closecall) */
+	uint16_t	kernel_cs;	/* the kernel's code selector */
+	struct os_refused refused[8];
+};
+
+#if DEVTEST_FREEBSD
+static const struct os_names os = {
+	.name = "FreeBSD",
+	.getpid_fn = "sys_getpid",
+	.entry_patched = 0,
+	.regs_fn = "kern_writev",	/* (td, fd, auio) */
+	.args_fn = "sys_write",		/* (td, uap): struct write_args */
+	.args_reg = KINST_RSI,
+	.args_off = { 0, 8, 16 },	/* fd (int), buf, nbyte: register_t each */
+	.args_size = 24,
+	.self_module = "kinsttrace",
+	.data_sym = "hz",
+	.close_fn = "devfs_destroy_cdevpriv",
+	.kernel_cs = 0x20,		/* GSEL(GCODE_SEL, SEL_KPL) */
+	.refused = {
+		{ "trap", KINST_R_EXCLUDED },
+		{ "trap_pfault", KINST_R_EXCLUDED },
+		{ "calltrap", KINST_R_EXCLUDED },
+		{ "kdb_trap", KINST_R_EXCLUDED },
+		{ "cpu_switch", KINST_R_EXCLUDED },
+		{ "fubyte_nosmap", KINST_R_ONFAULT },
+	},
+};
+#else
+static const struct os_names os = {
+	.name = "Linux",
+	.getpid_fn = "__x64_sys_getpid",
+	.entry_patched = 1,
+	.regs_fn = "ksys_write",	/* (fd, buf, count) */
+	.args_fn = "__x64_sys_write",	/* (const struct pt_regs *) */
+	.args_reg = KINST_RDI,
+	.args_off = { 112, 104, 96 },	/* pt_regs di, si, dx */
+	.args_size = 120,
+	.self_module = "kinst",
+	.data_sym = "jiffies",
+	.close_fn = "__fput",
+	.kernel_cs = 0x10,		/* __KERNEL_CS */
+	.refused = {
+		/* On the #BP path or the handler's (derived at load, 1.3). */
+		{ "notify_die", KINST_R_TRAP_PATH },
+		{ "exc_int3", KINST_R_TRAP_PATH },	/* noinstr */
+		{ "irq_work_queue", KINST_R_TRAP_PATH },
+		/* Entry text, and by name. */
+		{ "entry_SYSCALL_64", KINST_R_EXCLUDED },
+		{ "do_int3", KINST_R_EXCLUDED },
+	},
+};
+#endif
+
+/* This thread's id as the module reports it in records. */
+static int32_t
+my_tid(void)
+{
+#if DEVTEST_FREEBSD
+	long t;
+
+	return (thr_self(&t) == 0 ? (int32_t)t : -1);
+#else
+	return ((int32_t)syscall(SYS_gettid));
+#endif
+}
 
 static int failures;
 
@@ -173,6 +298,24 @@ nth_insn(const uint8_t *text, uint32_t size, int n)
 	return (off < size ? off : UINT32_MAX);
 }
 
+/* An offset inside the first instruction longer than one byte. */
+static uint32_t
+mid_insn(const uint8_t *text, uint32_t size)
+{
+	uint32_t off = 0;
+	uint8_t len;
+
+	while (off < size) {
+		len = kinst_insn_length(text + off, size - off);
+		if (len == 0)
+			return (UINT32_MAX);
+		if (len > 1)
+			return (off + 1);
+		off += len;
+	}
+	return (UINT32_MAX);
+}
+
 static int
 do_arm(int fd, const char *func, uint32_t off, uint32_t flags,
     struct kinst_arm *a)
@@ -198,6 +341,8 @@ cmd_fuzz(long iters)
 	unsigned long cmds[] = { KINST_IOC_VERSION, KINST_IOC_ARM,
 	    KINST_IOC_DISARM, KINST_IOC_LIST, KINST_IOC_STATS,
 	    KINST_IOC_TEXT };
+	uint64_t addr1;
+	uint32_t size1, off1;
 	long i;
 	int fd, r;
 	size_t k;
@@ -234,11 +379,11 @@ cmd_fuzz(long iters)
 	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "unterminated function");
 	memset(&a, 0, sizeof(a));
 	memset(a.module, 'm', sizeof(a.module));
-	strcpy(a.function, "__x64_sys_getpid");
+	strcpy(a.function, os.getpid_fn);
 	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "unterminated module");
 	CHECK(do_arm(fd, "", 0, 0, &a) == -EINVAL, "empty function");
 	memset(&a, 0, sizeof(a));
-	strcpy(a.function, "__x64_sys_getpid");
+	strcpy(a.function, os.getpid_fn);
 	/* Every flag bit the ABI does not define is refused, one by one. */
 	for (i = 0; i < 32; i++) {
 		if (((KINST_ARM_ALL | KINST_ARM_CHECK | KINST_ARM_STACK |
@@ -261,23 +406,30 @@ cmd_fuzz(long iters)
 	a.flags = KINST_ARM_ALL | KINST_ARM_CHECK;
 	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -EINVAL, "ALL with CHECK");
 	/* Check-only: the verdict, nothing armed, a refusal is no error. */
-	CHECK(do_arm(fd, "__x64_sys_getpid", 5, KINST_ARM_CHECK, &a) == 0 &&
+	r = get_text(fd, os.getpid_fn, buf, sizeof(buf), &size1, &addr1);
+	off1 = r == 0 ? nth_insn(buf, size1, 1) : UINT32_MAX;
+	CHECK(off1 != UINT32_MAX, "text %s: %d", os.getpid_fn, r);
+	CHECK(do_arm(fd, os.getpid_fn, off1, KINST_ARM_CHECK, &a) == 0 &&
 	    a.refuse_reason == KINST_R_NONE && a.narmed == 0,
-	    "check-only +5: reason %u narmed %u", a.refuse_reason, a.narmed);
-	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_CHECK, &a) == 0 &&
-	    a.refuse_reason == KINST_R_TEXT_PATCHED,
-	    "check-only +0 (ftrace site): reason %u", a.refuse_reason);
-	CHECK(do_arm(fd, "__x64_sys_getpid", UINT32_MAX, 0, &a) == -EINVAL,
+	    "check-only +%u: reason %u narmed %u", off1, a.refuse_reason,
+	    a.narmed);
+	CHECK(do_arm(fd, os.getpid_fn, 0, KINST_ARM_CHECK, &a) == 0 &&
+	    a.refuse_reason == (os.entry_patched ? KINST_R_TEXT_PATCHED :
+	    KINST_R_NONE) && a.narmed == 0,
+	    "check-only +0 (%s): reason %u", os.entry_patched ?
+	    "ftrace site" : "entry", a.refuse_reason);
+	CHECK(do_arm(fd, os.getpid_fn, UINT32_MAX, 0, &a) == -EINVAL,
 	    "offset UINT32_MAX");
 	CHECK(do_arm(fd, "no_such_function_kinst", 0, 0, &a) == -ENOENT,
 	    "unknown function");
-	CHECK(do_arm(fd, "jiffies", 0, 0, &a) == -ENOENT, "data symbol");
+	CHECK(do_arm(fd, os.data_sym, 0, 0, &a) == -ENOENT, "data symbol %s",
+	    os.data_sym);
 	memset(&a, 0, sizeof(a));
 	strcpy(a.module, "no_such_module");
-	strcpy(a.function, "__x64_sys_getpid");
+	strcpy(a.function, os.getpid_fn);
 	CHECK(xioctl(fd, KINST_IOC_ARM, &a) == -ENOENT, "unknown module");
 	memset(&a, 0, sizeof(a));
-	strcpy(a.module, "kinst");
+	strcpy(a.module, os.self_module);
 	strcpy(a.function, "kinst_engine_hit");
 	r = xioctl(fd, KINST_IOC_ARM, &a);
 	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
@@ -342,7 +494,7 @@ cmd_fuzz(long iters)
 	st.cap = UINT32_MAX;	/* clamped to ncpus; buf is big enough */
 	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats big cap");
 	memset(&t, 0, sizeof(t));
-	strcpy(t.function, "__x64_sys_getpid");
+	strcpy(t.function, os.getpid_fn);
 	CHECK(xioctl(fd, KINST_IOC_TEXT, &t) == 0 && t.size > 0 && t.addr != 0,
 	    "text cap 0");
 	t.cap = UINT32_MAX;
@@ -415,48 +567,47 @@ cmd_refuse(void)
 {
 	uint8_t text[65536];
 	struct kinst_arm a;
-	uint32_t size, off1;
+	uint32_t size, off1, mid;
 	uint64_t addr;
+	size_t i;
 	int fd, r;
 
 	fd = dev_open(0);
-	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
 	CHECK(r == 0, "text: %d", r);
 	off1 = nth_insn(text, size, 1);
-	CHECK(off1 != UINT32_MAX && off1 > 1, "second insn %u", off1);
+	CHECK(off1 != UINT32_MAX && off1 >= 1, "second insn %u", off1);
 
-	/* Offset 0: the ftrace call site (5-byte nop). */
-	r = do_arm(fd, "__x64_sys_getpid", 0, 0, &a);
-	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_TEXT_PATCHED,
-	    "ftrace site: %d reason %u", r, a.refuse_reason);
-	/* Mid-instruction. */
-	r = do_arm(fd, "__x64_sys_getpid", 1, 0, &a);
-	CHECK(r == -EINVAL, "mid-instruction: %d", r);
-	r = do_arm(fd, "__x64_sys_getpid", size, 0, &a);
+	/* Offset 0 on Linux: the ftrace call site (5-byte nop). */
+	if (os.entry_patched) {
+		r = do_arm(fd, os.getpid_fn, 0, 0, &a);
+		CHECK(r == -EOPNOTSUPP &&
+		    a.refuse_reason == KINST_R_TEXT_PATCHED,
+		    "ftrace site: %d reason %u", r, a.refuse_reason);
+	}
+	/* Mid-instruction: inside the first instruction longer than 1. */
+	mid = mid_insn(text, size);
+	CHECK(mid != UINT32_MAX, "no instruction longer than one byte");
+	r = do_arm(fd, os.getpid_fn, mid, 0, &a);
+	CHECK(r == -EINVAL, "mid-instruction +%u: %d", mid, r);
+	r = do_arm(fd, os.getpid_fn, size, 0, &a);
 	CHECK(r == -EINVAL, "offset == size: %d", r);
 	/*
-	 * Excluded functions: on the #BP path or the handler's (derived from
-	 * the live text at load, ABI 1.3), entry text, and by name.
+	 * Excluded functions (the table `os`): on the #BP path or the
+	 * handler's, entry text, pcb_onfault users, and by name.
 	 */
-	r = do_arm(fd, "notify_die", 0, KINST_ARM_ALL, &a);
-	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_TRAP_PATH,
-	    "notify_die: %d reason %u", r, a.refuse_reason);
-	r = do_arm(fd, "exc_int3", 0, KINST_ARM_ALL, &a);
-	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_TRAP_PATH,
-	    "exc_int3 (noinstr): %d reason %u", r, a.refuse_reason);
-	r = do_arm(fd, "entry_SYSCALL_64", 0, KINST_ARM_ALL, &a);
-	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
-	    "entry_SYSCALL_64: %d reason %u", r, a.refuse_reason);
-	r = do_arm(fd, "irq_work_queue", 0, KINST_ARM_ALL, &a);
-	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_TRAP_PATH,
-	    "irq_work_queue: %d reason %u", r, a.refuse_reason);
-	r = do_arm(fd, "do_int3", 0, KINST_ARM_ALL, &a);
-	CHECK(r == -EOPNOTSUPP && a.refuse_reason == KINST_R_EXCLUDED,
-	    "do_int3: %d reason %u", r, a.refuse_reason);
+	for (i = 0; i < sizeof(os.refused) / sizeof(os.refused[0]) &&
+	    os.refused[i].fn != NULL; i++) {
+		r = do_arm(fd, os.refused[i].fn, 0, KINST_ARM_ALL, &a);
+		CHECK(r == -EOPNOTSUPP &&
+		    a.refuse_reason == os.refused[i].reason,
+		    "%s: %d reason %u, want reason %u", os.refused[i].fn, r,
+		    a.refuse_reason, os.refused[i].reason);
+	}
 	/* Arming the same instruction twice. */
-	r = do_arm(fd, "__x64_sys_getpid", off1, 0, &a);
+	r = do_arm(fd, os.getpid_fn, off1, 0, &a);
 	CHECK(r == 0 && a.narmed == 1, "arm: %d", r);
-	r = do_arm(fd, "__x64_sys_getpid", off1, 0, &a);
+	r = do_arm(fd, os.getpid_fn, off1, 0, &a);
 	CHECK(r == -EEXIST, "arm twice: %d", r);
 	close(fd);
 	printf("refuse: %d failures\n", failures);
@@ -565,6 +716,7 @@ cmd_cycle(const char *func, long count)
 	long k;
 	int fd, r;
 	pid_t me = getpid();
+	int32_t tid = my_tid();
 
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
@@ -644,9 +796,10 @@ cmd_cycle(const char *func, long count)
 				ours++;
 				CHECK(strncmp(rec->comm, "kinst_devtest", 15) == 0,
 				    "comm %.16s", rec->comm);
-				CHECK(rec->tid == me, "tid %d", rec->tid);
-				/* getpid's pt_regs argument is in %rdi. */
+				CHECK(rec->tid == tid, "tid %d, want %d",
+				    rec->tid, tid);
 				CHECK(rec->regs.gpr[KINST_RSP] != 0 &&
+				    rec->regs.cs == os.kernel_cs &&
 				    (rec->regs.rflags & KINST_FL_IF) != 0,
 				    "rsp/rflags %#llx",
 				    (unsigned long long)rec->regs.rflags);
@@ -690,11 +843,60 @@ cmd_cycle(const char *func, long count)
 	return (failures != 0);
 }
 
+/* The length of the k-th write(2) of writes(). */
+static size_t
+write_len(long k)
+{
+	return (1000 + (size_t)k % 3000);
+}
+
+/* count write(2)s of buf to fd, of write_len(0), write_len(1), ... bytes. */
+static void
+writes(int fd, const char *buf, long count)
+{
+	long k;
+
+	for (k = 0; k < count; k++)
+		if (write(fd, buf, write_len(k)) != (ssize_t)write_len(k))
+			CHECK(0, "write %ld: %s", k, strerror(errno));
+}
+
 /*
- * The register file in the records: arm ksys_write's second instruction
- * (its first is the ftrace nop, so the arguments are still in place) and
- * write(2) COUNT times with a known fd, buffer and length: every record of
- * this process must show them in %rdi, %rsi and %rdx.
+ * Do a record's registers show write(2)'s arguments at os.regs_fn's second
+ * instruction?  Linux's ksys_write(fd, buf, count): rdi, rsi, rdx.
+ * FreeBSD's kern_writev(td, fd, auio): rdi the thread (a kernel address,
+ * the same in every record of this thread), esi the fd, rdx the uio (a
+ * kernel address).
+ */
+static int
+regs_ok(const struct kinst_hit_record *rec, int fd, const void *buf,
+    size_t len, uint64_t *first_rdi)
+{
+	const uint64_t *g = rec->regs.gpr;
+
+	if (rec->regs.cs != os.kernel_cs)
+		return (0);
+#if DEVTEST_FREEBSD
+	(void)buf;
+	(void)len;
+	if (*first_rdi == 0)
+		*first_rdi = g[KINST_RDI];
+	return (g[KINST_RDI] == *first_rdi &&
+	    g[KINST_RDI] >= 0xffff800000000000ull &&
+	    (uint32_t)g[KINST_RSI] == (uint32_t)fd &&
+	    g[KINST_RDX] >= 0xffff800000000000ull);
+#else
+	(void)first_rdi;
+	return (g[KINST_RDI] == (uint64_t)fd &&
+	    g[KINST_RSI] == (uintptr_t)buf && g[KINST_RDX] == len);
+#endif
+}
+
+/*
+ * The register file in the records: arm os.regs_fn's second instruction
+ * (on Linux its first is the ftrace nop; either way the arguments are
+ * still in place) and write(2) COUNT times with a known fd, buffer and
+ * length: every record of this process must show them (regs_ok()).
  */
 static int
 cmd_regs(long count)
@@ -706,7 +908,7 @@ cmd_regs(long count)
 	struct kinst_arm a;
 	struct kinst_disarm d;
 	uint32_t size, off;
-	uint64_t addr, ours, good;
+	uint64_t addr, ours, good, first_rdi = 0;
 	size_t len;
 	ssize_t n, j;
 	long k;
@@ -717,18 +919,14 @@ cmd_regs(long count)
 	record_self(fd);
 	nul = open("/dev/null", O_WRONLY);
 	CHECK(nul >= 0, "open /dev/null");
-	r = get_text(fd, "ksys_write", text, sizeof(text), &size, &addr);
-	CHECK(r == 0, "text ksys_write: %d", r);
+	r = get_text(fd, os.regs_fn, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text %s: %d", os.regs_fn, r);
 	off = nth_insn(text, size, 1);
-	r = do_arm(fd, "ksys_write", off, 0, &a);
-	CHECK(r == 0, "arm ksys_write+%#x: %s", off, strerror(-r));
+	r = do_arm(fd, os.regs_fn, off, 0, &a);
+	CHECK(r == 0, "arm %s+%#x: %s", os.regs_fn, off, strerror(-r));
 	if (r != 0)
 		return (1);
-	for (k = 0; k < count; k++) {
-		len = 1000 + (size_t)k % 3000;
-		if (write(nul, wbuf, len) != (ssize_t)len)
-			CHECK(0, "write");
-	}
+	writes(nul, wbuf, count);
 	d.probe_id = a.probe_id;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
 	ours = good = 0;
@@ -739,13 +937,10 @@ cmd_regs(long count)
 			if (rec->pid != me)
 				continue;
 			ours++;
-			len = 1000 + (size_t)k % 3000;
+			len = write_len(k);
 			k++;
-			if (rec->regs.gpr[KINST_RDI] == (uint64_t)nul &&
-			    rec->regs.gpr[KINST_RSI] == (uintptr_t)wbuf &&
-			    rec->regs.gpr[KINST_RDX] == len &&
-			    rec->regs.rip == a.addr &&
-			    rec->regs.cs == 0x10)
+			if (rec->regs.rip == a.addr &&
+			    regs_ok(rec, nul, wbuf, len, &first_rdi))
 				good++;
 			else if (good + 3 > ours)
 				printf("record %llu: rdi %#llx rsi %#llx rdx %#llx "
@@ -760,9 +955,9 @@ cmd_regs(long count)
 	CHECK(ours == (uint64_t)count && good == ours,
 	    "records %llu, with the right registers %llu, want %ld",
 	    (unsigned long long)ours, (unsigned long long)good, count);
-	printf("regs: ksys_write+%#x: %llu records, %llu with fd/buf/len "
-	    "in rdi/rsi/rdx; %d failures\n", off, (unsigned long long)ours,
-	    (unsigned long long)good, failures);
+	printf("regs: %s+%#x: %llu records, %llu with fd/buf/len "
+	    "in rdi/rsi/rdx; %d failures\n", os.regs_fn, off,
+	    (unsigned long long)ours, (unsigned long long)good, failures);
 	close(fd);
 	return (failures != 0);
 }
@@ -790,10 +985,10 @@ cmd_drops(long count)
 
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
-	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
 	CHECK(r == 0, "text");
 	off = nth_insn(text, size, 1);
-	r = do_arm(fd, "__x64_sys_getpid", off, 0, &a);
+	r = do_arm(fd, os.getpid_fn, off, 0, &a);
 	CHECK(r == 0, "arm: %s", strerror(-r));
 	if (r != 0)
 		return (1);
@@ -878,7 +1073,7 @@ cmd_bench(long n)
 
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
-	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
 	if (r != 0)
 		return (1);
 	off = nth_insn(text, size, 1);
@@ -886,7 +1081,7 @@ cmd_bench(long n)
 	base = bench_loop(-1, n);
 	printf("bench: %ld getpid calls, no kinst probe: %.0f ns/call\n", n,
 	    base);
-	r = do_arm(fd, "__x64_sys_getpid", off, 0, &a);
+	r = do_arm(fd, os.getpid_fn, off, 0, &a);
 	if (r != 0) {
 		printf("bench: arm __x64_sys_getpid+%#x: %s\n", off,
 		    strerror(-r));
@@ -900,7 +1095,7 @@ cmd_bench(long n)
 	d.probe_id = KINST_ALL_PROBES;
 	r = xioctl(fd, KINST_IOC_DISARM, &d);
 	if (r != 0 ||
-	    (r = do_arm(fd, "__x64_sys_getpid", off, KINST_ARM_STACK, &a)) != 0) {
+	    (r = do_arm(fd, os.getpid_fn, off, KINST_ARM_STACK, &a)) != 0) {
 		printf("bench: re-arm with KINST_ARM_STACK: %s\n", strerror(-r));
 		close(fd);
 		return (1);
@@ -1009,7 +1204,7 @@ prog_run(int fd, uint32_t id, long n, uint64_t sum[4])
 	int r;
 
 	memset(&a, 0, sizeof(a));
-	split_name("__x64_sys_getpid", a.module, sizeof(a.module),
+	split_name(os.getpid_fn, a.module, sizeof(a.module),
 	    a.function, sizeof(a.function));
 	a.flags = KINST_ARM_ALL | KINST_ARM_PROG;
 	a.prog_id = id;
@@ -1082,7 +1277,7 @@ prog_bad_args(int fd)
 	CHECK(xioctl(fd, KINST_IOC_PROG_LOAD, &pl) == -EINVAL, "_pad");
 	/* ARM: a program id that is not loaded, or one without the flag. */
 	memset(&a, 0, sizeof(a));
-	split_name("__x64_sys_getpid", a.module, sizeof(a.module),
+	split_name(os.getpid_fn, a.module, sizeof(a.module),
 	    a.function, sizeof(a.function));
 	a.flags = KINST_ARM_ALL | KINST_ARM_PROG;
 	a.prog_id = 0;
@@ -1314,7 +1509,7 @@ agg_fuzz_setup(int fd, long iters)
 	memset(&st, 0, sizeof(st));
 	CHECK(xioctl(fd, KINST_IOC_AGG_STATS, &st) == -EINVAL, "STATS unset");
 	CHECK(xioctl(fd, KINST_IOC_AGG_STACKS, &rd) == -EINVAL, "STACKS unset");
-	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG,
+	CHECK(do_arm(fd, os.getpid_fn, 0, KINST_ARM_ALL | KINST_ARM_AGG,
 	    &a) == -EINVAL, "ARM_AGG without an aggregation");
 	/* Every field of SETUP. */
 #define	SU(kind_, flags_, n_, mn, mx, stp, pad, want) do {		\
@@ -1363,7 +1558,7 @@ agg_fuzz_setup(int fd, long iters)
 		r = xioctl(fd, KINST_IOC_AGG_SETUP, &su);
 		CHECK(r == -EINVAL || r == -EFBIG, "SETUP random: %d", r);
 	}
-	CHECK(do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG |
+	CHECK(do_arm(fd, os.getpid_fn, 0, KINST_ARM_ALL | KINST_ARM_AGG |
 	    KINST_ARM_STACK, &a) == -EINVAL, "ARM_AGG with ARM_STACK");
 #undef SU
 }
@@ -1431,7 +1626,7 @@ agg_fuzz_stacks(long iters, long calls)
 
 	fd = dev_open(O_NONBLOCK);
 	/* Offset 0 is the ftrace site: the second instruction, run once per call. */
-	r = get_text(fd, "__x64_sys_getpid", text, sizeof(text), &size, &addr);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
 	CHECK(r == 0, "text: %d", r);
 	off1 = nth_insn(text, size, 1);
 	CHECK(off1 != UINT32_MAX && off1 > 1, "second insn %u", off1);
@@ -1443,7 +1638,7 @@ agg_fuzz_stacks(long iters, long calls)
 	CHECK(xioctl(fd, KINST_IOC_AGG_SETUP, &su) == 0, "SETUP stack");
 	CHECK(su.nstacks == 64 && su.nslots == 64, "SETUP stack out: %u %u",
 	    su.nslots, su.nstacks);
-	r = do_arm(fd, "__x64_sys_getpid", off1, KINST_ARM_AGG, &a);
+	r = do_arm(fd, os.getpid_fn, off1, KINST_ARM_AGG, &a);
 	CHECK(r == 0 && a.narmed == 1, "ARM_AGG stack at +%u: %d", off1, r);
 	/* Every field of STACKS. */
 	memset(&sr, 0, sizeof(sr));
@@ -1566,7 +1761,7 @@ cmd_aggfuzz(long iters, long calls)
 	    su.entry_size == sizeof(struct kinst_agg_entry),
 	    "SETUP out: %u %u %u", su.nslots, su.nbuckets, su.entry_size);
 	CHECK(xioctl(fd, KINST_IOC_AGG_SETUP, &su) == -EEXIST, "SETUP twice");
-	r = do_arm(fd, "__x64_sys_getpid", 0, KINST_ARM_ALL | KINST_ARM_AGG, &a);
+	r = do_arm(fd, os.getpid_fn, 0, KINST_ARM_ALL | KINST_ARM_AGG, &a);
 	CHECK(r == 0 && a.narmed > 0 && a.narmed < 64, "ARM_AGG: %d, %u armed",
 	    r, a.narmed);
 	first = a.probe_id;
@@ -1677,6 +1872,493 @@ cmd_aggfuzz(long iters, long calls)
 	return (failures != 0);
 }
 
+/*
+ * Walk the sections of one record: the MEM/STR captures, by index, into
+ * caps[] (NULL where absent).  Returns 0 if the sections do not add up.
+ */
+static int
+rec_caps(const struct kinst_hit_record *rec, const struct kinst_rec_sec **secs,
+    int ncaps)
+{
+	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec);
+	const uint8_t *end = (const uint8_t *)rec + rec->hdr.size;
+	const struct kinst_rec_sec *sec;
+	const struct kinst_rec_cap *cap;
+	int i;
+
+	for (i = 0; i < ncaps; i++)
+		secs[i] = NULL;
+	while (p + sizeof(*sec) <= end) {
+		sec = (const void *)p;
+		if (p + sizeof(*sec) + sec->len > end)
+			return (0);
+		if ((sec->type == KINST_SEC_MEM || sec->type == KINST_SEC_STR) &&
+		    sec->len >= sizeof(*cap)) {
+			cap = (const void *)(sec + 1);
+			if (cap->index < (uint32_t)ncaps &&
+			    sizeof(*cap) + cap->size <= sec->len)
+				secs[cap->index] = sec;
+		}
+		p += sizeof(*sec) + ((sec->len + 7u) & ~7u);
+	}
+	return (p == end);
+}
+
+static uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return (v);
+}
+
+/*
+ * Memory captures in the records (ABI 1.7), the same program on both
+ * kernels: at os.args_fn's second instruction, os.args_reg points at
+ * write(2)'s arguments in kernel memory (FreeBSD: struct write_args in
+ * the thread; Linux: the syscall's pt_regs on the kernel stack).  The
+ * program captures them (kernel memory), loads the buffer pointer from
+ * there and captures 32 bytes of the user buffer (user memory through a
+ * kernel load), and captures 8 bytes at address 16 (unmapped: the section
+ * must say it faulted).  COUNT write(2)s of a known pattern: every record
+ * of this process has all three, right.
+ */
+static int
+cmd_args(long count)
+{
+	static uint8_t rbuf[1 << 17];
+	static char wbuf[4096];
+	const struct kinst_pinsn code[] = {
+		PI(KINST_OP_REG, os.args_reg, 0, 0),
+		PI(KINST_OP_MEM, 0, 0, os.args_size),
+		PI(KINST_OP_REG, os.args_reg, 0, 0),
+		PI(KINST_OP_IMM, 0, 0, os.args_off[1]),
+		PI(KINST_OP_ADD, 0, 0, 0),
+		PI(KINST_OP_LOADC, 8, 0, 0),
+		PI(KINST_OP_MEM, 0, 0, 32),
+		PI(KINST_OP_IMM, 0, 0, 16),
+		PI(KINST_OP_MEM, 0, 0, 8),
+		PI(KINST_OP_IMM, 0, 0, 1),
+		PI(KINST_OP_RET, 0, 0, 0),
+	};
+	const struct kinst_rec_sec *secs[3];
+	const struct kinst_rec_cap *c0, *c1, *c2;
+	const struct kinst_hit_record *rec;
+	const uint8_t *b0;
+	struct kinst_prog_load pl;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	uint8_t text[65536];
+	uint64_t addr, ours, good;
+	uint32_t size, off;
+	size_t len, i;
+	ssize_t n, j;
+	long k;
+	int fd, nul, r, bad;
+	pid_t me = getpid();
+
+	for (i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (char)(i * 7 + 3);
+	fd = dev_open(O_NONBLOCK);
+	record_self(fd);
+	nul = open("/dev/null", O_WRONLY);
+	CHECK(nul >= 0, "open /dev/null");
+	r = prog_load(fd, code, sizeof(code) / sizeof(code[0]), &pl);
+	CHECK(r == 0, "PROG_LOAD: %d verdict %u at %u", r, pl.verdict,
+	    pl.error_pc);
+	r = get_text(fd, os.args_fn, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text %s: %d", os.args_fn, r);
+	off = nth_insn(text, size, 1);
+	memset(&a, 0, sizeof(a));
+	snprintf(a.function, sizeof(a.function), "%s", os.args_fn);
+	a.offset = off;
+	a.flags = KINST_ARM_PROG;
+	a.prog_id = pl.prog_id;
+	r = xioctl(fd, KINST_IOC_ARM, &a);
+	CHECK(r == 0, "arm %s+%#x with the program: %s", os.args_fn, off,
+	    strerror(-r));
+	if (r != 0)
+		return (1);
+	writes(nul, wbuf, count);
+	d.probe_id = a.probe_id;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	ours = good = 0;
+	k = 0;
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0) {
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
+			rec = (const void *)(rbuf + j);
+			if (rec->hdr.size < sizeof(*rec) || rec->hdr.size % 8 ||
+			    j + (ssize_t)rec->hdr.size > n) {
+				CHECK(0, "record size %u", rec->hdr.size);
+				break;
+			}
+			if (rec->pid != me)
+				continue;
+			ours++;
+			len = write_len(k);
+			k++;
+			bad = !rec_caps(rec, secs, 3) || secs[0] == NULL ||
+			    secs[1] == NULL || secs[2] == NULL;
+			if (bad) {
+				if (good + 3 > ours)
+					printf("record %llu: sections missing\n",
+					    (unsigned long long)ours);
+				continue;
+			}
+			c0 = (const void *)(secs[0] + 1);
+			c1 = (const void *)(secs[1] + 1);
+			c2 = (const void *)(secs[2] + 1);
+			b0 = (const uint8_t *)(c0 + 1);
+			bad = secs[0]->type != KINST_SEC_MEM ||
+			    secs[0]->flags != 0 || c0->size != os.args_size ||
+			    c0->addr != rec->regs.gpr[os.args_reg] ||
+			    (uint32_t)get_u64(b0 + os.args_off[0]) !=
+			    (uint32_t)nul ||
+			    get_u64(b0 + os.args_off[1]) != (uintptr_t)wbuf ||
+			    get_u64(b0 + os.args_off[2]) != len;
+			bad |= (secs[1]->flags != 0 || c1->size != 32 ||
+			    c1->addr != (uintptr_t)wbuf ||
+			    memcmp(c1 + 1, wbuf, 32) != 0) << 1;
+			bad |= ((secs[2]->flags & KINST_SECF_FAULT) == 0 ||
+			    c2->size != 0 || c2->addr != 16) << 2;
+			if (bad == 0)
+				good++;
+			else if (good + 3 > ours)
+				printf("record %llu: capture mismatch %#x: args "
+				    "at %#llx (reg %#llx) size %u flags %#x; "
+				    "buffer at %#llx size %u flags %#x; "
+				    "unmapped flags %#x size %u\n",
+				    (unsigned long long)ours, bad,
+				    (unsigned long long)c0->addr,
+				    (unsigned long long)
+				    rec->regs.gpr[os.args_reg], c0->size,
+				    secs[0]->flags, (unsigned long long)c1->addr,
+				    c1->size, secs[1]->flags, secs[2]->flags,
+				    c2->size);
+		}
+	}
+	CHECK(ours == (uint64_t)count && good == ours,
+	    "records %llu, with the right captures %llu, want %ld",
+	    (unsigned long long)ours, (unsigned long long)good, count);
+	printf("args: %s+%#x: %llu records, %llu with write(2)'s arguments "
+	    "captured from kernel memory, the user buffer, and a faulting "
+	    "capture flagged; %d failures\n", os.args_fn, off,
+	    (unsigned long long)ours, (unsigned long long)good, failures);
+	close(fd);
+	close(nul);
+	return (failures != 0);
+}
+
+/* An indirect call through memory: ff /2 with a memory operand. */
+static int
+insn_is_mem_icall(const uint8_t *p, uint8_t len)
+{
+	uint8_t i = 0;
+
+	/* Segment, notrack (3e) and REX prefixes. */
+	while (i < len && (p[i] == 0x2e || p[i] == 0x3e || p[i] == 0x26 ||
+	    p[i] == 0x36 || p[i] == 0x64 || p[i] == 0x65 ||
+	    (p[i] & 0xf0) == 0x40))
+		i++;
+	return (i + 1 < len && p[i] == 0xff && ((p[i + 1] >> 3) & 7) == 2 &&
+	    (p[i + 1] >> 6) != 3);
+}
+
+/* Sum of this file's dropped records (STATS). */
+static uint64_t
+stats_dropped(int fd)
+{
+	struct kinst_cpu_stats cs[KINST_STATS_MAXCPU];
+	struct kinst_stats st;
+	uint64_t drop = 0;
+	uint32_t i;
+
+	memset(&st, 0, sizeof(st));
+	st.buf = (uintptr_t)cs;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "STATS");
+	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++)
+		drop += cs[i].dropped;
+	return (drop);
+}
+
+/* Read what is there: hits of the first probe and of the indirect calls. */
+static void
+closecall_drain(int fd, uint64_t first, uint64_t func,
+    const uint32_t *icall, uint32_t nicall, uint64_t *entry, uint64_t *ihits)
+{
+	static uint8_t rbuf[1 << 16];
+	const struct kinst_hit_record *rec;
+	ssize_t n, j;
+	uint32_t i;
+
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0) {
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
+			rec = (const void *)(rbuf + j);
+			if (rec->hdr.size < sizeof(*rec))
+				break;
+			/* The first probe: +0, or on Linux the
+			   instruction after the ftrace site. */
+			if (rec->addr == first)
+				(*entry)++;
+			for (i = 0; i < nicall; i++)
+				if (rec->addr == func + icall[i])
+					(*ihits)++;
+		}
+	}
+}
+
+/*
+ * Every instruction of os.close_fn armed; COUNT opens and closes of
+ * /dev/kinst (a second file; its close runs the module's destructor
+ * through a function pointer in a heap object).  This process's records:
+ * the first probe (the entry; on Linux the instruction after the ftrace
+ * site) runs exactly COUNT times, and on FreeBSD the indirect calls
+ * through memory (call *16(%rbx): cdpd_dtr, in a malloc(9) object of the
+ * direct map) run COUNT times between them; their emulation must read
+ * that object (issue 22, defect 1: it was refused, and the kernel
+ * stopped in trap()).
+ */
+static int
+cmd_closecall(long count)
+{
+	static uint8_t text[65536];
+	static uint32_t icall[64];
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	uint64_t addr, entry, ihits;
+	uint32_t size, off, nicall;
+	uint8_t len;
+	long k;
+	int fd, fd2, r;
+
+	fd = dev_open(O_NONBLOCK);
+	record_only_self(fd);
+	r = get_text(fd, os.close_fn, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text %s: %d", os.close_fn, r);
+	if (r != 0)
+		return (1);
+	nicall = 0;
+	for (off = 0; off < size && off < sizeof(text); off += len) {
+		len = kinst_insn_length(text + off, size - off);
+		if (len == 0)
+			break;
+		if (insn_is_mem_icall(text + off, len) &&
+		    nicall < sizeof(icall) / sizeof(icall[0]))
+			icall[nicall++] = off;
+	}
+	r = do_arm(fd, os.close_fn, 0, KINST_ARM_ALL, &a);
+	CHECK(r == 0 && a.narmed > 0, "arm all of %s: %s, %u armed, "
+	    "%u refused", os.close_fn, strerror(-r), a.narmed, a.nrefused);
+	if (r != 0)
+		return (1);
+	entry = ihits = 0;
+	for (k = 0; k < count; k++) {
+		fd2 = open(DEV, O_RDWR);
+		CHECK(fd2 >= 0, "open %s: %s", DEV, strerror(errno));
+		if (fd2 >= 0)
+			close(fd2);
+		/* Drain as we go: a close runs many instructions. */
+		closecall_drain(fd, a.addr, addr, icall, nicall, &entry,
+		    &ihits);
+	}
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0 &&
+	    d.ndisarmed == a.narmed, "disarm: %u of %u", d.ndisarmed,
+	    a.narmed);
+	closecall_drain(fd, a.addr, addr, icall, nicall, &entry, &ihits);
+	CHECK(stats_dropped(fd) == 0, "records dropped: the counts are "
+	    "not exact");
+	CHECK(entry == (uint64_t)count, "%s entered %llu times, want %ld",
+	    os.close_fn, (unsigned long long)entry, count);
+#if DEVTEST_FREEBSD
+	CHECK(nicall > 0 && ihits == (uint64_t)count,
+	    "%u indirect calls through memory, run %llu times, want %ld",
+	    nicall, (unsigned long long)ihits, count);
+#endif
+	printf("closecall: %s: %u probes, entry %llu times, %u indirect "
+	    "calls through memory run %llu times; %d failures\n", os.close_fn,
+	    a.narmed, (unsigned long long)entry, nicall,
+	    (unsigned long long)ihits, failures);
+	close(fd);
+	return (failures != 0);
+}
+
+/* Ask the kernel to unload the module: 0 or an errno. */
+static int
+os_unload(void)
+{
+#if DEVTEST_FREEBSD
+	int id = kldfind("kinsttrace.ko");
+
+	if (id < 0)
+		return (errno);
+	return (kldunload(id) == 0 ? 0 : errno);
+#else
+	return (syscall(SYS_delete_module, "kinst", O_NONBLOCK) == 0 ? 0 :
+	    errno);
+#endif
+}
+
+/* Sum of this file's hits (LIST) and whether any probe has a jump now. */
+static uint64_t
+list_hits(int fd, int *jump)
+{
+	static struct kinst_probe_info pi[1024];
+	struct kinst_list l;
+	uint64_t sum = 0;
+	uint32_t i;
+
+	memset(&l, 0, sizeof(l));
+	l.buf = (uintptr_t)pi;
+	l.cap = sizeof(pi) / sizeof(pi[0]);
+	CHECK(xioctl(fd, KINST_IOC_LIST, &l) == 0, "LIST");
+	for (i = 0; i < l.count && i < l.cap; i++) {
+		sum += pi[i].hits;
+		if ((pi[i].treatment & KINST_PI_JUMP) != 0)
+			*jump = 1;
+	}
+	return (sum);
+}
+
+/*
+ * The module may not go while a probe is armed, and its device keeps
+ * working after the refusal.  On FreeBSD, once jump-optimized probes were
+ * used, it stays even with every file closed, and the device must open
+ * again after that refusal (issue 22, defect 2).
+ */
+static int
+cmd_unload(void)
+{
+	struct kinst_version v;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	uint64_t h0, h1;
+	int fd, r, jump = 0;
+	long k, round;
+
+	fd = dev_open(O_NONBLOCK);
+	record_self(fd);
+	r = do_arm(fd, os.getpid_fn, 0, KINST_ARM_ALL, &a);
+	CHECK(r == 0 && a.narmed > 0, "arm all of %s: %s", os.getpid_fn,
+	    strerror(-r));
+	if (r != 0)
+		return (1);
+	/* Up to about 5 s of calls for the optimizer to put a jump in. */
+	for (round = 0; round < 50 && !jump; round++) {
+		for (k = 0; k < 1000; k++)
+			(void)syscall(SYS_getpid);
+		(void)list_hits(fd, &jump);
+		usleep(100000);
+	}
+	printf("unload: %u probes armed, %s jump-optimized\n", a.narmed,
+	    jump ? "some" : "none");
+	r = os_unload();
+	CHECK(r == EBUSY || r == EWOULDBLOCK, "unload while armed: %s",
+	    r == 0 ? "it unloaded" : strerror(r));
+	if (r == 0)
+		return (1);
+	printf("unload refused while armed: %s\n", strerror(r));
+	h0 = list_hits(fd, &jump);
+	for (k = 0; k < 100; k++)
+		(void)syscall(SYS_getpid);
+	h1 = list_hits(fd, &jump);
+	CHECK(h1 >= h0 + 100, "hits after the refusal: %llu -> %llu",
+	    (unsigned long long)h0, (unsigned long long)h1);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0 &&
+	    d.ndisarmed == a.narmed, "disarm");
+	close(fd);
+#if DEVTEST_FREEBSD
+	CHECK(jump, "no probe of %s was jump-optimized: the refusal after "
+	    "jumps is not checked", os.getpid_fn);
+	r = os_unload();
+	CHECK(r == EBUSY, "unload after jumps, no file open: %s",
+	    r == 0 ? "it unloaded" : strerror(r));
+	if (r == 0)
+		return (1);
+	printf("unload refused after jumps: %s\n", strerror(r));
+	fd = open(DEV, O_RDWR);
+	CHECK(fd >= 0, "open after the refused unload: %s", strerror(errno));
+	if (fd >= 0) {
+		CHECK(xioctl(fd, KINST_IOC_VERSION, &v) == 0, "VERSION");
+		r = do_arm(fd, os.getpid_fn, 0, 0, &a);
+		CHECK(r == 0, "arm after the refused unload: %s",
+		    strerror(-r));
+		close(fd);
+		printf("device reopened after the refused unload\n");
+	}
+#else
+	(void)v;
+#endif
+	printf("unload: %d failures\n", failures);
+	return (failures != 0);
+}
+
+/*
+ * FreeBSD: DTrace must not load under kinst (it would take the #BP hook
+ * and dtrace_trap_func from armed probes): kldload(module) with a probe
+ * armed is refused with EEXIST, and the probe keeps recording.
+ */
+static int
+cmd_dtrace(const char *module)
+{
+#if DEVTEST_FREEBSD
+	static uint8_t rbuf[1 << 16];
+	const struct kinst_hit_record *rec;
+	uint8_t text[65536];
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	uint64_t addr, ours;
+	uint32_t size, off;
+	ssize_t n, j;
+	int fd, r, id;
+	long k;
+	pid_t me = getpid();
+
+	fd = dev_open(O_NONBLOCK);
+	record_self(fd);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text: %d", r);
+	off = nth_insn(text, size, 1);
+	r = do_arm(fd, os.getpid_fn, off, KINST_ARM_NOOPT, &a);
+	CHECK(r == 0, "arm: %s", strerror(-r));
+	if (r != 0)
+		return (1);
+	id = kldload(module);
+	CHECK(id < 0 && errno == EEXIST, "kldload %s: %s", module,
+	    id >= 0 ? "it loaded" : strerror(errno));
+	if (id >= 0)
+		printf("dtrace: %s LOADED under kinst (file id %d)\n", module,
+		    id);
+	else
+		printf("dtrace: kldload %s refused: %s\n", module,
+		    strerror(errno));
+	for (k = 0; k < 100; k++)
+		(void)syscall(SYS_getpid);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	ours = 0;
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0)
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
+			rec = (const void *)(rbuf + j);
+			if (rec->hdr.size < sizeof(*rec))
+				break;
+			ours += rec->pid == me;
+		}
+	CHECK(ours == 100, "records after the refused load: %llu, want 100",
+	    (unsigned long long)ours);
+	close(fd);
+	printf("dtrace: %d failures\n", failures);
+	return (failures != 0);
+#else
+	(void)module;
+	printf("dtrace: FreeBSD only (Linux has no DTrace hooks to take)\n");
+	return (2);
+#endif
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1705,8 +2387,21 @@ main(int argc, char **argv)
 		return (cmd_progfuzz(argc > 2 ? atol(argv[2]) : 2000));
 	if (argc >= 2 && strcmp(argv[1], "aggfuzz") == 0)
 		return (cmd_aggfuzz(argc > 2 ? atol(argv[2]) : 2000, 1000));
+	if (argc >= 2 && strcmp(argv[1], "args") == 0)
+		return (cmd_args(argc > 2 ? atol(argv[2]) : 500));
+	if (argc >= 2 && strcmp(argv[1], "closecall") == 0)
+		return (cmd_closecall(argc > 2 ? atol(argv[2]) : 100));
+	if (argc >= 2 && strcmp(argv[1], "unload") == 0)
+		return (cmd_unload());
+	if (argc >= 3 && strcmp(argv[1], "dtrace") == 0)
+		return (cmd_dtrace(argv[2]));
+	if (argc >= 2 && strcmp(argv[1], "os") == 0) {
+		printf("%s\n", os.name);
+		return (0);
+	}
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
 	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS | "
-	    "progfuzz [N] | aggfuzz [N]\n");
+	    "progfuzz [N] | aggfuzz [N] | args [N] | closecall [N] | unload | "
+	    "dtrace MODULE | os\n");
 	return (2);
 }

@@ -42,13 +42,15 @@ kmod_run() {
 
 atf_test_case ioctl_fuzz
 ioctl_fuzz_head() {
-	atf_set descr "malformed ioctl structures (random and boundary), bad requests: errnos, no oops"
+	atf_set descr "malformed ioctl structures (random and boundary), bad requests: errnos, no oops; rmmod refused while armed, the device working after it"
 	atf_set timeout 400
 }
 ioctl_fuzz_body() {
 	kmod_run fuzz.sh -t 300
 	vm_expect_out '^fuzz: [0-9]+ iterations, 0 failures'
 	vm_expect_out '^refuse: 0 failures'
+	vm_expect_out '^unload refused while armed: '
+	vm_expect_out '^unload: 0 failures'
 }
 
 atf_test_case prog_fuzz
@@ -75,7 +77,7 @@ agg_fuzz_body() {
 
 atf_test_case arm_hit_read_disarm
 arm_hit_read_disarm_head() {
-	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments"
+	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments, and memory captures at __x64_sys_write its pt_regs, the user buffer and a fault; all of __fput armed runs exactly once per close"
 	atf_set timeout 400
 }
 arm_hit_read_disarm_body() {
@@ -83,6 +85,8 @@ arm_hit_read_disarm_body() {
 	vm_expect_out '^hits [0-9]+ delivered [0-9]+ dropped 0 ours 1000$'
 	vm_expect_out '^cycle: 0 failures'
 	vm_expect_out '^regs: ksys_write\+0x[0-9a-f]+: 500 records, 500 with fd/buf/len in rdi/rsi/rdx; 0 failures'
+	vm_expect_out "^args: __x64_sys_write\\+0x[0-9a-f]+: 500 records, 500 with write\\(2\\)'s arguments captured from kernel memory, the user buffer, and a faulting capture flagged; 0 failures"
+	vm_expect_out '^closecall: __fput: [0-9]+ probes, entry 100 times, [0-9]+ indirect calls through memory run [0-9]+ times; 0 failures'
 }
 
 atf_test_case kill9_restores_text
