@@ -599,5 +599,50 @@ static moduledata_t kinst_mod = {
 	NULL
 };
 
-DECLARE_MODULE(kinsttrace, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_ANY);
+DECLARE_MODULE(kinsttrace, kinst_mod, SI_SUB_DRIVERS, SI_ORDER_MIDDLE);
 MODULE_VERSION(kinsttrace, 1);
+
+/*
+ * The module name "dtrace", held while kinsttrace.ko is loaded, so that
+ * dtrace.ko (and every DTrace provider, and dtrace(1)'s kldload of
+ * dtraceall) fails to load with EEXIST instead of taking the #BP hook
+ * from under armed probes: kinst_fbsd_guard_event() in kinst_freebsd.c
+ * says why each event does what it does.  Its MOD_LOAD runs after
+ * kinsttrace's (SI_ORDER_ANY sorts after SI_ORDER_MIDDLE); no
+ * MODULE_VERSION, so it never satisfies a MODULE_DEPEND on dtrace.
+ */
+static int
+kinst_guard_modevent(module_t mod, int type, void *data)
+{
+	enum kinst_fbsd_ev ev;
+
+	(void)mod;
+	(void)data;
+	switch (type) {
+	case MOD_LOAD:
+		ev = KINST_FBSD_EV_LOAD;
+		break;
+	case MOD_QUIESCE:
+		ev = KINST_FBSD_EV_QUIESCE;
+		break;
+	case MOD_UNLOAD:
+		ev = KINST_FBSD_EV_UNLOAD;
+		break;
+	case MOD_SHUTDOWN:
+		ev = KINST_FBSD_EV_SHUTDOWN;
+		break;
+	default:
+		ev = KINST_FBSD_EV_OTHER;
+		break;
+	}
+	return (kinst_fbsd_guard_event(&kinst_mod_state, ev));
+}
+
+static moduledata_t kinst_guard_mod = {
+	"dtrace",
+	kinst_guard_modevent,
+	NULL
+};
+
+DECLARE_MODULE(kinst_dtrace_guard, kinst_guard_mod, SI_SUB_DRIVERS,
+    SI_ORDER_ANY);

@@ -9,6 +9,7 @@
 
 #include "kinst_classify.h"
 #include "kinst_control.h"
+#include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"
 #include "kinst_kaddr.h"
@@ -266,6 +267,23 @@ kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m)
 			st->teardown(m->ctx);
 	}
 	return (0);
+}
+
+int
+kinst_fbsd_guard_event(struct kinst_fbsd_mod *kinst, enum kinst_fbsd_ev ev)
+{
+	switch (ev) {
+	case KINST_FBSD_EV_LOAD:
+		return (kinst->ndone == kinst->nsteps && kinst->nsteps != 0 ?
+		    0 : KINST_ENXIO);
+	case KINST_FBSD_EV_UNLOAD:
+		return (kinst_fbsd_mod_unload(kinst));
+	case KINST_FBSD_EV_QUIESCE:
+	case KINST_FBSD_EV_SHUTDOWN:
+		return (0);
+	default:
+		return (KINST_EOPNOTSUPP);
+	}
 }
 
 bool

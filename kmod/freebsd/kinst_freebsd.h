@@ -178,6 +178,36 @@ int	kinst_fbsd_mod_load(struct kinst_fbsd_mod *m);
 int	kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m);
 
 /*
+ * kinsttrace.ko's second module, named "dtrace" (kinst_fbsd_dev.c).
+ * FreeBSD registers a module name once (module_register() fails with
+ * EEXIST for a name already registered), so while kinsttrace.ko is loaded
+ * dtrace.ko cannot load, and with it neither can any DTrace provider
+ * (each depends on module dtrace) nor dtrace(1)'s kldload of dtraceall:
+ * DTrace would otherwise take the #BP hook and dtrace_trap_func from under
+ * armed probes, and the next hit would panic in trap().  With DTrace
+ * already loaded, kinsttrace.ko fails to load the same way.
+ *
+ * FreeBSD runs a file's MOD_LOADs in SYSINIT order (the guard's is later
+ * than kinst's) and its MOD_UNLOADs in reverse order of successful loads
+ * (kern_module.c moves each loaded module to the head of its file's
+ * list), so the guard's MOD_UNLOAD comes first.  The guard's events:
+ * LOAD succeeds only when kinst is set up (else the file would stay
+ * loaded with the guard alone after a failed kinst load); UNLOAD is
+ * kinst's unload (kinst_fbsd_mod_unload: it refuses, and then nothing is
+ * released, or it tears kinst down; kinst's own MOD_UNLOAD then finds
+ * nothing set up); QUIESCE and SHUTDOWN are 0 (kinst's own decide).
+ */
+enum kinst_fbsd_ev {
+	KINST_FBSD_EV_LOAD,
+	KINST_FBSD_EV_QUIESCE,
+	KINST_FBSD_EV_UNLOAD,
+	KINST_FBSD_EV_SHUTDOWN,
+	KINST_FBSD_EV_OTHER,
+};
+int	kinst_fbsd_guard_event(struct kinst_fbsd_mod *kinst,
+	    enum kinst_fbsd_ev ev);
+
+/*
  * The open-file gate between d_open and MOD_UNLOAD (a Dekker pair on two
  * words, sequentially consistent): once kinst_fbsd_gate_shut() has
  * succeeded, no file is open and every later kinst_fbsd_gate_enter() fails,

@@ -276,6 +276,74 @@ ATF_TC_BODY(unload_refused_after_jumps_reopens, tc)
 }
 
 /*
+ * The guard module "dtrace" (kinst_fbsd_guard_event), driven as FreeBSD's
+ * linker drives kinsttrace.ko's two modules: MOD_LOADs in SYSINIT order
+ * (kinst's, then the guard's), MOD_UNLOADs in reverse (the guard's first),
+ * stopping at the first refusal.
+ */
+ATF_TC_WITHOUT_HEAD(guard_load_needs_kinst);
+ATF_TC_BODY(guard_load_needs_kinst, tc)
+{
+	struct kinst_fbsd_mod m;
+
+	fos_reset();
+	m = fos_mod();
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_LOAD), ENXIO);
+	/* kinst's MOD_LOAD failed: the guard must fail too (else the file
+	   stays loaded with the guard alone, and DTrace is locked out). */
+	fos.fail_at = 3;
+	fos.fail_error = ENOMEM;
+	ATF_CHECK_EQ(kinst_fbsd_mod_load(&m), ENOMEM);
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_LOAD), ENXIO);
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_UNLOAD), 0);
+	ATF_CHECK_EQ(fos_nreg(), 0);
+	fos.fail_at = -1;
+	ATF_REQUIRE_EQ(kinst_fbsd_mod_load(&m), 0);
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_LOAD), 0);
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_QUIESCE), 0);
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_SHUTDOWN), 0);
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_OTHER),
+	    EOPNOTSUPP);
+	ATF_CHECK_EQ(fos_nreg(), NSTEPS - 1);
+	ATF_CHECK_EQ(fos.bad_teardown, 0);
+}
+
+ATF_TC_WITHOUT_HEAD(guard_unloads_first);
+ATF_TC_BODY(guard_unloads_first, tc)
+{
+	struct kinst_fbsd_mod m;
+
+	fos_reset();
+	m = fos_mod();
+	ATF_REQUIRE_EQ(kinst_fbsd_mod_load(&m), 0);
+	ATF_REQUIRE_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_LOAD), 0);
+	/* A file open (kldunload -f skips MOD_QUIESCE): the guard's
+	   MOD_UNLOAD refuses, and the linker releases nothing. */
+	ATF_REQUIRE(kinst_fbsd_gate_enter(&fos.gate));
+	fos.log[0] = '\0';
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_UNLOAD), EBUSY);
+	ATF_CHECK_STREQ(fos.log, "?0");
+	ATF_CHECK_EQ(fos_nreg(), NSTEPS - 1);
+	kinst_fbsd_gate_leave(&fos.gate);
+	/* Jump probes were used: refused, and the device opens again. */
+	fos.jumps_used = true;
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_UNLOAD), EBUSY);
+	ATF_CHECK_EQ(fos_nreg(), NSTEPS - 1);
+	ATF_CHECK(kinst_fbsd_gate_enter(&fos.gate));
+	kinst_fbsd_gate_leave(&fos.gate);
+	fos.jumps_used = false;
+	/* All closed: the guard's MOD_UNLOAD is kinst's unload; kinst's own
+	   MOD_UNLOAD after it touches nothing. */
+	fos.log[0] = '\0';
+	ATF_CHECK_EQ(kinst_fbsd_guard_event(&m, KINST_FBSD_EV_UNLOAD), 0);
+	ATF_CHECK_STREQ(fos.log, "?0-6-5-4-3-2-1");
+	ATF_CHECK_EQ(fos_nreg(), 0);
+	ATF_CHECK_EQ(kinst_fbsd_mod_unload(&m), 0);
+	ATF_CHECK_STREQ(fos.log, "?0-6-5-4-3-2-1");
+	ATF_CHECK_EQ(fos.bad_teardown, 0);
+}
+
+/*
  * The gate under contention: threads open and close while the main thread
  * shuts it, holds it shut for a moment (held = 1) and reopens it.  No
  * thread may be between a successful enter and its leave while it is held:
@@ -354,6 +422,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, unload_files_open);
 	ATF_TP_ADD_TC(tp, unload_probes_left);
 	ATF_TP_ADD_TC(tp, unload_refused_after_jumps_reopens);
+	ATF_TP_ADD_TC(tp, guard_load_needs_kinst);
+	ATF_TP_ADD_TC(tp, guard_unloads_first);
 	ATF_TP_ADD_TC(tp, gate_concurrent);
 	return (atf_no_error());
 }
