@@ -26,6 +26,7 @@ kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
 		e->hdepth[i] = 0;
 	}
 	e->tripped = 0;
+	e->native_runs = 0;
 }
 
 void
@@ -195,11 +196,20 @@ execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 
 	if (p->cls.treatment == KINST_T_EMULATE) {
 		r = *regs;
-		if (kinst_emulate(&p->insn, p->cls.emul, &r, &os_mem) !=
-		    KINST_EMU_OK)
+		if (kinst_emulate(&p->insn, p->cls.emul, &r, &os_mem) ==
+		    KINST_EMU_OK) {
+			*regs = r;
+			return (KINST_HIT_EMULATED);
+		}
+		/*
+		 * A read the no-fault copy would not do: let the CPU do it,
+		 * in the native image (an indirect call or jump through
+		 * memory), as if there were no probe.  Else the shim hands
+		 * the breakpoint to the kernel.
+		 */
+		if (!p->native)
 			return (KINST_HIT_ERROR);
-		*regs = r;
-		return (KINST_HIT_EMULATED);
+		__atomic_fetch_add(&e->native_runs, 1, __ATOMIC_RELAXED);
 	}
 
 	/*

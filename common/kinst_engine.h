@@ -58,6 +58,8 @@ struct kinst_engine {
 	uint32_t	depth[KINST_MAXCPU];	/* per-CPU in-record depth */
 	uint32_t	hdepth[KINST_MAXCPU];	/* per-CPU in-handler depth (nesting guard) */
 	uint64_t	tripped;	/* hits beyond KINST_NEST_MAX, all probes */
+	uint64_t	native_runs;	/* emulations that failed and ran the
+					   probe's native image instead */
 	uint64_t	jhits[KINST_MAXCPU];	/* per-CPU hits through a jump (kinst_engine_jhit) */
 };
 

@@ -20,6 +20,7 @@ kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
 	p->tramp = tramp;
 	p->hits = 0;
 	p->jresume = 0;
+	p->native = 0;
 	for (i = 0; i < sizeof(p->orig); i++)
 		p->orig[i] = 0;
 	for (i = 0; i < KINST_TRAMP_SIZE; i++)
@@ -38,8 +39,12 @@ kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
 		p->cls.reason = KINST_R_STI_SHADOW;
 		return (p->cls.reason);
 	}
-	if (p->cls.treatment == KINST_T_EMULATE)
+	/* Emulated; the slot may hold the native fallback (kinst_relocate.h). */
+	if (p->cls.treatment == KINST_T_EMULATE) {
+		p->native = kinst_native_build(bytes, &p->insn, &p->cls, addr,
+		    tramp, img) == KINST_RELOC_OK;
 		return (KINST_R_NONE);
+	}
 	if (kinst_tramp_build(bytes, &p->insn, &p->cls, addr, tramp, img) !=
 	    KINST_RELOC_OK) {
 		p->cls.treatment = KINST_T_REFUSE;

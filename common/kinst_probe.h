@@ -32,6 +32,8 @@ struct kinst_probe {
 	void		*os_priv;	/* the shim's */
 	uint32_t	tripped;	/* set in trap context by the nesting guard */
 	uint32_t	flags;		/* KINST_PF_* (kinst_stack.h), from the arm request */
+	uint32_t	native;		/* an emulated probe's trampoline slot holds
+					   its native image (kinst_native_build) */
 	const struct kinst_prog *prog;	/* predicate (KINST_ARM_PROG) or NULL */
 	/*
 	 * Jump optimization (kinst_control.c): while not 0, the int3 path

@@ -23,6 +23,27 @@ fits32(int64_t v)
 }
 
 /*
+ * The copy of insn (from addr) at copy, which will sit at at: a RIP-relative
+ * disp32 rewritten to keep its target.  false if it does not reach.
+ */
+static bool
+riprel_fix(uint8_t *copy, const struct kinst_insn *insn, uint64_t addr,
+    uint64_t at)
+{
+	int64_t rel;
+
+	if (!insn->rip_relative)
+		return (true);
+	/* target = addr + len + disp; keep it from the new address. */
+	rel = (int64_t)(addr + insn->len + (uint64_t)insn->disp -
+	    (at + insn->len));
+	if (insn->disp_size != 4 || !fits32(rel))
+		return (false);
+	put32(copy + insn->disp_off, (int32_t)rel);
+	return (true);
+}
+
+/*
  * Emit one variant at out (room bytes), for code that will sit at at.
  * Returns the number of bytes used, or 0 when a displacement does not reach.
  */
@@ -39,14 +60,8 @@ emit(const uint8_t *bytes, const struct kinst_insn *insn, uint64_t addr,
 		return (0);
 	for (i = 0; i < n; i++)
 		out[i] = bytes[i];
-	if (insn->rip_relative) {
-		/* target = addr + len + disp; keep it from the new address. */
-		rel = (int64_t)(addr + insn->len + (uint64_t)insn->disp -
-		    (at + insn->len));
-		if (insn->disp_size != 4 || !fits32(rel))
-			return (0);
-		put32(out + insn->disp_off, (int32_t)rel);
-	}
+	if (!riprel_fix(out, insn, addr, at))
+		return (0);
 	if (sti)
 		out[n++] = 0xfb;
 	back = addr + insn->len;
@@ -80,6 +95,76 @@ kinst_tramp_build(const uint8_t *bytes, const struct kinst_insn *insn,
 	if (emit(bytes, insn, addr, tramp + KINST_TRAMP_STI, sti,
 	    out + KINST_TRAMP_STI, KINST_TRAMP_SIZE - KINST_TRAMP_STI) == 0)
 		return (KINST_RELOC_RANGE);
+	return (KINST_RELOC_OK);
+}
+
+/* Does the memory operand use %rsp (base; it cannot be an index)? */
+static bool
+uses_rsp(const struct kinst_insn *insn)
+{
+	if (insn->rip_relative)
+		return (false);
+	if (insn->has_sib)
+		return ((insn->sib & 7) == 4 && insn->rex_b == 0);
+	return (insn->rm == 4 && insn->rex_b == 0);
+}
+
+/* One native variant at out (room bytes) for code at at; 0: no fit. */
+static size_t
+emit_native(const uint8_t *bytes, const struct kinst_insn *insn,
+    uint64_t addr, uint64_t at, bool call, bool sti, uint8_t *out,
+    size_t room)
+{
+	uint64_t next = addr + insn->len;
+	size_t n = 0, j, i;
+
+	if ((call ? 5 : 0) + (sti ? 1 : 0) + (size_t)insn->len > room)
+		return (0);
+	if (call) {
+		if ((uint64_t)(int64_t)(int32_t)next != next)
+			return (0);
+		out[n++] = 0x68;		/* push imm32 (sign-extended) */
+		put32(out + n, (int32_t)next);
+		n += 4;
+	}
+	if (sti)
+		out[n++] = 0xfb;
+	j = n;
+	for (i = 0; i < insn->len; i++)
+		out[n++] = bytes[i];
+	/* ff /2 (call) -> ff /4 (jmp): ModRM.reg only. */
+	out[j + insn->modrm_off] = (uint8_t)((insn->modrm & 0xc7) | (4 << 3));
+	if (!riprel_fix(out + j, insn, addr, at + j))
+		return (0);
+	return (n);
+}
+
+int
+kinst_native_build(const uint8_t *bytes, const struct kinst_insn *insn,
+    const struct kinst_class *cls, uint64_t addr, uint64_t tramp,
+    uint8_t out[KINST_TRAMP_SIZE])
+{
+	bool call;
+	size_t i;
+
+	if (cls->treatment != KINST_T_EMULATE ||
+	    (cls->emul != KINST_EM_CALL_IND && cls->emul != KINST_EM_JMP_IND) ||
+	    !insn->has_modrm || insn->mod == 3 || uses_rsp(insn) ||
+	    insn->len == 0 || insn->len > KINST_MAX_INSN_LEN ||
+	    insn->modrm_off >= insn->len)
+		return (KINST_RELOC_NOTOOL);
+	call = cls->emul == KINST_EM_CALL_IND;
+	for (i = 0; i < KINST_TRAMP_SIZE; i++)
+		out[i] = 0xcc;
+	if (emit_native(bytes, insn, addr, tramp + KINST_TRAMP_NOSTI, call,
+	    false, out + KINST_TRAMP_NOSTI,
+	    KINST_TRAMP_STI - KINST_TRAMP_NOSTI) == 0 ||
+	    emit_native(bytes, insn, addr, tramp + KINST_TRAMP_STI, call, true,
+	    out + KINST_TRAMP_STI, KINST_TRAMP_SIZE - KINST_TRAMP_STI) == 0) {
+		for (i = 0; i < KINST_TRAMP_SIZE; i++)
+			out[i] = 0xcc;
+		return (KINST_RELOC_RANGE);
+	}
 	return (KINST_RELOC_OK);
 }
 

@@ -395,6 +395,9 @@ kinst_unstep_engine(void *ctx)
 	__atomic_store_n(&kinst_engine, NULL, __ATOMIC_RELEASE);
 	/* No CPU still uses the engine it loaded before the store. */
 	kinst_os_quiesce();
+	if (e->native_runs != 0)
+		printf("kinst: %ju emulated reads failed and ran natively\n",
+		    (uintmax_t)e->native_runs);
 	free(e, M_KINST);
 }
 

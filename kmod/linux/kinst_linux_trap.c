@@ -414,6 +414,9 @@ kinst_linux_hook_fini(void)
 	if (kinst_engine != NULL && kinst_engine->tripped != 0)
 		pr_warn("kinst: %llu hits nested beyond depth %d ran without a record (nesting guard)\n",
 		    (unsigned long long)kinst_engine->tripped, KINST_NEST_MAX);
+	if (kinst_engine != NULL && kinst_engine->native_runs != 0)
+		pr_info("kinst: %llu emulated reads failed and ran natively\n",
+		    (unsigned long long)kinst_engine->native_runs);
 }
 
 unsigned long

@@ -1217,6 +1217,121 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 }
 
 /*
+ * The native fallback (kinst_native_build): an indirect call or jump
+ * through memory whose operand the no-fault read refuses runs its native
+ * image instead of failing: the slot holds [push $next] [sti] [jmp *mem],
+ * the hit is redirected there with regs otherwise untouched (the CPU does
+ * the push and the read), and it is counted.  Without an image (operand
+ * through %rsp, register operand, next beyond the sign-extended imm32)
+ * the fault is reported as before.
+ */
+static uint8_t native_img[KINST_TRAMP_SIZE];
+
+static int
+native_prepare(struct kinst_probe *p, const uint8_t *b, size_t n,
+    uint64_t addr, uint64_t tramp)
+{
+	memset(p, 0, sizeof(*p));
+	ATF_REQUIRE_EQ(kinst_probe_prepare(p, b, n, addr, tramp, native_img),
+	    0);
+	p->id = 9;
+	p->session = &sess;
+	ATF_REQUIRE_EQ(kinst_ptable_insert(&eng.table, p), 0);
+	return ((int)p->native);
+}
+
+ATF_TC_WITHOUT_HEAD(hit_native_fallback);
+ATF_TC_BODY(hit_native_fallback, tc)
+{
+	/* call *8(%rax); jmp *0x100(%rip); call *8(%rsp); call *%rax */
+	static const uint8_t callm[] = { 0xff, 0x50, 0x08 };
+	static const uint8_t jmpr[] = { 0xff, 0x25, 0x00, 0x01, 0x00, 0x00 };
+	static const uint8_t callsp[] = { 0xff, 0x54, 0x24, 0x08 };
+	static const uint8_t callr[] = { 0xff, 0xd0 };
+	static const uint8_t want_nosti[] = { 0x68, 0x03, 0x00, 0x40, 0x00,
+	    0xff, 0x60, 0x08, 0xcc };
+	static const uint8_t want_sti[] = { 0x68, 0x03, 0x00, 0x40, 0x00,
+	    0xfb, 0xff, 0x60, 0x08, 0xcc };
+	struct kinst_probe p;
+	struct kinst_regs r, before;
+	int32_t rel;
+
+	setup_engine(true);
+	ATF_REQUIRE(native_prepare(&p, callm, 3, 0x400000, 0x500000));
+	ATF_CHECK(memcmp(native_img + KINST_TRAMP_NOSTI, want_nosti,
+	    sizeof(want_nosti)) == 0);
+	ATF_CHECK(memcmp(native_img + KINST_TRAMP_STI, want_sti,
+	    sizeof(want_sti)) == 0);
+	/* The operand (rax + 8) is outside every readable window. */
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RAX] = 0xdead0000;
+	before = r;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);	/* IF was set */
+	ATF_CHECK_EQ(r.rflags, before.rflags & ~KINST_FL_IF);
+	before.rip = r.rip;
+	before.rflags = r.rflags;
+	ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);	/* rsp too */
+	ATF_CHECK_EQ(eng.native_runs, 1);
+	/* A readable operand is still emulated, not run natively. */
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RAX] = fake_base + 64 - 8;
+	memset(fake_mem + 64, 0x42, 8);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_EMULATED);
+	ATF_CHECK_EQ(r.rip, 0x4242424242424242ull);
+	ATF_CHECK_EQ(eng.native_runs, 1);
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+
+	/* IF clear: the no-sti variant. */
+	setup_engine(true);
+	ATF_REQUIRE(native_prepare(&p, callm, 3, 0x400000, 0x500000));
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RAX] = 0xdead0000;
+	r.rflags &= ~KINST_FL_IF;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_NOSTI);
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+
+	/* RIP-relative jmp: no push, the displacement follows the copy. */
+	setup_engine(false);
+	ATF_REQUIRE(native_prepare(&p, jmpr, 6, 0x400000, 0x500000));
+	ATF_CHECK_EQ(native_img[KINST_TRAMP_NOSTI], 0xff);
+	ATF_CHECK_EQ(native_img[KINST_TRAMP_NOSTI + 1], 0x25);
+	memcpy(&rel, native_img + KINST_TRAMP_NOSTI + 2, 4);
+	ATF_CHECK_EQ(0x500000 + 6 + (int64_t)rel, 0x400000 + 6 + 0x100);
+	ATF_CHECK_EQ(native_img[KINST_TRAMP_STI], 0xfb);
+	memcpy(&rel, native_img + KINST_TRAMP_STI + 3, 4);
+	ATF_CHECK_EQ(0x500000 + KINST_TRAMP_STI + 7 + (int64_t)rel,
+	    0x400000 + 6 + 0x100);
+	regs_init(&r, 0x400000);
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_NOSTI);	/* manage_if off */
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+
+	/* No image: through %rsp, a register operand, next past 2 GiB. */
+	setup_engine(true);
+	ATF_CHECK(!native_prepare(&p, callsp, 4, 0x400000, 0x500000));
+	regs_init(&r, 0x400000);
+	r.gpr[KINST_RSP] = 0xdead0000;
+	before = r;
+	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_ERROR);
+	ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+	ATF_CHECK_EQ(eng.native_runs, 0);
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+	ATF_CHECK(!native_prepare(&p, callr, 2, 0x400000, 0x500000));
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+	ATF_CHECK(!native_prepare(&p, callm, 3, 0x100000000ull,
+	    0x100100000ull));
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+	/* Kernel text, where next sign-extends: an image. */
+	ATF_CHECK(native_prepare(&p, callm, 3, 0xffffffff81000000ull,
+	    0xffffffff81100000ull));
+	ATF_CHECK_EQ(native_img[1], 0x03);
+	ATF_CHECK_EQ(native_img[4], 0x81);
+	ATF_REQUIRE_EQ(kinst_ptable_remove(&eng.table, &p), 0);
+}
+
+/*
  * The nesting guard: a probe on something the handler calls re-enters the
  * engine from inside every hit; beyond KINST_NEST_MAX levels the hit runs
  * quietly (no record, no call out), the probe is marked tripped and
@@ -1744,6 +1859,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hit_captures);
 	ATF_TP_ADD_TC(tp, hit_captures_with_stack);
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
+	ATF_TP_ADD_TC(tp, hit_native_fallback);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
 	ATF_TP_ADD_TC(tp, hit_nesting_guard);
 	ATF_TP_ADD_TC(tp, callgraph_exits);

@@ -409,29 +409,50 @@ ATF_TC_BODY(engine_through_hook, tc)
 
 /*
  * An emulation that faults (call *(%rax) with %rax pointing at memory the
- * OS says cannot be read): counted, and the trap goes to the kernel's
- * calltrap with the frame exactly as it was.
+ * OS says cannot be read).  In kernel text the probe has a native image
+ * (kinst_native_build): the hook returns through doreti into its sti
+ * variant, the frame otherwise as it was (the CPU will push and read), no
+ * fault counted.  Where the image cannot exist (here: a return address
+ * beyond a sign-extended imm32), the fault is counted and the trap goes to
+ * the kernel's calltrap with the frame exactly as it was.
  */
 ATF_TC_WITHOUT_HEAD(engine_emulation_fault);
 ATF_TC_BODY(engine_emulation_fault, tc)
 {
 	static const uint8_t callind[] = { 0xff, 0x10 };	/* call *(%rax) */
-	static struct kinst_probe p;
+	static struct kinst_probe p, q;
 	const uint64_t a = 0xffffffff80600000ull;
+	const uint64_t ta = 0xffffffff81000080ull;
+	const uint64_t b = 0x100000000ull;
 	struct kinst_hit_record rec;
 	uint64_t m;
 
 	engine_setup();
 	kh_faults = 0;
-	arm(&p, 9, callind, sizeof(callind), a, 0xffffffff81000080ull);
-	ATF_CHECK_EQ(run_at(tc, SC_ENGINE_RAX0, 8, a + 1), 2);
+	arm(&p, 9, callind, sizeof(callind), a, ta);
+	ATF_REQUIRE(p.native);
+	ATF_CHECK_EQ(run_at(tc, SC_ENGINE_RAX0, 8, a + 1), 1);
+	m = kinst_fbsd_moved_frame_at(kh_isp);
+	ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RIP), ta + KINST_TRAMP_STI);
+	ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RFLAGS), 0x046);
+	ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RSP), kh_isp);
+	ATF_CHECK_EQ(W(m, KINST_FBSD_TF_RAX), 0);
+	ATF_CHECK_EQ(kh_faults, 0);
+	ATF_CHECK_EQ(kh_eng.native_runs, 1);
+	ATF_CHECK_EQ(kinst_ring_get(&kh_ring, &rec, sizeof(rec)), sizeof(rec));
+	ATF_CHECK_EQ(rec.probe_id, 9);
+
+	arm(&q, 10, callind, sizeof(callind), b, b + 0x100000);
+	ATF_REQUIRE(!q.native);
+	ATF_CHECK_EQ(run_at(tc, SC_ENGINE_RAX0, 8, b + 1), 2);
 	m = kinst_fbsd_moved_frame_at(kh_isp);
 	ATF_CHECK(memcmp((void *)(uintptr_t)m, kh_orig, sizeof(kh_orig)) == 0);
 	ATF_CHECK_EQ(kh_faults, 1);
+	ATF_CHECK_EQ(kh_eng.native_runs, 1);
 	ATF_CHECK_EQ(kh_trap_sp, 0x5a5a);
 	/* The hit itself was recorded before the emulation was tried. */
 	ATF_CHECK_EQ(kinst_ring_get(&kh_ring, &rec, sizeof(rec)), sizeof(rec));
-	ATF_CHECK_EQ(rec.probe_id, 9);
+	ATF_CHECK_EQ(rec.probe_id, 10);
 }
 
 ATF_TC_WITHOUT_HEAD(install_remove);

@@ -149,6 +149,41 @@ ATF_TC_BODY(whole_function, tc)
 	kh_set_manage_if(false);
 }
 
+ATF_TC(native_fallback);
+ATF_TC_HEAD(native_fallback, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Each boundary of the hand-written "
+	    "and -O2 corpora with the no-fault read refusing all but the "
+	    "stack: indirect calls and jumps through memory run their native "
+	    "images and still equal ground truth, both trampoline variants");
+	atf_tc_set_md_var(tc, "timeout", "900");
+}
+ATF_TC_BODY(native_fallback, tc)
+{
+	struct kh_stats st;
+	char title[128];
+	uint64_t n0;
+	int v;
+
+	setup_or_fail();
+	kh_reads_only_stack(true);
+	FOR_EACH_VARIANT(v, "native_fallback") {
+		memset(&st, 0, sizeof(st));
+		n0 = kh_native_runs();
+		kh_check_table(kh_corpus_asm, false, &st);
+		kh_check_table(kh_corpus_o2np, false, &st);
+		snprintf(title, sizeof(title), "native_fallback, %s",
+		    variants[v].label);
+		printf("native_fallback: %ju emulations ran natively\n",
+		    (uintmax_t)(kh_native_runs() - n0));
+		finish(title, &st, KH_MIN_ASM, variants[v].on);
+		ATF_CHECK_MSG(kh_native_runs() > n0, "%s: no emulation ran "
+		    "its native image", title);
+	}
+	kh_reads_only_stack(false);
+	kh_set_manage_if(false);
+}
+
 ATF_TC(ground_truth);
 ATF_TC_HEAD(ground_truth, tc)
 {
@@ -409,6 +444,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, ground_truth);
 	ATF_TP_ADD_TC(tp, each_asm);
+	ATF_TP_ADD_TC(tp, native_fallback);
 	ATF_TP_ADD_TC(tp, each_c_o0);
 	ATF_TP_ADD_TC(tp, each_c_o2);
 	ATF_TP_ADD_TC(tp, each_c_o2np);

@@ -68,5 +68,6 @@ extern char	kh_invoke_ret[];	/* the return address of that call */
 /* User-space OS interface (kh_os.c): cache pid/tid/comm once. */
 void	kh_os_init(void);
 extern __thread uint32_t kh_os_cpu_index;	/* kinst_os_cpu() of this thread */
+extern uint64_t	kh_read_lo, kh_read_hi;	/* hi != 0: kinst_os_read only in [lo, hi) */
 
 #endif /* !KH_H */

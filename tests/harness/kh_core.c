@@ -221,7 +221,7 @@ kh_sti_standin(int sig, const siginfo_t *si, ucontext_t *uc)
 	if (sig != SIGSEGV || si->si_code != SI_KERNEL ||
 	    !kh_eng.manage_if || kh_tramp_rx == NULL || rip < base ||
 	    rip >= base + KH_TRAMP_AREA ||
-	    (rip - base) % KINST_TRAMP_SIZE <= KINST_TRAMP_STI ||
+	    (rip - base) % KINST_TRAMP_SIZE < KINST_TRAMP_STI ||
 	    *(const uint8_t *)(uintptr_t)rip != 0xfb)
 		return (false);
 	g[REG_RIP] = (greg_t)(rip + 1);
@@ -1932,6 +1932,19 @@ void
 kh_set_manage_if(bool on)
 {
 	kh_eng.manage_if = on ? 1 : 0;
+}
+
+void
+kh_reads_only_stack(bool on)
+{
+	kh_read_lo = (uint64_t)(uintptr_t)kh_stack;
+	kh_read_hi = on ? kh_read_lo + KH_STACK_SIZE : 0;
+}
+
+uint64_t
+kh_native_runs(void)
+{
+	return (__atomic_load_n(&kh_eng.native_runs, __ATOMIC_RELAXED));
 }
 
 void

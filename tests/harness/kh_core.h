@@ -103,6 +103,10 @@ void	kh_set_inject(int mode);
  * exactly one such sti.
  */
 void	kh_set_manage_if(bool on);
+/* kinst_os_read refuses all but the corpus's fixed stack (kh_read_lo/hi). */
+void	kh_reads_only_stack(bool on);
+/* Emulations that failed and ran the probe's native image (the engine's count). */
+uint64_t kh_native_runs(void);
 
 /*
  * nthreads threads call fn (input in) directly, calls times each, with

@@ -65,10 +65,21 @@ kinst_os_wake_deferred(struct kinst_session *s)
 	(void)s;
 }
 
+/*
+ * When kh_read_hi != 0, refuse every read outside [kh_read_lo, kh_read_hi)
+ * (equivalence_test:native_fallback sets it to the corpus's fixed stack):
+ * a no-fault read stricter than the hardware, as a kernel's may be, so
+ * that emulated indirect calls and jumps through memory must run their
+ * native images (kinst_native_build).
+ */
+uint64_t kh_read_lo, kh_read_hi;
+
 int
 kinst_os_read(uint64_t addr, void *buf, size_t len)
 {
 	if (addr == 0)
+		return (EFAULT);
+	if (kh_read_hi != 0 && (addr < kh_read_lo || addr + len > kh_read_hi))
 		return (EFAULT);
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
 	return (0);
