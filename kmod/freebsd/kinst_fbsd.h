@@ -25,14 +25,16 @@ void	kinst_hook(void);
 int	kinst_hook_install(void);
 int	kinst_hook_remove(void);
 void	*kinst_hook_owner(void);
+int	kinst_hook_free(void);	/* the hook is NULL or calltrap */
 
 /* kinst_nofault.S */
 int	kinst_nofault_copy(void *dst, const void *src, size_t len);
 int	kinst_nofault_copy_user(void *dst, const void *src, size_t len);
 extern int kinst_nofault_smap;	/* stac/clac around the user copy */
-int	kinst_nofault_install(void);
-int	kinst_nofault_remove(void);
+int	kinst_nofault_install(void *gate);
+int	kinst_nofault_remove(void *gate);
 int	kinst_nofault_ours(void);	/* dtrace_trap_func is still ours */
+extern void *kinst_nofault_gate;	/* the installed trap gate, or NULL */
 extern char kinst_nofault_start[], kinst_nofault_end[], kinst_nofault_fail[];
 extern char kinst_nofault_ustart[], kinst_nofault_uend[], kinst_nofault_ufail[];
 
@@ -45,5 +47,6 @@ int	kinst_fbsd_trap(struct trapframe *tf);	/* called by kinst_hook */
 int	kinst_fbsd_os_init(void);
 void	kinst_fbsd_os_fini(void);
 u_long	kinst_fbsd_emu_faults(void);
+void	*kinst_fbsd_gate_alloc(uint64_t **word);
 
 #endif /* !KINST_FBSD_H */

@@ -343,7 +343,7 @@ kinst_step_hook_free(void *ctx)
 
 	(void)ctx;
 	owner = kinst_hook_owner();
-	if (owner != NULL) {
+	if (!kinst_hook_free()) {
 		printf("kinst: the #BP hook (dtrace_invop_jump_addr) is owned "
 		    "by %p (DTrace or its kinst provider is loaded): "
 		    "kldunload dtraceall/dtrace first\n", owner);
@@ -423,26 +423,53 @@ kinst_unstep_hook(void *ctx)
 	kinst_os_quiesce();
 }
 
+/*
+ * dtrace_trap_func is the trap gate (kinst_fbsd_trapgate_build), not the
+ * handler: a thread preempted in trap_check() between loading the pointer
+ * and calling it may call it after the unload, and the gate, never freed,
+ * then answers "not mine" (issue 22, defect 6).  A gate and its word are
+ * kept for each load of the module (8 KiB).
+ */
+static uint64_t *kinst_gate_word;
+
 static int
 kinst_step_nofault(void *ctx)
 {
+	void *gate;
+
 	(void)ctx;
-	if (kinst_nofault_install() != 0) {
+	gate = kinst_fbsd_gate_alloc(&kinst_gate_word);
+	if (gate == NULL) {
+		printf("kinst: no memory for the trap gate\n");
+		return (ENOMEM);
+	}
+	__atomic_store_n(kinst_gate_word,
+	    (uint64_t)(uintptr_t)kinst_fbsd_trap_nofault, __ATOMIC_SEQ_CST);
+	if (kinst_nofault_install(gate) != 0) {
 		printf("kinst: dtrace_trap_func is taken (DTrace loaded?)\n");
+		__atomic_store_n(kinst_gate_word, 0, __ATOMIC_SEQ_CST);
 		return (EBUSY);
 	}
+	__atomic_store_n(&kinst_nofault_gate, gate, __ATOMIC_SEQ_CST);
 	return (0);
 }
 
 static void
 kinst_unstep_nofault(void *ctx)
 {
+	void *gate;
+
 	(void)ctx;
-	if (kinst_nofault_remove() != 0)
+	gate = kinst_nofault_gate;
+	__atomic_store_n(&kinst_nofault_gate, NULL, __ATOMIC_SEQ_CST);
+	/* No new call of the handler through the gate, ... */
+	__atomic_store_n(kinst_gate_word, 0, __ATOMIC_SEQ_CST);
+	/* ... none still in it (interrupts are off from the load to popfq). */
+	kinst_os_quiesce();
+	if (kinst_nofault_remove(gate) != 0)
 		printf("kinst: dtrace_trap_func is not kinst's any more; "
 		    "left as it is\n");
-	/* No CPU is still in kinst_fbsd_trap_nofault(). */
-	kinst_os_quiesce();
+	/* The gate and its word stay mapped: a late caller finds 0. */
 }
 
 static int

@@ -753,8 +753,8 @@ fail:
 	return (NULL);
 }
 
-int
-kinst_os_tramp_seal(void *mem, size_t size)
+static int
+kinst_fbsd_protect(void *mem, size_t size, vm_prot_t prot)
 {
 	vm_offset_t va;
 	int rv;
@@ -762,13 +762,46 @@ kinst_os_tramp_seal(void *mem, size_t size)
 	va = (vm_offset_t)mem;
 	size = round_page(size);
 #if __FreeBSD_version >= 1300135
-	rv = vm_map_protect(kernel_map, va, va + size,
-	    VM_PROT_READ | VM_PROT_EXECUTE, 0, VM_MAP_PROTECT_SET_PROT);
+	rv = vm_map_protect(kernel_map, va, va + size, prot, 0,
+	    VM_MAP_PROTECT_SET_PROT);
 #else
-	rv = vm_map_protect(kernel_map, va, va + size,
-	    VM_PROT_READ | VM_PROT_EXECUTE, FALSE);
+	rv = vm_map_protect(kernel_map, va, va + size, prot, FALSE);
 #endif
 	return (rv == KERN_SUCCESS ? 0 : -1);
+}
+
+int
+kinst_os_tramp_seal(void *mem, size_t size)
+{
+	return (kinst_fbsd_protect(mem, size, VM_PROT_READ | VM_PROT_EXECUTE));
+}
+
+/*
+ * The trap gate (kinst_fbsd_trapgate_build) and its handler word: two
+ * pages of trampoline memory, the gate's read+execute, the word's
+ * read+write, never freed (a thread may call the gate after the unload).
+ * Load path only (no file is open yet).  NULL when there is no memory.
+ */
+void *
+kinst_fbsd_gate_alloc(uint64_t **word)
+{
+	uint64_t addr;
+	uint8_t *mem;
+
+	mem = kinst_os_tramp_alloc(2 * PAGE_SIZE, &addr);
+	if (mem == NULL)
+		return (NULL);
+	*word = (uint64_t *)(void *)(mem + PAGE_SIZE);
+	**word = 0;
+	(void)kinst_fbsd_trapgate_build(mem, (uint64_t)(uintptr_t)*word);
+	if (kinst_os_tramp_seal(mem, PAGE_SIZE) != 0 ||
+	    kinst_fbsd_protect(mem + PAGE_SIZE, PAGE_SIZE,
+	    VM_PROT_READ | VM_PROT_WRITE) != 0) {
+		/* Never installed: retiring is all that is needed. */
+		kinst_os_tramp_free(mem, 2 * PAGE_SIZE);
+		return (NULL);
+	}
+	return (mem);
 }
 
 /*

@@ -269,6 +269,37 @@ kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m)
 	return (0);
 }
 
+size_t
+kinst_fbsd_trapgate_build(uint8_t *out, uint64_t word)
+{
+	static const uint8_t head[] = {
+		0xf3, 0x0f, 0x1e, 0xfa,		/* endbr64 */
+		0x9c,				/* pushfq */
+		0xfa,				/* cli */
+		0x48, 0xb8,			/* movabs $word, %rax */
+	};
+	static const uint8_t tail[] = {
+		0x48, 0x8b, 0x00,		/* movq (%rax), %rax */
+		0x48, 0x85, 0xc0,		/* testq %rax, %rax */
+		0x74, 0x04,			/* je 1f */
+		0xff, 0xd0,			/* call *%rax */
+		0x9d,				/* popfq */
+		0xc3,				/* ret */
+		0x9d,				/* 1: popfq */
+		0x31, 0xc0,			/* xorl %eax, %eax */
+		0xc3,				/* ret */
+	};
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(head); i++)
+		out[n++] = head[i];
+	for (i = 0; i < 8; i++)
+		out[n++] = (uint8_t)(word >> (8 * i));
+	for (i = 0; i < sizeof(tail); i++)
+		out[n++] = tail[i];
+	return (n);
+}
+
 int
 kinst_fbsd_guard_event(struct kinst_fbsd_mod *kinst, enum kinst_fbsd_ev ev)
 {

@@ -178,6 +178,29 @@ int	kinst_fbsd_mod_load(struct kinst_fbsd_mod *m);
 int	kinst_fbsd_mod_unload(struct kinst_fbsd_mod *m);
 
 /*
+ * The trap gate (issue 22, defect 6): what dtrace_trap_func points to while
+ * kinst is loaded, built at load into trampoline memory, which is never
+ * freed, not even at unload.  trap_check() loads dtrace_trap_func and calls
+ * it with interrupts as the trap left them (enabled for most page faults),
+ * so a thread can be preempted between the load and the call and make the
+ * call after the module is gone.  The gate is
+ *
+ *	endbr64; pushfq; cli; movabs $word, %rax; movq (%rax), %rax;
+ *	testq %rax, %rax; je 1f; call *%rax; popfq; ret;
+ *   1:	popfq; xorl %eax, %eax; ret
+ *
+ * word (8 bytes, also never freed) holds kinst_fbsd_trap_nofault while
+ * kinst is loaded.  The unload stores 0 there, then rendezvous: from the
+ * load of word to the popfq interrupts are off, so afterwards no CPU is in
+ * the handler, and a late caller of the gate finds 0 and returns 0 ("not
+ * mine").  The handler (same arguments, rdi and esi untouched) is entered
+ * with the stack aligned as after any call.  Returns the bytes written
+ * (KINST_FBSD_TRAPGATE_SIZE at most).
+ */
+#define	KINST_FBSD_TRAPGATE_SIZE	32
+size_t	kinst_fbsd_trapgate_build(uint8_t *out, uint64_t word);
+
+/*
  * kinsttrace.ko's second module, named "dtrace" (kinst_fbsd_dev.c).
  * FreeBSD registers a module name once (module_register() fails with
  * EEXIST for a name already registered), so while kinsttrace.ko is loaded

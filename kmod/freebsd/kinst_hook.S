@@ -59,7 +59,8 @@ kinst_hook:
 
 /*
  * int kinst_hook_install(void): atomically set dtrace_invop_jump_addr to
- * kinst_hook if it is NULL.  Returns 0, or 1 if someone else owns the hook.
+ * kinst_hook if it is free: NULL, or calltrap (what kinst_hook_remove
+ * leaves).  Returns 0, or 1 if someone else owns the hook.
  */
 	.globl	kinst_hook_install
 	.type	kinst_hook_install,@function
@@ -68,26 +69,51 @@ kinst_hook_install:
 	leaq	kinst_hook(%rip), %rdx
 	xorl	%eax, %eax
 	lock cmpxchgq %rdx, dtrace_invop_jump_addr(%rip)
-	setne	%al
+	je	1f
+	leaq	calltrap(%rip), %rax
+	lock cmpxchgq %rdx, dtrace_invop_jump_addr(%rip)
+1:	setne	%al
 	movzbl	%al, %eax
 	ret
 	.size	kinst_hook_install, . - kinst_hook_install
 
 /*
- * int kinst_hook_remove(void): atomically set dtrace_invop_jump_addr back
- * to NULL if it still is kinst_hook.  Returns 0, or 1 if it was not ours.
+ * int kinst_hook_remove(void): atomically set dtrace_invop_jump_addr from
+ * kinst_hook to calltrap, never to NULL.  The #BP entry reads the hook
+ * twice with interrupts off (cmpq $0 ... je calltrap; then jmpq *hook): a
+ * CPU between the two reads when NULL is stored would jump to 0, and no
+ * rendezvous helps, the store coming first (issue 22, defect 6).  calltrap
+ * is kernel text, and jumping there with %rsp at the frame is exactly
+ * what the entry does when the hook is NULL, so the pointer left behind
+ * is always valid.  Returns 0, or 1 if the hook was not kinst's.
  */
 	.globl	kinst_hook_remove
 	.type	kinst_hook_remove,@function
 	.p2align 4
 kinst_hook_remove:
 	leaq	kinst_hook(%rip), %rax
-	xorl	%edx, %edx
+	leaq	calltrap(%rip), %rdx
 	lock cmpxchgq %rdx, dtrace_invop_jump_addr(%rip)
 	setne	%al
 	movzbl	%al, %eax
 	ret
 	.size	kinst_hook_remove, . - kinst_hook_remove
+
+/* int kinst_hook_free(void): 1 if dtrace_invop_jump_addr is NULL or calltrap. */
+	.globl	kinst_hook_free
+	.type	kinst_hook_free,@function
+	.p2align 4
+kinst_hook_free:
+	movq	dtrace_invop_jump_addr(%rip), %rdx
+	leaq	calltrap(%rip), %rcx
+	xorl	%eax, %eax
+	testq	%rdx, %rdx
+	sete	%al
+	cmpq	%rcx, %rdx
+	sete	%dl
+	orb	%dl, %al
+	ret
+	.size	kinst_hook_free, . - kinst_hook_free
 
 /* void *kinst_hook_owner(void): the current dtrace_invop_jump_addr. */
 	.globl	kinst_hook_owner

@@ -21,12 +21,15 @@
  * kinst_nofault_ufail (-1).  stac/clac are never executed when the flag is
  * 0: on a CPU without SMAP they are #UD.
  *
- * kinst_nofault_install/remove: compare-and-swap of dtrace_trap_func, from
- * 0 to kinst_fbsd_trap_nofault and back (1: someone else's).
- * kinst_nofault_ours: 1 while dtrace_trap_func is kinst_fbsd_trap_nofault
- * (dtrace.ko's load stores its own without looking: the copies must not
- * run then, their faults would no longer be absorbed), else 0.  No FreeBSD
- * header is included (tests/freebsd assembles this file for the build host).
+ * kinst_nofault_install(fn)/remove(fn): compare-and-swap of
+ * dtrace_trap_func, from 0 to fn and back (1: someone else's); fn is the
+ * trap gate (kinst_fbsd_trapgate_build) in memory never freed, whose
+ * handler word names kinst_fbsd_trap_nofault while kinst is loaded.
+ * kinst_nofault_ours: 1 while dtrace_trap_func is kinst_nofault_gate
+ * (non-zero: the gate installed; dtrace.ko's load stores its own without
+ * looking: the copies must not run then, their faults would no longer be
+ * absorbed), else 0.  No FreeBSD header is included (tests/freebsd
+ * assembles this file for the build host).
  */
 
 	.text
@@ -99,9 +102,8 @@ kinst_nofault_smap:
 	.type	kinst_nofault_install,@function
 	.p2align 4
 kinst_nofault_install:
-	leaq	kinst_fbsd_trap_nofault(%rip), %rdx
 	xorl	%eax, %eax
-	lock cmpxchgq %rdx, dtrace_trap_func(%rip)
+	lock cmpxchgq %rdi, dtrace_trap_func(%rip)
 	setne	%al
 	movzbl	%al, %eax
 	ret
@@ -111,7 +113,7 @@ kinst_nofault_install:
 	.type	kinst_nofault_remove,@function
 	.p2align 4
 kinst_nofault_remove:
-	leaq	kinst_fbsd_trap_nofault(%rip), %rax
+	movq	%rdi, %rax
 	xorl	%edx, %edx
 	lock cmpxchgq %rdx, dtrace_trap_func(%rip)
 	setne	%al
@@ -123,11 +125,19 @@ kinst_nofault_remove:
 	.type	kinst_nofault_ours,@function
 	.p2align 4
 kinst_nofault_ours:
-	leaq	kinst_fbsd_trap_nofault(%rip), %rdx
+	movq	kinst_nofault_gate(%rip), %rdx
 	xorl	%eax, %eax
+	testq	%rdx, %rdx
+	jz	1f
 	cmpq	%rdx, dtrace_trap_func(%rip)
 	sete	%al
-	ret
+1:	ret
 	.size	kinst_nofault_ours, . - kinst_nofault_ours
+
+	.data
+	.p2align 3
+	.globl	kinst_nofault_gate
+kinst_nofault_gate:
+	.quad	0
 
 	.section .note.GNU-stack,"",@progbits

@@ -32,8 +32,10 @@ doreti:
 	jmp	1f
 	.size	doreti, . - doreti
 
+	.globl	calltrap
 	.type	kh_calltrap,@function
 kh_calltrap:
+calltrap:
 	movq	%rsp, kh_exit_rsp(%rip)
 	movl	$2, %eax
 1:	movq	kh_saved_rsp(%rip), %rsp

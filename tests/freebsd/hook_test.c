@@ -35,9 +35,11 @@ void	kinst_hook(void);
 int	kinst_hook_install(void);
 int	kinst_hook_remove(void);
 void	*kinst_hook_owner(void);
+int	kinst_hook_free(void);
 
 extern uint64_t kh_exit_rsp;
 extern void *dtrace_invop_jump_addr;
+extern char calltrap[];	/* hook_harness.S: the kernel's calltrap */
 
 enum scenario {
 	SC_NOT_OURS, SC_REDIRECT, SC_CALL,
@@ -462,17 +464,27 @@ ATF_TC_BODY(install_remove, tc)
 
 	dtrace_invop_jump_addr = NULL;
 	ATF_CHECK(kinst_hook_owner() == NULL);
+	ATF_CHECK_EQ(kinst_hook_free(), 1);
 	ATF_CHECK_EQ(kinst_hook_install(), 0);
 	ATF_CHECK(kinst_hook_owner() == (void *)kinst_hook);
 	ATF_CHECK(dtrace_invop_jump_addr == (void *)kinst_hook);
+	ATF_CHECK_EQ(kinst_hook_free(), 0);
 	/* Already owned (by kinst itself): refused, unchanged. */
 	ATF_CHECK_EQ(kinst_hook_install(), 1);
 	ATF_CHECK(dtrace_invop_jump_addr == (void *)kinst_hook);
+	/* Removed: calltrap, never NULL (defect 6), and free again. */
 	ATF_CHECK_EQ(kinst_hook_remove(), 0);
-	ATF_CHECK(dtrace_invop_jump_addr == NULL);
+	ATF_CHECK(dtrace_invop_jump_addr == (void *)calltrap);
+	ATF_CHECK_EQ(kinst_hook_free(), 1);
 	ATF_CHECK_EQ(kinst_hook_remove(), 1);
+	ATF_CHECK(dtrace_invop_jump_addr == (void *)calltrap);
+	/* A reload takes it from calltrap. */
+	ATF_CHECK_EQ(kinst_hook_install(), 0);
+	ATF_CHECK(dtrace_invop_jump_addr == (void *)kinst_hook);
+	ATF_CHECK_EQ(kinst_hook_remove(), 0);
 	/* Owned by someone else (DTrace): never taken, never cleared. */
 	dtrace_invop_jump_addr = &other;
+	ATF_CHECK_EQ(kinst_hook_free(), 0);
 	ATF_CHECK_EQ(kinst_hook_install(), 1);
 	ATF_CHECK(dtrace_invop_jump_addr == &other);
 	ATF_CHECK_EQ(kinst_hook_remove(), 1);

@@ -24,8 +24,9 @@
 
 /* kinst_nofault.S */
 int	kinst_nofault_copy(void *dst, const void *src, size_t len);
-int	kinst_nofault_install(void);
-int	kinst_nofault_remove(void);
+int	kinst_nofault_install(void *gate);
+int	kinst_nofault_remove(void *gate);
+extern void *kinst_nofault_gate;
 int	kinst_nofault_copy_user(void *dst, const void *src, size_t len);
 extern int kinst_nofault_smap;
 extern char kinst_nofault_start[], kinst_nofault_end[], kinst_nofault_fail[];
@@ -463,26 +464,115 @@ ATF_TC_WITHOUT_HEAD(install_remove);
 ATF_TC_BODY(install_remove, tc)
 {
 	void *other = (void *)&other;
+	static char gate[32];
 
 	dtrace_trap_func = NULL;
+	kinst_nofault_gate = NULL;
 	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
-	ATF_CHECK_EQ(kinst_nofault_install(), 0);
-	ATF_CHECK(dtrace_trap_func == (void *)kinst_fbsd_trap_nofault);
+	ATF_CHECK_EQ(kinst_nofault_install(gate), 0);
+	ATF_CHECK(dtrace_trap_func == (void *)gate);
+	/* Not ours until the shim has published the gate it installed. */
+	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
+	kinst_nofault_gate = gate;
 	ATF_CHECK_EQ(kinst_nofault_ours(), 1);
-	ATF_CHECK_EQ(kinst_nofault_install(), 1);
+	ATF_CHECK_EQ(kinst_nofault_install(gate), 1);
 	/* dtrace.ko's load stores its handler over ours (issue 22, 4). */
 	dtrace_trap_func = other;
 	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
-	dtrace_trap_func = (void *)kinst_fbsd_trap_nofault;
-	ATF_CHECK_EQ(kinst_nofault_remove(), 0);
+	dtrace_trap_func = (void *)gate;
+	ATF_CHECK_EQ(kinst_nofault_remove(gate), 0);
 	ATF_CHECK(dtrace_trap_func == NULL);
 	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
-	ATF_CHECK_EQ(kinst_nofault_remove(), 1);
+	ATF_CHECK_EQ(kinst_nofault_remove(gate), 1);
 	dtrace_trap_func = other;
-	ATF_CHECK_EQ(kinst_nofault_install(), 1);
-	ATF_CHECK_EQ(kinst_nofault_remove(), 1);
+	ATF_CHECK_EQ(kinst_nofault_install(gate), 1);
+	ATF_CHECK_EQ(kinst_nofault_remove(gate), 1);
 	ATF_CHECK(dtrace_trap_func == other);
 	ATF_CHECK_EQ(kinst_nofault_ours(), 0);
+	kinst_nofault_gate = NULL;
+	dtrace_trap_func = NULL;
+}
+
+/*
+ * The trap gate (kinst_fbsd_trapgate_build, defect 6), run: cli is #GP in
+ * user mode (SIGSEGV, SI_KERNEL), so a handler stands in for it at the
+ * gate's one cli byte and counts it; pushfq/popfq run as they are.  With
+ * the word naming a handler the gate calls it with the trap's arguments
+ * and the stack aligned as after a call, and returns its answer; with the
+ * word 0 (after the unload) it returns 0 without calling anything.
+ */
+static uint8_t *tg_code;
+static unsigned tg_cli, tg_calls, tg_misaligned;
+static void *tg_tf;
+static unsigned tg_type;
+
+static void
+tg_on_segv(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint8_t *ip = (uint8_t *)uc->uc_mcontext.gregs[REG_RIP];
+
+	(void)sig;
+	if (si->si_code != SI_KERNEL || ip != tg_code + 5 || *ip != 0xfa)
+		abort();
+	tg_cli++;
+	uc->uc_mcontext.gregs[REG_RIP] += 1;
+}
+
+static __attribute__((noinline)) int
+tg_handler(void *tf, unsigned type)
+{
+	if ((uintptr_t)__builtin_frame_address(0) % 16 != 0)
+		tg_misaligned++;
+	tg_calls++;
+	tg_tf = tf;
+	tg_type = type;
+	return (5);
+}
+
+ATF_TC_WITHOUT_HEAD(trap_gate);
+ATF_TC_BODY(trap_gate, tc)
+{
+	struct sigaction sa, old;
+	int (*gate)(void *, unsigned);
+	static uint64_t word;
+	long pg = getpagesize();
+	uint8_t *p;
+	int tf;
+
+	p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ATF_REQUIRE(p != MAP_FAILED);
+	memset(p, 0xcc, (size_t)pg);
+	ATF_REQUIRE_EQ(kinst_fbsd_trapgate_build(p,
+	    (uint64_t)(uintptr_t)&word), KINST_FBSD_TRAPGATE_SIZE);
+	ATF_REQUIRE_EQ(mprotect(p, (size_t)pg, PROT_READ | PROT_EXEC), 0);
+	tg_code = p;
+	gate = (int (*)(void *, unsigned))(void *)p;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = tg_on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	ATF_REQUIRE_EQ(sigaction(SIGSEGV, &sa, &old), 0);
+
+	word = (uint64_t)(uintptr_t)tg_handler;
+	ATF_CHECK_EQ(gate(&tf, 12), 5);
+	ATF_CHECK_EQ(tg_calls, 1);
+	ATF_CHECK(tg_tf == &tf);
+	ATF_CHECK_EQ(tg_type, 12);
+	ATF_CHECK_EQ(tg_misaligned, 0);
+	ATF_CHECK_EQ(tg_cli, 1);
+	/* The unload stored 0: a late caller gets "not mine". */
+	word = 0;
+	ATF_CHECK_EQ(gate(&tf, 12), 0);
+	ATF_CHECK_EQ(tg_calls, 1);
+	ATF_CHECK_EQ(tg_cli, 2);
+	/* The word is read at every call, not at build time. */
+	word = (uint64_t)(uintptr_t)tg_handler;
+	ATF_CHECK_EQ(gate(NULL, 3), 5);
+	ATF_CHECK_EQ(tg_calls, 2);
+	ATF_CHECK_EQ(tg_type, 3);
+	ATF_REQUIRE_EQ(sigaction(SIGSEGV, &old, NULL), 0);
+	munmap(p, (size_t)pg);
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -495,5 +585,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, copy_user);
 	ATF_TP_ADD_TC(tp, copy_user_smap);
 	ATF_TP_ADD_TC(tp, install_remove);
+	ATF_TP_ADD_TC(tp, trap_gate);
 	return (atf_no_error());
 }
