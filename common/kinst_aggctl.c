@@ -6,19 +6,10 @@
  */
 
 #include "kinst_agg.h"
+#include "kinst_bytes.h"
 #include "kinst_control.h"
 #include "kinst_engine.h"
 #include "kinst_os.h"
-
-static void
-agg_bzero(void *p, size_t n)
-{
-	volatile uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		b[i] = 0;
-}
 
 /* LINEAR: buckets inside [min, max), or 0 when the range is refused. */
 static uint32_t
@@ -307,10 +298,10 @@ kinst_ctl_agg_clear(struct kinst_ctl *c, struct kinst_csession *cs,
 	KINST_STORE_RELEASE(&a->active, 1 - old);
 	/* No CPU is still in a hit that chose the old set. */
 	kinst_os_quiesce();
-	agg_bzero(a->tables[old], (size_t)a->ncpus * a->cpu_bytes);
+	kinst_bzero(a->tables[old], (size_t)a->ncpus * a->cpu_bytes);
 	/* The stacks with their counts: no entry names a stack that is gone. */
 	if (a->nstacks != 0)
-		agg_bzero(a->stacks[old], agg_stack_bytes(a));
+		kinst_bzero(a->stacks[old], agg_stack_bytes(a));
 	kinst_os_ctl_unlock();
 	return (KINST_E_OK);
 }

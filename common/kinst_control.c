@@ -325,7 +325,7 @@ ctl_arm_validate(struct kinst_arm *a)
 	a->nrefused = 0;
 	a->refuse_reason = KINST_R_NONE;
 	a->addr = 0;
-	ctl_bzero(a->insn, sizeof(a->insn));
+	kinst_bzero(a->insn, sizeof(a->insn));
 	a->insn_len = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
 	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
@@ -442,7 +442,7 @@ ctl_arm_check(struct ctl_arm_req *r)
 	a->addr = addr;
 	a->insn_len = kinst_insn_length(r->text + a->offset,
 	    r->f.size - a->offset);
-	ctl_copy(a->insn, r->text + a->offset, a->insn_len);
+	kinst_copy(a->insn, r->text + a->offset, a->insn_len);
 	return (KINST_E_OK);
 }
 
@@ -535,7 +535,7 @@ ctl_arm_prepare_one(struct ctl_arm_req *r, uint32_t i, uint32_t k,
 	cp->jlen = 0;
 	cp->jdetour = 0;
 	cp->jwindow = 0;
-	ctl_copy((uint8_t *)g->tramp + (size_t)k * KINST_TRAMP_SIZE, img,
+	kinst_copy((uint8_t *)g->tramp + (size_t)k * KINST_TRAMP_SIZE, img,
 	    sizeof(img));
 	return (KINST_E_OK);
 }
@@ -641,7 +641,7 @@ ctl_arm_queue(struct ctl_arm_req *r)
 	a->probe_id = p->id;
 	a->narmed = g->nprobes;
 	a->addr = p->addr;
-	ctl_copy(a->insn, p->orig, p->insn.len);
+	kinst_copy(a->insn, p->orig, p->insn.len);
 	a->insn_len = p->insn.len;
 	r->g = NULL;
 	r->resolved = false;
@@ -877,7 +877,7 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				continue;
 			if (n < cap) {
 				pi = &out[n];
-				ctl_bzero(pi, sizeof(*pi));
+				kinst_bzero(pi, sizeof(*pi));
 				pi->probe_id = cp->p.id;
 				pi->offset = cp->p.offset;
 				pi->addr = cp->p.addr;
@@ -886,7 +886,7 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				    sizeof(pi->module));
 				ctl_strlcpy(pi->function, g->function,
 				    sizeof(pi->function));
-				ctl_copy(pi->insn, cp->p.orig, cp->p.insn.len);
+				kinst_copy(pi->insn, cp->p.orig, cp->p.insn.len);
 				pi->insn_len = cp->p.insn.len;
 				pi->treatment = cp->p.cls.treatment |
 				    (cp->jstate == KINST_JS_JUMP ?

@@ -7,26 +7,9 @@
 #ifndef KINST_CONTROLVAR_H
 #define KINST_CONTROLVAR_H
 
+#include "kinst_bytes.h"
 #include "kinst_control.h"
 
-static inline void
-ctl_bzero(void *p, size_t n)
-{
-	volatile uint8_t *d = p;
-
-	while (n-- > 0)
-		*d++ = 0;
-}
-
-static inline void
-ctl_copy(void *dst, const void *src, size_t n)
-{
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-
-	while (n-- > 0)
-		*d++ = *s++;
-}
 
 static inline bool
 ctl_same(const uint8_t *a, const uint8_t *b, size_t n)

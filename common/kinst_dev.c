@@ -4,17 +4,9 @@
  * every ioctl, for both kernels.  Thread context only.
  */
 
+#include "kinst_bytes.h"
 #include "kinst_dev.h"
 #include "kinst_os.h"
-
-static void
-dev_bzero(void *p, size_t n)
-{
-	volatile uint8_t *b = p;
-
-	while (n-- != 0)
-		*b++ = 0;
-}
 
 static uint32_t
 dev_min(uint32_t a, uint32_t b)
@@ -43,7 +35,7 @@ int
 kinst_dev_init(struct kinst_dev *d, struct kinst_ctl *ctl, uint32_t ncpus,
     uint32_t ring_size)
 {
-	dev_bzero(d, sizeof(*d));
+	kinst_bzero(d, sizeof(*d));
 	if (ncpus == 0 ||
 	    ring_size < KINST_DEV_RING_MIN || ring_size > KINST_DEV_RING_MAX ||
 	    (ring_size & (ring_size - 1)) != 0)
@@ -212,7 +204,7 @@ ioc_version(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 	struct kinst_version *v = arg;
 
 	(void)d;
-	dev_bzero(v, sizeof(*v));
+	kinst_bzero(v, sizeof(*v));
 	v->abi_version = KINST_ABI_VERSION;
 	v->max_probes = KINST_MAX_PROBES;
 	v->ncpus = f->ncpus;
@@ -512,7 +504,7 @@ kinst_dev_ioctl_user(struct kinst_dev *d, struct kinst_dev_file *f,
 
 	if ((ioc = dev_ioc_find(cmd)) == NULL)
 		return (KINST_ENOTTY);
-	dev_bzero(arg, sizeof(arg));
+	kinst_bzero(arg, sizeof(arg));
 	if ((ioc->dir & KINST_DEV_IN) != 0 &&
 	    kinst_os_copyin(uarg, arg, ioc->size) != 0)
 		return (KINST_EFAULT);

@@ -266,7 +266,7 @@ ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
 		cp = &g->probes[i];
 		if (cp->jstate != KINST_JS_BUILT)
 			continue;
-		ctl_bzero(&sp, sizeof(sp));
+		kinst_bzero(&sp, sizeof(sp));
 		sp.addr = cp->p.addr;
 		sp.at = daddr + (uint64_t)k * KINST_DETOUR_SIZE;
 		sp.handler = c->jhandler;
@@ -280,7 +280,7 @@ ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
 			continue;
 		}
 		cp->jlen = (uint8_t)wlen;
-		ctl_copy(cp->jorig, text + cp->p.offset, KINST_JOPT_WINDOW);
+		kinst_copy(cp->jorig, text + cp->p.offset, KINST_JOPT_WINDOW);
 		cp->jdetour = sp.at;
 		cp->jwindow = sp.at + wstart;
 		k++;
