@@ -751,6 +751,8 @@ Workload::wait()
 				else if (WIFSIGNALED(st))
 					fprintf(stderr, "kinstctl: %s killed by signal %d\n",
 					    command_[0].c_str(), WTERMSIG(st));
+				// Reaped: its pid is free for another process now.
+				child_ = -1;
 				return;
 			}
 		}
@@ -766,6 +768,7 @@ Workload::finish()
 	if (child_ > 0 && g_stop) {
 		kill(child_, SIGTERM);
 		waitpid(child_, nullptr, 0);
+		child_ = -1;
 	}
 }
 

@@ -216,6 +216,9 @@ public:
 	// After disarming: an interrupted run does not leave the command behind
 	// (it got the same signal from the terminal, or none at all).
 	void finish();
+	// The command was started and has not been reaped: finish() would
+	// signal it.  After wait() has reaped it, never (its pid may be reused).
+	bool running() const { return child_ > 0; }
 
 private:
 	std::vector<std::string> command_;

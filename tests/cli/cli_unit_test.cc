@@ -532,6 +532,32 @@ ATF_TEST_CASE_BODY(session_features)
 		ATF_REQUIRE_EQ(feature_missing(m.v, m.f, m.what), m.msg);
 }
 
+// A command that exited is reaped by wait() and forgotten: finish() after
+// Ctrl-C must not signal its pid, which another process may have by then.
+ATF_TEST_CASE_WITHOUT_HEAD(workload_reaped);
+ATF_TEST_CASE_BODY(workload_reaped)
+{
+	Workload w({ "sh", "-c", "exit 3" }, 0);
+	ATF_REQUIRE(!w.running());
+	w.start();
+	ATF_REQUIRE(w.running());
+	w.wait();
+	ATF_REQUIRE(!w.running());
+	g_stop = 1;
+	w.finish();
+	g_stop = 0;
+	ATF_REQUIRE(!w.running());
+	// A command still running when the duration ends stays known.
+	Workload v({ "sleep", "5" }, 0.05);
+	v.start();
+	v.wait();
+	ATF_REQUIRE(v.running());
+	g_stop = 1;
+	v.finish();	// SIGTERM and reap
+	g_stop = 0;
+	ATF_REQUIRE(!v.running());
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
@@ -547,4 +573,5 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, elf_memory_errors);
 	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
 	ATF_ADD_TEST_CASE(tcs, session_features);
+	ATF_ADD_TEST_CASE(tcs, workload_reaped);
 }
