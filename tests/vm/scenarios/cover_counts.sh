@@ -71,7 +71,9 @@ kinstctl cover --no-color "$fn" -- sh /tmp/wl.sh >/tmp/c.txt 2>/tmp/c.err ||
     kt_fail "kinstctl cover (text) failed: $(cat /tmp/c.err)"
 cat /tmp/c.txt
 row() {	# row OFFSET: the text line of the instruction at +OFFSET
-	awk -v o="+$1" '{ for (i = 1; i <= 3; i++) if ($i == o) { print; exit } }' /tmp/c.txt
+	# As strings: busybox awk compares "+0x21" and a count of 33 as numbers
+	# (strtod reads hex), and matched the count column whenever 3t was 33.
+	awk -v o="+$1" '{ for (i = 1; i <= 3; i++) if (($i "") == o) { print; exit } }' /tmp/c.txt
 }
 case $(row 0xd) in
 *" $((r1 * t))  jne "*"[taken $((r1 * (t - 1))), not taken $r1]"*) ;;
