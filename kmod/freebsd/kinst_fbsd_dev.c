@@ -448,6 +448,8 @@ kinst_step_nofault(void *ctx)
 	if (kinst_nofault_install(gate) != 0) {
 		printf("kinst: dtrace_trap_func is taken (DTrace loaded?)\n");
 		__atomic_store_n(kinst_gate_word, 0, __ATOMIC_SEQ_CST);
+		/* Never installed: retired like kinst_fbsd_gate_alloc's failure. */
+		kinst_os_tramp_free(gate, 2 * PAGE_SIZE);
 		return (EBUSY);
 	}
 	__atomic_store_n(&kinst_nofault_gate, gate, __ATOMIC_SEQ_CST);
