@@ -83,7 +83,9 @@ void	kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 /*
  * Arm time: decode and classify the instruction at addr (bytes, avail
  * readable), fill p, and, for an out-of-line instruction, build its
- * trampoline image for address tramp into img.  Returns KINST_R_NONE when
+ * trampoline image for address tramp into img (for an emulated indirect
+ * call or jump through memory, its native image: p->native,
+ * kinst_native_build).  Returns KINST_R_NONE when
  * traceable, or the reason it is not (p->cls says so too).
  */
 int	kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,

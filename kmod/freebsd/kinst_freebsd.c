@@ -7,6 +7,7 @@
  * compile and run it by path.  See kinst_freebsd.h and docs/freebsd.md.
  */
 
+#include "kinst_bytes.h"
 #include "kinst_classify.h"
 #include "kinst_control.h"
 #include "kinst_dev.h"
@@ -289,15 +290,13 @@ kinst_fbsd_trapgate_build(uint8_t *out, uint64_t word)
 		0x31, 0xc0,			/* xorl %eax, %eax */
 		0xc3,				/* ret */
 	};
-	size_t n = 0, i;
+	size_t i;
 
-	for (i = 0; i < sizeof(head); i++)
-		out[n++] = head[i];
+	kinst_copy(out, head, sizeof(head));
 	for (i = 0; i < 8; i++)
-		out[n++] = (uint8_t)(word >> (8 * i));
-	for (i = 0; i < sizeof(tail); i++)
-		out[n++] = tail[i];
-	return (n);
+		out[sizeof(head) + i] = (uint8_t)(word >> (8 * i));
+	kinst_copy(out + sizeof(head) + 8, tail, sizeof(tail));
+	return (sizeof(head) + 8 + sizeof(tail));
 }
 
 int
