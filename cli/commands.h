@@ -36,6 +36,7 @@ extern const char *const no_optimize_help;
 
 void add_list_offsets(CLI::App &app, Runner &run);
 void add_list_inlines(CLI::App &app, Runner &run);
+void add_list_vars(CLI::App &app, Runner &run);
 void add_resolve(CLI::App &app, Runner &run);
 void add_trace(CLI::App &app, Runner &run);
 void add_count(CLI::App &app, Runner &run);

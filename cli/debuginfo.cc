@@ -174,6 +174,7 @@ public:
 	bool has_dwarf() const { return dw_ != nullptr; }
 	const std::vector<uint8_t> &build_id() const { return build_id_; }
 	const std::string &path() const { return path_; }
+	Dwfl_Module *dwfl_module() const { return dm_; }
 
 	// Debug address of f's first byte (false if f is not in this file).
 	bool base(const Function &f, uint64_t *out);
@@ -791,6 +792,16 @@ DebugInfo::where(size_t mi, const Function &f, uint32_t off)
 	s.line = r->line;
 	s.inl = d->chain(b + off);
 	return s;
+}
+
+bool
+DebugInfo::dwarf_function(size_t mi, const Function &f, Dwfl_Module **dm, uint64_t *base)
+{
+	ModuleDebug *d = module(mi);
+	if (d == nullptr || !d->base(f, base))
+		return false;
+	*dm = d->dwfl_module();
+	return true;
 }
 
 std::vector<size_t>

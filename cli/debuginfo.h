@@ -31,6 +31,8 @@
 #include "spec.h"
 #include "symbols.h"
 
+struct Dwfl_Module;
+
 namespace kinst {
 
 struct DebugOptions {
@@ -91,6 +93,10 @@ public:
 	// Every inlined instance of name in the module (entry, returns).
 	std::vector<InlineInstance> inlines(size_t mi, const std::string &name,
 	    Disassembler &dis);
+
+	// libdw's view of f (dwarf_vars.cc): its module and the debug address
+	// of f's first byte; false without debug info for f.
+	bool dwarf_function(size_t mi, const Function &f, Dwfl_Module **dm, uint64_t *base);
 
 	// The modules a source spec is looked up in (its MODULE:, else every
 	// offline file, else the running kernel and --debug-file modules).

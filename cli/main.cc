@@ -43,6 +43,7 @@ main(int argc, char **argv)
 	Runner run;
 	add_list_offsets(app, run);
 	add_list_inlines(app, run);
+	add_list_vars(app, run);
 	add_resolve(app, run);
 	add_trace(app, run);
 	add_count(app, run);

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Variables in scope at an instruction, from DWARF (dwarf_vars.h).
+#include "dwarf_vars.h"
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "error.h"
+#include "format.h"
+
+namespace kinst {
+
+namespace {
+
+std::string
+attr_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *n = nullptr;
+	if (dwarf_attr_integrate(die, DW_AT_name, &at) != nullptr)
+		n = dwarf_formstring(&at);
+	return n ? n : "";
+}
+
+bool
+type_of(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute at;
+	return dwarf_attr_integrate(die, DW_AT_type, &at) != nullptr &&
+	    dwarf_formref_die(&at, out) != nullptr;
+}
+
+// The C spelling of a type: prefix and suffix around a declarator.
+void
+type_parts(Dwarf_Die *t, std::string &pre, std::string &post, int depth)
+{
+	if (depth > 16) {
+		pre = "...";
+		return;
+	}
+	Dwarf_Die inner;
+	bool has = type_of(t, &inner);
+	std::string name = attr_name(t);
+	switch (dwarf_tag(t)) {
+	case DW_TAG_base_type:
+	case DW_TAG_typedef:
+		pre = name.empty() ? "?" : name;
+		return;
+	case DW_TAG_structure_type:
+		pre = "struct " + (name.empty() ? std::string("<anonymous>") : name);
+		return;
+	case DW_TAG_union_type:
+		pre = "union " + (name.empty() ? std::string("<anonymous>") : name);
+		return;
+	case DW_TAG_enumeration_type:
+		pre = "enum " + (name.empty() ? std::string("<anonymous>") : name);
+		return;
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type: {
+		std::string p, q;
+		if (has)
+			type_parts(&inner, p, q, depth + 1);
+		else
+			p = "void";
+		bool fn = !q.empty() && q[0] == '(';
+		bool arr = !q.empty() && q[0] == '[';
+		if (fn || arr) {
+			pre = p + " (*";
+			post = ")" + q;
+		} else {
+			pre = p + " *";
+			post = q;
+		}
+		return;
+	}
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type: {
+		const char *q = dwarf_tag(t) == DW_TAG_const_type ? "const" :
+		    dwarf_tag(t) == DW_TAG_volatile_type ? "volatile" :
+		    dwarf_tag(t) == DW_TAG_restrict_type ? "restrict" : "_Atomic";
+		std::string p, s;
+		if (has)
+			type_parts(&inner, p, s, depth + 1);
+		else
+			p = "void";
+		if (!p.empty() && p.back() == '*')
+			pre = p + " " + q;
+		else
+			pre = std::string(q) + " " + p;
+		post = s;
+		return;
+	}
+	case DW_TAG_array_type: {
+		std::string p, s;
+		if (has)
+			type_parts(&inner, p, s, depth + 1);
+		std::string dims;
+		Dwarf_Die sub;
+		if (dwarf_child(t, &sub) == 0) {
+			do {
+				if (dwarf_tag(&sub) != DW_TAG_subrange_type)
+					continue;
+				Dwarf_Attribute at;
+				Dwarf_Word w;
+				if (dwarf_attr(&sub, DW_AT_count, &at) && dwarf_formudata(&at, &w) == 0)
+					dims += "[" + std::to_string(w) + "]";
+				else if (dwarf_attr(&sub, DW_AT_upper_bound, &at) &&
+				    dwarf_formudata(&at, &w) == 0)
+					dims += "[" + std::to_string(w + 1) + "]";
+				else
+					dims += "[]";
+			} while (dwarf_siblingof(&sub, &sub) == 0);
+		}
+		pre = p;
+		post = dims + s;
+		return;
+	}
+	case DW_TAG_subroutine_type: {
+		std::string r, rs;
+		if (has)
+			type_parts(&inner, r, rs, depth + 1);
+		else
+			r = "void";
+		pre = r;
+		post = "(...)" + rs;
+		return;
+	}
+	default:
+		pre = name.empty() ? "?" : name;
+		return;
+	}
+}
+
+std::string
+type_name(Dwarf_Die *t)
+{
+	std::string pre, post;
+	type_parts(t, pre, post, 0);
+	return pre + post;
+}
+
+// libdw's operations to dwarf_loc.h's, with entry-value expressions and
+// implicit values resolved through the attribute they came from.
+LocExpr
+convert(Dwarf_Attribute *at, const Dwarf_Op *ops, size_t n, int depth = 0)
+{
+	LocExpr e;
+	for (size_t i = 0; i < n; i++) {
+		LocOp o;
+		o.atom = ops[i].atom;
+		o.n1 = ops[i].number;
+		o.n2 = ops[i].number2;
+		if ((o.atom == DW_OP_entry_value || o.atom == DW_OP_GNU_entry_value) && depth < 4) {
+			Dwarf_Attribute sub;
+			Dwarf_Op *sops;
+			size_t sn;
+			if (dwarf_getlocation_attr(at, &ops[i], &sub) == 0 &&
+			    dwarf_getlocation(&sub, &sops, &sn) == 0)
+				o.sub = convert(&sub, sops, sn, depth + 1);
+		}
+		if (o.atom == DW_OP_implicit_value && at != nullptr) {
+			Dwarf_Block b;
+			if (dwarf_getlocation_implicit_value(at, &ops[i], &b) == 0)
+				o.block.assign((const char *)b.data, b.length);
+		}
+		e.push_back(o);
+	}
+	return e;
+}
+
+// DWARF 5 ops (DW_OP_addrx, DW_OP_constx) that libdw resolves to the
+// address itself through .debug_addr: converted to DW_OP_addr/constu so
+// that the compiler needs no unit.
+void
+resolve_indexed(Dwarf_Attribute *at, Dwarf_Op *ops, size_t n, LocExpr &e)
+{
+	for (size_t i = 0; i < n && i < e.size(); i++) {
+		if (e[i].atom != DW_OP_addrx && e[i].atom != DW_OP_GNU_addr_index &&
+		    e[i].atom != DW_OP_constx && e[i].atom != DW_OP_GNU_const_index)
+			continue;
+		Dwarf_Attribute res;
+		Dwarf_Word w;
+		if (dwarf_getlocation_attr(at, &ops[i], &res) == 0 && dwarf_formudata(&res, &w) == 0) {
+			bool addr = e[i].atom == DW_OP_addrx || e[i].atom == DW_OP_GNU_addr_index;
+			e[i].atom = addr ? DW_OP_addr : DW_OP_constu;
+			e[i].n1 = w;
+		}
+	}
+}
+
+struct Scope {
+	Dwarf_Die die;
+	std::string label;	// "", "block", inlined function name
+};
+
+} // namespace
+
+bool
+vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery &q,
+    std::vector<Var> &out)
+{
+	out.clear();
+	Dwfl_Module *dm;
+	uint64_t base;
+	if (!d.dwarf_function(mi, f, &dm, &base))
+		return false;
+	uint64_t addr = base + off;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(dm, addr, &bias);
+	if (cu == nullptr)
+		return true;	// no unit describes it (assembly)
+	Dwarf_Addr pc = addr - bias;
+	// The scopes containing pc, walked down from the unit through the
+	// concrete tree (dwarf_getscopes follows an inlined copy into its
+	// abstract origin and loses the caller's scopes).
+	std::vector<Scope> sc;
+	Dwarf_Die cur = *cu, child;
+	for (int guard = 0; guard < 256 && dwarf_child(&cur, &child) == 0; guard++) {
+		bool found = false;
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag != DW_TAG_subprogram && tag != DW_TAG_lexical_block &&
+			    tag != DW_TAG_inlined_subroutine && tag != DW_TAG_namespace)
+				continue;
+			if (tag != DW_TAG_namespace) {
+				int h = dwarf_haspc(&child, pc);
+				if (h < 0)
+					throw Error(Exit::bad_elf, f.name + "+" + hex(off) + ": libdw "
+					    "cannot read the ranges of a scope: " + dwarf_errmsg(-1));
+				if (h == 0)
+					continue;
+			}
+			Scope s;
+			s.die = child;
+			if (tag == DW_TAG_inlined_subroutine)
+				s.label = attr_name(&child);
+			else if (tag == DW_TAG_lexical_block)
+				s.label = "block";
+			if (tag != DW_TAG_namespace)
+				sc.insert(sc.begin(), s);	// innermost first
+			cur = child;
+			found = true;
+			break;
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+	}
+
+	// The frame base: the innermost out-of-line function's.
+	LocExpr fb;
+	LocEnv env;
+	env.addr = q.addr;
+	for (auto &s : sc) {
+		if (dwarf_tag(&s.die) != DW_TAG_subprogram)
+			continue;
+		Dwarf_Attribute at;
+		if (dwarf_attr_integrate(&s.die, DW_AT_frame_base, &at) == nullptr)
+			break;
+		Dwarf_Op *ops;
+		size_t len;
+		int k = dwarf_getlocation_addr(&at, pc, &ops, &len, 1);
+		if (k > 0) {
+			fb = convert(&at, ops, len);
+			env.frame_base = &fb;
+		} else {
+			env.frame_base_why = "the frame base has no location at this instruction";
+		}
+		break;
+	}
+	// The CFA rule at the instruction.
+	LocExpr cfa;
+	for (int which = 0; which < 2 && env.cfa == nullptr; which++) {
+		Dwarf_Addr cbias;
+		Dwarf_CFI *cfi = which == 0 ? dwfl_module_dwarf_cfi(dm, &cbias) :
+		    dwfl_module_eh_cfi(dm, &cbias);
+		if (cfi == nullptr)
+			continue;
+		Dwarf_Frame *fr = nullptr;
+		if (dwarf_cfi_addrframe(cfi, addr - cbias, &fr) != 0) {
+			env.cfa_why = "no call frame information covers this instruction";
+			continue;
+		}
+		Dwarf_Op *ops;
+		size_t nops;
+		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops > 0) {
+			cfa = convert(nullptr, ops, nops, 4);
+			env.cfa = &cfa;
+		} else {
+			env.cfa_why = "the CFA is undefined at this instruction";
+		}
+		free(fr);
+	}
+
+	unsigned depth = 0;
+	for (auto &s : sc) {
+		Dwarf_Die c;
+		if (dwarf_child(&s.die, &c) != 0) {
+			depth++;
+			continue;
+		}
+		do {
+			int tag = dwarf_tag(&c);
+			if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+				continue;
+			Dwarf_Attribute at;
+			if (dwarf_attr(&c, DW_AT_declaration, &at) != nullptr)
+				continue;
+			Var v;
+			v.name = attr_name(&c);
+			if (v.name.empty())
+				continue;
+			v.param = tag == DW_TAG_formal_parameter;
+			v.scope = s.label;
+			v.depth = depth;
+			Dwarf_Die t;
+			if (type_of(&c, &t)) {
+				v.type = type_name(&t);
+				v.type_die = dwarf_dieoffset(&t);
+				Dwarf_Word sz;
+				if (dwarf_aggregate_size(&t, &sz) == 0)
+					v.size = (int64_t)sz;
+			} else {
+				v.type = "?";
+			}
+			if (dwarf_attr_integrate(&c, DW_AT_location, &at) != nullptr) {
+				Dwarf_Op *ops;
+				size_t len;
+				int k = dwarf_getlocation_addr(&at, pc, &ops, &len, 1);
+				if (k < 0) {
+					v.reason = std::string("unreadable location: ") + dwarf_errmsg(-1);
+				} else if (k == 0) {
+					v.reason = "not available at this instruction";
+				} else {
+					LocExpr e = convert(&at, ops, len);
+					resolve_indexed(&at, ops, len, e);
+					v.located = true;
+					v.dwarf = loc_text(e);
+					v.loc = compile_location(e, env);
+					if (!v.loc.why.empty())
+						v.reason = v.loc.why;
+					else if (v.loc.kind() == "empty")
+						v.reason = "optimized out here";
+					else if (v.loc.entry)
+						v.reason = "an entry value (" + v.loc.describe() + "): kinst "
+						    "cannot read a register's value at the function's entry yet";
+				}
+				if (q.ranges) {
+					Dwarf_Addr lbase, start, end;
+					Dwarf_Op *lops;
+					size_t llen;
+					ptrdiff_t o = 0;
+					int guard = 0;
+					while ((o = dwarf_getlocations(&at, o, &lbase, &start, &end, &lops,
+					    &llen)) > 0 && guard++ < 100000) {
+						uint64_t lo = start + bias, hi = end + bias;
+						if (end == (Dwarf_Addr)-1) {
+							lo = base;
+							hi = base + f.size;
+						}
+						if (hi <= base || lo >= base + f.size || llen == 0)
+							continue;
+						VarRange r;
+						r.lo = (uint32_t)(lo < base ? 0 : lo - base);
+						r.hi = (uint32_t)(hi - base > f.size ? f.size : hi - base);
+						LocExpr e = convert(&at, lops, llen);
+						resolve_indexed(&at, lops, llen, e);
+						r.dwarf = loc_text(e);
+						v.ranges.push_back(r);
+					}
+				}
+			} else if (dwarf_attr_integrate(&c, DW_AT_const_value, &at) != nullptr) {
+				// A constant: its bytes, little-endian, as wide as the type.
+				Dwarf_Block b;
+				Dwarf_Sword sv;
+				LocOp op;
+				op.atom = DW_OP_implicit_value;
+				if (dwarf_formblock(&at, &b) == 0) {
+					op.block.assign((const char *)b.data, b.length);
+				} else if (dwarf_formsdata(&at, &sv) == 0) {
+					size_t w = v.size > 0 && v.size <= 8 ? (size_t)v.size : 8;
+					for (size_t i = 0; i < w; i++)
+						op.block.push_back((char)(((uint64_t)sv >> (8 * i)) & 0xff));
+				}
+				v.located = true;
+				v.dwarf = "DW_AT_const_value";
+				v.loc = compile_location(LocExpr{op}, env);
+				if (q.ranges)
+					v.ranges.push_back(VarRange{0, (uint32_t)f.size, v.dwarf});
+			} else {
+				v.reason = "optimized out (no location in the DWARF)";
+			}
+			out.push_back(std::move(v));
+		} while (dwarf_siblingof(&c, &c) == 0);
+		depth++;
+	}
+	std::set<std::string> seen;
+	for (auto &v : out) {
+		if (seen.count(v.name))
+			v.shadowed = true;
+		seen.insert(v.name);
+	}
+	return true;
+}
+
+} // namespace kinst
