@@ -69,6 +69,14 @@ add_trace(CLI::App &app, Runner &run)
 	    "e.g. ksys_read(fd=3, buf=0x7ffd..., count=7) (\"args\" in JSON); the probe "
 	    "goes to the function's entry (FUNC alone means its entry, not every instruction; "
 	    "an offset past the entry is refused)");
+	sub->add_option("--var", o->var_names,
+	    "print the C variable NAME at each hit, from DWARF: wherever it lives at that "
+	    "instruction (a register, the stack through the CFA, pieces, a computed value), "
+	    "printed as its type says (\"vars\" in JSON); repeatable; see list-vars")
+	    ->type_name("NAME")->allow_extra_args(false);
+	sub->add_flag("--vars", o->vars,
+	    "print every C variable and parameter in scope at each hit (DWARF); those not "
+	    "readable there print as <reason> (null in JSON)");
 	sub->add_option("--btf", o->btf,
 	    "kernel types from FILE (BTF, or CTF: raw, or an ELF file's .BTF or "
 	    ".SUNW_ctf) instead of the running kernel's (Linux: /sys/kernel/btf/vmlinux "

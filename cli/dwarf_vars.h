@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "debuginfo.h"
 #include "dwarf_loc.h"
 
@@ -59,6 +61,26 @@ struct VarQuery {
 // Throws Error(Exit::bad_elf) when libdw cannot read the unit's DWARF.
 bool vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off,
     const VarQuery &q, std::vector<Var> &out);
+
+// A variable's bytes at a hit (little-endian); known[i]: byte i is (a
+// piece that was optimized out, a read that faulted, are not).
+struct VarBytes {
+	std::string bytes;
+	std::vector<bool> known;
+};
+
+// Formats b as the DWARF type (type_die in dm's debug info) says: signed
+// and unsigned integers of their width, bool, char, enums by name,
+// pointers in hex, floating point, structs and unions member by member,
+// arrays element by element (at most 16; char arrays as strings).  Text:
+// "3", "0xffff888003a1c000", "{lo=1, hi=<optimized out>}"; JSON: numbers,
+// "0x..." strings for pointers, objects, arrays, null where unknown.
+void format_value(Dwfl_Module *dm, uint64_t type_die, const VarBytes &b,
+    std::string &text, nlohmann::json &j);
+
+// Whether the type (after typedefs and qualifiers) is a signed integer or
+// enum; its size in *size (-1: none).  For $var in expressions.
+bool type_is_signed(Dwfl_Module *dm, uint64_t type_die, int64_t *size);
 
 } // namespace kinst
 

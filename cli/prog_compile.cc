@@ -874,10 +874,11 @@ parse_capture(const std::string &arg, bool str, const TypeEnv *env)
 
 std::vector<struct kinst_pinsn>
 compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
-    const TypeEnv *env)
+    const TypeEnv *env, const std::vector<RawCapture> *raw)
 {
 	std::vector<struct kinst_pinsn> code;
-	if (caps.empty())
+	size_t nraw = raw ? raw->size() : 0;
+	if (caps.empty() && nraw == 0)
 		return if_expr.empty() ? code : compile_expr(if_expr, "--if", env);
 	auto emit = [&code](uint8_t op, uint8_t arg, uint64_t imm) {
 		struct kinst_pinsn in;
@@ -903,6 +904,12 @@ compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
 		emit(c.str ? KINST_OP_STR : KINST_OP_MEM, 0, c.len);
 		total += c.len;
 	}
+	for (size_t i = 0; i < nraw; i++) {
+		const RawCapture &c = (*raw)[i];
+		code.insert(code.end(), c.addr.begin(), c.addr.end());
+		emit(KINST_OP_MEM, 0, c.len);
+		total += c.len;
+	}
 	emit(KINST_OP_IMM, 0, 1);
 	emit(KINST_OP_RET, 0, 0);
 	if (!if_expr.empty()) {
@@ -910,10 +917,10 @@ compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
 		emit(KINST_OP_IMM, 0, 0);
 		emit(KINST_OP_RET, 0, 0);
 	}
-	if (caps.size() > KINST_CAP_MAX)
+	if (caps.size() + nraw > KINST_CAP_MAX)
 		throw Error(Exit::usage, "--mem/--str: at most " +
 		    std::to_string(KINST_CAP_MAX) + " captures, " +
-		    std::to_string(caps.size()) + " given");
+		    std::to_string(caps.size() + nraw) + " given");
 	if (total > KINST_CAP_MAX_BYTES)
 		throw Error(Exit::usage, "--mem/--str: " + std::to_string(total) +
 		    " bytes of captures, at most " + std::to_string(KINST_CAP_MAX_BYTES));

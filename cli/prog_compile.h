@@ -63,11 +63,21 @@ struct Capture {
 Capture parse_capture(const std::string &arg, bool str,
     const TypeEnv *env = nullptr);
 
+// A capture whose address is already code (trace --vars, dwarf_loc.h):
+// the instructions that push the address (reads are KINST_OP_LOADC), and
+// the bytes to capture there (1..KINST_CAP_MEM_MAX).
+struct RawCapture {
+	std::vector<struct kinst_pinsn> addr;
+	uint32_t len = 0;
+};
+
 // The program of trace: --if's predicate (none: true) and, when it holds,
 // one capture per element of caps (a read in an address is KINST_OP_LOADC:
-// its fault is the capture's).  Empty when there is neither.
+// its fault is the capture's), then one per element of raw (ranks after
+// caps').  Empty when there is none of them.
 std::vector<struct kinst_pinsn> compile_trace_prog(const std::string &if_expr,
-    const std::vector<Capture> &caps, const TypeEnv *env = nullptr);
+    const std::vector<Capture> &caps, const TypeEnv *env = nullptr,
+    const std::vector<RawCapture> *raw = nullptr);
 
 } // namespace kinst
 

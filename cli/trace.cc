@@ -22,6 +22,7 @@
 #include "record.h"
 #include "session.h"
 #include "spec.h"
+#include "trace_vars.h"
 
 #include "abi.h"
 
@@ -43,13 +44,28 @@ struct ArgsView {
 
 void
 print_hit(Writer &out, const Style &st, const TraceOptions &o,
-    const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &r, StackSymbolizer &sym,
-    const std::vector<CaptureDesc> &capd, const ArgsView &av)
+    const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &full, StackSymbolizer &sym,
+    const std::vector<CaptureDesc> &capd, const ArgsView &av, const TraceVars &tv)
 {
-	const struct kinst_hit_record &h = r.hit;
+	const struct kinst_hit_record &h = full.hit;
 	auto it = probes.find(h.probe_id);
 	ProbeDesc unknown;
 	const ProbeDesc &d = it != probes.end() ? it->second : unknown;
+	// --var/--vars: the variables' captures follow the user's; only those
+	// are shown as --mem/--str.
+	const TraceVars::Plan *plan = tv.active() && it != probes.end() ?
+	    tv.plan(d.function, d.offset) : nullptr;
+	HitRecord user;
+	const HitRecord *rp = &full;
+	if (tv.active()) {
+		user = full;
+		user.caps.clear();
+		for (const auto &c : full.caps)
+			if (c.index < capd.size())
+				user.caps.push_back(c);
+		rp = &user;
+	}
+	const HitRecord &r = *rp;
 	std::string name = it != probes.end() ? d.name : "probe#" + std::to_string(h.probe_id);
 	if (o.json) {
 		nlohmann::json j;
@@ -82,6 +98,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 			}
 			j["args"] = a;
 		}
+		if (tv.active())
+			j["vars"] = plan ? tv.json(*plan, full) : nlohmann::json(nullptr);
 		if (r.has_stack)
 			json_stack(j, r, sym);
 		json_captures(j, r, capd);
@@ -101,6 +119,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		line += "\n    " + text_regs(h.regs, true);
 	else
 		line += "  " + text_regs(h.regs, false);
+	if (plan)
+		line += "\n    " + tv.text(*plan, full);
 	if (r.has_stack)
 		line += text_stack(r, sym);
 	line += text_captures(r, capd);
@@ -125,9 +145,9 @@ args_view(const TraceOptions &o, TypeSource &types, const TypeEnv &env)
 // --if and the captures (--mem/--str) after it, in one program; capd: how
 // the captures are printed.
 std::vector<struct kinst_pinsn>
-trace_program(const TraceOptions &o, const TypeEnv &env, std::vector<CaptureDesc> &capd)
+trace_program(const TraceOptions &o, const TypeEnv &env, std::vector<CaptureDesc> &capd,
+    std::vector<Capture> &caps)
 {
-	std::vector<Capture> caps;
 	for (const auto &m : o.mems)
 		caps.push_back(parse_capture(m, false, &env));
 	for (const auto &m : o.strs)
@@ -193,9 +213,18 @@ run_trace(const TraceOptions &o)
 	make_type_env(env, types, specs);
 	ArgsView av = args_view(o, types, env);
 	std::vector<CaptureDesc> capd;
-	std::vector<struct kinst_pinsn> pred = trace_program(o, env, capd);
+	std::vector<Capture> caps;
+	std::vector<struct kinst_pinsn> pred = trace_program(o, env, capd, caps);
 	std::string prog_what = capd.empty() ? "--if" : o.if_expr.empty() ?
 	    "--mem/--str" : "--if/--mem/--str";
+	// --var/--vars: every instruction planned on its own (trace_vars.h).
+	TraceVars tv(o.var_names, o.vars, o.debug_files);
+	if (tv.active()) {
+		if (o.args)
+			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
+		tv.prepare(specs, o.if_expr, caps, &env);
+		prog_what = "--var/--vars";
+	}
 
 	Session dev = Session::open("trace");
 	if (o.args || env.used_args)
@@ -204,6 +233,8 @@ run_trace(const TraceOptions &o)
 		dev.require(Feature::stack, "trace --stack");
 	if (!capd.empty())
 		dev.require(Feature::mem_capture, "trace --mem/--str");
+	if (tv.active())
+		dev.require(Feature::mem_capture, "trace --var/--vars");
 	StackSymbolizer sym;
 	if (o.stack)
 		sym.load();	// before the first hit: not while the traced code runs
@@ -215,7 +246,27 @@ run_trace(const TraceOptions &o)
 	if (o.pid > INT32_MAX)
 		throw Error(Exit::usage, "trace: --pid " + std::to_string(o.pid) + " is not a process id");
 	dev.filter("trace", o.pid >= 0 ? (int32_t)o.pid : -1, o.cpu);
-	uint32_t prog_id = pred.empty() ? 0 : dev.load_prog(pred, prog_what);
+	uint32_t prog_id = pred.empty() || tv.active() ? 0 : dev.load_prog(pred, prog_what);
+	// --var/--vars: one program per distinct plan.
+	std::map<std::vector<uint8_t>, uint32_t> progs;
+	std::vector<uint32_t> spec_prog(specs.size(), prog_id);
+	for (size_t i = 0; tv.active() && i < specs.size(); i++) {
+		const TraceVars::Plan *p = tv.plan(specs[i]);
+		if (p == nullptr || p->code.empty())
+			continue;
+		const uint8_t *b = (const uint8_t *)p->code.data();
+		std::vector<uint8_t> key(b, b + p->code.size() * sizeof(p->code[0]));
+		auto it = progs.find(key);
+		if (it == progs.end()) {
+			if (progs.size() >= KINST_PROG_MAX)
+				throw Error(Exit::usage, "trace --var/--vars: the instructions need more than " +
+				    std::to_string(KINST_PROG_MAX) + " different probe programs (the "
+				    "module's limit per session); name fewer instructions or variables");
+			it = progs.emplace(key, dev.load_prog(p->code, prog_what)).first;
+		}
+		spec_prog[i] = it->second;
+		prog_id = it->second;
+	}
 
 	// From here on SIGINT and SIGTERM stop the trace cleanly (disarm, drain,
 	// summary), also while arming.  Installed before the first probe is
@@ -229,7 +280,27 @@ run_trace(const TraceOptions &o)
 	// instructions of a whole function are reported and skipped.  A stop
 	// requested while arming arms nothing more.
 	dev.no_optimize(o.no_optimize);
-	uint64_t armed = dev.arm_specs(specs, o.stack ? KINST_ARM_STACK : 0, prog_id, true).armed;
+	uint64_t armed = 0;
+	if (tv.active()) {
+		// Each instruction with its own plan's program; one the module
+		// refuses is left out (a whole function's instructions were
+		// planned from the text, before the module's last word).
+		uint64_t refused = 0;
+		for (size_t i = 0; i < specs.size() && !g_stop; i++) {
+			try {
+				armed += dev.arm(specs[i], o.stack ? KINST_ARM_STACK : 0, spec_prog[i]).narmed;
+			} catch (const Error &e) {
+				if (specs.size() == 1 || e.code() == Exit::live)
+					throw;
+				refused++;
+			}
+		}
+		if (refused)
+			fprintf(stderr, "kinstctl: %llu instruction%s refused by the module, left out\n",
+			    (unsigned long long)refused, refused == 1 ? "" : "s");
+	} else {
+		armed = dev.arm_specs(specs, o.stack ? KINST_ARM_STACK : 0, prog_id, true).armed;
+	}
 	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
@@ -250,7 +321,7 @@ run_trace(const TraceOptions &o)
 			filtered++;
 			return true;
 		}
-		print_hit(out, st, o, probes, r, sym, capd, av);
+		print_hit(out, st, o, probes, r, sym, capd, av, tv);
 		printed++;
 		return !(o.count && printed >= o.count);	// the -n limit
 	};

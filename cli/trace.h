@@ -28,6 +28,8 @@ struct TraceOptions {
 	std::vector<std::string> mems;	// --mem EXPR:LEN
 	std::vector<std::string> strs;	// --str EXPR[:MAX]
 	bool args = false;		// --args: the arguments at the entry
+	std::vector<std::string> var_names;	// --var NAME (DWARF)
+	bool vars = false;		// --vars: every variable in scope
 	std::string btf;		// --btf FILE: kernel types (else /sys/kernel/btf)
 	Syntax syntax = Syntax::att;
 	std::vector<std::string> debug_files;	// --debug-file (source specs)

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// trace --var/--vars (trace_vars.h).
+#include "trace_vars.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "error.h"
+#include "format.h"
+#include "record.h"
+#include "resolver.h"
+#include "sources.h"
+
+#include "abi.h"
+
+namespace kinst {
+
+namespace {
+
+// The variable a name means at an instruction: the innermost declaration.
+const Var *
+lookup(const std::vector<Var> &vars, const std::string &name)
+{
+	for (const Var &v : vars)
+		if (v.name == name)
+			return &v;	// innermost first
+	return nullptr;
+}
+
+std::string
+names_in_scope(const std::vector<Var> &vars)
+{
+	std::set<std::string> s;
+	for (const Var &v : vars)
+		s.insert(v.name);
+	std::string out;
+	for (const auto &n : s)
+		out += (out.empty() ? "" : ", ") + n;
+	return out.empty() ? "none" : out;
+}
+
+std::string
+where_available(const Var &v)
+{
+	std::string s;
+	for (const auto &r : v.ranges)
+		s += (s.empty() ? "" : ", ") + std::string("+") + hex(r.lo) + "..+" + hex(r.hi);
+	return s.empty() ? "at no instruction of the function" : "at " + s;
+}
+
+// Within the verifier's limits (kinst_prog.h): length, loads, stack depth
+// along the straight line (the predicate's jump keeps its depth).
+bool
+verifies(const std::vector<struct kinst_pinsn> &code)
+{
+	if (code.size() > KINST_PROG_MAX_INSNS)
+		return false;
+	int depth = 0, max = 0, loads = 0;
+	for (const auto &in : code) {
+		switch (in.op) {
+		case KINST_OP_IMM: case KINST_OP_REG: case KINST_OP_CTX:
+			depth++;
+			break;
+		case KINST_OP_LOAD: case KINST_OP_LOADC:
+			loads++;
+			break;
+		case KINST_OP_LNOT: case KINST_OP_NEG: case KINST_OP_BNOT: case KINST_OP_JA:
+			break;
+		default:	// binary operators, JZ/JNZ, RET, KEY/VALUE, MEM/STR
+			depth--;
+			break;
+		}
+		max = std::max(max, depth);
+	}
+	return max <= KINST_PROG_STACK && loads <= KINST_PROG_MAX_LOADS;
+}
+
+} // namespace
+
+TraceVars::TraceVars(const std::vector<std::string> &names, bool all,
+    const std::vector<std::string> &debug_files)
+    : names_(names), all_(all)
+{
+	dbg_opts_.files = debug_files;
+	for (const auto &n : names_)
+		if (n.empty() || !(isalpha((unsigned char)n[0]) || n[0] == '_') ||
+		    n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+		    std::string::npos)
+			throw Error(Exit::usage, "--var " + n + ": not a C identifier");
+}
+
+TraceVars::~TraceVars() = default;
+
+void
+TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
+    const std::vector<Capture> &caps, const TypeEnv *env)
+{
+	syms_ = std::make_unique<SymbolTable>();
+	load_live_symbols(*syms_);
+	dbg_ = std::make_unique<DebugInfo>(*syms_, dbg_opts_);
+	Disassembler dis(Syntax::att);
+	uint32_t user_bytes = 0;
+	for (const auto &c : caps)
+		user_bytes += c.len;
+	std::vector<Spec> out;
+	for (const Spec &sp : specs) {
+		Target t = resolve_target(sp, *syms_);
+		Module &m = syms_->module(t.module);
+		const Function &f = *t.fn;
+		if (dbg_->module(t.module) == nullptr)
+			throw Error(Exit::unknown_function, spec_label(sp) + ": " + m.name() +
+			    " has no debug info (DWARF): --var/--vars cannot name its variables "
+			    "(give the debug file with --debug-file)");
+		uint64_t base;
+		Dwfl_Module *dm;
+		if (!dbg_->dwarf_function(t.module, f, &dm, &base))
+			throw Error(Exit::unknown_function, spec_label(sp) + ": no debug info describes " +
+			    f.name + " (" + dbg_->debug_path(t.module) + ")");
+		// DW_OP_addr: the kernel image moved as a whole (KASLR); a module's
+		// sections each on their own, which kinstctl cannot place yet.
+		VarQuery q;
+		q.ranges = sp.has_offset;
+		bool kernel = m.name() == "kernel" || m.name() == "vmlinux";
+		uint64_t slide = f.addr - base;
+		q.addr = [kernel, slide](uint64_t a, uint64_t *o, std::string *why) {
+			if (!kernel) {
+				*why = "a static address in a module, which kinstctl cannot place";
+				return false;
+			}
+			*o = a + slide;
+			return true;
+		};
+		std::vector<uint32_t> offs;
+		if (sp.has_offset) {
+			offs.push_back(sp.offset);
+		} else {
+			for (const Insn &in : walk_function(m.bytes(f), f.addr, dis)) {
+				if (!traceable(in) || in.unreachable)
+					continue;
+				int r = m.kernel_verdict(f, in.offset);
+				if (r > KINST_R_NONE)
+					continue;
+				offs.push_back(in.offset);
+			}
+		}
+		// An offset the user wrote is strict (an unknown or unavailable
+		// variable is an error); the instructions of a whole function or a
+		// source line print what they cannot read as such.
+		bool strict = sp.has_offset;
+		try {
+			strict = strict && !parse_spec(sp.text).is_source();
+		} catch (const Error &) {
+		}
+		std::set<std::string> seen_names;
+		for (uint32_t off : offs) {
+			std::vector<Var> vars;
+			vars_at(*dbg_, t.module, f, off, q, vars);
+			Plan p;
+			p.user_caps = (uint32_t)caps.size();
+			std::vector<const Var *> chosen;
+			std::vector<std::string> chosen_names;
+			if (all_) {
+				for (const Var &v : vars)
+					if (!v.shadowed) {
+						chosen.push_back(&v);
+						chosen_names.push_back(v.name);
+					}
+			}
+			for (const auto &n : names_) {
+				if (all_)
+					break;
+				const Var *v = lookup(vars, n);
+				if (v == nullptr && strict)
+					throw Error(Exit::usage, "--var " + n + ": not in scope at " +
+					    spec_label(sp) + "; in scope there: " + names_in_scope(vars));
+				if (v && !v->available() && strict)
+					throw Error(Exit::usage, "--var " + n + " at " + spec_label(sp) + ": " +
+					    v->reason + "; it has a location " + where_available(*v));
+				if (v)
+					seen_names.insert(n);
+				chosen.push_back(v);
+				chosen_names.push_back(n);
+			}
+			uint32_t ncaps = (uint32_t)caps.size(), nbytes = user_bytes;
+			for (size_t k = 0; k < chosen.size(); k++) {
+				Item it;
+				it.name = chosen_names[k];
+				it.dm = dm;
+				if (chosen[k] == nullptr) {
+					it.why = "not in scope here";
+					p.items.push_back(it);
+					continue;
+				}
+				it.v = *chosen[k];
+				if (!it.v.available()) {
+					it.why = it.v.reason;
+					p.items.push_back(it);
+					continue;
+				}
+				if (it.v.size <= 0) {
+					it.why = "its type has no size";
+					p.items.push_back(it);
+					continue;
+				}
+				it.size = (uint32_t)std::min<int64_t>(it.v.size, 4096);
+				// The captures this variable needs.
+				std::vector<RawCapture> mine;
+				uint32_t off_in = 0;
+				bool ok = true;
+				for (const LocPiece &pc : it.v.loc.pieces) {
+					uint32_t psize = pc.size ? pc.size : it.size;
+					int cap = -1;
+					if (pc.kind == LocPiece::memory && off_in < it.size) {
+						RawCapture rc;
+						try {
+							emit_node(*pc.expr, rc.addr, true);
+						} catch (const Error &e) {
+							it.why = e.what();
+							ok = false;
+							break;
+						}
+						rc.len = std::min<uint32_t>(std::min(psize, it.size - off_in),
+						    KINST_CAP_MEM_MAX);
+						cap = (int)(ncaps + mine.size());
+						mine.push_back(rc);
+					} else if (pc.kind == LocPiece::value) {
+						std::vector<LocNodeP> loads;
+						node_loads(pc.expr, loads);
+						for (const auto &ld : loads) {
+							RawCapture rc;
+							try {
+								emit_node(*ld->a, rc.addr, true);
+							} catch (const Error &e) {
+								it.why = e.what();
+								ok = false;
+								break;
+							}
+							rc.len = ld->size;
+							it.load_caps.push_back((int)(ncaps + mine.size()));
+							mine.push_back(rc);
+						}
+					}
+					it.piece_cap.push_back(cap);
+					off_in += psize;
+				}
+				if (!ok) {
+					p.items.push_back(it);
+					continue;
+				}
+				uint32_t add = 0;
+				for (const auto &rc : mine)
+					add += rc.len;
+				std::vector<RawCapture> trial = p.caps;
+				trial.insert(trial.end(), mine.begin(), mine.end());
+				bool fits = ncaps + mine.size() <= KINST_CAP_MAX &&
+				    nbytes + add <= KINST_CAP_MAX_BYTES;
+				std::vector<struct kinst_pinsn> code;
+				if (fits) {
+					try {
+						code = compile_trace_prog(if_expr, caps, env, &trial);
+						fits = verifies(code);
+					} catch (const Error &) {
+						fits = false;
+					}
+				}
+				if (!fits) {
+					it.why = "too many memory reads for one probe (at most " +
+					    std::to_string(KINST_CAP_MAX) + " captures, " +
+					    std::to_string(KINST_CAP_MAX_BYTES) + " bytes); name fewer with --var";
+					it.piece_cap.clear();
+					it.load_caps.clear();
+					p.items.push_back(it);
+					continue;
+				}
+				p.caps = trial;
+				ncaps += (uint32_t)mine.size();
+				nbytes += add;
+				p.items.push_back(it);
+			}
+			p.code = compile_trace_prog(if_expr, caps, env, &p.caps);
+			Spec s;
+			s.text = sp.text;
+			s.module = m.name();
+			s.function = f.name;
+			s.has_offset = true;
+			s.offset = off;
+			out.push_back(s);
+			plans_[{f.name, off}] = std::move(p);
+		}
+		if (!strict && !all_)
+			for (const auto &n : names_)
+				if (!seen_names.count(n))
+					throw Error(Exit::usage, "--var " + n + ": not in scope at any "
+					    "instruction of " + spec_label(sp));
+	}
+	specs = out;
+}
+
+const TraceVars::Plan *
+TraceVars::plan(const std::string &function, uint32_t offset) const
+{
+	auto it = plans_.find({function, offset});
+	return it == plans_.end() ? nullptr : &it->second;
+}
+
+void
+TraceVars::bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes &b,
+    std::string *why) const
+{
+	(void)p;
+	b.bytes.assign(it.size, '\0');
+	b.known.assign(it.size, false);
+	auto cap = [&](int rank) -> const CaptureData * {
+		for (const auto &c : r.caps)
+			if ((int)c.index == rank && !(c.flags & (KINST_SECF_FAULT | KINST_SECF_DEREF)))
+				return &c;
+		return nullptr;
+	};
+	LocState st;
+	st.gpr = r.hit.regs.gpr;
+	st.read = [&](uint64_t a, uint32_t n, uint8_t *out) {
+		for (int rank : it.load_caps) {
+			const CaptureData *c = cap(rank);
+			if (c && c->address == a && c->bytes.size() >= n) {
+				memcpy(out, c->bytes.data(), n);
+				return true;
+			}
+		}
+		return false;
+	};
+	uint32_t off = 0;
+	for (size_t i = 0; i < it.v.loc.pieces.size() && off < it.size; i++) {
+		const LocPiece &pc = it.v.loc.pieces[i];
+		uint32_t psize = std::min(pc.size ? pc.size : it.size, it.size - off);
+		auto put = [&](uint64_t v, uint32_t n) {
+			for (uint32_t k = 0; k < n && k < 8; k++) {
+				b.bytes[off + k] = (char)((v >> (8 * k)) & 0xff);
+				b.known[off + k] = true;
+			}
+		};
+		switch (pc.kind) {
+		case LocPiece::reg:
+			put(r.hit.regs.gpr[dwarf_gpr(pc.dwreg)], psize);
+			break;
+		case LocPiece::memory: {
+			const CaptureData *c = i < it.piece_cap.size() ? cap(it.piece_cap[i]) : nullptr;
+			if (c == nullptr) {
+				*why = "the probe could not read its memory";
+				break;
+			}
+			for (uint32_t k = 0; k < psize && k < c->bytes.size(); k++) {
+				b.bytes[off + k] = c->bytes[k];
+				b.known[off + k] = true;
+			}
+			break;
+		}
+		case LocPiece::value: {
+			uint64_t v;
+			std::string w;
+			if (eval_node(*pc.expr, st, &v, &w))
+				put(v, psize);
+			else
+				*why = w;
+			break;
+		}
+		case LocPiece::implicit:
+			for (uint32_t k = 0; k < psize && k < pc.bytes.size(); k++) {
+				b.bytes[off + k] = pc.bytes[k];
+				b.known[off + k] = true;
+			}
+			break;
+		case LocPiece::empty:
+			break;
+		}
+		off += psize;
+	}
+}
+
+std::string
+TraceVars::text(const Plan &p, const HitRecord &r) const
+{
+	std::string s;
+	for (const Item &it : p.items) {
+		s += s.empty() ? "" : " ";
+		if (!it.why.empty()) {
+			s += it.name + "=<" + it.why + ">";
+			continue;
+		}
+		VarBytes b;
+		std::string why;
+		bytes_of(p, it, r, b, &why);
+		std::string t;
+		nlohmann::json j;
+		format_value(it.dm, it.v.type_die, b, t, j);
+		s += it.name + "=" + t;
+	}
+	return s;
+}
+
+nlohmann::json
+TraceVars::json(const Plan &p, const HitRecord &r) const
+{
+	nlohmann::json o = nlohmann::json::object();
+	for (const Item &it : p.items) {
+		if (!it.why.empty()) {
+			o[it.name] = nullptr;
+			continue;
+		}
+		VarBytes b;
+		std::string why;
+		bytes_of(p, it, r, b, &why);
+		std::string t;
+		nlohmann::json j;
+		format_value(it.dm, it.v.type_die, b, t, j);
+		o[it.name] = j;
+	}
+	return o;
+}
+
+} // namespace kinst

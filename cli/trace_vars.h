@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// trace --var NAME / --vars: C variables by name at each hit (DWARF).
+//
+// Before arming, every instruction the specs name is planned on its own
+// (a variable lives in different places at different instructions): its
+// variables' locations (dwarf_vars.h) say which registers the record
+// already holds and which memory the probe must capture (a stack slot, a
+// piece in memory, each load of a computed value).  Instructions whose
+// plans compile to the same probe program share it.  At a hit, each
+// variable is put together from the record's registers and captures
+// (eval_node for computed values) and printed as its DWARF type says.
+#ifndef KINSTCTL_TRACE_VARS_H
+#define KINSTCTL_TRACE_VARS_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "debuginfo.h"
+#include "dwarf_vars.h"
+#include "prog_compile.h"
+#include "spec.h"
+
+namespace kinst {
+
+struct HitRecord;
+
+class TraceVars {
+public:
+	// names: --var (in order); all: --vars.  debug_files: --debug-file.
+	TraceVars(const std::vector<std::string> &names, bool all,
+	    const std::vector<std::string> &debug_files);
+	~TraceVars();
+	bool active() const { return all_ || !names_.empty(); }
+
+	// One variable's reading at one instruction.
+	struct Item {
+		std::string name;
+		Var v;
+		Dwfl_Module *dm = nullptr;
+		std::string why;	// not empty: not readable here (printed null)
+		uint32_t size = 0;	// bytes put together
+		std::vector<int> piece_cap;	// per piece: capture rank or -1
+		std::vector<int> load_caps;	// value pieces' loads: capture ranks
+	};
+	struct Plan {
+		std::vector<Item> items;
+		std::vector<RawCapture> caps;	// ranks user_caps ...
+		uint32_t user_caps = 0;
+		std::vector<struct kinst_pinsn> code;	// the probe program
+	};
+
+	// Expands specs (a whole function to each of its traceable
+	// instructions) and plans each; the program of each is pred's
+	// predicate and the user's captures (caps) followed by the plan's.
+	// Throws Error for an unknown variable, one not available at an
+	// explicit instruction, or a module without DWARF.
+	void prepare(std::vector<Spec> &specs, const std::string &if_expr,
+	    const std::vector<Capture> &caps, const TypeEnv *env);
+	// The plan of the instruction a hit is at (null: none).
+	const Plan *plan(const std::string &function, uint32_t offset) const;
+	const Plan *plan(const Spec &sp) const { return plan(sp.function, sp.offset); }
+
+	// The values at a hit: text ("n=5 sum=10 p={lo=1, hi=2}") and JSON
+	// ({"n": 5, ...}; null where unavailable).
+	std::string text(const Plan &p, const HitRecord &r) const;
+	nlohmann::json json(const Plan &p, const HitRecord &r) const;
+
+private:
+	std::vector<std::string> names_;
+	bool all_;
+	DebugOptions dbg_opts_;
+	std::unique_ptr<SymbolTable> syms_;
+	std::unique_ptr<DebugInfo> dbg_;
+	std::map<std::pair<std::string, uint32_t>, Plan> plans_;
+	void bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes &b,
+	    std::string *why) const;
+};
+
+} // namespace kinst
+
+#endif

@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
+# scenario-needs: kinst
+# scenario-timeout: 300
+# scenario-options: -f "$KINST_BUILD/tests/vm/kinst_srctest.ko" -f "$top/tests/vm/testmod/kinst_srctest.c"
+#
+# kinst_srctest_loop(n): acc = 1; for (i = 0; i < n; i++) { sink = i;
+# acc = mix(acc, i) } with mix(a, b) = (a * 3 + b) ^ (b << 2), so at the
+# loop body (L:loop_body) of iteration i, acc is known.
+# kinst_srctest_set calls kinst_srctest_point({ .x = 5, .y = 9, .tag = 2 }).
+. /kinst/lib/guest-lib.sh
+kt_need_kinst
+
+ko=/kinst/files/kinst_srctest.ko
+src=/kinst/files/kinst_srctest.c
+[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
+insmod "$ko" || kt_fail "insmod kinst_srctest.ko failed"
+P=/sys/module/kinst_srctest/parameters
+dbg="--debug-file $ko"
+body=$(grep -n "L:loop_body " "$src" | cut -d: -f1)
+[ -n "$body" ] || kt_fail "no L:loop_body marker in $src"
+
+trips=6 runs=4
+echo $trips >$P/trips || kt_fail "write trips"
+kt_trace_start /tmp/v.json /tmp/v.err --json $dbg --var i --var n --var acc \
+    "kinst_srctest_loop:$body"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop
+st=$?
+[ "$st" = 0 ] || kt_fail "kinstctl trace exited $st: $(cat /tmp/v.err)"
+kt_trace_summary /tmp/v.err /tmp/v.json
+kt_expect_eq "records dropped" 0 "$KT_DROPPED"
+kt_expect_eq "hits at the loop body" $((trips * runs)) "$KT_PRINTED"
+# The values the test knows, hit by hit (in time order).
+jq -s -r 'sort_by(.time_ns)[] | "\(.vars.i) \(.vars.n) \(.vars.acc)"' /tmp/v.json >/tmp/got.txt
+: >/tmp/want.txt
+r=0
+while [ $r -lt $runs ]; do
+	acc=1 i=0
+	while [ $i -lt $trips ]; do
+		echo "$i $trips $acc" >>/tmp/want.txt
+		acc=$(( (acc * 3 + i) ^ (i << 2) ))
+		i=$((i + 1))
+	done
+	r=$((r + 1))
+done
+if ! cmp -s /tmp/want.txt /tmp/got.txt; then
+	kt_log "want (i n acc) | got:"
+	paste /tmp/want.txt /tmp/got.txt | head -n 30 >&2
+	kt_fail "trace --var: the values differ from the loop's own"
+fi
+kt_log "trace --var i n acc: $((trips * runs)) hits, every value right"
+
+# A struct passed by value, on the stack: read through the CFA.
+kt_trace_start /tmp/p.json /tmp/p.err --json $dbg --vars kinst_srctest:kinst_srctest_point+5
+echo 1 >$P/run || kt_fail "run"
+echo 1 >$P/run || kt_fail "run"
+kt_trace_stop
+kt_trace_summary /tmp/p.err /tmp/p.json
+kt_expect_eq "hits of kinst_srctest_point+5" 2 "$KT_PRINTED"
+kt_expect_eq "struct p on the stack, member by member" '{"tag":2,"x":5,"y":9}
+{"tag":2,"x":5,"y":9}' "$(jq -c -S '.vars.p' /tmp/p.json)"
+
+# Text: name=value after the registers.
+kt_trace_start /tmp/t.txt /tmp/t.err $dbg --var p kinst_srctest:kinst_srctest_point+5
+echo 1 >$P/run || kt_fail "run"
+kt_trace_stop
+grep -q '^    p={x=5, y=9, tag=2}$' /tmp/t.txt || kt_fail "text: $(cat /tmp/t.txt)"
+
+# Errors, one line each, before anything is armed.
+kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&
+    kt_fail "an unknown variable was accepted"
+grep -q 'not in scope at .*point+0x5; in scope there: a, b, p, r$' /tmp/e.txt || kt_fail "unknown variable: $(cat /tmp/e.txt)"
+kt_expect_eq "lines of the unknown-variable error" 1 "$(grep -c . /tmp/e.txt)"
+kinstctl trace $dbg --var nosuch "kinst_srctest_loop:$body" >/dev/null 2>/tmp/e.txt &&
+    kt_fail "a variable in scope nowhere was accepted"
+grep -q 'not in scope at any instruction' /tmp/e.txt || kt_fail "nowhere: $(cat /tmp/e.txt)"
+
+rmmod kinst_srctest || kt_fail "rmmod kinst_srctest failed"
+exit 0
