@@ -17,6 +17,7 @@
 #include "output.h"
 #include "btf_types.h"
 #include "prog_compile.h"
+#include "trace_vars.h"
 #include "record.h"
 #include "session.h"
 #include "spec.h"
@@ -584,7 +585,21 @@ run_agg(const AggOptions &o)
 	TypeSource types(o.btf, specs[0].module);
 	TypeEnv env;
 	make_type_env(env, types, specs);
-	std::vector<struct kinst_pinsn> code = agg_program(o, &env);
+	// $variables (DWARF) in --by/--value/--if: a program per instruction.
+	bool dollar = o.if_expr.find('$') != std::string::npos ||
+	    o.value_expr.find('$') != std::string::npos ||
+	    (o.by != "comm" && o.by != "pid" && o.by != "stack" &&
+	    o.by.find('$') != std::string::npos);
+	TraceVars tv({}, false, o.debug_files, dollar);
+	bool any_whole = false;
+	for (const auto &sp : specs)
+		any_whole = any_whole || !sp.has_offset;
+	std::vector<struct kinst_pinsn> code;
+	if (dollar)
+		tv.prepare(specs, "", {}, &env,
+		    [&o](const TypeEnv *e) { return agg_program(o, e); });
+	else
+		code = agg_program(o, &env);
 
 	Session dev = Session::open(cmd);
 	dev.require(Feature::agg, cmd);
@@ -602,7 +617,13 @@ run_agg(const AggOptions &o)
 	// background process of a script starts with SIGINT ignored).
 	SignalGuard sg;
 	dev.no_optimize(o.no_optimize);
-	ArmTotals at = dev.arm_specs(specs, KINST_ARM_AGG, s.prog_id, false);
+	ArmTotals at;
+	if (dollar) {
+		at.armed = tv.arm(dev, specs, KINST_ARM_AGG, "--by/--value/--if", &s.prog_id);
+		at.whole = any_whole;
+	} else {
+		at = dev.arm_specs(specs, KINST_ARM_AGG, s.prog_id, false);
+	}
 	if (at.armed == 0)
 		throw Error(Exit::refused, "nothing to count: every instruction was refused");
 	s.whole = at.whole;

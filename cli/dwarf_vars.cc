@@ -701,3 +701,241 @@ type_is_signed(Dwfl_Module *dm, uint64_t type_die, int64_t *size)
 }
 
 } // namespace kinst
+
+namespace kinst {
+
+struct DwarfTypes::Impl {
+	Dwfl_Module *dm;
+	mutable std::vector<uint64_t> offs{0};	// id -> DIE offset
+	mutable std::map<uint64_t, uint32_t> ids;
+	mutable bool indexed = false;
+	mutable std::map<std::string, uint64_t> tagged, named;	// "struct x" / "union x"; typedefs, base types
+	bool die(uint32_t id, Dwarf_Die *out) const
+	{
+		return id != 0 && id < offs.size() && die_at(dm, offs[id], out);
+	}
+	uint32_t id(Dwarf_Die *d) const
+	{
+		uint64_t o = dwarf_dieoffset(d);
+		auto it = ids.find(o);
+		if (it != ids.end())
+			return it->second;
+		offs.push_back(o);
+		return ids[o] = (uint32_t)(offs.size() - 1);
+	}
+	void index() const
+	{
+		if (indexed)
+			return;
+		indexed = true;
+		Dwarf_Die *cu = nullptr;
+		Dwarf_Addr bias;
+		while ((cu = dwfl_module_nextcu(dm, cu, &bias)) != nullptr) {
+			Dwarf_Die c;
+			if (dwarf_child(cu, &c) != 0)
+				continue;
+			do {
+				int tag = dwarf_tag(&c);
+				std::string n = attr_name(&c);
+				if (n.empty())
+					continue;
+				Dwarf_Attribute at;
+				bool decl = dwarf_attr(&c, DW_AT_declaration, &at) != nullptr;
+				uint64_t o = dwarf_dieoffset(&c);
+				if ((tag == DW_TAG_structure_type || tag == DW_TAG_union_type) && !decl)
+					tagged.emplace((tag == DW_TAG_union_type ? "union " : "struct ") + n, o);
+				else if (tag == DW_TAG_enumeration_type && !decl)
+					tagged.emplace("enum " + n, o);
+				else if (tag == DW_TAG_typedef || tag == DW_TAG_base_type)
+					named.emplace(n, o);
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+	}
+};
+
+DwarfTypes::DwarfTypes(Dwfl_Module *dm) : impl_(std::make_unique<Impl>())
+{
+	impl_->dm = dm;
+	path_ = "DWARF";
+}
+
+DwarfTypes::~DwarfTypes() = default;
+
+uint32_t
+DwarfTypes::id_of(uint64_t die_off) const
+{
+	Dwarf_Die d;
+	if (!die_at(impl_->dm, die_off, &d))
+		return 0;
+	return impl_->id(&d);
+}
+
+uint32_t
+DwarfTypes::resolve(uint32_t id) const
+{
+	Dwarf_Die d;
+	if (!impl_->die(id, &d))
+		return 0;
+	if (!strip(&d))
+		return 0;
+	return impl_->id(&d);
+}
+
+Types::Kind
+DwarfTypes::kind(uint32_t id) const
+{
+	Dwarf_Die d;
+	if (!impl_->die(id, &d) || !strip(&d))
+		return Kind::void_;
+	switch (dwarf_tag(&d)) {
+	case DW_TAG_base_type: {
+		unsigned enc = (unsigned)udata(&d, DW_AT_encoding, 0);
+		return enc == DW_ATE_float ? Kind::floating : Kind::integer;
+	}
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type: return Kind::pointer;
+	case DW_TAG_enumeration_type: return Kind::enumeration;
+	case DW_TAG_structure_type: return Kind::structure;
+	case DW_TAG_union_type: return Kind::union_;
+	case DW_TAG_array_type: return Kind::array;
+	case DW_TAG_subroutine_type: return Kind::function;
+	default: return Kind::other;
+	}
+}
+
+int64_t
+DwarfTypes::size(uint32_t id) const
+{
+	Dwarf_Die d;
+	Dwarf_Word w;
+	if (!impl_->die(id, &d) || !strip(&d) || dwarf_aggregate_size(&d, &w) != 0)
+		return -1;
+	return (int64_t)w;
+}
+
+bool
+DwarfTypes::is_signed(uint32_t id) const
+{
+	if (id == 0 || id >= impl_->offs.size())
+		return false;
+	int64_t sz;
+	return type_is_signed(impl_->dm, impl_->offs[id], &sz);
+}
+
+uint32_t
+DwarfTypes::pointee(uint32_t id) const
+{
+	Dwarf_Die d, in;
+	if (!impl_->die(id, &d) || !strip(&d) || !type_of(&d, &in))
+		return 0;
+	return impl_->id(&in);
+}
+
+uint32_t
+DwarfTypes::array_len(uint32_t id) const
+{
+	Dwarf_Die d, sub;
+	if (!impl_->die(id, &d) || !strip(&d) || dwarf_tag(&d) != DW_TAG_array_type ||
+	    dwarf_child(&d, &sub) != 0)
+		return 0;
+	do {
+		if (dwarf_tag(&sub) != DW_TAG_subrange_type)
+			continue;
+		uint64_t n = udata(&sub, DW_AT_count, 0);
+		if (n == 0) {
+			Dwarf_Attribute at;
+			Dwarf_Word w;
+			if (dwarf_attr(&sub, DW_AT_upper_bound, &at) && dwarf_formudata(&at, &w) == 0)
+				n = w + 1;
+		}
+		return (uint32_t)n;
+	} while (dwarf_siblingof(&sub, &sub) == 0);
+	return 0;
+}
+
+std::string
+DwarfTypes::name(uint32_t id) const
+{
+	Dwarf_Die d;
+	if (!impl_->die(id, &d))
+		return "void";
+	return type_name(&d);
+}
+
+Types::Func
+DwarfTypes::func(const std::string &name) const
+{
+	throw Error(Exit::unknown_function, name + ": function prototypes come from BTF or "
+	    "CTF, not from a $variable expression's DWARF");
+}
+
+uint32_t
+DwarfTypes::find_tagged(const std::string &tag, bool is_union) const
+{
+	impl_->index();
+	auto it = impl_->tagged.find((is_union ? "union " : "struct ") + tag);
+	if (it == impl_->tagged.end())
+		return 0;
+	return id_of(it->second);
+}
+
+uint32_t
+DwarfTypes::find_named(const std::string &name) const
+{
+	impl_->index();
+	auto it = impl_->named.find(name);
+	if (it == impl_->named.end())
+		return 0;
+	return id_of(it->second);
+}
+
+bool
+DwarfTypes::members(uint32_t id, std::vector<RawMember> &out) const
+{
+	Dwarf_Die d, m;
+	if (!impl_->die(id, &d) || !strip(&d))
+		return false;
+	int tag = dwarf_tag(&d);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+		return false;
+	if (dwarf_child(&d, &m) != 0)
+		return true;
+	do {
+		if (dwarf_tag(&m) != DW_TAG_member)
+			continue;
+		Dwarf_Die mt;
+		if (!type_of(&m, &mt))
+			continue;
+		RawMember r;
+		r.name = attr_name(&m);
+		r.type = impl_->id(&mt);
+		r.bitfield = (uint32_t)udata(&m, DW_AT_bit_size, 0);
+		r.bit_offset = udata(&m, DW_AT_data_bit_offset,
+		    udata(&m, DW_AT_data_member_location, 0) * 8);
+		out.push_back(r);
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return true;
+}
+
+void
+DwarfTypes::list_enumerators(Enumerators &out) const
+{
+	impl_->index();
+	for (const auto &t : impl_->tagged) {
+		if (t.first.compare(0, 5, "enum ") != 0)
+			continue;
+		Dwarf_Die d, e;
+		if (!die_at(impl_->dm, t.second, &d) || dwarf_child(&d, &e) != 0)
+			continue;
+		uint32_t id = impl_->id(&d);
+		do {
+			Dwarf_Attribute at;
+			Dwarf_Sword v;
+			if (dwarf_tag(&e) == DW_TAG_enumerator &&
+			    dwarf_attr(&e, DW_AT_const_value, &at) && dwarf_formsdata(&at, &v) == 0)
+				out.emplace(attr_name(&e), std::make_pair((int64_t)v, id));
+		} while (dwarf_siblingof(&e, &e) == 0);
+	}
+}
+
+} // namespace kinst

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "btf_types.h"
 #include "debuginfo.h"
 #include "dwarf_loc.h"
 
@@ -77,6 +78,36 @@ struct VarBytes {
 // "0x..." strings for pointers, objects, arrays, null where unknown.
 void format_value(Dwfl_Module *dm, uint64_t type_die, const VarBytes &b,
     std::string &text, nlohmann::json &j);
+
+// A module's DWARF types behind the Types interface (btf_types.h), so that
+// $var expressions are typed as BTF/CTF ones are: members, pointers,
+// arrays, casts by name, enumerators.  Ids stand for DIE offsets (0: void).
+class DwarfTypes : public Types {
+public:
+	explicit DwarfTypes(Dwfl_Module *dm);
+	~DwarfTypes() override;
+	const char *format() const override { return "DWARF"; }
+	// The id of the type at a DIE offset (Var::type_die).
+	uint32_t id_of(uint64_t die_off) const;
+	uint32_t resolve(uint32_t id) const override;
+	Kind kind(uint32_t id) const override;
+	int64_t size(uint32_t id) const override;
+	bool is_signed(uint32_t id) const override;
+	uint32_t pointee(uint32_t id) const override;
+	uint32_t array_len(uint32_t id) const override;
+	std::string name(uint32_t id) const override;
+	Func func(const std::string &name) const override;
+	uint32_t find_tagged(const std::string &tag, bool is_union) const override;
+	uint32_t find_named(const std::string &name) const override;
+	bool members(uint32_t id, std::vector<RawMember> &out) const override;
+
+protected:
+	void list_enumerators(Enumerators &out) const override;
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
 
 // Whether the type (after typedefs and qualifiers) is a signed integer or
 // enum; its size in *size (-1: none).  For $var in expressions.

@@ -302,6 +302,10 @@ private:
 			number();
 			return v;
 		}
+		if (s_[pos_] == '$') {
+			pos_++;
+			return variable(at);
+		}
 		std::string id = ident();
 		if (id.empty())
 			fail("unexpected '" + s_.substr(pos_, 1) + "'");
@@ -331,7 +335,7 @@ private:
 	// are no types: the name is then reported as unknown.
 	bool enumerator(const std::string &n, Val &v)
 	{
-		if (env_ == nullptr || env_->types == nullptr)
+		if (env_ == nullptr || (env_->types == nullptr && !dwarf_typed()))
 			return false;
 		try {
 			if (arg_index(n) >= 0)
@@ -355,10 +359,54 @@ private:
 		return true;
 	}
 
+	// $NAME: a variable at the probe's instruction (DWARF).
+	Val variable(size_t at)
+	{
+		std::string n = ident();
+		if (n.empty())
+			fail_at(at, "expected a variable name after '$'");
+		if (env_ == nullptr || !env_->var || env_->var_types == nullptr)
+			fail_at(at, "$" + n + ": C variables by name need the probe's DWARF "
+			    "(trace, at instructions of a module with debug info)");
+		VarRef r;
+		try {
+			env_->var(n, r);
+		} catch (const Error &e) {
+			fail_at(at, "$" + n + ": " + e.what());
+		}
+		for (auto in : r.code) {
+			if (in.op == KINST_OP_LOAD || in.op == KINST_OP_LOADC) {
+				if (++loads_ > KINST_PROG_MAX_LOADS)
+					fail_at(at, "too many memory reads (at most " +
+					    std::to_string(KINST_PROG_MAX_LOADS) + ")");
+				in.op = capture_ ? KINST_OP_LOADC : KINST_OP_LOAD;
+			}
+			code_.push_back(in);
+		}
+		Val v;
+		v.typed = true;
+		v.t = CType{r.type, 0};
+		v.lval = r.lval;
+		if (!r.lval) {
+			v.sgn = btf().is_signed(r.type);
+			narrow(btf().size(r.type), v.sgn);
+		}
+		return v;
+	}
+
 	// ---- types (btf_types.h) ----
+
+	// An expression that names a $variable is typed by its DWARF.
+	bool dwarf_typed() const
+	{
+		return env_ != nullptr && env_->var_types != nullptr &&
+		    s_.find('$') != std::string::npos;
+	}
 
 	const Types &btf()
 	{
+		if (dwarf_typed())
+			return *env_->var_types;
 		if (env_ == nullptr || env_->types == nullptr)
 			fail("kernel types are not available to " + what_);
 		return env_->types->get(what_);
@@ -867,8 +915,10 @@ parse_capture(const std::string &arg, bool str, const TypeEnv *env)
 			    " must be 1 to " + std::to_string(max));
 		c.len = (uint32_t)v;
 	}
-	// Parsed now, so that a malformed address is a usage error early.
-	(void)Compiler(c.expr, std::string(opt) + " " + arg, true, env).run();
+	// Parsed now, so that a malformed address is a usage error early
+	// (one that names $variables at each instruction, later).
+	if (c.expr.find('$') == std::string::npos || (env && env->var))
+		(void)Compiler(c.expr, std::string(opt) + " " + arg, true, env).run();
 	return c;
 }
 

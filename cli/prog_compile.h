@@ -12,7 +12,7 @@
 //   postfix := primary ( -> NAME | . NAME | [ expr ] )*
 //   primary := NUMBER | REGISTER | pid | tid | cpu | ( expr )
 //            | comm == "STRING" | comm != "STRING"
-//            | ARGUMENT | args . ARGUMENT
+//            | ARGUMENT | args . ARGUMENT | $ VARIABLE (DWARF)
 //   TYPE    := struct NAME *... | union NAME *... | TYPENAME *... (BTF)
 // REGISTER: rax rbx rcx rdx rsi rdi rbp rsp r8-r15 rip rflags.  `*` reads
 // 8 bytes unless a size is given or the operand has a pointer type; an
@@ -23,6 +23,7 @@
 #ifndef KINSTCTL_PROG_COMPILE_H
 #define KINSTCTL_PROG_COMPILE_H
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,14 +33,30 @@ namespace kinst {
 
 class TypeSource;
 
+class Types;
+
+// $NAME, a C variable at the probe's instruction (trace_vars.h): code
+// that pushes its value (an integer, enum or pointer of its type's size;
+// reads are KINST_OP_LOAD), or with lval its address (a struct, union or
+// array in memory); type: its type in TypeEnv::var_types.
+struct VarRef {
+	std::vector<struct kinst_pinsn> code;
+	bool lval = false;
+	uint32_t type = 0;
+};
+
 // What typed expressions may use.  types: where BTF comes from (null:
 // no typed expressions).  func: the function whose entry the probe is at
 // (its arguments can be named), or "" with no_args_why saying why not.
+// var: $NAME's lookup (throws Error(Exit::usage, why)); an expression
+// that names a $variable is typed by var_types (DWARF) throughout.
 struct TypeEnv {
 	TypeSource *types = nullptr;
 	std::string func;
 	std::string no_args_why;
 	mutable bool used_args = false;	// set when an argument was named
+	std::function<void(const std::string &, VarRef &)> var;
+	const Types *var_types = nullptr;
 };
 
 // One bytecode instruction (kinst_prog.h), for code built by hand.

@@ -98,7 +98,7 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 			}
 			j["args"] = a;
 		}
-		if (tv.active())
+		if (tv.prints())
 			j["vars"] = plan ? tv.json(*plan, full) : nlohmann::json(nullptr);
 		if (r.has_stack)
 			json_stack(j, r, sym);
@@ -119,7 +119,7 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		line += "\n    " + text_regs(h.regs, true);
 	else
 		line += "  " + text_regs(h.regs, false);
-	if (plan)
+	if (plan && tv.prints())
 		line += "\n    " + tv.text(*plan, full);
 	if (r.has_stack)
 		line += text_stack(r, sym);
@@ -142,6 +142,18 @@ args_view(const TraceOptions &o, TypeSource &types, const TypeEnv &env)
 	return av;
 }
 
+// Whether --if, --mem or --str name a $variable.
+bool
+uses_vars(const TraceOptions &o)
+{
+	bool u = o.if_expr.find('$') != std::string::npos;
+	for (const auto &m : o.mems)
+		u = u || m.find('$') != std::string::npos;
+	for (const auto &m : o.strs)
+		u = u || m.find('$') != std::string::npos;
+	return u;
+}
+
 // --if and the captures (--mem/--str) after it, in one program; capd: how
 // the captures are printed.
 std::vector<struct kinst_pinsn>
@@ -154,6 +166,8 @@ trace_program(const TraceOptions &o, const TypeEnv &env, std::vector<CaptureDesc
 		caps.push_back(parse_capture(m, true, &env));
 	for (const auto &c : caps)
 		capd.push_back(CaptureDesc{c.expr, c.str, c.len});
+	if (uses_vars(o))
+		return {};	// compiled per instruction (trace_vars.h)
 	return compile_trace_prog(o.if_expr, caps, &env);
 }
 
@@ -218,12 +232,12 @@ run_trace(const TraceOptions &o)
 	std::string prog_what = capd.empty() ? "--if" : o.if_expr.empty() ?
 	    "--mem/--str" : "--if/--mem/--str";
 	// --var/--vars: every instruction planned on its own (trace_vars.h).
-	TraceVars tv(o.var_names, o.vars, o.debug_files);
+	TraceVars tv(o.var_names, o.vars, o.debug_files, uses_vars(o));
 	if (tv.active()) {
 		if (o.args)
 			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
 		tv.prepare(specs, o.if_expr, caps, &env);
-		prog_what = "--var/--vars";
+		prog_what = tv.prints() ? "--var/--vars" : "$variables";
 	}
 
 	Session dev = Session::open("trace");
@@ -247,27 +261,6 @@ run_trace(const TraceOptions &o)
 		throw Error(Exit::usage, "trace: --pid " + std::to_string(o.pid) + " is not a process id");
 	dev.filter("trace", o.pid >= 0 ? (int32_t)o.pid : -1, o.cpu);
 	uint32_t prog_id = pred.empty() || tv.active() ? 0 : dev.load_prog(pred, prog_what);
-	// --var/--vars: one program per distinct plan.
-	std::map<std::vector<uint8_t>, uint32_t> progs;
-	std::vector<uint32_t> spec_prog(specs.size(), prog_id);
-	for (size_t i = 0; tv.active() && i < specs.size(); i++) {
-		const TraceVars::Plan *p = tv.plan(specs[i]);
-		if (p == nullptr || p->code.empty())
-			continue;
-		const uint8_t *b = (const uint8_t *)p->code.data();
-		std::vector<uint8_t> key(b, b + p->code.size() * sizeof(p->code[0]));
-		auto it = progs.find(key);
-		if (it == progs.end()) {
-			if (progs.size() >= KINST_PROG_MAX)
-				throw Error(Exit::usage, "trace --var/--vars: the instructions need more than " +
-				    std::to_string(KINST_PROG_MAX) + " different probe programs (the "
-				    "module's limit per session); name fewer instructions or variables");
-			it = progs.emplace(key, dev.load_prog(p->code, prog_what)).first;
-		}
-		spec_prog[i] = it->second;
-		prog_id = it->second;
-	}
-
 	// From here on SIGINT and SIGTERM stop the trace cleanly (disarm, drain,
 	// summary), also while arming.  Installed before the first probe is
 	// armed and so before "tracing" is printed: a signal sent on seeing
@@ -280,27 +273,9 @@ run_trace(const TraceOptions &o)
 	// instructions of a whole function are reported and skipped.  A stop
 	// requested while arming arms nothing more.
 	dev.no_optimize(o.no_optimize);
-	uint64_t armed = 0;
-	if (tv.active()) {
-		// Each instruction with its own plan's program; one the module
-		// refuses is left out (a whole function's instructions were
-		// planned from the text, before the module's last word).
-		uint64_t refused = 0;
-		for (size_t i = 0; i < specs.size() && !g_stop; i++) {
-			try {
-				armed += dev.arm(specs[i], o.stack ? KINST_ARM_STACK : 0, spec_prog[i]).narmed;
-			} catch (const Error &e) {
-				if (specs.size() == 1 || e.code() == Exit::live)
-					throw;
-				refused++;
-			}
-		}
-		if (refused)
-			fprintf(stderr, "kinstctl: %llu instruction%s refused by the module, left out\n",
-			    (unsigned long long)refused, refused == 1 ? "" : "s");
-	} else {
-		armed = dev.arm_specs(specs, o.stack ? KINST_ARM_STACK : 0, prog_id, true).armed;
-	}
+	uint64_t armed = tv.active() ?
+	    tv.arm(dev, specs, o.stack ? KINST_ARM_STACK : 0, prog_what, &prog_id) :
+	    dev.arm_specs(specs, o.stack ? KINST_ARM_STACK : 0, prog_id, true).armed;
 	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);

@@ -10,6 +10,7 @@
 #include "format.h"
 #include "record.h"
 #include "resolver.h"
+#include "session.h"
 #include "sources.h"
 
 #include "abi.h"
@@ -79,8 +80,8 @@ verifies(const std::vector<struct kinst_pinsn> &code)
 } // namespace
 
 TraceVars::TraceVars(const std::vector<std::string> &names, bool all,
-    const std::vector<std::string> &debug_files)
-    : names_(names), all_(all)
+    const std::vector<std::string> &debug_files, bool exprs)
+    : names_(names), all_(all), exprs_(exprs)
 {
 	dbg_opts_.files = debug_files;
 	for (const auto &n : names_)
@@ -94,7 +95,8 @@ TraceVars::~TraceVars() = default;
 
 void
 TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
-    const std::vector<Capture> &caps, const TypeEnv *env)
+    const std::vector<Capture> &caps, const TypeEnv *env0,
+    const std::function<std::vector<struct kinst_pinsn>(const TypeEnv *)> &prog)
 {
 	syms_ = std::make_unique<SymbolTable>();
 	load_live_symbols(*syms_);
@@ -153,9 +155,62 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 		} catch (const Error &) {
 		}
 		std::set<std::string> seen_names;
+		unsigned left_out = 0;
+		std::string first_why;
+		size_t before = out.size();
 		for (uint32_t off : offs) {
 			std::vector<Var> vars;
 			vars_at(*dbg_, t.module, f, off, q, vars);
+			// $NAME in --if/--mem/--str: this instruction's variables.
+			auto &dt = types_[dm];
+			if (!dt)
+				dt = std::make_unique<DwarfTypes>(dm);
+			TypeEnv ienv;
+			if (env0)
+				ienv = *env0;
+			const DwarfTypes *dtp = dt.get();
+			ienv.var_types = dtp;
+			ienv.var = [&vars, dtp, &f, off](const std::string &n, VarRef &r) {
+				const Var *v = lookup(vars, n);
+				if (v == nullptr)
+					throw Error(Exit::usage, "not in scope at " + f.name + "+" + hex(off) +
+					    "; in scope there: " + names_in_scope(vars));
+				if (!v->available())
+					throw Error(Exit::usage, "at " + f.name + "+" + hex(off) + ": " + v->reason);
+				r.type = dtp->id_of(v->type_die);
+				Types::Kind k = dtp->kind(r.type);
+				if (k == Types::Kind::structure || k == Types::Kind::union_ ||
+				    k == Types::Kind::array) {
+					if (v->loc.pieces.size() != 1 || v->loc.pieces[0].kind != LocPiece::memory)
+						throw Error(Exit::usage, "the " + dtp->name(r.type) + " is not in "
+						    "memory here (" + v->loc.describe() + "): name it with --var");
+					emit_node(*v->loc.pieces[0].expr, r.code, false);
+					r.lval = true;
+					return;
+				}
+				if (v->size < 1 || v->size > 8)
+					throw Error(Exit::usage, "a " + std::to_string(v->size) +
+					    "-byte " + dtp->name(r.type) + " is not a value an expression can use");
+				emit_location_value(v->loc, (uint32_t)v->size, r.code);
+			};
+			const TypeEnv *env = &ienv;
+			// The predicate and the user's captures at this instruction:
+			// one that names a $variable not readable here leaves the
+			// instruction out (an error at an offset the user wrote).
+			if (exprs_) {
+				try {
+					if (prog)
+						(void)prog(env);
+					else
+						(void)compile_trace_prog(if_expr, caps, env, nullptr);
+				} catch (const Error &e) {
+					if (strict)
+						throw;
+					if (left_out++ == 0)
+						first_why = e.what();
+					continue;
+				}
+			}
 			Plan p;
 			p.user_caps = (uint32_t)caps.size();
 			std::vector<const Var *> chosen;
@@ -278,7 +333,7 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				nbytes += add;
 				p.items.push_back(it);
 			}
-			p.code = compile_trace_prog(if_expr, caps, env, &p.caps);
+			p.code = prog ? prog(env) : compile_trace_prog(if_expr, caps, env, &p.caps);
 			Spec s;
 			s.text = sp.text;
 			s.module = m.name();
@@ -288,13 +343,62 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 			out.push_back(s);
 			plans_[{f.name, off}] = std::move(p);
 		}
-		if (!strict && !all_)
+		if (left_out && out.size() == before)
+			throw Error(Exit::usage, spec_label(sp) + ": no instruction where the "
+			    "expressions can be computed: " + first_why);
+		if (left_out)
+			fprintf(stderr, "kinstctl: note: %s: %u instruction%s left out: %s\n",
+			    spec_label(sp).c_str(), left_out, left_out == 1 ? "" : "s", first_why.c_str());
+		if (!strict && !all_ && out.size() > before)
 			for (const auto &n : names_)
 				if (!seen_names.count(n))
 					throw Error(Exit::usage, "--var " + n + ": not in scope at any "
 					    "instruction of " + spec_label(sp));
 	}
 	specs = out;
+}
+
+uint64_t
+TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
+    const std::string &what, uint32_t *prog_id) const
+{
+	std::map<std::vector<uint8_t>, uint32_t> progs;
+	std::vector<uint32_t> ids(specs.size(), 0);
+	*prog_id = 0;
+	for (size_t i = 0; i < specs.size(); i++) {
+		const Plan *p = plan(specs[i]);
+		if (p == nullptr || p->code.empty())
+			continue;
+		const uint8_t *b = (const uint8_t *)p->code.data();
+		std::vector<uint8_t> key(b, b + p->code.size() * sizeof(p->code[0]));
+		auto it = progs.find(key);
+		if (it == progs.end()) {
+			if (progs.size() >= KINST_PROG_MAX)
+				throw Error(Exit::usage, what + ": the instructions need more than " +
+				    std::to_string(KINST_PROG_MAX) + " different probe programs (the "
+				    "module's limit per session); name fewer instructions or variables");
+			it = progs.emplace(key, dev.load_prog(p->code, what)).first;
+		}
+		ids[i] = it->second;
+		*prog_id = it->second;
+	}
+	// Each instruction with its plan's program; one the module refuses is
+	// left out (a whole function's instructions were planned from the
+	// text, before the module's last word).
+	uint64_t armed = 0, refused = 0;
+	for (size_t i = 0; i < specs.size() && !g_stop; i++) {
+		try {
+			armed += dev.arm(specs[i], flags, ids[i]).narmed;
+		} catch (const Error &e) {
+			if (specs.size() == 1 || e.code() == Exit::live)
+				throw;
+			refused++;
+		}
+	}
+	if (refused)
+		fprintf(stderr, "kinstctl: %llu instruction%s refused by the module, left out\n",
+		    (unsigned long long)refused, refused == 1 ? "" : "s");
+	return armed;
 }
 
 const TraceVars::Plan *

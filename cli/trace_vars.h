@@ -13,6 +13,7 @@
 #define KINSTCTL_TRACE_VARS_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,14 +30,18 @@
 namespace kinst {
 
 struct HitRecord;
+class Session;
 
 class TraceVars {
 public:
 	// names: --var (in order); all: --vars.  debug_files: --debug-file.
+	// exprs: --if/--mem/--str name $variables (planned per instruction
+	// too, nothing printed for them).
 	TraceVars(const std::vector<std::string> &names, bool all,
-	    const std::vector<std::string> &debug_files);
+	    const std::vector<std::string> &debug_files, bool exprs = false);
 	~TraceVars();
-	bool active() const { return all_ || !names_.empty(); }
+	bool active() const { return all_ || !names_.empty() || exprs_; }
+	bool prints() const { return all_ || !names_.empty(); }
 
 	// One variable's reading at one instruction.
 	struct Item {
@@ -60,8 +65,17 @@ public:
 	// predicate and the user's captures (caps) followed by the plan's.
 	// Throws Error for an unknown variable, one not available at an
 	// explicit instruction, or a module without DWARF.
+	// prog: instead of trace's program, the one to build from each
+	// instruction's environment (count/hist: --by/--value/--if).
 	void prepare(std::vector<Spec> &specs, const std::string &if_expr,
-	    const std::vector<Capture> &caps, const TypeEnv *env);
+	    const std::vector<Capture> &caps, const TypeEnv *env,
+	    const std::function<std::vector<struct kinst_pinsn>(const TypeEnv *)> &prog = nullptr);
+	// Loads each distinct plan's program (at most KINST_PROG_MAX) and arms
+	// every planned instruction with it; an instruction the module refuses
+	// is left out with a note (an explicit one is an error).  The number
+	// armed; *prog_id: one of the programs (0: none).
+	uint64_t arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
+	    const std::string &what, uint32_t *prog_id) const;
 	// The plan of the instruction a hit is at (null: none).
 	const Plan *plan(const std::string &function, uint32_t offset) const;
 	const Plan *plan(const Spec &sp) const { return plan(sp.function, sp.offset); }
@@ -74,6 +88,8 @@ public:
 private:
 	std::vector<std::string> names_;
 	bool all_;
+	bool exprs_;
+	std::map<Dwfl_Module *, std::unique_ptr<DwarfTypes>> types_;
 	DebugOptions dbg_opts_;
 	std::unique_ptr<SymbolTable> syms_;
 	std::unique_ptr<DebugInfo> dbg_;

@@ -69,6 +69,38 @@ echo 1 >$P/run || kt_fail "run"
 kt_trace_stop
 grep -q '^    p={x=5, y=9, tag=2}$' /tmp/t.txt || kt_fail "text: $(cat /tmp/t.txt)"
 
+# $variables in expressions, decided in the kernel at each instruction.
+kt_trace_start /tmp/w.json /tmp/w.err --json $dbg --if '$i == 2' --var i --var acc \
+    "kinst_srctest_loop:$body"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop
+kt_trace_summary /tmp/w.err /tmp/w.json
+kt_expect_eq "hits with --if '\$i == 2' (one per run)" $runs "$KT_PRINTED"
+kt_expect_eq "not matching --if" $(( (trips - 1) * runs )) "$KT_NOMATCH"
+kt_expect_eq "i and acc of the hits with i == 2" "$(yes '2 14' | head -n $runs)" \
+    "$(jq -r '"\(.vars.i) \(.vars.acc)"' /tmp/w.json)"
+# A struct member in --if, and its address in --mem (bytes of p.y).
+kt_trace_start /tmp/m.json /tmp/m.err --json $dbg --if '$p.x == 5 && $p.tag == 2' \
+    --mem '&$p.y:8' kinst_srctest:kinst_srctest_point+5
+echo 1 >$P/run || kt_fail "run"
+kt_trace_stop
+kt_trace_summary /tmp/m.err /tmp/m.json
+kt_expect_eq "hits of --if '\$p.x == 5 && \$p.tag == 2'" 1 "$KT_PRINTED"
+kt_expect_eq "--mem &\$p.y:8" 0900000000000000 "$(jq -r '.mem[0].bytes' /tmp/m.json)"
+# count --by '$i': one key per loop counter value, each once per run.
+cat >/tmp/cw.sh <<WL
+i=0; while [ \$i -lt $runs ]; do echo 1 >$P/run || exit 1; i=\$((i + 1)); done
+WL
+kinstctl count --json $dbg --by '$i' "kinst_srctest_loop:$body" -- sh /tmp/cw.sh \
+    >/tmp/c.json 2>/tmp/c.err || kt_fail "count --by '\$i' failed: $(cat /tmp/c.err)"
+want=
+i=0
+while [ $i -lt $trips ]; do want="$want$i $runs
+"; i=$((i + 1)); done
+kt_expect_eq "count --by '\$i': key count" "$(printf '%s' "$want")" \
+    "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/c.json | sort -n)"
+
 # Errors, one line each, before anything is armed.
 kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&
     kt_fail "an unknown variable was accepted"
