@@ -94,7 +94,7 @@ ListVars::run()
 							j["shadowed"] = true;
 						if (v.located) {
 							j["dwarf"] = v.dwarf;
-							j["kind"] = v.loc.kind();
+							j["kind"] = v.kind;
 						}
 						if (ranges)
 							j["ranges"] = ranges_json(v);

@@ -333,15 +333,16 @@ private:
 		*v = w.n->value;
 		return true;
 	}
-	void finish_piece(uint32_t size, const LocOp *o);
+	void finish_piece(uint32_t bits, uint32_t bit_offset, const LocOp *o);
 	void step(const LocOp &o);
 };
 
 void
-Machine::finish_piece(uint32_t size, const LocOp *o)
+Machine::finish_piece(uint32_t bits, uint32_t bit_offset, const LocOp *o)
 {
 	LocPiece p;
-	p.size = size;
+	p.bits = bits;
+	p.bit_offset = bit_offset;
 	switch (state_) {
 	case in_reg:
 		p.kind = LocPiece::reg;
@@ -610,15 +611,15 @@ Machine::step(const LocOp &o)
 			fail("DW_OP_piece " + std::to_string(o.n1) + ": a piece of 1 to 65536 bytes");
 			return;
 		}
-		finish_piece((uint32_t)o.n1, &o);
+		finish_piece((uint32_t)o.n1 * 8, 0, &o);
 		return;
 	case DW_OP_bit_piece:
-		if (o.n2 != 0 || o.n1 % 8 != 0 || o.n1 == 0 || o.n1 > 65536 * 8) {
+		if (o.n1 == 0 || o.n1 > 65536 * 8 || o.n2 > 64) {
 			fail("DW_OP_bit_piece " + std::to_string(o.n1) + " " + std::to_string(o.n2) +
-			    ": only whole bytes at offset 0 are supported");
+			    ": a piece of 1 to 524288 bits at an offset of at most 64");
 			return;
 		}
-		finish_piece((uint32_t)(o.n1 / 8), &o);
+		finish_piece((uint32_t)o.n1, (uint32_t)o.n2, &o);
 		return;
 	case DW_OP_entry_value:
 	case DW_OP_GNU_entry_value: {
@@ -686,7 +687,7 @@ Machine::run(const LocExpr &e)
 	}
 	if (!st_.empty())
 		weight_of_last_ = st_.back().w;
-	finish_piece(0, nullptr);
+	finish_piece(0, 0, nullptr);
 	return loc_;
 }
 
@@ -716,6 +717,27 @@ Machine::value_of(const LocExpr &e, Weighted *out, std::string *why)
 }
 
 } // namespace
+
+std::string
+loc_kind(const LocExpr &e)
+{
+	if (e.empty())
+		return "empty";
+	for (const auto &o : e)
+		if (o.atom == DW_OP_piece || o.atom == DW_OP_bit_piece)
+			return "pieces";
+	for (const auto &o : e)
+		if (o.atom == DW_OP_entry_value || o.atom == DW_OP_GNU_entry_value)
+			return "entry_value";
+	uint8_t a = e[0].atom;
+	if (e.size() == 1 && ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx))
+		return "register";
+	if (e.back().atom == DW_OP_implicit_value)
+		return "implicit";
+	if (e.back().atom == DW_OP_stack_value)
+		return "value";
+	return "memory";
+}
 
 std::string
 loc_text(const LocExpr &e)
@@ -863,12 +885,18 @@ Location::describe() const
 {
 	if (pieces.size() == 1)
 		return piece_text(pieces[0]);
-	std::string s = "pieces:";
+	bool bytes = true;
+	for (const auto &p : pieces)
+		bytes = bytes && p.bits % 8 == 0 && p.bit_offset == 0;
+	std::string s = bytes ? "pieces:" : "pieces (bits):";
 	uint32_t off = 0;
 	for (size_t i = 0; i < pieces.size(); i++) {
+		uint32_t n = bytes ? pieces[i].bits / 8 : pieces[i].bits;
 		s += (i ? ", [" : " [") + std::to_string(off) + ".." +
-		    std::to_string(off + pieces[i].size) + ") " + piece_text(pieces[i]);
-		off += pieces[i].size;
+		    std::to_string(off + n) + ") " + piece_text(pieces[i]);
+		if (pieces[i].bit_offset)
+			s += " from bit " + std::to_string(pieces[i].bit_offset);
+		off += n;
 	}
 	return s;
 }
@@ -914,60 +942,65 @@ emit_location_value(const Location &l, uint32_t size, std::vector<struct kinst_p
 	if (size == 0 || size > 8)
 		throw Error(Exit::usage, "a " + std::to_string(size) +
 		    "-byte object is not a value an expression can use");
-	auto mask = [&](uint32_t bytes) {
-		if (bytes < 8) {
-			code.push_back(make_pinsn(KINST_OP_IMM, 0, (1ull << (8 * bytes)) - 1));
+	auto mask = [&](uint32_t bits) {
+		if (bits < 64) {
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, (1ull << bits) - 1));
 			code.push_back(make_pinsn(KINST_OP_AND));
 		}
 	};
-	uint32_t off = 0;
+	uint32_t want = 8 * size, off = 0;
 	bool first = true;
 	for (const LocPiece &p : l.pieces) {
-		uint32_t psize = p.size ? p.size : size;
-		if (off >= size)
+		if (off >= want)
 			break;
-		if (psize > size - off)
-			psize = size - off;
+		uint32_t pbits = p.bits ? p.bits : want;
+		if (pbits > want - off)
+			pbits = want - off;
 		switch (p.kind) {
 		case LocPiece::empty:
 			throw Error(Exit::usage, l.pieces.size() > 1 ?
 			    "part of it was optimized out" : "it was optimized out");
 		case LocPiece::reg:
 			code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)dwarf_gpr(p.dwreg)));
-			mask(psize);
 			break;
-		case LocPiece::memory:
-			if (psize != 1 && psize != 2 && psize != 4 && psize != 8)
-				throw Error(Exit::usage, "a " + std::to_string(psize) +
+		case LocPiece::memory: {
+			uint32_t n = p.bits ? p.src_bytes() : size;
+			uint32_t ld = n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8;
+			if (n > 8)
+				throw Error(Exit::usage, "a " + std::to_string(n) +
 				    "-byte piece in memory cannot be read in one load");
 			emit_node(*p.expr, code, false);
-			code.push_back(make_pinsn(KINST_OP_LOAD, (uint8_t)psize));
+			code.push_back(make_pinsn(KINST_OP_LOAD, (uint8_t)ld));
 			break;
+		}
 		case LocPiece::value:
 			emit_node(*p.expr, code, false);
-			mask(psize);
 			break;
 		case LocPiece::implicit: {
 			uint64_t v = 0;
 			for (size_t i = 0; i < p.bytes.size() && i < 8; i++)
 				v |= (uint64_t)(unsigned char)p.bytes[i] << (8 * i);
 			code.push_back(make_pinsn(KINST_OP_IMM, 0, v));
-			mask(psize);
 			break;
 		}
 		}
+		if (p.bit_offset) {
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, p.bit_offset));
+			code.push_back(make_pinsn(KINST_OP_SHR));
+		}
+		mask(pbits);
 		if (off) {
-			code.push_back(make_pinsn(KINST_OP_IMM, 0, 8 * off));
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, off));
 			code.push_back(make_pinsn(KINST_OP_SHL));
 		}
 		if (!first)
 			code.push_back(make_pinsn(KINST_OP_OR));
 		first = false;
-		off += psize;
+		off += pbits;
 	}
-	if (off < size)
+	if (off < want)
 		throw Error(Exit::usage, "its pieces cover " + std::to_string(off) + " of its " +
-		    std::to_string(size) + " bytes");
+		    std::to_string(want) + " bits");
 	if (code.size() > KINST_PROG_MAX_INSNS)
 		throw Error(Exit::usage, "the variable's location needs more than " +
 		    std::to_string(KINST_PROG_MAX_INSNS) + " probe instructions");

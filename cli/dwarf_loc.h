@@ -39,6 +39,9 @@ using LocExpr = std::vector<LocOp>;
 // llvm-dwarfdump's spelling of an expression ("DW_OP_breg7 RSP+8,
 // DW_OP_deref"), so that tests can compare the two tools' views.
 std::string loc_text(const LocExpr &e);
+// The kind of location e describes, from its operations alone (whether or
+// not kinst can compile it): as Location::kind().
+std::string loc_kind(const LocExpr &e);
 
 // AMD64 DWARF register numbers (System V psABI, "DWARF Register Number
 // Mapping"): 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp,
@@ -61,13 +64,18 @@ struct LocNode {
 	LocNodeP a, b;
 };
 
-// One piece of an object (DW_OP_piece), or the whole object (size 0).
+// One piece of an object (DW_OP_piece, DW_OP_bit_piece), or the whole
+// object (bits 0).
 struct LocPiece {
 	enum Kind { reg, memory, value, implicit, empty } kind = empty;
 	uint64_t dwreg = 0;	// reg: the DWARF register
 	LocNodeP expr;		// memory: the address; value: the value
 	std::string bytes;	// implicit: the value's bytes
-	uint32_t size = 0;	// bytes of the object (0: all of it)
+	uint32_t bits = 0;	// bits of the object it holds (0: all of it)
+	uint32_t bit_offset = 0;	// DW_OP_bit_piece: where they start in the source
+	// The source's bytes the piece needs (memory: what to read), 0 for
+	// the whole object.
+	uint32_t src_bytes() const { return bits ? (bit_offset + bits + 7) / 8 : 0; }
 };
 
 struct Location {

@@ -344,6 +344,7 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 					resolve_indexed(&at, ops, len, e);
 					v.located = true;
 					v.dwarf = loc_text(e);
+					v.kind = loc_kind(e);
 					v.loc = compile_location(e, env);
 					if (!v.loc.why.empty())
 						v.reason = v.loc.why;
@@ -392,6 +393,7 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 				}
 				v.located = true;
 				v.dwarf = "DW_AT_const_value";
+				v.kind = "implicit";
 				v.loc = compile_location(LocExpr{op}, env);
 				if (q.ranges)
 					v.ranges.push_back(VarRange{0, (uint32_t)f.size, v.dwarf});
@@ -630,9 +632,9 @@ fmt(Dwarf_Die *type, const VarBytes &b, size_t off, int64_t size, int depth,
 			return;
 		}
 		uint64_t n = (uint64_t)size / esz;
+		// Plain char arrays are text; unsigned/signed char arrays bytes.
 		bool is_char = dwarf_tag(&es) == DW_TAG_base_type && esz == 1 &&
-		    (udata(&es, DW_AT_encoding, 0) == DW_ATE_signed_char ||
-		    udata(&es, DW_AT_encoding, 0) == DW_ATE_unsigned_char);
+		    attr_name(&es) == "char";
 		if (is_char && all_known(b, off, (size_t)n)) {
 			std::string s = b.bytes.substr(off, (size_t)n);
 			s = s.substr(0, s.find('\0'));

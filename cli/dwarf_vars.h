@@ -42,6 +42,7 @@ struct Var {
 	// location in llvm-dwarfdump's spelling, or "DW_AT_const_value".
 	bool located = false;
 	std::string dwarf;
+	std::string kind;	// loc_kind() of that location ("implicit" for a constant)
 	Location loc;
 	// Empty: a probe can read it here.  Else why not ("optimized out",
 	// "not available at this instruction", a compiler refusal).
@@ -73,7 +74,7 @@ struct VarBytes {
 // Formats b as the DWARF type (type_die in dm's debug info) says: signed
 // and unsigned integers of their width, bool, char, enums by name,
 // pointers in hex, floating point, structs and unions member by member,
-// arrays element by element (at most 16; char arrays as strings).  Text:
+// arrays element by element (at most 16; plain char arrays as strings).  Text:
 // "3", "0xffff888003a1c000", "{lo=1, hi=<optimized out>}"; JSON: numbers,
 // "0x..." strings for pointers, objects, arrays, null where unknown.
 void format_value(Dwfl_Module *dm, uint64_t type_die, const VarBytes &b,

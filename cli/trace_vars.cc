@@ -261,12 +261,10 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				it.size = (uint32_t)std::min<int64_t>(it.v.size, 4096);
 				// The captures this variable needs.
 				std::vector<RawCapture> mine;
-				uint32_t off_in = 0;
 				bool ok = true;
 				for (const LocPiece &pc : it.v.loc.pieces) {
-					uint32_t psize = pc.size ? pc.size : it.size;
 					int cap = -1;
-					if (pc.kind == LocPiece::memory && off_in < it.size) {
+					if (pc.kind == LocPiece::memory) {
 						RawCapture rc;
 						try {
 							emit_node(*pc.expr, rc.addr, true);
@@ -275,7 +273,7 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 							ok = false;
 							break;
 						}
-						rc.len = std::min<uint32_t>(std::min(psize, it.size - off_in),
+						rc.len = std::min<uint32_t>(pc.bits ? pc.src_bytes() : it.size,
 						    KINST_CAP_MEM_MAX);
 						cap = (int)(ncaps + mine.size());
 						mine.push_back(rc);
@@ -297,7 +295,6 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 						}
 					}
 					it.piece_cap.push_back(cap);
-					off_in += psize;
 				}
 				if (!ok) {
 					p.items.push_back(it);
@@ -433,51 +430,65 @@ TraceVars::bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes 
 		}
 		return false;
 	};
-	uint32_t off = 0;
-	for (size_t i = 0; i < it.v.loc.pieces.size() && off < it.size; i++) {
+	// Bit by bit: DW_OP_bit_piece puts a piece anywhere.
+	uint32_t want = 8 * it.size, off = 0;
+	std::vector<bool> bit(want, false), kbit(want, false);
+	auto put = [&](const std::string &src, uint32_t from, uint32_t n) {
+		for (uint32_t k = 0; k < n && off + k < want; k++) {
+			uint32_t sb = from + k;
+			if (sb / 8 >= src.size())
+				continue;
+			bit[off + k] = ((unsigned char)src[sb / 8] >> (sb % 8)) & 1;
+			kbit[off + k] = true;
+		}
+	};
+	auto le8 = [](uint64_t v) {
+		std::string s(8, '\0');
+		for (int k = 0; k < 8; k++)
+			s[k] = (char)((v >> (8 * k)) & 0xff);
+		return s;
+	};
+	for (size_t i = 0; i < it.v.loc.pieces.size() && off < want; i++) {
 		const LocPiece &pc = it.v.loc.pieces[i];
-		uint32_t psize = std::min(pc.size ? pc.size : it.size, it.size - off);
-		auto put = [&](uint64_t v, uint32_t n) {
-			for (uint32_t k = 0; k < n && k < 8; k++) {
-				b.bytes[off + k] = (char)((v >> (8 * k)) & 0xff);
-				b.known[off + k] = true;
-			}
-		};
+		uint32_t pbits = std::min(pc.bits ? pc.bits : want, want - off);
 		switch (pc.kind) {
 		case LocPiece::reg:
-			put(r.hit.regs.gpr[dwarf_gpr(pc.dwreg)], psize);
+			put(le8(r.hit.regs.gpr[dwarf_gpr(pc.dwreg)]), pc.bit_offset, pbits);
 			break;
 		case LocPiece::memory: {
 			const CaptureData *c = i < it.piece_cap.size() ? cap(it.piece_cap[i]) : nullptr;
-			if (c == nullptr) {
+			if (c == nullptr)
 				*why = "the probe could not read its memory";
-				break;
-			}
-			for (uint32_t k = 0; k < psize && k < c->bytes.size(); k++) {
-				b.bytes[off + k] = c->bytes[k];
-				b.known[off + k] = true;
-			}
+			else
+				put(c->bytes, pc.bit_offset, pbits);
 			break;
 		}
 		case LocPiece::value: {
 			uint64_t v;
 			std::string w;
 			if (eval_node(*pc.expr, st, &v, &w))
-				put(v, psize);
+				put(le8(v), pc.bit_offset, pbits);
 			else
 				*why = w;
 			break;
 		}
 		case LocPiece::implicit:
-			for (uint32_t k = 0; k < psize && k < pc.bytes.size(); k++) {
-				b.bytes[off + k] = pc.bytes[k];
-				b.known[off + k] = true;
-			}
+			put(pc.bytes, pc.bit_offset, pbits);
 			break;
 		case LocPiece::empty:
 			break;
 		}
-		off += psize;
+		off += pbits;
+	}
+	for (uint32_t k = 0; k < want; k++) {
+		if (bit[k])
+			b.bytes[k / 8] = (char)((unsigned char)b.bytes[k / 8] | (1u << (k % 8)));
+	}
+	for (uint32_t by = 0; by < it.size; by++) {
+		bool all = true;
+		for (uint32_t k = 0; k < 8; k++)
+			all = all && kbit[8 * by + k];
+		b.known[by] = all;
 	}
 }
 

@@ -306,6 +306,15 @@ ATF_TEST_CASE_BODY(pieces)
 	uint16_t lo;
 	memcpy(&lo, kmem + 2048 + 16, 2);
 	ATF_REQUIRE_EQ(v, (uint64_t)lo | (5u << 16));
+	// Bit pieces (a struct with bitfields): 3 bits of rax, then 5 bits of
+	// rdx from its bit 2, then a byte in memory.
+	l = kinst::compile_location(LocExpr{op(DW_OP_reg0), op(DW_OP_bit_piece, 3, 0),
+	    op(DW_OP_reg1), op(DW_OP_bit_piece, 5, 2), op(DW_OP_breg7, 8), op(DW_OP_piece, 1)}, env);
+	ATF_REQUIRE_EQ(l.why, std::string());
+	ATF_REQUIRE(run_prog(l, 2, r, &v, &why));
+	uint8_t mem8 = kmem[2048 + 8];
+	ATF_REQUIRE_EQ(v, (r.gpr[KINST_RAX] & 7) | (((r.gpr[KINST_RDX] >> 2) & 31) << 3) |
+	    ((uint64_t)mem8 << 8));
 	// A piece optimized out: no value, and the reason says so.
 	l = kinst::compile_location(LocExpr{op(DW_OP_reg0), op(DW_OP_piece, 4),
 	    op(DW_OP_piece, 4)}, env);
