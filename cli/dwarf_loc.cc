@@ -198,7 +198,7 @@ op_text(const LocOp &o)
 	default:
 		break;
 	}
-	if (a == DW_OP_fbreg)
+	if (a == DW_OP_fbreg || a == DW_OP_skip || a == DW_OP_bra)
 		return s + " " + soff(o.n1);
 	if (is_signed_operand(a))
 		return s + " " + sdec(o.n1);

@@ -5,7 +5,8 @@
  * calls it.  Prints ns/hit for an out-of-line probe (redirect), an emulated
  * jcc, an emulated call, a miss (not ours), and the same hits without the
  * ring write (no session) and with a full ring (drops), aggregating, and
- * with a 64-byte capture.  A figure, never a pass/fail.
+ * with a 64-byte capture, and trace --var's programs (a register, a stack
+ * slot through the CFA, a predicate on it).  A figure, never a pass/fail.
  *
  * usage: engine_bench [iterations]   (default 5000000 per case)
  */
@@ -290,6 +291,62 @@ bench_pred(uint64_t a_ool, uint64_t a_call, uint64_t n)
 	sess.pstats = NULL;
 }
 
+/*
+ * C variables by name (issue 23): the programs kinstctl builds for
+ * trace --var.  A variable in a register needs none (the record has the
+ * registers: the bare record above).  One on the stack, through the CFA
+ * (DW_OP_fbreg -16 with the CFA rsp+8, what -O2 code has), is an 8-byte
+ * capture at rsp+8-16; --if '$x == 12345' on it loads the same slot.  The
+ * user-space read is a system call (see bench_cap): the kernels' cost less.
+ */
+static void
+bench_vars(uint64_t a_ool, uint64_t n)
+{
+	struct kinst_pinsn cap[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_IMM, .imm = 8 },
+		{ .op = KINST_OP_ADD },
+		{ .op = KINST_OP_IMM, .imm = (uint64_t)-16 },
+		{ .op = KINST_OP_ADD },
+		{ .op = KINST_OP_MEM, .imm = 8 },
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_RET },
+	};
+	struct kinst_pinsn pred[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_IMM, .imm = 8 },
+		{ .op = KINST_OP_ADD },
+		{ .op = KINST_OP_IMM, .imm = (uint64_t)-16 },
+		{ .op = KINST_OP_ADD },
+		{ .op = KINST_OP_LOAD, .arg = 8 },
+		{ .op = KINST_OP_IMM, .imm = 12345 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_prog cprog, pprog;
+	static struct kinst_prog_cpu_stats ps[1];
+	uint32_t bad;
+
+	if (kinst_prog_verify(cap, 8, &cprog, &bad) != KINST_PV_OK ||
+	    kinst_prog_verify(pred, 9, &pprog, &bad) != KINST_PV_OK)
+		errx(1, "a --var program was refused at %u", bad);
+	sess.pstats = ps;
+	sess.capbuf = cap_capbuf;
+	row("out-of-line probe, --var in a register", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = &cprog;
+	row("out-of-line probe, --var on the stack (CFA)", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = &pprog;
+	row("out-of-line probe, --if '$x == 12345' false", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = NULL;
+	if (ps[0].filtered == 0)
+		errx(1, "the stack predicate filtered nothing");
+	sess.capbuf = NULL;
+	sess.pstats = NULL;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -327,6 +384,7 @@ main(int argc, char **argv)
 	bench_agg(a_ool, a_call, n);
 	bench_pred(a_ool, a_call, n);
 	bench_cap(a_ool, n);
+	bench_vars(a_ool, n);
 	for (i = 0; i < 3; i++)
 		probes[i].session = NULL;
 	row("out-of-line probe, no session (no record)", a_ool, n,

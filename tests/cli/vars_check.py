@@ -202,6 +202,11 @@ def norm(ops, reloc):
         return 'DW_AT_const_value'
     if reloc:
         ops = re.sub(r'DW_OP_addr 0x[0-9a-f]+', 'DW_OP_addr', ops)
+    # A typed operation's type: llvm-dwarfdump names the DIE, kinstctl
+    # gives its unit offset (0: the generic type in both).
+    ops = re.sub(r'(DW_OP_(?:GNU_)?(?:convert|reinterpret|regval_type|deref_type|const_type)) '
+                 r'\(0x[0-9a-f]+\) "[^"]*"', r'\1 <type>', ops)
+    ops = re.sub(r'(DW_OP_(?:GNU_)?(?:convert|reinterpret)) 0x0*[1-9a-f][0-9a-f]*', r'\1 <type>', ops)
     return ops
 
 
@@ -209,7 +214,7 @@ def main():
     reloc = '--reloc' in sys.argv
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     cus = [r for r in parse(args[0]) if r.tag == 'DW_TAG_compile_unit']
-    bad = insns = nvars = 0
+    bad = insns = nvars = undecoded = 0
     kinds = {}
     with open(args[1]) as fh:
         for line in fh:
@@ -240,12 +245,18 @@ def main():
             for key in sorted(set(want) | set(got)):
                 w = norm(want.get(key, '<absent>'), reloc)
                 g = norm(got.get(key, '<absent>'), reloc)
+                if w is not None and '<decoding error>' in w and g not in (None, '<absent>'):
+                    undecoded += 1  # llvm-dwarfdump 14 cannot decode it (implicit pointers)
+                    continue
                 if w != g:
                     bad += 1
                     print('%s+%#x %s (scope depth %d): kinstctl %r, llvm-dwarfdump %r' %
                           (j['function'], j['offset'], key[0], key[1], g, w))
     print('vars_check: %d instructions, %d variables, %d mismatches; kinds: %s' %
           (insns, nvars, bad, ', '.join('%s %d' % kv for kv in sorted(kinds.items()))))
+    if undecoded:
+        print('vars_check: %d locations llvm-dwarfdump could not decode (not compared; '
+              'informational)' % undecoded)
     if insns == 0:
         print('vars_check: no instruction to check')
         return 1
