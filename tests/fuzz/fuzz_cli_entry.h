@@ -12,6 +12,7 @@
 
 #include "ctf_types.h"
 #include "disasm.h"
+#include "dwarf_loc.h"
 #include "elf_image.h"
 #include "error.h"
 #include "resolver.h"
@@ -45,6 +46,76 @@ fuzz_cli_elf_one(const uint8_t *data, size_t size)
 			}
 		}
 	} catch (const Error &) {
+	}
+}
+
+// DWARF location compiler (dwarf_loc.h) on operations read from the bytes:
+// per operation an atom, two operands (little-endian 8 bytes when the
+// atom's high bit of the next byte says so, else that byte), and for
+// DW_OP_entry_value one nested operation.  Compiled with a frame base and
+// a CFA rule, described, spelled, emitted as bytecode (whatever compiles
+// must stay within the verifier's length) and evaluated on a register file.
+inline void
+fuzz_cli_dwarf_loc_one(const uint8_t *data, size_t size)
+{
+	size_t i = 0;
+	auto byte = [&]() -> uint8_t { return i < size ? data[i++] : 0; };
+	auto operand = [&]() -> uint64_t {
+		uint8_t b = byte();
+		if (!(b & 0x80))
+			return b;
+		uint64_t v = 0;
+		for (int k = 0; k < 8; k++)
+			v |= (uint64_t)byte() << (8 * k);
+		return v;
+	};
+	LocExpr e;
+	while (i < size && e.size() < 64) {
+		LocOp o;
+		o.atom = byte();
+		o.n1 = operand();
+		o.n2 = operand();
+		if (o.atom == 0xa3 || o.atom == 0xf3) {	// DW_OP_entry_value, GNU_
+			LocOp s;
+			s.atom = byte();
+			s.n1 = operand();
+			o.sub.push_back(s);
+		}
+		if (o.atom == 0x9e)			// DW_OP_implicit_value
+			o.block.assign(o.n1 % 16, 'x');
+		e.push_back(o);
+	}
+	LocExpr fb{LocOp{0x9c, 0, 0, {}, {}}};	// DW_OP_call_frame_cfa
+	LocExpr cfa{LocOp{0x77, 8, 0, {}, {}}};	// DW_OP_breg7 8
+	LocEnv env;
+	env.frame_base = &fb;
+	env.cfa = &cfa;
+	Location l = compile_location(e, env);
+	(void)l.describe();
+	(void)l.kind();
+	(void)loc_text(e);
+	(void)loc_kind(e);
+	uint64_t gpr[16] = {0};
+	LocState st;
+	st.gpr = gpr;
+	st.read = [](uint64_t, uint32_t, uint8_t *) { return false; };
+	for (const auto &p : l.pieces) {
+		if (!p.expr)
+			continue;
+		uint64_t v;
+		std::string why;
+		(void)eval_node(*p.expr, st, &v, &why);
+		std::vector<LocNodeP> loads;
+		node_loads(p.expr, loads);
+	}
+	for (uint32_t sz : {1u, 4u, 8u}) {
+		std::vector<struct kinst_pinsn> code;
+		try {
+			emit_location_value(l, sz, code);
+			if (code.size() > KINST_PROG_MAX_INSNS)
+				__builtin_trap();
+		} catch (const Error &) {
+		}
 	}
 }
 
