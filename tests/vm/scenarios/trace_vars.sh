@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
+# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_srctest.ko" -f "$top/tests/vm/testmod/kinst_srctest.c"
@@ -52,6 +52,35 @@ if ! cmp -s /tmp/want.txt /tmp/got.txt; then
 	kt_fail "trace --var: the values differ from the loop's own"
 fi
 kt_log "trace --var i n acc: $((trips * runs)) hits, every value right"
+
+# Every instruction of the function (and of the inlined copy of
+# kinst_srctest_mix in it): wherever the compiler keeps them -- registers,
+# computed values, at every instruction where the DWARF says they are
+# available -- n is the trip count, i a loop counter value, acc one of the
+# loop's running values, and the inlined mix(a, b) has a = acc, b = i.
+kt_trace_start /tmp/a.json /tmp/a.err --json $dbg --vars kinst_srctest:kinst_srctest_loop
+echo 1 >$P/run || kt_fail "run"
+kt_trace_stop
+kt_trace_summary /tmp/a.err /tmp/a.json
+kt_expect_eq "records dropped (--vars, whole function)" 0 "$KT_DROPPED"
+accs=$(awk -v t=$trips 'BEGIN { a = 1; for (i = 0; i <= t; i++) { printf "%d,", a; a = xor(a * 3 + i, i * 4) } }')
+jq -c --argjson t $trips --argjson accs "[${accs%,}]" '
+    .vars as $v | select(
+	($v.n != null and $v.n != $t) or
+	($v.i != null and ($v.i < 0 or $v.i > $t)) or
+	($v.acc != null and ($accs | index($v.acc)) == null) or
+	($v.b != null and ($v.b < 0 or $v.b >= $t)) or
+	($v.a != null and ($accs | index($v.a)) == null)) |
+    {probe, vars}' /tmp/a.json >/tmp/bad.json
+[ -s /tmp/bad.json ] && { head -n 5 /tmp/bad.json >&2; kt_fail "--vars: a value no run of the loop has"; }
+for v in n i acc a b; do
+	c=$(jq -r --arg v $v 'select(.vars[$v] != null) | .probe' /tmp/a.json | grep -c .)
+	[ "$c" -ge $trips ] || kt_fail "--vars: $v known at only $c hits"
+done
+nv=$(jq -r '.vars | to_entries[] | select(.value != null) | .key' /tmp/a.json | grep -c .)
+ni=$(jq -r '.probe' /tmp/a.json | sort -u | grep -c .)
+[ "$nv" -gt "$((KT_PRINTED))" ] || kt_fail "--vars: only $nv values in $KT_PRINTED hits"
+kt_log "--vars on every instruction: $KT_PRINTED hits at $ni instructions, $nv values, all consistent"
 
 # A struct passed by value, on the stack: read through the CFA.
 kt_trace_start /tmp/p.json /tmp/p.err --json $dbg --vars kinst_srctest:kinst_srctest_point+5
