@@ -50,6 +50,12 @@ where_available(const Var &v)
 	return s.empty() ? "at no instruction of the function" : "at " + s;
 }
 
+std::string
+code_key(const std::vector<struct kinst_pinsn> &code)
+{
+	return std::string((const char *)code.data(), code.size() * sizeof(code[0]));
+}
+
 // Within the verifier's limits (kinst_prog.h): length, loads, stack depth
 // along the straight line (the predicate's jump keeps its depth).
 bool
@@ -80,8 +86,9 @@ verifies(const std::vector<struct kinst_pinsn> &code)
 } // namespace
 
 TraceVars::TraceVars(const std::vector<std::string> &names, bool all,
-    const std::vector<std::string> &debug_files, bool exprs)
-    : names_(names), all_(all), exprs_(exprs)
+    const std::vector<std::string> &debug_files, bool exprs, const SourceOptions *offline,
+    unsigned max_programs)
+    : names_(names), all_(all), exprs_(exprs), offline_(offline), max_programs_(max_programs)
 {
 	dbg_opts_.files = debug_files;
 	for (const auto &n : names_)
@@ -99,13 +106,17 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
     const std::function<std::vector<struct kinst_pinsn>(const TypeEnv *)> &prog)
 {
 	syms_ = std::make_unique<SymbolTable>();
-	load_live_symbols(*syms_);
+	if (offline_)
+		load_symbols(*offline_, *syms_);
+	else
+		load_live_symbols(*syms_);
 	dbg_ = std::make_unique<DebugInfo>(*syms_, dbg_opts_);
 	Disassembler dis(Syntax::att);
 	uint32_t user_bytes = 0;
 	for (const auto &c : caps)
 		user_bytes += c.len;
 	std::vector<Spec> out;
+	std::set<std::string> programs;	// distinct codes so far
 	for (const Spec &sp : specs) {
 		Target t = resolve_target(sp, *syms_);
 		Module &m = syms_->module(t.module);
@@ -155,7 +166,7 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 		} catch (const Error &) {
 		}
 		std::set<std::string> seen_names;
-		unsigned left_out = 0;
+		unsigned left_out = 0, short_of_programs = 0;
 		std::string first_why;
 		size_t before = out.size();
 		for (uint32_t off : offs) {
@@ -331,6 +342,27 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				p.items.push_back(it);
 			}
 			p.code = prog ? prog(env) : compile_trace_prog(if_expr, caps, env, &p.caps);
+			// The module keeps max_programs_ programs per session: past
+			// them, an instruction whose variables need a new one is
+			// traced without their captures (said per variable).
+			if (!prog && !p.caps.empty() && !programs.count(code_key(p.code)) &&
+			    programs.size() >= max_programs_) {
+				for (Item &it : p.items)
+					if (it.why.empty() && (!it.load_caps.empty() ||
+					    std::any_of(it.piece_cap.begin(), it.piece_cap.end(),
+					    [](int c) { return c >= 0; }))) {
+						it.why = "not read at this instruction: the session's " +
+						    std::to_string(max_programs_) + " probe programs are "
+						    "taken by other instructions (trace fewer)";
+						it.piece_cap.clear();
+						it.load_caps.clear();
+					}
+				p.caps.clear();
+				p.code = compile_trace_prog(if_expr, caps, env, nullptr);
+				short_of_programs++;
+			}
+			if (!p.code.empty())
+				programs.insert(code_key(p.code));
 			Spec s;
 			s.text = sp.text;
 			s.module = m.name();
@@ -340,6 +372,11 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 			out.push_back(s);
 			plans_[{f.name, off}] = std::move(p);
 		}
+		if (short_of_programs)
+			fprintf(stderr, "kinstctl: note: %s: at %u instruction%s, variables in memory "
+			    "are not read: more than %u different probe programs would be needed\n",
+			    spec_label(sp).c_str(), short_of_programs, short_of_programs == 1 ? "" : "s",
+			    max_programs_);
 		if (left_out && out.size() == before)
 			throw Error(Exit::usage, spec_label(sp) + ": no instruction where the "
 			    "expressions can be computed: " + first_why);
@@ -370,9 +407,9 @@ TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
 		std::vector<uint8_t> key(b, b + p->code.size() * sizeof(p->code[0]));
 		auto it = progs.find(key);
 		if (it == progs.end()) {
-			if (progs.size() >= KINST_PROG_MAX)
+			if (progs.size() >= max_programs_)
 				throw Error(Exit::usage, what + ": the instructions need more than " +
-				    std::to_string(KINST_PROG_MAX) + " different probe programs (the "
+				    std::to_string(max_programs_) + " different probe programs (the "
 				    "module's limit per session); name fewer instructions or variables");
 			it = progs.emplace(key, dev.load_prog(p->code, what)).first;
 		}

@@ -25,6 +25,7 @@
 #include "debuginfo.h"
 #include "dwarf_vars.h"
 #include "prog_compile.h"
+#include "sources.h"
 #include "spec.h"
 
 namespace kinst {
@@ -37,8 +38,11 @@ public:
 	// names: --var (in order); all: --vars.  debug_files: --debug-file.
 	// exprs: --if/--mem/--str name $variables (planned per instruction
 	// too, nothing printed for them).
+	// offline: plan on these files' symbols instead of the running
+	// kernel's (tests); max_programs: the module's programs per session.
 	TraceVars(const std::vector<std::string> &names, bool all,
-	    const std::vector<std::string> &debug_files, bool exprs = false);
+	    const std::vector<std::string> &debug_files, bool exprs = false,
+	    const SourceOptions *offline = nullptr, unsigned max_programs = KINST_PROG_MAX);
 	~TraceVars();
 	bool active() const { return all_ || !names_.empty() || exprs_; }
 	bool prints() const { return all_ || !names_.empty(); }
@@ -79,6 +83,7 @@ public:
 	// The plan of the instruction a hit is at (null: none).
 	const Plan *plan(const std::string &function, uint32_t offset) const;
 	const Plan *plan(const Spec &sp) const { return plan(sp.function, sp.offset); }
+	size_t nplans() const { return plans_.size(); }
 
 	// The values at a hit: text ("n=5 sum=10 p={lo=1, hi=2}") and JSON
 	// ({"n": 5, ...}; null where unavailable).
@@ -89,6 +94,8 @@ private:
 	std::vector<std::string> names_;
 	bool all_;
 	bool exprs_;
+	const SourceOptions *offline_;
+	unsigned max_programs_;
 	std::map<Dwfl_Module *, std::unique_ptr<DwarfTypes>> types_;
 	DebugOptions dbg_opts_;
 	std::unique_ptr<SymbolTable> syms_;

@@ -8,13 +8,17 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "debuginfo.h"
 #include "dwarf_vars.h"
+#include "error.h"
 #include "sources.h"
+#include "spec.h"
 #include "symbols.h"
+#include "trace_vars.h"
 
 namespace {
 
@@ -173,8 +177,89 @@ ATF_TEST_CASE_BODY(structs)
 	    "\"sc\":-4,\"str\":\"0xffffffff81001000\",\"u\":{\"bytes\":[5,0,0,0],\"i\":5}}"));
 }
 
+// trace --vars' plans (trace_vars.h) on the fixture, offline: what the
+// probe captures at each instruction, programs shared, the module's
+// program limit, errors.
+ATF_TEST_CASE_WITHOUT_HEAD(plans);
+ATF_TEST_CASE_BODY(plans)
+{
+	Fixture fx;	// builds ./vars
+	kinst::SourceOptions so;
+	so.kernel = "vars";
+	std::set<std::string> codes;
+	{
+		kinst::TraceVars tv({}, true, {}, false, &so);
+		std::vector<kinst::Spec> specs{kinst::parse_spec("vars_array")};
+		tv.prepare(specs, "", {}, nullptr);
+		ATF_REQUIRE(specs.size() > 10);	// every instruction, each its own spec
+		ATF_REQUIRE_EQ(specs.size(), tv.nplans());
+		unsigned buf_caps = 0;
+		for (const auto &sp : specs) {
+			const kinst::TraceVars::Plan *p = tv.plan(sp);
+			ATF_REQUIRE(p != nullptr);
+			for (const auto &it : p->items) {
+				if (it.name != "buf" || !it.why.empty())
+					continue;
+				// long buf[16] on the stack: one 128-byte capture.
+				ATF_REQUIRE_EQ(it.piece_cap.size(), 1u);
+				ATF_REQUIRE(it.piece_cap[0] >= 0);
+				ATF_REQUIRE_EQ(p->caps.at((size_t)it.piece_cap[0]).len, 128u);
+				buf_caps++;
+			}
+			if (!p->code.empty())
+				codes.insert(std::string((const char *)p->code.data(),
+				    p->code.size() * sizeof(p->code[0])));
+		}
+		ATF_REQUIRE(buf_caps > 5);
+		ATF_REQUIRE(codes.size() >= 2);	// the CFA moves with the stack
+		ATF_REQUIRE(codes.size() < specs.size());	// and plans share programs
+	}
+	{
+		// With one program per session, the instructions that would need
+		// another say why their variables in memory are not read.
+		kinst::TraceVars tv({}, true, {}, false, &so, 1);
+		std::vector<kinst::Spec> specs{kinst::parse_spec("vars_array")};
+		tv.prepare(specs, "", {}, nullptr);
+		std::set<std::string> one;
+		unsigned said = 0;
+		for (const auto &sp : specs) {
+			const kinst::TraceVars::Plan *p = tv.plan(sp);
+			if (!p->code.empty())
+				one.insert(std::string((const char *)p->code.data(),
+				    p->code.size() * sizeof(p->code[0])));
+			for (const auto &it : p->items)
+				said += it.why.find("probe programs are taken") != std::string::npos;
+		}
+		ATF_REQUIRE_EQ(one.size(), 1u);
+		ATF_REQUIRE(said > 0);
+	}
+	{
+		// An unknown variable at an explicit offset: an error naming those
+		// in scope; in a whole function, one in scope nowhere.
+		kinst::TraceVars tv({"nosuch"}, false, {}, false, &so);
+		std::vector<kinst::Spec> specs{kinst::parse_spec("vars_array+0")};
+		try {
+			tv.prepare(specs, "", {}, nullptr);
+			ATF_FAIL("an unknown variable was accepted");
+		} catch (const kinst::Error &e) {
+			ATF_REQUIRE(std::string(e.what()).find("in scope there: buf, limit, n") !=
+			    std::string::npos);
+		}
+		kinst::TraceVars tw({"nosuch"}, false, {}, false, &so);
+		std::vector<kinst::Spec> whole{kinst::parse_spec("vars_array")};
+		try {
+			tw.prepare(whole, "", {}, nullptr);
+			ATF_FAIL("a variable in scope nowhere was accepted");
+		} catch (const kinst::Error &e) {
+			ATF_REQUIRE(std::string(e.what()).find("not in scope at any instruction") !=
+			    std::string::npos);
+		}
+	}
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, plans);
 	ATF_ADD_TEST_CASE(tcs, scalars);
 	ATF_ADD_TEST_CASE(tcs, structs);
 }
