@@ -21,6 +21,12 @@ dbg="--debug-file $ko"
 body=$(grep -n "L:loop_body " "$src" | cut -d: -f1)
 [ -n "$body" ] || kt_fail "no L:loop_body marker in $src"
 
+# list-vars on the running kernel: the module's live text, its DWARF.
+kinstctl list-vars --json $dbg "kinst_srctest_loop:$body" >/tmp/lv.json 2>/tmp/lv.err ||
+    kt_fail "list-vars on the live module failed: $(cat /tmp/lv.err)"
+kt_expect_eq "list-vars (live): the loop body's readable variables" "acc i n" \
+    "$(jq -r '.available[].name' /tmp/lv.json | sort | tr '\n' ' ' | sed 's/ $//')"
+
 trips=6 runs=4
 echo $trips >$P/trips || kt_fail "write trips"
 kt_trace_start /tmp/v.json /tmp/v.err --json $dbg --var i --var n --var acc \
