@@ -223,7 +223,6 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				}
 			}
 			Plan p;
-			p.user_caps = (uint32_t)caps.size();
 			std::vector<const Var *> chosen;
 			std::vector<std::string> chosen_names;
 			if (all_) {
@@ -396,15 +395,14 @@ uint64_t
 TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
     const std::string &what, uint32_t *prog_id) const
 {
-	std::map<std::vector<uint8_t>, uint32_t> progs;
+	std::map<std::string, uint32_t> progs;
 	std::vector<uint32_t> ids(specs.size(), 0);
 	*prog_id = 0;
 	for (size_t i = 0; i < specs.size(); i++) {
 		const Plan *p = plan(specs[i]);
 		if (p == nullptr || p->code.empty())
 			continue;
-		const uint8_t *b = (const uint8_t *)p->code.data();
-		std::vector<uint8_t> key(b, b + p->code.size() * sizeof(p->code[0]));
+		std::string key = code_key(p->code);
 		auto it = progs.find(key);
 		if (it == progs.end()) {
 			if (progs.size() >= max_programs_)
@@ -443,10 +441,8 @@ TraceVars::plan(const std::string &function, uint32_t offset) const
 }
 
 void
-TraceVars::bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes &b,
-    std::string *why) const
+TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const
 {
-	(void)p;
 	b.bytes.assign(it.size, '\0');
 	b.known.assign(it.size, false);
 	auto cap = [&](int rank) -> const CaptureData * {
@@ -494,9 +490,7 @@ TraceVars::bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes 
 			break;
 		case LocPiece::memory: {
 			const CaptureData *c = i < it.piece_cap.size() ? cap(it.piece_cap[i]) : nullptr;
-			if (c == nullptr)
-				*why = "the probe could not read its memory";
-			else
+			if (c != nullptr)	// else its bits stay unknown
 				put(c->bytes, pc.bit_offset, pbits);
 			break;
 		}
@@ -505,8 +499,6 @@ TraceVars::bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes 
 			std::string w;
 			if (eval_node(*pc.expr, st, &v, &w))
 				put(le8(v), pc.bit_offset, pbits);
-			else
-				*why = w;
 			break;
 		}
 		case LocPiece::implicit:
@@ -529,23 +521,28 @@ TraceVars::bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes 
 	}
 }
 
+void
+TraceVars::value(const Item &it, const HitRecord &r, std::string &text, nlohmann::json &j) const
+{
+	if (!it.why.empty()) {
+		text = "<" + it.why + ">";
+		j = nullptr;
+		return;
+	}
+	VarBytes b;
+	bytes_of(it, r, b);
+	format_value(it.dm, it.v.type_die, b, text, j);
+}
+
 std::string
 TraceVars::text(const Plan &p, const HitRecord &r) const
 {
 	std::string s;
 	for (const Item &it : p.items) {
-		s += s.empty() ? "" : " ";
-		if (!it.why.empty()) {
-			s += it.name + "=<" + it.why + ">";
-			continue;
-		}
-		VarBytes b;
-		std::string why;
-		bytes_of(p, it, r, b, &why);
 		std::string t;
 		nlohmann::json j;
-		format_value(it.dm, it.v.type_die, b, t, j);
-		s += it.name + "=" + t;
+		value(it, r, t, j);
+		s += (s.empty() ? "" : " ") + it.name + "=" + t;
 	}
 	return s;
 }
@@ -555,16 +552,9 @@ TraceVars::json(const Plan &p, const HitRecord &r) const
 {
 	nlohmann::json o = nlohmann::json::object();
 	for (const Item &it : p.items) {
-		if (!it.why.empty()) {
-			o[it.name] = nullptr;
-			continue;
-		}
-		VarBytes b;
-		std::string why;
-		bytes_of(p, it, r, b, &why);
 		std::string t;
 		nlohmann::json j;
-		format_value(it.dm, it.v.type_die, b, t, j);
+		value(it, r, t, j);
 		o[it.name] = j;
 	}
 	return o;

@@ -59,8 +59,7 @@ public:
 	};
 	struct Plan {
 		std::vector<Item> items;
-		std::vector<RawCapture> caps;	// ranks user_caps ...
-		uint32_t user_caps = 0;
+		std::vector<RawCapture> caps;	// ranks after the user's --mem/--str
 		std::vector<struct kinst_pinsn> code;	// the probe program
 	};
 
@@ -101,8 +100,11 @@ private:
 	std::unique_ptr<SymbolTable> syms_;
 	std::unique_ptr<DebugInfo> dbg_;
 	std::map<std::pair<std::string, uint32_t>, Plan> plans_;
-	void bytes_of(const Plan &p, const Item &it, const HitRecord &r, VarBytes &b,
-	    std::string *why) const;
+	// The item's bytes from the record (unread or faulted ones unknown).
+	void bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const;
+	// Its value as text and JSON ("<why>" and null when not readable).
+	void value(const Item &it, const HitRecord &r, std::string &text,
+	    nlohmann::json &j) const;
 };
 
 } // namespace kinst
