@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	9	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	10	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -28,7 +28,11 @@
 					   STR sections);
 					   1.8: KINST_AGGF_STACK, KINST_IOC_AGG_STACKS;
 					   1.9: jump-optimized probes
-					   (KINST_ARM_NOOPT, KINST_PI_JUMP) */
+					   (KINST_ARM_NOOPT, KINST_PI_JUMP);
+					   1.10: per-thread state
+					   (KINST_IOC_TS_*, KINST_OP_TS_PUSH/
+					   TS_GET), value captures (KINST_OP_VAL,
+					   KINST_SEC_VAL, KINST_SECF_NOSTATE) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -119,6 +123,9 @@ struct kinst_rec_sec {
 				   kinst_rec_cap, then size bytes */
 #define	KINST_SEC_STR	3	/* a string capture (1.7): struct kinst_rec_cap,
 				   then size bytes, the string without its NUL */
+#define	KINST_SEC_VAL	4	/* a value capture (1.10): struct kinst_rec_cap
+				   (addr 0), then size (8, or 0 with a flag)
+				   bytes: the value, little-endian */
 #define	KINST_SECF_TRUNCATED	0x0001u	/* STACK: more frames than KINST_STACK_MAX;
 					   STR: no NUL within the capture's MAX
 					   bytes (cut there) */
@@ -126,7 +133,12 @@ struct kinst_rec_sec {
 					   faulted (size 0) */
 #define	KINST_SECF_DEREF	0x0004u	/* MEM, STR: computing the address faulted
 					   (a KINST_OP_LOADC read): no address,
-					   size 0 */
+					   size 0; VAL: a load of its value
+					   faulted */
+#define	KINST_SECF_NOSTATE	0x0008u	/* MEM, STR, VAL (1.10): its address or
+					   value needed this thread's state
+					   (a soft KINST_OP_TS_GET) and there
+					   was none: size 0 */
 
 /*
  * The payload of a MEM or STR section: which capture of the probe's
@@ -324,6 +336,20 @@ enum kinst_op {
 				   the next MEM/STR is recorded as
 				   KINST_SECF_DEREF; until then further LOADCs
 				   read nothing and push 0 */
+	KINST_OP_TS_PUSH,	/* pop arg (0 .. KINST_TS_VALS) words, then a
+				   frame: open an activation of tag imm (not
+				   0) for this thread (1.10, "per-thread
+				   state") */
+	KINST_OP_TS_GET,	/* pop a frame, push item (arg &
+				   KINST_TSF_ITEM) of this thread's
+				   activation (imm, frame); arg &
+				   KINST_TSF_CLOSE: and close it.  None: the
+				   program ends, filtered, unless arg &
+				   KINST_TSF_SOFT: push 0, and the next
+				   capture is KINST_SECF_NOSTATE (1.10) */
+	KINST_OP_VAL,		/* pop a value: capture it (8 bytes, a
+				   KINST_SEC_VAL section; counts as a
+				   capture of 8 bytes) (1.10) */
 	KINST_OP_COUNT_		/* first invalid opcode */
 };
 
@@ -344,10 +370,11 @@ enum kinst_pctx {
 #define	KINST_PROG_STACK	16	/* stack depth */
 #define	KINST_PROG_MAX_LOADS	32	/* KINST_OP_LOAD instructions per program */
 #define	KINST_PROG_MAX		16	/* programs per open file */
-#define	KINST_CAP_MAX		8	/* MEM/STR instructions per program */
+#define	KINST_CAP_MAX		8	/* MEM/STR/VAL instructions per program */
 #define	KINST_CAP_MEM_MAX	512	/* bytes of one MEM capture */
 #define	KINST_CAP_STR_MAX	256	/* bytes of one STR capture */
-#define	KINST_CAP_MAX_BYTES	2048	/* sum of a program's MEM/STR imm */
+#define	KINST_CAP_MAX_BYTES	2048	/* sum of a program's MEM/STR imm
+					   (and 8 per VAL) */
 
 /* Why the verifier refused a program (kinst_prog_load.verdict). */
 enum kinst_pv {
@@ -501,6 +528,60 @@ struct kinst_agg_stats {
 	uint32_t	flags;		/* in: must be 0 */
 };
 
+/*
+ * ---- per-thread state (since ABI 1.10) ----
+ *
+ * A session may set up one table of threads (KINST_IOC_TS_SETUP, before
+ * arming probes whose programs use KINST_OP_TS_*), preallocated: nthreads
+ * slots, each a stack of KINST_TS_DEPTH activations of KINST_TS_VALS saved
+ * words.  KINST_OP_TS_PUSH opens an activation (tag, frame, the clock,
+ * the words); KINST_OP_TS_GET finds the current thread's activation with
+ * exactly that tag and frame and reads a word or the time since the push.
+ * A framed activation (frame != 0: the stack pointer at a function's
+ * entry) is closed unseen by a push of the same thread at a frame as high
+ * or higher (the function returned; counted as superseded), an unframed
+ * one (frame 0) by the next push of its tag.  A thread's lookup visits
+ * KINST_TS_PROBES slots; a thread that finds neither its slot nor a free
+ * one there takes the least recently used slot that has been idle
+ * idle_ns (reclaimed), else its operation is counted as nothread.  No
+ * operation ever matches an activation whose push it did not see: a miss
+ * instead (docs/engine.md, "per-thread state").  Programs of nested hits,
+ * and of a session without the table, push nothing and miss.
+ */
+#define	KINST_TS_DEPTH		8	/* activations per thread */
+#define	KINST_TS_VALS		6	/* saved words per activation */
+#define	KINST_TS_MAX_THREADS	16384	/* slots per session */
+#define	KINST_TS_PROBES		8	/* slots a thread's lookup visits */
+#define	KINST_TS_ELAPSED	6	/* TS_GET item: ns since the push */
+#define	KINST_TS_START		7	/* TS_GET item: the push's clock */
+#define	KINST_TSF_ITEM		0x0fu	/* TS_GET arg: the item */
+#define	KINST_TSF_CLOSE		0x10u	/* TS_GET arg: close the activation */
+#define	KINST_TSF_SOFT		0x20u	/* TS_GET arg: a miss pushes 0 */
+#define	KINST_TS_IDLE_NS	1000000000ull	/* idle_ns 0 means this */
+
+struct kinst_ts_setup {
+	uint32_t	nthreads;	/* in: 1 .. KINST_TS_MAX_THREADS; out:
+					   rounded up to a power of two */
+	uint32_t	flags;		/* in: must be 0 */
+	uint64_t	idle_ns;	/* in: 0: KINST_TS_IDLE_NS; out: used */
+};
+
+/* The session's counters (KINST_IOC_TS_STATS), all CPUs; all 0 without a table. */
+struct kinst_ts_stats {
+	uint64_t	pushed;		/* activations opened */
+	uint64_t	superseded;	/* closed unseen by a later push */
+	uint64_t	evicted;	/* oldest dropped: KINST_TS_DEPTH open */
+	uint64_t	flushed;	/* dropped by a flush (see kinst_tstate.h) */
+	uint64_t	matched;	/* TS_GETs that found their activation */
+	uint64_t	missed;		/* TS_GETs that did not */
+	uint64_t	closed;		/* activations closed by a TS_GET */
+	uint64_t	nothread;	/* operations that found no slot */
+	uint64_t	reclaimed;	/* idle slots taken by another thread */
+	uint64_t	busy;		/* operations skipped: slot locked */
+	uint64_t	used;		/* slots owned now (read racily) */
+	uint64_t	nslots;		/* the table's; 0: none set up */
+};
+
 /* Empty every table (entries, not the counters of AGG_STATS). */
 struct kinst_agg_clear {
 	uint32_t	flags;		/* in: must be 0 */
@@ -528,6 +609,8 @@ struct kinst_agg_clear {
 #define	KINST_IOC_AGG_CLEAR	_IOWR('K', 20, struct kinst_agg_clear)
 #define	KINST_IOC_AGG_STATS	_IOWR('K', 21, struct kinst_agg_stats)
 #define	KINST_IOC_AGG_STACKS	_IOWR('K', 22, struct kinst_agg_read)
+#define	KINST_IOC_TS_SETUP	_IOWR('K', 23, struct kinst_ts_setup)
+#define	KINST_IOC_TS_STATS	_IOR('K', 24, struct kinst_ts_stats)
 #endif
 
 #ifdef __cplusplus
@@ -551,5 +634,7 @@ KINST_ABI_ASSERT(sizeof(struct kinst_agg_read) == 24, "agg_read layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_stats) == 24, "agg_stats layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_clear) == 8, "agg_clear layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_stack) == 528, "agg_stack layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_ts_setup) == 16, "ts_setup layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_ts_stats) == 96, "ts_stats layout");
 
 #endif /* !KINST_ABI_H */

@@ -237,7 +237,8 @@ agg_stack_key(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 void
 kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
     struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
-    const char *comm, const struct kinst_regs *regs, void *osctx)
+    const char *comm, const struct kinst_regs *regs, void *osctx,
+    struct kinst_tstate *ts)
 {
 	struct kinst_prog_cpu_stats *ps;
 	struct kinst_agg_val v = { { 0, 0 }, 0 };
@@ -258,6 +259,7 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 		c.cpu = cpu;
 		c.comm = comm;
 		c.out = &v;
+		c.ts = ts;
 		r = kinst_prog_run(p->prog, &c, &res);
 		if (r != KINST_PROG_TRUE) {
 			ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu];

@@ -31,6 +31,7 @@
 struct kinst_engine;
 struct kinst_probe;
 struct kinst_session;
+struct kinst_tstate;
 
 /* kinst_probe.flags: the probe aggregates (KINST_ARM_AGG); see kinst_stack.h. */
 #define	KINST_PF_AGG	0x0002u
@@ -102,10 +103,12 @@ void	kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg,
  * The engine's aggregation step (kinst_engine.c record(), trap context),
  * after the filters, for a KINST_PF_AGG probe: run its program (a false
  * result or a fault is counted as filtered), then add the hit to its key.
+ * ts: as kinst_prog_pass()'s.
  */
 void	kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 	    struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
-	    const char *comm, const struct kinst_regs *regs, void *osctx);
+	    const char *comm, const struct kinst_regs *regs, void *osctx,
+	    struct kinst_tstate *ts);
 
 /*
  * KINST_AGGF_STACK (trap context; tests call it too): find the stack of

@@ -5,6 +5,7 @@
  */
 
 #include "kinst_control.h"
+#include "kinst_tstate.h"
 #include "kinst_controlvar.h"
 #include "kinst_stack.h"
 #include "kinst_os.h"
@@ -742,14 +743,20 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 	struct kinst_group *g, **gp;
 	struct kinst_cprobe *cp;
 	uint32_t i, n;
+	bool pusher;
 
 	n = 0;
+	pusher = false;
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];
 			if (cp->live && (id == KINST_ALL_PROBES ||
-			    cp->p.id == id))
+			    cp->p.id == id)) {
 				n++;
+				if (cp->p.prog != NULL &&
+				    (cp->p.prog->flags & KINST_PROGF_PUSH) != 0)
+					pusher = true;
+			}
 		}
 	if (n == 0)
 		return (0);
@@ -771,6 +778,9 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 	kinst_os_text_unlock();
 
 	kinst_os_quiesce();
+	/* Activations it opened can no longer be told from stale ones. */
+	if (pusher && cs->s.ts != NULL)
+		kinst_ts_new_epoch(cs->s.ts);
 	/* A detour may hold threads preempted in it: wait them out. */
 	for (g = cs->groups; g != NULL; g = g->next)
 		if (g->nlive == 0 && g->detour != NULL)
@@ -855,6 +865,8 @@ kinst_ctl_session_fini(struct kinst_ctl *c, struct kinst_csession *cs)
 	(void)ctl_disarm_locked(c, cs, KINST_ALL_PROBES);
 	kinst_ctl_prog_fini(cs);	/* no probe can run one any more */
 	kinst_ctl_agg_fini(cs);
+	kinst_ts_free(cs->s.ts);
+	cs->s.ts = NULL;
 	kinst_os_ctl_unlock();
 }
 

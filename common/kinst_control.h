@@ -227,6 +227,17 @@ int	kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
 	    uint32_t cap);
 
 /*
+ * Per-thread state (kinst_tstate.c).  KINST_IOC_TS_SETUP: validate and
+ * preallocate the session's table, once (KINST_E_EXIST after); before
+ * any probe whose program uses it is armed.  KINST_IOC_TS_STATS: its
+ * counters (all 0, nslots too, when none was set up).
+ */
+int	kinst_ctl_ts_setup(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_ts_setup *su);
+int	kinst_ctl_ts_stats(struct kinst_ctl *c, struct kinst_csession *cs,
+	    struct kinst_ts_stats *st);
+
+/*
  * Probe programs (kinst_progctl.c).  KINST_IOC_PROG_LOAD: the shim copies
  * in pl and, when 1 <= pl->ninsns <= KINST_PROG_MAX_INSNS, the
  * instructions (code; NULL otherwise); the program is verified and kept

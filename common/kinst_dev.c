@@ -428,6 +428,18 @@ ioc_agg_stacks(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 	return (error);
 }
 
+static int
+ioc_ts_setup(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
+{
+	return (kinst_dev_errno(kinst_ctl_ts_setup(d->ctl, &f->cs, arg)));
+}
+
+static int
+ioc_ts_stats(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
+{
+	return (kinst_dev_errno(kinst_ctl_ts_stats(d->ctl, &f->cs, arg)));
+}
+
 /*
  * The commands: number, argument size and direction (KINST_IOC_* in
  * kinst_abi.h, which each OS encodes its own way), and whether the
@@ -459,6 +471,9 @@ static const struct dev_ioc dev_iocs[] = {
 	{ 20, sizeof(struct kinst_agg_clear), IOC_INOUT, false, ioc_agg_clear },
 	{ 21, sizeof(struct kinst_agg_stats), IOC_INOUT, false, ioc_agg_stats },
 	{ 22, sizeof(struct kinst_agg_read), IOC_INOUT, false, ioc_agg_stacks },
+	{ 23, sizeof(struct kinst_ts_setup), IOC_INOUT, false, ioc_ts_setup },
+	{ 24, sizeof(struct kinst_ts_stats), KINST_DEV_OUT, false,
+	    ioc_ts_stats },
 };
 
 KINST_ABI_ASSERT(sizeof(struct kinst_arm) <= KINST_DEV_ARG_MAX, "arg max");

@@ -106,6 +106,7 @@ static void
 record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
     uint32_t cpu, const struct kinst_regs *regs, void *osctx)
 {
+	struct kinst_tstate *ts;
 	struct kinst_hit_record rec;
 	struct kinst_cap_set caps;
 	struct kinst_ring *ring;
@@ -128,15 +129,21 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 
 	/* Counted here, so that hits == delivered + dropped for the session. */
 	__atomic_fetch_add(&s->hits[cpu], 1, __ATOMIC_RELAXED);
+	/*
+	 * Per-thread state only for the outermost hit on this CPU: a nested
+	 * one (an NMI) could interrupt the thread's own operation on it.
+	 */
+	ts = e->hdepth[cpu] == 1 ? KINST_LOAD_ACQUIRE(&s->ts) : NULL;
 	/* Aggregation instead of a record (its program runs in there). */
 	if ((p->flags & KINST_PF_AGG) != 0) {
-		kinst_agg_hit(e, p, s, cpu, pid, tid, rec.comm, regs, osctx);
+		kinst_agg_hit(e, p, s, cpu, pid, tid, rec.comm, regs, osctx,
+		    ts);
 		return;
 	}
 	/* The predicate, before any record is built (counted if false). */
 	caps.n = 0;
-	if (p->prog != NULL &&
-	    !kinst_prog_pass(p->prog, s, cpu, pid, tid, rec.comm, regs, &caps))
+	if (p->prog != NULL && !kinst_prog_pass(p->prog, s, cpu, pid, tid,
+	    rec.comm, regs, &caps, ts))
 		return;
 	ring = &s->rings[cpu];
 

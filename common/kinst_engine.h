@@ -49,6 +49,8 @@ struct kinst_session {
 	 * the first KINST_IOC_PROG_LOAD of a program with captures.
 	 */
 	uint64_t	*capbuf;
+	/* set up by KINST_IOC_TS_SETUP (kinst_tstate.h), or NULL */
+	struct kinst_tstate *ts;
 };
 
 struct kinst_engine {

@@ -26,6 +26,13 @@ uint64_t kinst_os_now_ns(void);
 void	kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN]);
 
 /*
+ * The current thread's identity for per-thread state (kinst_tstate.h):
+ * two words no other thread, then or later, has while the module is
+ * loaded (Linux: the task's address and its start time).
+ */
+void	kinst_os_thread_key(uint64_t key[2]);
+
+/*
  * A record was written to s's ring on this CPU: arrange for readers to be
  * woken later (Linux irq_work; FreeBSD readers poll with a short timeout).
  * Must not wake anything directly.

@@ -11,6 +11,7 @@
 #include "kinst_engine.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_tstate.h"
 
 #define	F_ARG	0x01	/* uses arg */
 #define	F_IMM	0x02	/* uses imm */
@@ -59,7 +60,28 @@ static const struct op_info op_info[KINST_OP_COUNT_] = {
 	[KINST_OP_MEM] =	{ 1, 0, F_IMM, 0 },	/* captures */
 	[KINST_OP_STR] =	{ 1, 0, F_IMM, 0 },
 	[KINST_OP_LOADC] =	{ 1, 1, F_ARG, 9 },
+	/* TS_PUSH pops arg + 1: op_pops() */
+	[KINST_OP_TS_PUSH] =	{ 1, 0, F_ARG | F_IMM, KINST_TS_VALS + 1 },
+	[KINST_OP_TS_GET] =	{ 1, 1, F_ARG | F_IMM,
+	    (KINST_TSF_ITEM | KINST_TSF_CLOSE | KINST_TSF_SOFT) + 1 },
+	[KINST_OP_VAL] =	{ 1, 0, 0, 0 },
 };
+
+/* What in takes from the stack. */
+static uint32_t
+op_pops(const struct kinst_pinsn *in)
+{
+	if (in->op == KINST_OP_TS_PUSH)
+		return (1u + in->arg);
+	return (op_info[in->op].pops);
+}
+
+/* A capture instruction: its rank is in capidx, its bytes in cap_bytes. */
+static bool
+op_is_cap(uint8_t op)
+{
+	return (op == KINST_OP_MEM || op == KINST_OP_STR || op == KINST_OP_VAL);
+}
 
 /* Opcode known, arg in range, unused fields zero. */
 static int
@@ -83,6 +105,12 @@ verify_fields(const struct kinst_pinsn *in)
 	    in->imm > KINST_CAP_MEM_MAX)) || (in->op == KINST_OP_STR &&
 	    (in->imm == 0 || in->imm > KINST_CAP_STR_MAX)))
 		return (KINST_PV_CAP_LEN);
+	if ((in->op == KINST_OP_TS_PUSH || in->op == KINST_OP_TS_GET) &&
+	    in->imm == 0)
+		return (KINST_PV_BAD_ARG);	/* tag 0 is no tag */
+	if (in->op == KINST_OP_TS_GET &&
+	    (in->arg & KINST_TSF_ITEM) > KINST_TS_START)
+		return (KINST_PV_BAD_ARG);
 	return (KINST_PV_OK);
 }
 
@@ -113,9 +141,9 @@ verify_flow(const struct kinst_pinsn *in, uint32_t pc, uint32_t n,
 
 	if (depth[pc] < 0)
 		return (KINST_PV_UNREACHABLE);
-	if (depth[pc] < oi->pops)
+	if ((uint32_t)depth[pc] < op_pops(in))
 		return (KINST_PV_UNDERFLOW);
-	d = depth[pc] - oi->pops + oi->pushes;
+	d = (int16_t)(depth[pc] - (int16_t)op_pops(in) + oi->pushes);
 	if (d > KINST_PROG_STACK)
 		return (KINST_PV_OVERFLOW);
 	if (in->op == KINST_OP_RET && d != 0)
@@ -142,10 +170,11 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
     struct kinst_prog *p, uint32_t *bad_pc)
 {
 	int16_t depth[KINST_PROG_MAX_INSNS];
-	uint32_t pc, nloads, maxd, d, ncaps, capsum, capbytes;
+	uint32_t pc, nloads, maxd, d, ncaps, capsum, capbytes, flags, len;
 	int r;
 
 	*bad_pc = n;
+	flags = 0;
 	if (n == 0)
 		return (KINST_PV_EMPTY);
 	if (n > KINST_PROG_MAX_INSNS)
@@ -164,7 +193,7 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
 			return (r);
 		if ((r = verify_flow(&code[pc], pc, n, depth)) != KINST_PV_OK)
 			return (r);
-		d = depth[pc] - op_info[code[pc].op].pops +
+		d = depth[pc] - op_pops(&code[pc]) +
 		    op_info[code[pc].op].pushes;
 		if (d > maxd)
 			maxd = d;
@@ -173,14 +202,20 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
 		    KINST_PROG_MAX_LOADS)
 			return (KINST_PV_TOO_MANY_LOADS);
 		p->capidx[pc] = 0;
-		if (code[pc].op == KINST_OP_MEM || code[pc].op == KINST_OP_STR) {
+		if (code[pc].op == KINST_OP_TS_PUSH)
+			flags |= KINST_PROGF_PUSH | KINST_PROGF_TS;
+		if (code[pc].op == KINST_OP_TS_GET)
+			flags |= KINST_PROGF_TS;
+		if (op_is_cap(code[pc].op)) {
 			if (ncaps == KINST_CAP_MAX)
 				return (KINST_PV_TOO_MANY_CAPS);
-			/* imm <= KINST_CAP_MEM_MAX: verify_fields */
-			capsum += (uint32_t)code[pc].imm;
+			/* imm <= KINST_CAP_MEM_MAX: verify_fields; VAL: 8 */
+			len = code[pc].op == KINST_OP_VAL ? 8u :
+			    (uint32_t)code[pc].imm;
+			capsum += len;
 			if (capsum > KINST_CAP_MAX_BYTES)
 				return (KINST_PV_CAP_BYTES);
-			capbytes += KINST_CAP_SEC_BYTES(code[pc].imm);
+			capbytes += KINST_CAP_SEC_BYTES(len);
 			p->capidx[pc] = (uint8_t)ncaps++;
 		}
 	}
@@ -191,6 +226,8 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
 	p->id = 0;
 	p->ncaps = ncaps;
 	p->cap_bytes = capbytes;
+	p->flags = flags;
+	p->_pad = 0;
 	for (pc = 0; pc < n; pc++)
 		p->code[pc] = code[pc];
 	return (KINST_PV_OK);
@@ -296,14 +333,17 @@ int
 kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
     uint64_t *value, struct kinst_cap_set *caps)
 {
-	uint64_t st[KINST_PROG_STACK];
+	uint64_t st[KINST_PROG_STACK], key[2], now;
 	const struct kinst_pinsn *in;
 	struct kinst_cap_req *q;
 	uint32_t pc, sp;
-	bool deref_fault;
+	uint16_t poison;	/* the next capture's flag, 0: none */
+	bool keyed;
 
 	sp = 0;
-	deref_fault = false;
+	poison = 0;
+	keyed = false;
+	key[0] = key[1] = now = 0;
 	if (caps != NULL)
 		caps->n = 0;
 	*value = 0;
@@ -326,25 +366,56 @@ kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 				return (KINST_PROG_FAULT);
 			break;
 		case KINST_OP_LOADC:
-			if (deref_fault || kinst_prog_load_mem(st[sp - 1],
+			if (poison != 0 || kinst_prog_load_mem(st[sp - 1],
 			    in->arg, &st[sp - 1]) != 0) {
 				st[sp - 1] = 0;
-				deref_fault = true;
+				if (poison == 0)
+					poison = KINST_SECF_DEREF;
 			}
 			break;
 		case KINST_OP_MEM:
 		case KINST_OP_STR:
+		case KINST_OP_VAL:
 			sp--;
 			/* At most ncaps <= KINST_CAP_MAX: each runs once. */
 			if (caps != NULL) {
 				q = &caps->req[caps->n++];
-				q->addr = deref_fault ? 0 : st[sp];
-				q->len = (uint32_t)in->imm;
+				q->addr = poison != 0 ? 0 : st[sp];
+				q->len = in->op == KINST_OP_VAL ? 8u :
+				    (uint32_t)in->imm;
 				q->op = in->op;
 				q->index = p->capidx[pc];
-				q->flags = deref_fault ? KINST_SECF_DEREF : 0;
+				q->flags = poison;
 			}
-			deref_fault = false;
+			poison = 0;
+			break;
+		case KINST_OP_TS_PUSH:
+			sp -= 1u + in->arg;	/* frame, then the words */
+			if (c->ts == NULL)
+				break;
+			if (!keyed) {
+				kinst_os_thread_key(key);
+				now = kinst_os_now_ns();
+				keyed = true;
+			}
+			(void)kinst_ts_push(c->ts, c->cpu, key, now, in->imm,
+			    st[sp], &st[sp + 1], in->arg);
+			break;
+		case KINST_OP_TS_GET:
+			if (c->ts != NULL && !keyed) {
+				kinst_os_thread_key(key);
+				now = kinst_os_now_ns();
+				keyed = true;
+			}
+			if (c->ts == NULL || kinst_ts_get(c->ts, c->cpu, key,
+			    now, in->imm, st[sp - 1], in->arg & KINST_TSF_ITEM,
+			    (in->arg & KINST_TSF_CLOSE) != 0, &st[sp - 1]) != 0) {
+				if ((in->arg & KINST_TSF_SOFT) == 0)
+					return (KINST_PROG_NOSTATE);
+				st[sp - 1] = 0;
+				if (poison == 0)
+					poison = KINST_SECF_NOSTATE;
+			}
 			break;
 		case KINST_OP_LNOT:
 			st[sp - 1] = st[sp - 1] == 0;
@@ -440,10 +511,14 @@ kinst_cap_section(const struct kinst_cap_req *q, void *sec)
 	uint16_t flags;
 	bool truncated;
 
-	flags = q->flags & KINST_SECF_DEREF;
+	flags = q->flags & (KINST_SECF_DEREF | KINST_SECF_NOSTATE);
 	n = 0;
 	if (flags == 0) {
-		if (q->op == KINST_OP_STR) {
+		if (q->op == KINST_OP_VAL) {
+			for (i = 0; i < 8; i++)
+				bytes[i] = (uint8_t)(q->addr >> (8 * i));
+			n = 8;
+		} else if (q->op == KINST_OP_STR) {
 			if (cap_read_str(q->addr, bytes, q->len, &n,
 			    &truncated) != 0) {
 				flags = KINST_SECF_FAULT;
@@ -458,10 +533,12 @@ kinst_cap_section(const struct kinst_cap_req *q, void *sec)
 	padded = (n + 7u) & ~7u;
 	for (i = n; i < padded; i++)
 		bytes[i] = 0;	/* never leak an earlier record's bytes */
-	h->type = q->op == KINST_OP_STR ? KINST_SEC_STR : KINST_SEC_MEM;
+	h->type = q->op == KINST_OP_STR ? KINST_SEC_STR :
+	    q->op == KINST_OP_VAL ? KINST_SEC_VAL : KINST_SEC_MEM;
 	h->flags = flags;
 	h->len = (uint32_t)sizeof(*cap) + n;
-	cap->addr = (flags & KINST_SECF_DEREF) != 0 ? 0 : q->addr;
+	cap->addr = (flags & (KINST_SECF_DEREF | KINST_SECF_NOSTATE)) != 0 ||
+	    q->op == KINST_OP_VAL ? 0 : q->addr;
 	cap->index = q->index;
 	cap->size = n;
 	return ((uint32_t)(sizeof(*h) + sizeof(*cap)) + padded);
@@ -470,7 +547,8 @@ kinst_cap_section(const struct kinst_cap_req *q, void *sec)
 bool
 kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
     uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
-    const struct kinst_regs *regs, struct kinst_cap_set *caps)
+    const struct kinst_regs *regs, struct kinst_cap_set *caps,
+    struct kinst_tstate *ts)
 {
 	struct kinst_prog_ctx c;
 	struct kinst_prog_cpu_stats *ps;
@@ -483,6 +561,7 @@ kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
 	c.cpu = cpu;
 	c.comm = comm;
 	c.out = NULL;
+	c.ts = ts;
 	r = kinst_prog_run_caps(p, &c, &v, caps);
 	if (r == KINST_PROG_TRUE)
 		return (true);

@@ -26,6 +26,7 @@
 #include "kinst_abi.h"
 
 struct kinst_agg_val;
+struct kinst_tstate;
 
 /* A verified program, as the engine keeps it. */
 struct kinst_prog {
@@ -36,17 +37,22 @@ struct kinst_prog {
 	uint32_t	ncaps;		/* MEM/STR instructions */
 	uint32_t	cap_bytes;	/* their sections' bytes at most, headers
 					   and padding included */
-	uint8_t		capidx[KINST_PROG_MAX_INSNS];	/* MEM/STR: rank */
+	uint32_t	flags;		/* KINST_PROGF_* */
+	uint32_t	_pad;
+	uint8_t		capidx[KINST_PROG_MAX_INSNS];	/* MEM/STR/VAL: rank */
 	struct kinst_pinsn code[KINST_PROG_MAX_INSNS];
 };
 
-/* A capture a run declared (MEM/STR reached): read after the run. */
+#define	KINST_PROGF_PUSH	0x0001u	/* has a TS_PUSH (kinst_tstate.h, epoch) */
+#define	KINST_PROGF_TS		0x0002u	/* has a TS_PUSH or TS_GET */
+
+/* A capture a run declared (MEM/STR/VAL reached): read after the run. */
 struct kinst_cap_req {
-	uint64_t	addr;
+	uint64_t	addr;		/* VAL: the value */
 	uint32_t	len;		/* MEM: bytes; STR: at most */
-	uint8_t		op;		/* KINST_OP_MEM or KINST_OP_STR */
+	uint8_t		op;		/* KINST_OP_MEM, STR or VAL */
 	uint8_t		index;		/* rank of the instruction */
-	uint16_t	flags;		/* KINST_SECF_DEREF */
+	uint16_t	flags;		/* KINST_SECF_DEREF, KINST_SECF_NOSTATE */
 };
 
 struct kinst_cap_set {
@@ -73,6 +79,11 @@ struct kinst_prog_ctx {
 	uint32_t	cpu;
 	const char	*comm;		/* KINST_COMM_LEN bytes */
 	struct kinst_agg_val *out;	/* KEY/VALUE results (kinst_agg.h), or NULL */
+	/*
+	 * The session's per-thread state (kinst_tstate.h), or NULL: none
+	 * set up, or a nested hit (TS_PUSH does nothing, TS_GET misses).
+	 */
+	struct kinst_tstate *ts;
 };
 
 /*
@@ -90,6 +101,7 @@ enum kinst_prog_res {
 	KINST_PROG_FALSE = 0,	/* ran to RET with 0 */
 	KINST_PROG_TRUE = 1,	/* ran to RET with anything else */
 	KINST_PROG_FAULT = 2,	/* a load faulted */
+	KINST_PROG_NOSTATE = 3,	/* a TS_GET (not soft) found no activation */
 };
 
 /*
@@ -139,11 +151,13 @@ struct kinst_session;
 /*
  * The engine's predicate step (kinst_engine.c, trap context): run p on the
  * hit; true to record it.  A false result or a fault is counted in
- * s->pstats[cpu] (filtered, and faults).
+ * s->pstats[cpu] (filtered, and faults).  ts: the session's per-thread
+ * state when this hit may use it (not nested), else NULL.
  */
 bool	kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
 	    uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
-	    const struct kinst_regs *regs, struct kinst_cap_set *caps);
+	    const struct kinst_regs *regs, struct kinst_cap_set *caps,
+	    struct kinst_tstate *ts);
 
 /* The lowest kernel (upper canonical half) and first non-user address. */
 #define	KINST_USER_END		0x0000800000000000ull

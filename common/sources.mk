@@ -8,4 +8,5 @@ KINST_COMMON_SRCS = \
 	kinst_probe.c kinst_ring.c kinst_engine.c kinst_prepare.c \
 	kinst_control.c kinst_joptctl.c kinst_callgraph.c kinst_stack.c kinst_prog.c \
 	kinst_progctl.c kinst_agg.c kinst_aggctl.c kinst_progname.c \
-	kinst_jopt.c kinst_detour.c kinst_dev.c
+	kinst_jopt.c kinst_detour.c kinst_dev.c kinst_tstate.c \
+	kinst_tstatectl.c

@@ -117,6 +117,21 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 }
 
 /*
+ * The thread's address and its id.  FreeBSD hands both out again (a
+ * cached struct thread, the lowest free tid): framed activations never
+ * match across threads anyway (kinst_tstate.h); docs/freebsd.md says
+ * what that leaves for unframed ones.
+ */
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	struct thread *td = curthread;
+
+	key[0] = (uint64_t)(uintptr_t)td;
+	key[1] = (uint64_t)(uint32_t)td->td_tid;
+}
+
+/*
  * Per CPU: no-fault reads in progress (nested: an NMI's probe hit inside
  * one).  Read by kinst_fbsd_trap_nofault() on the same CPU.
  */

@@ -102,6 +102,16 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	comm[KINST_COMM_LEN - 1] = '\0';
 }
 
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	struct task_struct *t = current;
+
+	/* No later task has both: start_time is the task's birth, in ns. */
+	key[0] = (uint64_t)(uintptr_t)t;
+	key[1] = t->start_time;
+}
+
 /*
  * kinst's own no-fault load: one byte, with an entry in this module's
  * exception table (__ex_table, searched by search_module_extables() from
@@ -326,6 +336,7 @@ NOKPROBE_SYMBOL(kinst_regs_out);
 NOKPROBE_SYMBOL(kinst_os_cpu);
 NOKPROBE_SYMBOL(kinst_os_now_ns);
 NOKPROBE_SYMBOL(kinst_os_thread);
+NOKPROBE_SYMBOL(kinst_os_thread_key);
 NOKPROBE_SYMBOL(kinst_os_read);
 NOKPROBE_SYMBOL(kinst_os_write_stack);
 NOKPROBE_SYMBOL(kinst_engine_hit);

@@ -35,6 +35,18 @@ kinst_os_read_user(uint64_t a, void *b, size_t n)
 	return -1;
 }
 
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	key[0] = key[1] = 1;
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	return 0;
+}
+
 #include "os_stack_none.h"	// kinst_agg.c's stack keys: no unwinder here
 }
 

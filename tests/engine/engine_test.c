@@ -69,6 +69,13 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	strcpy(comm, "unit");
 }
 
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	key[0] = 100;
+	key[1] = 101;
+}
+
 static int wakes;
 
 void

@@ -98,6 +98,13 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 }
 
 void
+kinst_os_thread_key(uint64_t key[2])
+{
+	key[0] = 42;
+	key[1] = 100042;
+}
+
+void
 kinst_os_wake_deferred(struct kinst_session *s)
 {
 	(void)s;

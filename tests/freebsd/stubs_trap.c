@@ -21,6 +21,8 @@ uint32_t kinst_os_cpu(void) { unexpected(__func__); return (0); }
 uint64_t kinst_os_now_ns(void) { unexpected(__func__); return (0); }
 void kinst_os_thread(int32_t *p, int32_t *t, char c[KINST_COMM_LEN])
 { (void)p; (void)t; (void)c; unexpected(__func__); }
+void kinst_os_thread_key(uint64_t k[2])
+{ (void)k; unexpected(__func__); }
 void kinst_os_wake_deferred(struct kinst_session *s)
 { (void)s; unexpected(__func__); }
 int kinst_os_read(uint64_t a, void *b, size_t l)

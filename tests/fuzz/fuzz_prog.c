@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "prog_check.h"
+#include "kinst_tstate.c"
 #include "kinst_prog.c"
 #include "kinst_progname.c"
 #include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */

@@ -59,6 +59,16 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	memcpy(comm, kh_comm, KINST_COMM_LEN);
 }
 
+/* The harness is one thread per process; tests may set the key. */
+uint64_t kh_thread_key[2] = { 1, 1 };
+
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	key[0] = kh_thread_key[0];
+	key[1] = kh_thread_key[1];
+}
+
 void
 kinst_os_wake_deferred(struct kinst_session *s)
 {

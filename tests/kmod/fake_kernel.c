@@ -113,6 +113,7 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 	*pid = *tid = 1;
 	memset(comm, 0, KINST_COMM_LEN);
 }
+void kinst_os_thread_key(uint64_t key[2]) { key[0] = key[1] = 1; }
 void kinst_os_wake_deferred(struct kinst_session *s) { (void)s; }
 int
 kinst_os_write_stack(uint64_t addr, const void *buf, size_t len)

@@ -1925,8 +1925,8 @@ rec_caps(const struct kinst_hit_record *rec, const struct kinst_rec_sec **secs,
 		sec = (const void *)p;
 		if (p + sizeof(*sec) + sec->len > end)
 			return (0);
-		if ((sec->type == KINST_SEC_MEM || sec->type == KINST_SEC_STR) &&
-		    sec->len >= sizeof(*cap)) {
+		if ((sec->type == KINST_SEC_MEM || sec->type == KINST_SEC_STR ||
+		    sec->type == KINST_SEC_VAL) && sec->len >= sizeof(*cap)) {
 			cap = (const void *)(sec + 1);
 			if (cap->index < (uint32_t)ncaps &&
 			    sizeof(*cap) + cap->size <= sec->len)
@@ -2080,6 +2080,290 @@ cmd_args(long count)
 	    (unsigned long long)ours, (unsigned long long)good, failures);
 	close(fd);
 	close(nul);
+	return (failures != 0);
+}
+
+/*
+ * Per-thread state (ABI 1.10): hostile TS_SETUP/TS_STATS arguments; then
+ * the activation of a real function carried from one probe to another of
+ * the same thread.  At os.args_fn's second instruction (the "entry") a
+ * program pushes an activation framed by rsp with rdi and rsi saved; at
+ * its third, one reads them back (VAL captures), reads the time since the
+ * push and closes the activation, and looks up a wrong frame (rsp + 8).
+ * The frame at the third instruction is rsp there plus the distance the
+ * second one moved rsp, measured first from two plain records.  Every
+ * record pair of this process: the values are the entry hit's registers,
+ * the elapsed time positive and below a second, the wrong frame flagged
+ * KINST_SECF_NOSTATE; TS_STATS counts exactly pushed == matched / 2 ==
+ * closed == missed == calls.  A session without the table: the soft
+ * lookups flag NOSTATE, nothing else changes.
+ */
+static void
+ts_bad_args(void)
+{
+	struct kinst_ts_setup su;
+	struct kinst_ts_stats st;
+	int fd;
+
+	fd = dev_open(O_NONBLOCK);
+	memset(&st, 0xff, sizeof(st));
+	CHECK(xioctl(fd, KINST_IOC_TS_STATS, &st) == 0 && st.nslots == 0 &&
+	    st.pushed == 0, "TS_STATS before setup");
+	memset(&su, 0, sizeof(su));
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EINVAL, "nthreads 0");
+	su.nthreads = KINST_TS_MAX_THREADS + 1;
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EINVAL, "nthreads max");
+	su.nthreads = 3;
+	su.flags = 1;
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EINVAL, "flags");
+	su.flags = 0;
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, (void *)8) == -EFAULT,
+	    "TS_SETUP bad pointer");
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == 0 && su.nthreads == 4 &&
+	    su.idle_ns == KINST_TS_IDLE_NS, "TS_SETUP: nthreads %u idle %llu",
+	    su.nthreads, (unsigned long long)su.idle_ns);
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EEXIST, "second setup");
+	CHECK(xioctl(fd, KINST_IOC_TS_STATS, &st) == 0 && st.nslots == 4 &&
+	    st.pushed == 0 && st.used == 0, "TS_STATS fresh");
+	CHECK(xioctl(fd, KINST_IOC_TS_STATS, (void *)8) == -EFAULT,
+	    "TS_STATS bad pointer");
+	close(fd);
+}
+
+/* Arm func+off with prog (0: none); the probe id, 0 on failure. */
+static uint32_t
+ts_arm(int fd, const char *func, uint32_t off, uint32_t prog)
+{
+	struct kinst_arm a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.function, sizeof(a.function), "%s", func);
+	a.offset = off;
+	a.flags = KINST_ARM_NOOPT | (prog != 0 ? KINST_ARM_PROG : 0);
+	a.prog_id = prog;
+	r = xioctl(fd, KINST_IOC_ARM, &a);
+	CHECK(r == 0, "arm %s+%#x: %s", func, off, strerror(-r));
+	return (r == 0 ? a.probe_id : 0);
+}
+
+/* Read this process's records into recs (copies), in order; how many. */
+static size_t
+ts_read(int fd, uint8_t *buf, size_t cap, const struct kinst_hit_record **recs,
+    size_t max)
+{
+	const struct kinst_hit_record *rec;
+	size_t n = 0, used = 0;
+	ssize_t got, j;
+	uint8_t rbuf[1 << 16];
+
+	while ((got = read(fd, rbuf, sizeof(rbuf))) > 0)
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= got;
+		    j += rec->hdr.size) {
+			rec = (const void *)(rbuf + j);
+			if (rec->hdr.size < sizeof(*rec) || rec->hdr.size % 8 ||
+			    j + (ssize_t)rec->hdr.size > got) {
+				CHECK(0, "record size %u", rec->hdr.size);
+				return (n);
+			}
+			if (rec->pid != getpid() || n == max ||
+			    used + rec->hdr.size > cap)
+				continue;
+			memcpy(buf + used, rec, rec->hdr.size);
+			recs[n++] = (const void *)(buf + used);
+			used += rec->hdr.size;
+		}
+	return (n);
+}
+
+static void
+ts_only_self(int fd)
+{
+	struct kinst_filter f = { .pid = getpid(), .cpu = -1,
+	    .exclude_pid = -1 };
+
+	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER self");
+}
+
+static int
+cmd_tstate(long count)
+{
+	static uint8_t buf[1 << 20];
+	static const struct kinst_hit_record *recs[8192];
+	static char wbuf[256];
+	const struct kinst_rec_sec *secs[3];
+	const struct kinst_rec_cap *cap[3];
+	const struct kinst_hit_record *e, *g;
+	struct kinst_pinsn push[5], get[15];
+	struct kinst_prog_load pl;
+	struct kinst_ts_setup su;
+	struct kinst_ts_stats st;
+	struct kinst_disarm d;
+	uint8_t text[65536];
+	uint64_t addr, delta, tag, el;
+	uint32_t size, off1, off2, id1, id2, pid1, pid2;
+	size_t n, i, pairs, good, pgood;
+	int fd, nul, k, bad;
+
+	ts_bad_args();
+	nul = open("/dev/null", O_WRONLY);
+	CHECK(nul >= 0, "open /dev/null");
+	fd = dev_open(O_NONBLOCK);
+	ts_only_self(fd);
+	CHECK(get_text(fd, os.args_fn, text, sizeof(text), &size, &addr) == 0,
+	    "text %s", os.args_fn);
+	off1 = nth_insn(text, size, 1);
+	off2 = nth_insn(text, size, 2);
+	/* How far the entry instruction moves rsp. */
+	id1 = ts_arm(fd, os.args_fn, off1, 0);
+	id2 = ts_arm(fd, os.args_fn, off2, 0);
+	if (id1 == 0 || id2 == 0)
+		return (1);
+	(void)write(nul, wbuf, 1);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	n = ts_read(fd, buf, sizeof(buf), recs, 8192);
+	CHECK(n == 2 && recs[0]->probe_id == id1 && recs[1]->probe_id == id2,
+	    "calibration: %zu records", n);
+	if (n != 2)
+		return (1);
+	delta = recs[0]->regs.gpr[KINST_RSP] - recs[1]->regs.gpr[KINST_RSP];
+	close(fd);
+
+	fd = dev_open(O_NONBLOCK);
+	ts_only_self(fd);
+	memset(&su, 0, sizeof(su));
+	su.nthreads = 64;
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == 0, "TS_SETUP");
+	tag = addr + off1;
+	k = 0;
+	push[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	push[k++] = PI(KINST_OP_REG, KINST_RDI, 0, 0);
+	push[k++] = PI(KINST_OP_REG, KINST_RSI, 0, 0);
+	push[k++] = PI(KINST_OP_TS_PUSH, 2, 0, tag);
+	push[k++] = PI(KINST_OP_IMM, 0, 0, 1);
+	CHECK(k == 5, "push program");
+	k = 0;
+	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	get[k++] = PI(KINST_OP_IMM, 0, 0, delta);
+	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
+	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | 1, 0, tag);
+	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* saved rsi */
+	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	get[k++] = PI(KINST_OP_IMM, 0, 0, delta + 8);
+	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
+	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | 0, 0, tag);
+	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* wrong frame */
+	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	get[k++] = PI(KINST_OP_IMM, 0, 0, delta);
+	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
+	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | KINST_TSF_CLOSE |
+	    KINST_TS_ELAPSED, 0, tag);
+	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* elapsed, closing */
+	/* RET 1: the last VAL left nothing; the verifier wants one value. */
+	{
+		struct kinst_pinsn all[17];
+
+		memcpy(all, get, sizeof(get));
+		all[15] = PI(KINST_OP_IMM, 0, 0, 1);
+		all[16] = PI(KINST_OP_RET, 0, 0, 0);
+		push[4] = PI(KINST_OP_IMM, 0, 0, 1);
+		{
+			struct kinst_pinsn p6[6];
+
+			memcpy(p6, push, sizeof(push));
+			p6[5] = PI(KINST_OP_RET, 0, 0, 0);
+			CHECK(prog_load(fd, p6, 6, &pl) == 0,
+			    "PROG_LOAD push: verdict %u at %u", pl.verdict,
+			    pl.error_pc);
+			pid1 = pl.prog_id;
+		}
+		CHECK(prog_load(fd, all, 17, &pl) == 0,
+		    "PROG_LOAD get: verdict %u at %u", pl.verdict, pl.error_pc);
+		pid2 = pl.prog_id;
+	}
+	id1 = ts_arm(fd, os.args_fn, off1, pid1);
+	id2 = ts_arm(fd, os.args_fn, off2, pid2);
+	if (id1 == 0 || id2 == 0)
+		return (1);
+	for (i = 0; i < (size_t)count; i++)
+		(void)write(nul, wbuf, 1 + i % 200);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	CHECK(xioctl(fd, KINST_IOC_TS_STATS, &st) == 0, "TS_STATS");
+	n = ts_read(fd, buf, sizeof(buf), recs, 8192);
+	pairs = good = 0;
+	for (i = 0; i + 1 < n; i++) {
+		e = recs[i];
+		g = recs[i + 1];
+		if (e->probe_id != id1 || g->probe_id != id2 || e->tid != g->tid)
+			continue;
+		pairs++;
+		bad = !rec_caps(g, secs, 3) || secs[0] == NULL ||
+		    secs[1] == NULL || secs[2] == NULL;
+		if (!bad) {
+			for (k = 0; k < 3; k++)
+				cap[k] = (const void *)(secs[k] + 1);
+			el = get_u64((const uint8_t *)(cap[2] + 1));
+			bad = secs[0]->type != KINST_SEC_VAL ||
+			    secs[0]->flags != 0 || cap[0]->size != 8 ||
+			    get_u64((const uint8_t *)(cap[0] + 1)) !=
+			    e->regs.gpr[KINST_RSI];
+			bad |= (secs[1]->flags != KINST_SECF_NOSTATE ||
+			    cap[1]->size != 0) << 1;
+			bad |= (secs[2]->flags != 0 || cap[2]->size != 8 ||
+			    el == 0 || el > 1000000000ull) << 2;
+			if (bad && pairs <= good + 3)
+				printf("pair %zu: mismatch %#x\n", pairs, bad);
+		}
+		if (!bad)
+			good++;
+	}
+	CHECK(pairs == (size_t)count && good == pairs,
+	    "pairs %zu, right %zu, want %ld", pairs, good, count);
+	pgood = good;
+	CHECK(st.pushed == (uint64_t)count && st.matched == 2 * st.pushed &&
+	    st.closed == st.pushed && st.missed == st.pushed &&
+	    st.superseded == 0 && st.nothread == 0 && st.busy == 0,
+	    "TS_STATS: pushed %llu matched %llu closed %llu missed %llu "
+	    "superseded %llu nothread %llu busy %llu",
+	    (unsigned long long)st.pushed, (unsigned long long)st.matched,
+	    (unsigned long long)st.closed, (unsigned long long)st.missed,
+	    (unsigned long long)st.superseded, (unsigned long long)st.nothread,
+	    (unsigned long long)st.busy);
+	close(fd);
+
+	/* No table: the soft lookups say so, the records are all there. */
+	fd = dev_open(O_NONBLOCK);
+	ts_only_self(fd);
+	{
+		struct kinst_pinsn all[17];
+
+		memcpy(all, get, sizeof(get));
+		all[15] = PI(KINST_OP_IMM, 0, 0, 1);
+		all[16] = PI(KINST_OP_RET, 0, 0, 0);
+		CHECK(prog_load(fd, all, 17, &pl) == 0, "PROG_LOAD get");
+	}
+	id2 = ts_arm(fd, os.args_fn, off2, pl.prog_id);
+	for (i = 0; i < 10; i++)
+		(void)write(nul, wbuf, 1);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	n = ts_read(fd, buf, sizeof(buf), recs, 8192);
+	for (i = good = 0; i < n; i++)
+		if (rec_caps(recs[i], secs, 3) && secs[0] != NULL &&
+		    secs[1] != NULL && secs[2] != NULL &&
+		    secs[0]->flags == KINST_SECF_NOSTATE &&
+		    secs[2]->flags == KINST_SECF_NOSTATE)
+			good++;
+	CHECK(n == 10 && good == 10, "no table: %zu records, %zu flagged", n,
+	    good);
+	close(fd);
+	close(nul);
+	printf("tstate: %s+%#x -> +%#x (rsp moved %lld): %zu calls, %zu "
+	    "activations read back exactly, wrong frame missed, TS_STATS "
+	    "exact; %d failures\n", os.args_fn, off1, off2, (long long)delta,
+	    pairs, pgood, failures);
 	return (failures != 0);
 }
 
@@ -2424,6 +2708,8 @@ main(int argc, char **argv)
 		return (cmd_args(argc > 2 ? atol(argv[2]) : 500));
 	if (argc >= 2 && strcmp(argv[1], "closecall") == 0)
 		return (cmd_closecall(argc > 2 ? atol(argv[2]) : 100));
+	if (argc >= 2 && strcmp(argv[1], "tstate") == 0)
+		return (cmd_tstate(argc > 2 ? atol(argv[2]) : 500));
 	if (argc >= 2 && strcmp(argv[1], "unload") == 0)
 		return (cmd_unload());
 	if (argc >= 3 && strcmp(argv[1], "dtrace") == 0)
@@ -2434,7 +2720,7 @@ main(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
 	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS | "
-	    "progfuzz [N] | aggfuzz [N] | args [N] | closecall [N] | unload | "
+	    "progfuzz [N] | aggfuzz [N] | args [N] | closecall [N] | tstate [N] | unload | "
 	    "dtrace MODULE | os\n");
 	return (2);
 }

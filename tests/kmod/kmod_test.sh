@@ -77,7 +77,7 @@ agg_fuzz_body() {
 
 atf_test_case arm_hit_read_disarm
 arm_hit_read_disarm_head() {
-	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments, and memory captures at __x64_sys_write its pt_regs, the user buffer and a fault; all of __fput armed runs exactly once per close"
+	atf_set descr "arm getpid's second instruction, K calls give exactly K records of the caller, disarm restores; ksys_write records carry write(2)'s arguments, and memory captures at __x64_sys_write its pt_regs, the user buffer and a fault; all of __fput armed runs exactly once per close; per-thread state carries write(2)'s entry registers from one probe to the next, exactly, and counts them"
 	atf_set timeout 400
 }
 arm_hit_read_disarm_body() {
@@ -87,6 +87,7 @@ arm_hit_read_disarm_body() {
 	vm_expect_out '^regs: ksys_write\+0x[0-9a-f]+: 500 records, 500 with fd/buf/len in rdi/rsi/rdx; 0 failures'
 	vm_expect_out "^args: __x64_sys_write\\+0x[0-9a-f]+: 500 records, 500 with write\\(2\\)'s arguments captured from kernel memory, the user buffer, and a faulting capture flagged; 0 failures"
 	vm_expect_out '^closecall: __fput: [0-9]+ probes, entry 100 times, [0-9]+ indirect calls through memory run [0-9]+ times; 0 failures'
+	vm_expect_out '^tstate: __x64_sys_write\+0x[0-9a-f]+ -> \+0x[0-9a-f]+ \(rsp moved -?[0-9]+\): 500 calls, 500 activations read back exactly, wrong frame missed, TS_STATS exact; 0 failures'
 }
 
 atf_test_case kill9_restores_text

@@ -28,6 +28,8 @@ void kinst_os_ctl_unlock(void) { }
 void kinst_os_quiesce(void) { quiesces++; }
 int kinst_os_read(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
 int kinst_os_read_user(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
+void kinst_os_thread_key(uint64_t k[2]) { k[0] = k[1] = 1; }
+uint64_t kinst_os_now_ns(void) { return (0); }
 
 static struct kinst_csession cs;
 
@@ -444,13 +446,13 @@ ATF_TC_BODY(engine_step, tc)
 		r.gpr[KINST_RDI] = 0x1100 + i % 3;	/* keys 0, 1, 2 */
 		r.gpr[KINST_RDX] = i % 5;		/* 3 is filtered */
 		kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r,
-		    NULL);
+		    NULL, NULL);
 		hits++;
 	}
 	/* A nested hit: the CPU is already inside one. */
 	eng.depth[1] = 1;
 	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r,
-	    NULL);
+	    NULL, NULL);
 	hits++;
 	eng.depth[1] = 0;
 	ATF_CHECK_EQ(ps[1].filtered, 6);
@@ -504,7 +506,8 @@ stack_hit(struct kinst_engine *eng, struct kinst_probe *p, uint32_t cpu,
 	r.rip = p->addr;
 	memcpy(stub_callers, c, n * sizeof(c[0]));
 	stub_ncallers = n;
-	kinst_agg_hit(eng, p, &cs.s, cpu, 10, 11, "dd", &r, (void *)0x5a5a);
+	kinst_agg_hit(eng, p, &cs.s, cpu, 10, 11, "dd", &r, (void *)0x5a5a,
+	    NULL);
 }
 
 static struct kinst_agg_stack stk[64];

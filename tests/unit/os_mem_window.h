@@ -3,7 +3,7 @@
  * Fake memory for the loads of probe programs in user-space tests: one
  * user page (umem at ubase) and one kernel page (kmem at kbase); any other
  * address faults.  kinst_os_read() and kinst_os_read_user() for programs
- * that link the interpreter.  Include once per program, at file scope (in
+ * that link the interpreter, and a fake thread and clock.  Include once per program, at file scope (in
  * C++, inside the extern "C" block of the other kinst_os_* stubs).
  */
 #ifndef KINST_TEST_OS_MEM_WINDOW_H
@@ -32,6 +32,26 @@ int
 kinst_os_read_user(uint64_t a, void *b, size_t n)
 {
 	return window(ubase, umem, a, b, n);
+}
+
+/*
+ * The thread and the clock for KINST_OP_TS_* (per-thread state): a test
+ * sets them (fake_key, fake_now) between runs.
+ */
+static uint64_t fake_key[2] = { 1, 1 };
+static uint64_t fake_now;
+
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	key[0] = fake_key[0];
+	key[1] = fake_key[1];
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	return fake_now;
 }
 
 #endif /* !KINST_TEST_OS_MEM_WINDOW_H */

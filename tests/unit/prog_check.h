@@ -30,6 +30,7 @@ void	prog_check_step(const struct kinst_prog *p, uint32_t pc, uint32_t sp);
 
 #define	KINST_PROG_STEP(p, pc, sp)	prog_check_step((p), (pc), (sp))
 #include "kinst_prog.h"
+#include "kinst_tstate.h"
 
 /* A full STACK section (kinst_stack.h has it, with the engine's headers). */
 #define	KINST_STACK_SEC_BYTES	\
@@ -87,16 +88,52 @@ kinst_os_read_user(uint64_t addr, void *buf, size_t len)
 	return (pc_window(PC_UBASE, pc_umem, addr, buf, len));
 }
 
+/*
+ * Per-thread state for KINST_OP_TS_*: a small table of the test's own
+ * (kinst_tstate.c is compiled in by the includer), one thread, a clock
+ * that the runs advance; its activations persist from run to run, so a
+ * fuzzed program's TS_GET can find what an earlier one pushed.
+ */
+static struct kinst_ts_slot pc_ts_slots[4];
+static struct kinst_ts_stats pc_ts_stats[2];
+static struct kinst_tstate pc_ts = {
+	.nslots = 4, .ncpus = 2, .idle_ns = 1000, .epoch = 1,
+	.slots = pc_ts_slots, .stats = pc_ts_stats,
+};
+static uint64_t pc_now;
+
+void
+kinst_os_thread_key(uint64_t key[2])
+{
+	key[0] = 7;
+	key[1] = 8;
+}
+
+uint64_t
+kinst_os_now_ns(void)
+{
+	return (pc_now);
+}
+
+static struct kinst_tstate *
+pc_tstate(void)
+{
+	pc_now += 10;
+	return (&pc_ts);
+}
+
 /* Stack effect of each opcode, written down again independently. */
 static void
-pc_effect(uint8_t op, uint32_t *pops, uint32_t *pushes)
+pc_effect(const struct kinst_pinsn *in, uint32_t *pops, uint32_t *pushes)
 {
+	uint8_t op = in->op;
+
 	*pops = 0;
 	*pushes = 0;
 	if (op == KINST_OP_IMM || op == KINST_OP_REG || op == KINST_OP_CTX)
 		*pushes = 1;
 	else if (op == KINST_OP_LOAD || op == KINST_OP_LOADC ||
-	    op == KINST_OP_LNOT ||
+	    op == KINST_OP_LNOT || op == KINST_OP_TS_GET ||
 	    op == KINST_OP_NEG || op == KINST_OP_BNOT)
 		*pops = *pushes = 1;
 	else if (op >= KINST_OP_ADD && op <= KINST_OP_GES) {
@@ -104,8 +141,11 @@ pc_effect(uint8_t op, uint32_t *pops, uint32_t *pushes)
 		*pushes = 1;
 	} else if (op == KINST_OP_JZ || op == KINST_OP_JNZ ||
 	    op == KINST_OP_RET || op == KINST_OP_KEY ||
-	    op == KINST_OP_VALUE || op == KINST_OP_MEM || op == KINST_OP_STR)
+	    op == KINST_OP_VALUE || op == KINST_OP_MEM || op == KINST_OP_STR ||
+	    op == KINST_OP_VAL)
 		*pops = 1;
+	else if (op == KINST_OP_TS_PUSH)
+		*pops = 1u + in->arg;	/* a frame and arg words */
 }
 
 void
@@ -120,7 +160,7 @@ prog_check_step(const struct kinst_prog *p, uint32_t pc, uint32_t sp)
 		PC_FAIL("%u steps in a %u-instruction program", pc_st.steps,
 		    p->ninsns);
 	in = &p->code[pc];
-	pc_effect(in->op, &pops, &pushes);
+	pc_effect(in, &pops, &pushes);
 	if (sp < pops)
 		PC_FAIL("pc %u: op %u pops %u of %u", pc, in->op, pops, sp);
 	if (sp - pops + pushes > KINST_PROG_STACK)
@@ -175,12 +215,13 @@ prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 	c.cpu = 1;
 	c.comm = "fuzz\0\0\0\0\0\0\0\0\0\0\0";
 	c.out = NULL;
+	c.ts = pc_tstate();
 	memset(&pc_st, 0, sizeof(pc_st));
 	pc_st.in_run = 1;
 	r = kinst_prog_run_caps(&p, &c, &v, &caps);
 	pc_st.in_run = 0;
 	if (r != KINST_PROG_TRUE && r != KINST_PROG_FALSE &&
-	    r != KINST_PROG_FAULT)
+	    r != KINST_PROG_FAULT && r != KINST_PROG_NOSTATE)
 		PC_FAIL("result %d", r);
 	if (pc_st.reads > p.nloads)
 		PC_FAIL("%u reads, %u loads declared", pc_st.reads, p.nloads);
@@ -191,7 +232,7 @@ prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 	    sizeof(struct kinst_hit_record) - KINST_STACK_SEC_BYTES)
 		PC_FAIL("accepted: %u captures, %u bytes", p.ncaps,
 		    p.cap_bytes);
-	if (r == KINST_PROG_FAULT)
+	if (r == KINST_PROG_FAULT || r == KINST_PROG_NOSTATE)
 		return (verdict);
 	if (caps.n > p.ncaps)
 		PC_FAIL("%u captures, %u declared", caps.n, p.ncaps);
@@ -203,7 +244,8 @@ prog_check_one(const struct kinst_pinsn *code, uint32_t n)
 	for (k = 0, off = 0; k < caps.n; k++) {
 		if (caps.req[k].index >= p.ncaps ||
 		    (caps.req[k].op != KINST_OP_MEM &&
-		    caps.req[k].op != KINST_OP_STR))
+		    caps.req[k].op != KINST_OP_STR &&
+		    caps.req[k].op != KINST_OP_VAL))
 			PC_FAIL("capture %u: index %u op %u", k,
 			    caps.req[k].index, caps.req[k].op);
 		off += kinst_cap_section(&caps.req[k], secbuf + off);

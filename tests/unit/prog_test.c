@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "prog_check.h"
+#include "kinst_tstate.c"
 #include "kinst_prog.c"		/* with prog_check.h's KINST_PROG_STEP */
 #include "kinst_progname.c"
 #include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */
@@ -637,12 +638,13 @@ ATF_TC_BODY(random_programs, tc)
 	struct kinst_pinsn code[48];
 	uint64_t s, r;
 	uint32_t i, n, iter, accepted, verdicts[KINST_PV_COUNT_];
-	uint32_t depth, pops, pushes, peak, with_caps;
+	uint32_t depth, pops, pushes, peak, with_caps, with_ts;
 	int v;
 
 	s = 0x9e3779b97f4a7c15ull;
 	accepted = 0;
 	with_caps = 0;
+	with_ts = 0;
 	memset(verdicts, 0, sizeof(verdicts));
 	for (iter = 0; iter < 400000; iter++) {
 		n = 1 + (uint32_t)(rnd(&s) % NI(code));
@@ -655,9 +657,18 @@ ATF_TC_BODY(random_programs, tc)
 			r = rnd(&s);
 			memset(&code[i], 0, sizeof(code[i]));
 			code[i].op = pick_op(r, depth, &peak);
-			pc_effect(code[i].op, &pops, &pushes);
-			depth = depth >= pops ? depth - pops + pushes : 0;
 			switch (code[i].op) {
+			case KINST_OP_TS_PUSH:
+				code[i].arg = (r >> 8) % (depth < 7 ?
+				    depth + 1 : 7);
+				code[i].imm = 1 + (r >> 16) % 3;
+				break;
+			case KINST_OP_TS_GET:
+				code[i].arg = (uint8_t)((r >> 8) % 8 |
+				    ((r >> 12) % 2 ? KINST_TSF_SOFT : 0) |
+				    ((r >> 13) % 4 == 0 ? KINST_TSF_CLOSE : 0));
+				code[i].imm = 1 + (r >> 16) % 3;
+				break;
 			case KINST_OP_IMM:
 				code[i].imm = (r >> 8) % 3 == 0 ?
 				    PC_UBASE + ((r >> 16) & 63) : (r >> 8) % 9;
@@ -687,6 +698,8 @@ ATF_TC_BODY(random_programs, tc)
 			}
 			if (r % 97 == 0)	/* now and then, junk */
 				code[i].arg = (uint8_t)(r >> 32);
+			pc_effect(&code[i], &pops, &pushes);
+			depth = depth >= pops ? depth - pops + pushes : 0;
 		}
 		/* Usually end in RET, to get past the easy refusals. */
 		if (rnd(&s) % 4 != 0)
@@ -697,19 +710,30 @@ ATF_TC_BODY(random_programs, tc)
 			accepted++;
 		for (i = 0; v == KINST_PV_OK && i < n; i++)
 			if (code[i].op == KINST_OP_MEM ||
-			    code[i].op == KINST_OP_STR) {
+			    code[i].op == KINST_OP_STR ||
+			    code[i].op == KINST_OP_VAL) {
 				with_caps++;
+				break;
+			}
+		for (i = 0; v == KINST_PV_OK && i < n; i++)
+			if (code[i].op == KINST_OP_TS_GET) {
+				with_ts++;
 				break;
 			}
 	}
 	printf("random_programs (informational): %u accepted of 400000"
-	    " (%u with captures); refused as:", accepted, with_caps);
+	    " (%u with captures, %u with TS_GET: %llu matched); refused as:",
+	    accepted, with_caps, with_ts,
+	    (unsigned long long)(pc_ts_stats[0].matched +
+	    pc_ts_stats[1].matched));
 	for (i = 1; i < KINST_PV_COUNT_; i++)
 		printf(" %s=%u", kinst_prog_verdict_name(i), verdicts[i]);
 	printf("\n");
 	/* The generator must reach the interpreter, or this proves nothing. */
 	ATF_CHECK(accepted > 1000);
 	ATF_CHECK(with_caps > 100);
+	ATF_CHECK(with_ts > 100);
+	ATF_CHECK(pc_ts_stats[1].matched > 0);	/* the runs' cpu is 1 */
 	ATF_CHECK(verdicts[KINST_PV_CAP_LEN] > 0);
 	ATF_CHECK(verdicts[KINST_PV_JUMP_BACK] > 0);
 	ATF_CHECK(verdicts[KINST_PV_OVERFLOW] > 0 ||

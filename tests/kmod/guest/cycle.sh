@@ -8,3 +8,4 @@ kinst_devtest cycle __x64_sys_getpid 1 || exit 1
 kinst_devtest regs 500 || exit 1
 kinst_devtest args 500 || exit 1
 kinst_devtest closecall 100 || exit 1
+kinst_devtest tstate 500 || exit 1
