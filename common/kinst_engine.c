@@ -45,6 +45,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->pstats = NULL;
 	s->agg = NULL;
 	s->capbuf = NULL;
+	s->ts = NULL;
 	for (i = 0; i < ncpus; i++)
 		hits[i] = 0;
 }

@@ -6,6 +6,7 @@
  * context, is kinst_tstatectl.c.
  */
 
+#include "kinst_bytes.h"
 #include "kinst_os.h"
 #include "kinst_tstate.h"
 
@@ -17,6 +18,39 @@
 	__atomic_store_n(&(t)->stats[cpu].field, \
 	    __atomic_load_n(&(t)->stats[cpu].field, __ATOMIC_RELAXED) + (k), \
 	    __ATOMIC_RELAXED)
+
+void
+kinst_ts_read_stats(const struct kinst_tstate *t, struct kinst_ts_stats *out)
+{
+	const struct kinst_ts_stats *c;
+	uint32_t i;
+
+	kinst_bzero(out, sizeof(*out));
+	for (i = 0; i < t->ncpus; i++) {
+		c = &t->stats[i];
+		out->pushed += KINST_LOAD_RELAXED(&c->pushed);
+		out->superseded += KINST_LOAD_RELAXED(&c->superseded);
+		out->evicted += KINST_LOAD_RELAXED(&c->evicted);
+		out->flushed += KINST_LOAD_RELAXED(&c->flushed);
+		out->matched += KINST_LOAD_RELAXED(&c->matched);
+		out->missed += KINST_LOAD_RELAXED(&c->missed);
+		out->closed += KINST_LOAD_RELAXED(&c->closed);
+		out->nothread += KINST_LOAD_RELAXED(&c->nothread);
+		out->reclaimed += KINST_LOAD_RELAXED(&c->reclaimed);
+		out->busy += KINST_LOAD_RELAXED(&c->busy);
+	}
+	for (i = 0; i < t->nslots; i++)
+		if (KINST_LOAD_RELAXED(&t->slots[i].key[0]) != 0 ||
+		    KINST_LOAD_RELAXED(&t->slots[i].key[1]) != 0)
+			out->used++;
+	out->nslots = t->nslots;
+}
+
+void
+kinst_ts_new_epoch(struct kinst_tstate *t)
+{
+	__atomic_fetch_add(&t->epoch, 1, __ATOMIC_RELEASE);
+}
 
 static bool
 ts_trylock(struct kinst_ts_slot *s)

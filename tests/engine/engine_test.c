@@ -18,6 +18,7 @@
 #include "kinst_kaddr.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_tstate.h"
 #include "kinst_stack.h"
 
 /* ---- a fake OS: one flat "memory" window, a nesting hook ---- */
@@ -1155,6 +1156,74 @@ ATF_TC_BODY(hit_captures_with_stack, tc)
 	sess.capbuf = NULL;
 }
 
+/*
+ * Per-thread state and nesting: a hit nested inside another (an NMI) gets
+ * no table, so its program's TS_PUSH does nothing; the same probe pushes
+ * when it is hit on its own, and the outer hit's push and lookup work.
+ */
+ATF_TC_WITHOUT_HEAD(hit_tstate_nested);
+ATF_TC_BODY(hit_tstate_nested, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	static const uint8_t mov2[] = { 0x48, 0x89, 0xf0 };
+	static const struct kinst_pinsn outer[] = {
+		CI(KINST_OP_REG, KINST_RSP, 0), CI(KINST_OP_IMM, 0, 77),
+		CI(KINST_OP_TS_PUSH, 1, 1), CI(KINST_OP_REG, KINST_RSP, 0),
+		CI(KINST_OP_TS_GET, 0, 1), CI(KINST_OP_VAL, 0, 0),
+		CI(KINST_OP_IMM, 0, 1), CI(KINST_OP_RET, 0, 0),
+	};
+	static const struct kinst_pinsn inner[] = {
+		CI(KINST_OP_REG, KINST_RSP, 0), CI(KINST_OP_TS_PUSH, 0, 2),
+		CI(KINST_OP_IMM, 0, 1), CI(KINST_OP_RET, 0, 0),
+	};
+	static struct kinst_prog po, pi;
+	static uint64_t capbuf[2 * KINST_CAP_REC_MAX / 8];
+	static struct kinst_ts_slot slots[4];
+	static struct kinst_ts_stats tst[2];
+	static struct kinst_tstate ts = {
+		.nslots = 4, .ncpus = 2, .idle_ns = 1000000, .epoch = 1,
+		.slots = slots, .stats = tst,
+	};
+	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_ts_stats st;
+	struct kinst_probe p, q;
+	struct kinst_regs r;
+	uint32_t bad;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(outer, 8, &po, &bad), KINST_PV_OK);
+	ATF_REQUIRE_EQ(kinst_prog_verify(inner, 4, &pi, &bad), KINST_PV_OK);
+	ATF_CHECK_EQ(po.flags, KINST_PROGF_PUSH | KINST_PROGF_TS);
+	setup_engine(true);
+	memset(ps, 0, sizeof(ps));
+	sess.pstats = ps;
+	sess.capbuf = capbuf;
+	sess.ts = &ts;
+	arm(&p, mov, 3, 0x400000, 0x500000, 1);
+	arm(&q, mov2, 3, 0x400100, 0x500040, 2);
+	p.prog = &po;
+	q.prog = &pi;
+	/* The outer program's clock read (TS_PUSH) runs the nested hit. */
+	nest_once = 1;
+	nest_engine = &eng;
+	regs_init(&nest_regs, 0x400100);
+	regs_init(&r, 0x400000);
+	(void)kinst_engine_hit(&eng, &r);
+	ATF_CHECK_EQ(nest_once, 0);
+	kinst_ts_read_stats(&ts, &st);
+	ATF_CHECK_EQ(st.pushed, 1);		/* the outer hit's only */
+	ATF_CHECK_EQ(st.matched, 1);
+	/* Both recorded: the nested one ran before the outer one wrote. */
+	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 2);
+	/* On its own, the inner probe pushes. */
+	regs_init(&r, 0x400100);
+	(void)kinst_engine_hit(&eng, &r);
+	kinst_ts_read_stats(&ts, &st);
+	ATF_CHECK_EQ(st.pushed, 2);
+	sess.ts = NULL;
+	sess.pstats = NULL;
+	sess.capbuf = NULL;
+}
+
 ATF_TC_WITHOUT_HEAD(hit_emulated_and_nested);
 ATF_TC_BODY(hit_emulated_and_nested, tc)
 {
@@ -1868,6 +1937,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
 	ATF_TP_ADD_TC(tp, hit_native_fallback);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
+	ATF_TP_ADD_TC(tp, hit_tstate_nested);
 	ATF_TP_ADD_TC(tp, hit_nesting_guard);
 	ATF_TP_ADD_TC(tp, callgraph_exits);
 	ATF_TP_ADD_TC(tp, kaddr_ok);
