@@ -20,6 +20,7 @@
 #include "kinst_engine.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_tstate.h"
 
 void	kh_os_init(void);
 
@@ -347,6 +348,61 @@ bench_vars(uint64_t a_ool, uint64_t n)
 	sess.pstats = NULL;
 }
 
+/*
+ * Per-thread state (ABI 1.10): what a latency's start and end cost in the
+ * engine.  One probe whose program opens an activation framed by rsp and
+ * then reads its elapsed time and closes it (a start + end pair in one
+ * hit), filtered out, against the same probe with a program that only
+ * returns false (the bare filtered hit).  Both read the clock once per
+ * run, as the kernel's would (clock_gettime here).
+ */
+static void
+bench_ts(uint64_t a_ool, uint64_t n)
+{
+	static const struct kinst_pinsn bare[] = {
+		{ .op = KINST_OP_IMM, .imm = 0 },
+		{ .op = KINST_OP_RET },
+	};
+	static const struct kinst_pinsn pair[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_TS_PUSH, .arg = 1, .imm = 1 },
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_TS_GET, .arg = KINST_TSF_CLOSE |
+		    KINST_TS_ELAPSED, .imm = 1 },
+		{ .op = KINST_OP_IMM, .imm = (uint64_t)-1 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_ts_slot slots[64];
+	static struct kinst_ts_stats tst[1];
+	static struct kinst_tstate ts = {
+		.nslots = 64, .ncpus = 1, .idle_ns = 1000000000, .epoch = 1,
+		.slots = slots, .stats = tst,
+	};
+	static struct kinst_prog bprog, tprog;
+	static struct kinst_prog_cpu_stats ps[1];
+	uint32_t bad;
+
+	if (kinst_prog_verify(bare, 2, &bprog, &bad) != KINST_PV_OK ||
+	    kinst_prog_verify(pair, 8, &tprog, &bad) != KINST_PV_OK)
+		errx(1, "a per-thread state program was refused at %u", bad);
+	sess.pstats = ps;
+	sess.ts = &ts;
+	probes[0].prog = &bprog;
+	row("out-of-line probe, program false (bare)", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = &tprog;
+	row("out-of-line probe, TS push + get/close", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = NULL;
+	if (tst[0].closed == 0 || tst[0].closed != tst[0].pushed)
+		errx(1, "the pair closed %ju of %ju activations",
+		    (uintmax_t)tst[0].closed, (uintmax_t)tst[0].pushed);
+	sess.ts = NULL;
+	sess.pstats = NULL;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -385,6 +441,7 @@ main(int argc, char **argv)
 	bench_pred(a_ool, a_call, n);
 	bench_cap(a_ool, n);
 	bench_vars(a_ool, n);
+	bench_ts(a_ool, n);
 	for (i = 0; i < 3; i++)
 		probes[i].session = NULL;
 	row("out-of-line probe, no session (no record)", a_ool, n,
