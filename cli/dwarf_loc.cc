@@ -902,7 +902,8 @@ Location::describe() const
 }
 
 void
-emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loadc)
+emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loadc,
+    const EntryCtx *entry)
 {
 	if (code.size() > KINST_PROG_MAX_INSNS)
 		throw Error(Exit::usage, "the variable's location needs more than " +
@@ -915,27 +916,33 @@ emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loadc)
 		code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)n.gpr));
 		return;
 	case LocNode::entry_reg:
-		throw Error(Exit::usage, std::string("it needs ") + gpr_names[n.gpr & 15] +
-		    "'s value at the function's entry, which kinst cannot read yet");
+		if (entry == nullptr || entry->slot[n.gpr & 15] < 0)
+			throw Error(Exit::usage, std::string("it needs ") + gpr_names[n.gpr & 15] +
+			    "'s value at the function's entry, which kinst cannot read here");
+		code.insert(code.end(), entry->frame.begin(), entry->frame.end());
+		code.push_back(make_pinsn(KINST_OP_TS_GET, (uint8_t)(entry->slot[n.gpr & 15] |
+		    (loadc ? KINST_TSF_SOFT : 0)), entry->tag));
+		return;
 	case LocNode::load:
-		emit_node(*n.a, code, loadc);
+		emit_node(*n.a, code, loadc, entry);
 		code.push_back(make_pinsn(loadc ? KINST_OP_LOADC : KINST_OP_LOAD,
 		    (uint8_t)n.size));
 		return;
 	case LocNode::unary:
-		emit_node(*n.a, code, loadc);
+		emit_node(*n.a, code, loadc, entry);
 		code.push_back(make_pinsn(n.op));
 		return;
 	case LocNode::binary:
-		emit_node(*n.a, code, loadc);
-		emit_node(*n.b, code, loadc);
+		emit_node(*n.a, code, loadc, entry);
+		emit_node(*n.b, code, loadc, entry);
 		code.push_back(make_pinsn(n.op));
 		return;
 	}
 }
 
 void
-emit_location_value(const Location &l, uint32_t size, std::vector<struct kinst_pinsn> &code)
+emit_location_value(const Location &l, uint32_t size, std::vector<struct kinst_pinsn> &code,
+    const EntryCtx *entry)
 {
 	if (!l.why.empty())
 		throw Error(Exit::usage, l.why);
@@ -969,12 +976,12 @@ emit_location_value(const Location &l, uint32_t size, std::vector<struct kinst_p
 			if (n > 8)
 				throw Error(Exit::usage, "a " + std::to_string(n) +
 				    "-byte piece in memory cannot be read in one load");
-			emit_node(*p.expr, code, false);
+			emit_node(*p.expr, code, false, entry);
 			code.push_back(make_pinsn(KINST_OP_LOAD, (uint8_t)ld));
 			break;
 		}
 		case LocPiece::value:
-			emit_node(*p.expr, code, false);
+			emit_node(*p.expr, code, false, entry);
 			break;
 		case LocPiece::implicit: {
 			uint64_t v = 0;
@@ -1024,6 +1031,8 @@ eval_rec(const LocNode &n, const LocState &s, uint64_t *v, std::string *why, lon
 		*v = s.gpr[n.gpr];
 		return true;
 	case LocNode::entry_reg:
+		if (s.entry)
+			return s.entry(n.gpr, v, why);
 		*why = std::string("needs ") + gpr_names[n.gpr & 15] + " at the function's entry";
 		return false;
 	case LocNode::load: {

@@ -113,22 +113,37 @@ struct LocEnv {
 // 64 KiB, nesting), gives Location::why.
 Location compile_location(const LocExpr &e, const LocEnv &env);
 
+// Where a probe finds registers' values at the function's entry: the
+// activation a hidden probe at the entry pushed (kinst_abi.h, per-thread
+// state) with tag, framed by the entry's rsp, which frame (the CFA - 8 at
+// the instruction) computes; slot[gpr]: the saved word holding the
+// register (-1: not saved).
+struct EntryCtx {
+	uint64_t tag = 0;
+	std::vector<struct kinst_pinsn> frame;
+	int slot[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+};
+
 // A value's bytecode: the tree's code, pushing one 64-bit value.  loadc:
-// reads are KINST_OP_LOADC (an address for a capture).  Throws
-// Error(Exit::usage) for an entry register (kinst_prog has none).
-void emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loadc);
+// reads are KINST_OP_LOADC (an address for a capture), and an entry
+// register's lookup is soft (a miss flags the capture).  Throws
+// Error(Exit::usage) for an entry register without entry (or not saved).
+void emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loadc,
+    const EntryCtx *entry = nullptr);
 
 // The whole value of a location of size bytes (1..8) as one 64-bit value
 // (pieces assembled, little-endian).  Throws Error(Exit::usage, why) when
 // it cannot be computed in a probe.
 void emit_location_value(const Location &l, uint32_t size,
-    std::vector<struct kinst_pinsn> &code);
+    std::vector<struct kinst_pinsn> &code, const EntryCtx *entry = nullptr);
 
 // Evaluation on a hit's record: registers, and a reader for memory (the
 // captured bytes; false when not captured or faulted).
 struct LocState {
 	const uint64_t *gpr = nullptr;	// enum kinst_gpr order
 	std::function<bool(uint64_t addr, uint32_t len, uint8_t *out)> read;
+	// A register's value at the function's entry (false, why: none).
+	std::function<bool(int gpr, uint64_t *v, std::string *why)> entry;
 };
 // n's value; false with *why when a read fails.
 bool eval_node(const LocNode &n, const LocState &s, uint64_t *v, std::string *why);

@@ -300,6 +300,28 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 		free(fr);
 	}
 
+	// The stack pointer at the function's entry, as this instruction
+	// computes it: the CFA less the return address (entry values).
+	LocNodeP entry_frame;
+	std::string entry_why;
+	{
+		LocExpr fe;
+		LocOp o;
+		o.atom = DW_OP_call_frame_cfa;
+		fe.push_back(o);
+		o.atom = DW_OP_lit8;
+		fe.push_back(o);
+		o.atom = DW_OP_minus;
+		fe.push_back(o);
+		o.atom = DW_OP_stack_value;
+		fe.push_back(o);
+		Location fl = compile_location(fe, env);
+		if (fl.why.empty() && fl.pieces.size() == 1 && fl.pieces[0].kind == LocPiece::value)
+			entry_frame = fl.pieces[0].expr;
+		else
+			entry_why = fl.why.empty() ? "no CFA" : fl.why;
+	}
+
 	unsigned depth = 0;
 	for (auto &s : sc) {
 		Dwarf_Die c;
@@ -350,9 +372,12 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 						v.reason = v.loc.why;
 					else if (v.loc.kind() == "empty")
 						v.reason = "optimized out here";
+					else if (v.loc.entry && !entry_frame)
+						v.reason = "an entry value (" + v.loc.describe() + "), and the "
+						    "stack pointer at the function's entry is unknown here: " +
+						    entry_why;
 					else if (v.loc.entry)
-						v.reason = "an entry value (" + v.loc.describe() + "): kinst "
-						    "cannot read a register's value at the function's entry yet";
+						v.entry_frame = entry_frame;
 				}
 				if (q.ranges) {
 					Dwarf_Addr lbase, start, end;

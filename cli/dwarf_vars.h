@@ -48,6 +48,10 @@ struct Var {
 	// "not available at this instruction", a compiler refusal).
 	std::string reason;
 	std::vector<VarRange> ranges;	// with VarQuery::ranges
+	// An entry value (loc.entry): the entry's stack pointer, computed at
+	// this instruction (the CFA - 8), which frames the activation a probe
+	// at the function's entry saved the registers in (EntryCtx).
+	LocNodeP entry_frame;
 	bool available() const { return reason.empty(); }
 };
 

@@ -957,7 +957,10 @@ compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
 	for (size_t i = 0; i < nraw; i++) {
 		const RawCapture &c = (*raw)[i];
 		code.insert(code.end(), c.addr.begin(), c.addr.end());
-		emit(KINST_OP_MEM, 0, c.len);
+		if (c.value)
+			emit(KINST_OP_VAL, 0, 0);
+		else
+			emit(KINST_OP_MEM, 0, c.len);
 		total += c.len;
 	}
 	emit(KINST_OP_IMM, 0, 1);

@@ -84,8 +84,9 @@ Capture parse_capture(const std::string &arg, bool str,
 // the instructions that push the address (reads are KINST_OP_LOADC), and
 // the bytes to capture there (1..KINST_CAP_MEM_MAX).
 struct RawCapture {
-	std::vector<struct kinst_pinsn> addr;
-	uint32_t len = 0;
+	std::vector<struct kinst_pinsn> addr;	// value: the value's code
+	uint32_t len = 0;	// value: 8
+	bool value = false;	// KINST_OP_VAL of the value addr computes
 };
 
 // The program of trace: --if's predicate (none: true) and, when it holds,

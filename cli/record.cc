@@ -36,17 +36,21 @@ void
 parse_capture_sec(HitRecord &r, const struct kinst_rec_sec &s, const uint8_t *payload)
 {
 	struct kinst_rec_cap c;
-	const char *what = s.type == KINST_SEC_STR ? "string" : "memory";
+	const char *what = s.type == KINST_SEC_STR ? "string" :
+	    s.type == KINST_SEC_VAL ? "value" : "memory";
 	if (s.len < sizeof(c))
 		malformed(std::string(what) + " section of " + std::to_string(s.len) + " bytes");
 	memcpy(&c, payload, sizeof(c));
-	uint32_t max = s.type == KINST_SEC_STR ? KINST_CAP_STR_MAX : KINST_CAP_MEM_MAX;
-	if (c.size != s.len - sizeof(c) || c.size > max || c.index >= KINST_CAP_MAX)
+	uint32_t max = s.type == KINST_SEC_STR ? KINST_CAP_STR_MAX :
+	    s.type == KINST_SEC_VAL ? 8 : KINST_CAP_MEM_MAX;
+	if (c.size != s.len - sizeof(c) || c.size > max || c.index >= KINST_CAP_MAX ||
+	    (s.type == KINST_SEC_VAL && c.size != 0 && c.size != 8))
 		malformed(std::string(what) + " section: " + std::to_string(c.size) +
 		    " bytes of capture " + std::to_string(c.index) + " in " +
 		    std::to_string(s.len));
 	CaptureData d;
 	d.str = s.type == KINST_SEC_STR;
+	d.value = s.type == KINST_SEC_VAL;
 	d.index = c.index;
 	d.flags = s.flags;
 	d.address = c.addr;
@@ -76,7 +80,8 @@ parse_hit_record(const uint8_t *p, size_t size)
 			    std::to_string(s.len) + " bytes, " + std::to_string(size - pos) + " left");
 		if (s.type == KINST_SEC_STACK)
 			parse_stack(r, s, p + pos);
-		else if (s.type == KINST_SEC_MEM || s.type == KINST_SEC_STR)
+		else if (s.type == KINST_SEC_MEM || s.type == KINST_SEC_STR ||
+		    s.type == KINST_SEC_VAL)
 			parse_capture_sec(r, s, p + pos);
 		else
 			r.unknown_sections++;

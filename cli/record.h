@@ -22,8 +22,9 @@ namespace kinst {
 // One MEM or STR section (ABI 1.7).
 struct CaptureData {
 	bool str = false;
+	bool value = false;	// a VAL section (ABI 1.10): bytes is the value
 	uint32_t index = 0;	// the capture's rank in the program
-	uint16_t flags = 0;	// KINST_SECF_FAULT, _DEREF, _TRUNCATED
+	uint16_t flags = 0;	// KINST_SECF_FAULT, _DEREF, _TRUNCATED, _NOSTATE
 	uint64_t address = 0;
 	std::string bytes;	// as read (a string without its NUL)
 };

@@ -485,6 +485,30 @@ Session::agg_setup(struct kinst_agg_setup &su)
 	device_failed("aggregation setup", errno);
 }
 
+void
+Session::ts_setup(uint32_t nthreads, const std::string &why)
+{
+	struct kinst_ts_setup su;
+	memset(&su, 0, sizeof(su));
+	su.nthreads = nthreads;
+	if (ioctl(fd_, KINST_IOC_TS_SETUP, &su) == 0 || errno == EEXIST)
+		return;
+	if (errno == ENOTTY)
+		throw Error(Exit::live, why + ": the kinst module is too old for per-thread "
+		    "state (ABI 1.10)");
+	device_failed("per-thread state setup", errno);
+}
+
+struct kinst_ts_stats
+Session::ts_stats()
+{
+	struct kinst_ts_stats st;
+	memset(&st, 0, sizeof(st));
+	if (ioctl(fd_, KINST_IOC_TS_STATS, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	return st;
+}
+
 uint32_t
 Session::agg_read(uint32_t cpu, void *buf, uint32_t cap)
 {

@@ -161,6 +161,11 @@ public:
 	// KINST_IOC_AGG_SETUP: su in, its entry_size and nbuckets out; tables
 	// too large for the module are a usage error (--slots).
 	void agg_setup(struct kinst_agg_setup &su);
+	// KINST_IOC_TS_SETUP (per-thread state, ABI 1.10): the session's table
+	// of nthreads threads; a module without it is an error naming why.
+	void ts_setup(uint32_t nthreads, const std::string &why);
+	// KINST_IOC_TS_STATS: the table's counters (nslots 0: none).
+	struct kinst_ts_stats ts_stats();
 	// KINST_IOC_AGG_READ / KINST_IOC_AGG_STACKS of one CPU into buf (cap
 	// entries): the count the module returns.
 	uint32_t agg_read(uint32_t cpu, void *buf, uint32_t cap);

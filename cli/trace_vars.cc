@@ -83,6 +83,56 @@ verifies(const std::vector<struct kinst_pinsn> &code)
 	return max <= KINST_PROG_STACK && loads <= KINST_PROG_MAX_LOADS;
 }
 
+// The registers an entry probe saves, in its activation's words: the
+// argument registers (entry values are of parameters).
+const int entry_regs[KINST_TS_VALS] = { KINST_RDI, KINST_RSI, KINST_RDX, KINST_RCX,
+    KINST_R8, KINST_R9 };
+
+// The entry context of an instruction whose stack pointer at the
+// function's entry is frame (Var::entry_frame), for the function at addr.
+EntryCtx
+entry_ctx(uint64_t addr, const LocNodeP &frame)
+{
+	EntryCtx e;
+	e.tag = addr;
+	emit_node(*frame, e.frame, false);
+	for (int i = 0; i < KINST_TS_VALS; i++)
+		e.slot[entry_regs[i]] = i;
+	return e;
+}
+
+// The entry registers a tree reads.
+void
+entry_regs_of(const LocNodeP &n, std::set<int> &out)
+{
+	if (!n)
+		return;
+	if (n->kind == LocNode::entry_reg)
+		out.insert(n->gpr);
+	entry_regs_of(n->a, out);
+	entry_regs_of(n->b, out);
+}
+
+// The entry probe's program: open an activation framed by rsp (nothing
+// before the probe moved it) with the argument registers; no record.
+std::vector<struct kinst_pinsn>
+entry_push(uint64_t tag)
+{
+	std::vector<struct kinst_pinsn> code;
+	code.push_back(make_pinsn(KINST_OP_REG, KINST_RSP));
+	for (int r : entry_regs)
+		code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)r));
+	code.push_back(make_pinsn(KINST_OP_TS_PUSH, KINST_TS_VALS, tag));
+	return code;
+}
+
+bool
+nop_like(const Insn &in, Disassembler &dis)
+{
+	InsnText t = insn_text(dis, in);
+	return t.mnemonic.rfind("nop", 0) == 0 || t.mnemonic == "endbr64";
+}
+
 } // namespace
 
 TraceVars::TraceVars(const std::vector<std::string> &names, bool all,
@@ -166,6 +216,7 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 		} catch (const Error &) {
 		}
 		std::set<std::string> seen_names;
+		bool fn_uses_entry = false;
 		unsigned left_out = 0, short_of_programs = 0;
 		std::string first_why;
 		size_t before = out.size();
@@ -181,13 +232,20 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				ienv = *env0;
 			const DwarfTypes *dtp = dt.get();
 			ienv.var_types = dtp;
-			ienv.var = [&vars, dtp, &f, off](const std::string &n, VarRef &r) {
+			bool uses_entry = false;
+			ienv.var = [&vars, dtp, &f, off, &uses_entry](const std::string &n, VarRef &r) {
 				const Var *v = lookup(vars, n);
 				if (v == nullptr)
 					throw Error(Exit::usage, "not in scope at " + f.name + "+" + hex(off) +
 					    "; in scope there: " + names_in_scope(vars));
 				if (!v->available())
 					throw Error(Exit::usage, "at " + f.name + "+" + hex(off) + ": " + v->reason);
+				EntryCtx ec;
+				if (v->entry_frame) {
+					ec = entry_ctx(f.addr, v->entry_frame);
+					uses_entry = true;
+				}
+				const EntryCtx *ecp = v->entry_frame ? &ec : nullptr;
 				r.type = dtp->id_of(v->type_die);
 				Types::Kind k = dtp->kind(r.type);
 				if (k == Types::Kind::structure || k == Types::Kind::union_ ||
@@ -195,14 +253,14 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 					if (v->loc.pieces.size() != 1 || v->loc.pieces[0].kind != LocPiece::memory)
 						throw Error(Exit::usage, "the " + dtp->name(r.type) + " is not in "
 						    "memory here (" + v->loc.describe() + "): name it with --var");
-					emit_node(*v->loc.pieces[0].expr, r.code, false);
+					emit_node(*v->loc.pieces[0].expr, r.code, false, ecp);
 					r.lval = true;
 					return;
 				}
 				if (v->size < 1 || v->size > 8)
 					throw Error(Exit::usage, "a " + std::to_string(v->size) +
 					    "-byte " + dtp->name(r.type) + " is not a value an expression can use");
-				emit_location_value(v->loc, (uint32_t)v->size, r.code);
+				emit_location_value(v->loc, (uint32_t)v->size, r.code, ecp);
 			};
 			const TypeEnv *env = &ienv;
 			// The predicate and the user's captures at this instruction:
@@ -272,12 +330,18 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				// The captures this variable needs.
 				std::vector<RawCapture> mine;
 				bool ok = true;
+				EntryCtx ec;
+				const EntryCtx *ecp = nullptr;
+				if (it.v.entry_frame) {
+					ec = entry_ctx(f.addr, it.v.entry_frame);
+					ecp = &ec;
+				}
 				for (const LocPiece &pc : it.v.loc.pieces) {
 					int cap = -1;
 					if (pc.kind == LocPiece::memory) {
 						RawCapture rc;
 						try {
-							emit_node(*pc.expr, rc.addr, true);
+							emit_node(*pc.expr, rc.addr, true, ecp);
 						} catch (const Error &e) {
 							it.why = e.what();
 							ok = false;
@@ -293,7 +357,7 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 						for (const auto &ld : loads) {
 							RawCapture rc;
 							try {
-								emit_node(*ld->a, rc.addr, true);
+								emit_node(*ld->a, rc.addr, true, ecp);
 							} catch (const Error &e) {
 								it.why = e.what();
 								ok = false;
@@ -301,6 +365,26 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 							}
 							rc.len = ld->size;
 							it.load_caps.push_back((int)(ncaps + mine.size()));
+							mine.push_back(rc);
+						}
+						// Each entry register: its value, captured.
+						std::set<int> eregs;
+						entry_regs_of(pc.expr, eregs);
+						for (int g : eregs) {
+							RawCapture rc;
+							LocNode en;
+							en.kind = LocNode::entry_reg;
+							en.gpr = g;
+							try {
+								emit_node(en, rc.addr, true, ecp);
+							} catch (const Error &e) {
+								it.why = e.what();
+								ok = false;
+								break;
+							}
+							rc.len = 8;
+							rc.value = true;
+							it.entry_caps.push_back({g, (int)(ncaps + mine.size())});
 							mine.push_back(rc);
 						}
 					}
@@ -332,12 +416,15 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 					    std::to_string(KINST_CAP_MAX_BYTES) + " bytes); name fewer with --var";
 					it.piece_cap.clear();
 					it.load_caps.clear();
+					it.entry_caps.clear();
 					p.items.push_back(it);
 					continue;
 				}
 				p.caps = trial;
 				ncaps += (uint32_t)mine.size();
 				nbytes += add;
+				if (ecp)
+					uses_entry = true;
 				p.items.push_back(it);
 			}
 			p.code = prog ? prog(env) : compile_trace_prog(if_expr, caps, env, &p.caps);
@@ -355,6 +442,7 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 						    "taken by other instructions (trace fewer)";
 						it.piece_cap.clear();
 						it.load_caps.clear();
+						it.entry_caps.clear();
 					}
 				p.caps.clear();
 				p.code = compile_trace_prog(if_expr, caps, env, nullptr);
@@ -362,6 +450,8 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 			}
 			if (!p.code.empty())
 				programs.insert(code_key(p.code));
+			if (uses_entry)
+				fn_uses_entry = true;
 			Spec s;
 			s.text = sp.text;
 			s.module = m.name();
@@ -370,6 +460,20 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 			s.offset = off;
 			out.push_back(s);
 			plans_[{f.name, off}] = std::move(p);
+		}
+		if (fn_uses_entry && std::none_of(entries_.begin(), entries_.end(),
+		    [&](const EntryProbe &e) { return e.function == f.name && e.module == m.name(); })) {
+			EntryProbe ep;
+			ep.module = m.name();
+			ep.function = f.name;
+			for (const Insn &in : walk_function(m.bytes(f), f.addr, dis)) {
+				if (traceable(in) && !in.unreachable)
+					ep.offsets.push_back(in.offset);
+				if (!nop_like(in, dis))
+					break;
+			}
+			ep.code = entry_push(f.addr);
+			entries_.push_back(ep);
 		}
 		if (short_of_programs)
 			fprintf(stderr, "kinstctl: note: %s: at %u instruction%s, variables in memory "
@@ -388,6 +492,28 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 					throw Error(Exit::usage, "--var " + n + ": not in scope at any "
 					    "instruction of " + spec_label(sp));
 	}
+	// An entry probe on an instruction traced anyway: that probe's
+	// program pushes first.  Else a hidden probe of its own (arm()).
+	for (EntryProbe &e : entries_) {
+		for (uint32_t o : e.offsets) {
+			auto it = plans_.find({e.function, o});
+			if (it == plans_.end())
+				continue;
+			std::vector<struct kinst_pinsn> code = e.code;
+			if (it->second.code.empty()) {
+				code.push_back(make_pinsn(KINST_OP_IMM, 0, 1));
+				code.push_back(make_pinsn(KINST_OP_RET));
+			} else
+				code.insert(code.end(), it->second.code.begin(), it->second.code.end());
+			it->second.code = code;
+			e.offsets.clear();	// pushed there
+			break;
+		}
+		if (!e.offsets.empty()) {
+			e.code.push_back(make_pinsn(KINST_OP_IMM, 0, 0));
+			e.code.push_back(make_pinsn(KINST_OP_RET));
+		}
+	}
 	specs = out;
 }
 
@@ -398,6 +524,38 @@ TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
 	std::map<std::string, uint32_t> progs;
 	std::vector<uint32_t> ids(specs.size(), 0);
 	*prog_id = 0;
+	// Entry values: the table first, then each hidden entry probe, before
+	// the instructions that read what it saves.
+	if (!entries_.empty())
+		dev.ts_setup(1024, what + ": entry values");
+	for (const EntryProbe &e : entries_) {
+		if (e.offsets.empty())
+			continue;	// pushed by a traced instruction's program
+		uint32_t id = dev.load_prog(e.code, what + " (the entry of " + e.function + ")");
+		bool ok = false;
+		for (uint32_t o : e.offsets) {
+			Spec s;
+			s.text = e.function + "+" + hex(o);
+			s.module = e.module;
+			s.function = e.function;
+			s.has_offset = true;
+			s.offset = o;
+			try {
+				dev.arm(s, flags & ~(uint32_t)(KINST_ARM_STACK | KINST_ARM_AGG), id);
+				ok = true;
+				fprintf(stderr, "kinstctl: note: %s+%s: a hidden probe saves the entry's "
+				    "registers for entry values (its hits are counted as not matching)\n",
+				    e.function.c_str(), hex(o).c_str());
+				break;
+			} catch (const Error &err) {
+				if (err.code() == Exit::live)
+					throw;
+			}
+		}
+		if (!ok)
+			fprintf(stderr, "kinstctl: note: %s: its entry cannot be traced: entry "
+			    "values read \"entry not seen\"\n", e.function.c_str());
+	}
 	for (size_t i = 0; i < specs.size(); i++) {
 		const Plan *p = plan(specs[i]);
 		if (p == nullptr || p->code.empty())
@@ -441,7 +599,7 @@ TraceVars::plan(const std::string &function, uint32_t offset) const
 }
 
 void
-TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const
+TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string *why) const
 {
 	b.bytes.assign(it.size, '\0');
 	b.known.assign(it.size, false);
@@ -461,6 +619,29 @@ TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const
 				return true;
 			}
 		}
+		return false;
+	};
+	// An entry register: its VAL capture (NOSTATE: the entry probe saw no
+	// entry of this activation, as when it was armed mid-call).
+	const char *not_seen = "entry not seen";
+	st.entry = [&](int gpr, uint64_t *v, std::string *w) {
+		for (const auto &ec : it.entry_caps) {
+			if (ec.first != gpr)
+				continue;
+			for (const auto &c : r.caps)
+				if ((int)c.index == ec.second && c.value) {
+					if (c.bytes.size() != 8) {
+						*w = not_seen;
+						return false;
+					}
+					uint64_t x = 0;
+					for (int k = 0; k < 8; k++)
+						x |= (uint64_t)(unsigned char)c.bytes[k] << (8 * k);
+					*v = x;
+					return true;
+				}
+		}
+		*w = not_seen;
 		return false;
 	};
 	// Bit by bit: DW_OP_bit_piece puts a piece anywhere.
@@ -490,8 +671,10 @@ TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const
 			break;
 		case LocPiece::memory: {
 			const CaptureData *c = i < it.piece_cap.size() ? cap(it.piece_cap[i]) : nullptr;
-			if (c != nullptr)	// else its bits stay unknown
-				put(c->bytes, pc.bit_offset, pbits);
+			if (c != nullptr && !(c->flags & KINST_SECF_NOSTATE))
+				put(c->bytes, pc.bit_offset, pbits);	// else unknown
+			else if (c != nullptr)
+				*why = not_seen;
 			break;
 		}
 		case LocPiece::value: {
@@ -499,6 +682,8 @@ TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const
 			std::string w;
 			if (eval_node(*pc.expr, st, &v, &w))
 				put(le8(v), pc.bit_offset, pbits);
+			else if (w == not_seen)
+				*why = w;
 			break;
 		}
 		case LocPiece::implicit:
@@ -530,7 +715,13 @@ TraceVars::value(const Item &it, const HitRecord &r, std::string &text, nlohmann
 		return;
 	}
 	VarBytes b;
-	bytes_of(it, r, b);
+	std::string why;
+	bytes_of(it, r, b, &why);
+	if (!why.empty() && std::none_of(b.known.begin(), b.known.end(), [](bool k) { return k; })) {
+		text = "<" + why + ">";
+		j = nullptr;
+		return;
+	}
 	format_value(it.dm, it.v.type_die, b, text, j);
 }
 

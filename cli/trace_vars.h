@@ -56,6 +56,8 @@ public:
 		uint32_t size = 0;	// bytes put together
 		std::vector<int> piece_cap;	// per piece: capture rank or -1
 		std::vector<int> load_caps;	// value pieces' loads: capture ranks
+		// value pieces' entry registers: (gpr, rank of its VAL capture)
+		std::vector<std::pair<int, int>> entry_caps;
 	};
 	struct Plan {
 		std::vector<Item> items;
@@ -100,8 +102,19 @@ private:
 	std::unique_ptr<SymbolTable> syms_;
 	std::unique_ptr<DebugInfo> dbg_;
 	std::map<std::pair<std::string, uint32_t>, Plan> plans_;
+	// Functions whose entry registers some plan reads (entry values): a
+	// hidden probe at the entry saves them (per-thread state).  Where it
+	// may go: the first instruction, or one after only nops (nothing
+	// before it changed a register or rsp); its program.
+	struct EntryProbe {
+		std::string module, function;
+		std::vector<uint32_t> offsets;
+		std::vector<struct kinst_pinsn> code;
+	};
+	std::vector<EntryProbe> entries_;
 	// The item's bytes from the record (unread or faulted ones unknown).
-	void bytes_of(const Item &it, const HitRecord &r, VarBytes &b) const;
+	// why: "entry not seen" when an entry value was missing.
+	void bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string *why) const;
 	// Its value as text and JSON ("<why>" and null when not readable).
 	void value(const Item &it, const HitRecord &r, std::string &text,
 	    nlohmann::json &j) const;

@@ -345,7 +345,7 @@ ATF_TEST_CASE_BODY(record_sections)
 
 	// Unknown sections around the stack are skipped.
 	b = make_record({{9, 0, {1, 2}, 0}, {KINST_SEC_STACK, 0, {0x10, 0x20, 0x30}, 0},
-	    {4, 0, {7}, -3}});
+	    {5, 0, {7}, -3}});
 	r = parse_hit_record(b.data(), b.size());
 	ATF_REQUIRE(r.has_stack && !r.stack_truncated);
 	ATF_REQUIRE(r.stack == std::vector<uint64_t>({0x10, 0x20, 0x30}));

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
+# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; parameters whose DWARF location is an entry value (DW_OP_entry_value) read through a hidden entry probe equal the rdi and rsi of their call's entry hit, also with the entry not traced; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_srctest.ko" -f "$top/tests/vm/testmod/kinst_srctest.c"
@@ -135,6 +135,40 @@ while [ $i -lt $trips ]; do want="$want$i $runs
 "; i=$((i + 1)); done
 kt_expect_eq "count --by '\$i': key count" "$(printf '%s' "$want")" \
     "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/c.json | sort -n)"
+
+# Entry values: where val and kp (kinst_srctest_set's parameters) live only
+# as "rdi/rsi at the entry" (DW_OP_entry_value), a hidden probe at the
+# entry saved them.  Traced with the instruction after the ftrace site,
+# where val is still in rdi (that probe's own program saves them): each
+# later hit shows exactly the rdi and rsi of its call's entry hit, while
+# its own rdi holds something else.
+ev=$(kinstctl list-vars --json $dbg kinst_srctest_set 2>/tmp/ev.err |
+    jq -r 'select([.available[] | select(.name == "val" and .kind == "entry_value")] | length > 0) | .offset' |
+    head -n 1)
+[ -n "$ev" ] || kt_fail "no instruction of kinst_srctest_set where val is an entry value: $(cat /tmp/ev.err)"
+kt_trace_start /tmp/ev.json /tmp/ev.err --json $dbg --var val --var kp \
+    kinst_srctest:kinst_srctest_set+5 "kinst_srctest:kinst_srctest_set+$ev"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop
+kt_trace_summary /tmp/ev.err /tmp/ev.json
+kt_expect_eq "hits at the entry and at +$ev" $((2 * runs)) "$KT_PRINTED"
+kt_expect_eq "entry values equal the entry's rdi and rsi" "$(yes ok | head -n $runs)" \
+    "$(jq -rs --argjson ev "$ev" '. as $a | range(0; length) | select($a[.].offset == $ev) |
+        . as $k | $a[$k - 1] as $e |
+        if $e.offset == 5 and $e.tid == $a[$k].tid and $a[$k].vars.val == $e.regs.rdi and
+           $a[$k].vars.kp == $e.regs.rsi and $a[$k].regs.rdi != $e.regs.rdi then "ok"
+        else "bad: \($e) \($a[$k])" end' /tmp/ev.json)"
+# Alone: the hidden probe's hits are never records.
+kt_trace_start /tmp/eh.json /tmp/eh.err --json $dbg --var val "kinst_srctest:kinst_srctest_set+$ev"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop
+kt_trace_summary /tmp/eh.err /tmp/eh.json
+kt_expect_eq "records at +$ev alone" $runs "$KT_PRINTED"
+kt_expect_eq "entry values read (not null)" $runs \
+    "$(jq -r 'select(.vars.val != null and (.vars.val | startswith("0xffff"))) | .offset' /tmp/eh.json | grep -c .)"
+grep -q "note: .*kinst_srctest_set.*entry" /tmp/eh.err || kt_fail "no note about the entry probe: $(cat /tmp/eh.err)"
 
 # Errors, one line each, before anything is armed.
 kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&
