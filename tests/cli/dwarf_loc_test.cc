@@ -22,6 +22,7 @@
 
 extern "C" {
 #include "kinst_prog.h"
+#include "kinst_tstate.h"
 #include "os_mem_window.h"	// kinst_os_read: kmem at kbase
 #include "os_stack_none.h"
 }
@@ -376,8 +377,9 @@ ATF_TEST_CASE_BODY(refusals)
 		if (l.why.find(c.want) == std::string::npos)
 			ATF_FAIL(kinst::loc_text(c.e) + ": \"" + l.why + "\" does not name " + c.want);
 	}
-	// An entry value compiles to a tree the probe cannot run yet: the
-	// bytecode refuses it; it is never the register's current value.
+	// An entry value compiles to a tree that needs the entry's registers:
+	// without an entry context the bytecode refuses it; it is never the
+	// register's current value.
 	LocOp ev = op(DW_OP_entry_value);
 	ev.sub = LocExpr{op(DW_OP_reg5)};
 	kinst::Location l = kinst::compile_location(LocExpr{ev, op(DW_OP_stack_value)}, env);
@@ -389,6 +391,50 @@ ATF_TEST_CASE_BODY(refusals)
 	ATF_REQUIRE(!run_prog(l, 8, r, &v, &why));
 	ATF_REQUIRE(why.find("entry") != std::string::npos);
 	ATF_REQUIRE(!kinst::eval_node(*l.pieces[0].expr, state_of(r), &v, &why));
+	// With an entry context: the activation framed by the entry's rsp (here
+	// rsp + 8 as the frame code computes it) of the tag, word 0 for rdi.
+	{
+		static struct kinst_ts_slot slots[2];
+		static struct kinst_ts_stats tst[2];
+		static struct kinst_tstate ts;
+		ts.nslots = 2;
+		ts.ncpus = 2;
+		ts.idle_ns = 1000;
+		ts.epoch = 1;
+		ts.slots = slots;
+		ts.stats = tst;
+		kinst::EntryCtx ec;
+		ec.tag = 0x1234;
+		ec.frame = {kinst::make_pinsn(KINST_OP_REG, KINST_RSP),
+		    kinst::make_pinsn(KINST_OP_IMM, 0, 8), kinst::make_pinsn(KINST_OP_ADD)};
+		ec.slot[KINST_RDI] = 0;
+		std::vector<struct kinst_pinsn> code;
+		kinst::emit_location_value(l, 8, code, &ec);
+		code.push_back(kinst::make_pinsn(KINST_OP_RET));
+		static struct kinst_prog p;
+		uint32_t bad;
+		ATF_REQUIRE_EQ(kinst_prog_verify(code.data(), (uint32_t)code.size(), &p, &bad),
+		    KINST_PV_OK);
+		uint64_t saved = 0xabcdef, key[2] = {fake_key[0], fake_key[1]};
+		ATF_REQUIRE_EQ(kinst_ts_push(&ts, 0, key, 5, 0x1234, r.gpr[KINST_RSP] + 8, &saved,
+		    1), 0);
+		struct kinst_prog_ctx c;
+		memset(&c, 0, sizeof(c));
+		c.regs = &r;
+		c.comm = "test";
+		c.ts = &ts;
+		ATF_REQUIRE_EQ(kinst_prog_run(&p, &c, &v), KINST_PROG_TRUE);
+		ATF_REQUIRE_EQ(v, 0xabcdefu);
+		// Another call's frame: no value, never the wrong one.
+		struct kinst_regs r2 = r;
+		r2.gpr[KINST_RSP] += 0x100;
+		c.regs = &r2;
+		ATF_REQUIRE_EQ(kinst_prog_run(&p, &c, &v), KINST_PROG_NOSTATE);
+		// A register the entry did not save: refused.
+		ec.slot[KINST_RDI] = -1;
+		code.clear();
+		ATF_REQUIRE_THROW(kinst::Error, kinst::emit_location_value(l, 8, code, &ec));
+	}
 	// llvm-dwarfdump's spelling.
 	ATF_REQUIRE_EQ(kinst::loc_text(LocExpr{ev, op(DW_OP_stack_value)}),
 	    std::string("DW_OP_entry_value(DW_OP_reg5 RDI), DW_OP_stack_value"));
