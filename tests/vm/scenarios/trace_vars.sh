@@ -169,6 +169,20 @@ kt_expect_eq "records at +$ev alone" $runs "$KT_PRINTED"
 kt_expect_eq "entry values read (not null)" $runs \
     "$(jq -r 'select(.vars.val != null and (.vars.val | startswith("0xffff"))) | .offset' /tmp/eh.json | grep -c .)"
 grep -q "note: .*kinst_srctest_set.*entry" /tmp/eh.err || kt_fail "no note about the entry probe: $(cat /tmp/eh.err)"
+# In the kernel, where kp is an entry value too: count --by '$kp &
+# 0xffffff' (low bits: JSON numbers are doubles); a miss would filter the
+# hit, never count another value.
+ek=$(kinstctl list-vars --json $dbg kinst_srctest_set 2>/tmp/ev.err |
+    jq -r 'select([.available[] | select(.name == "kp" and .kind == "entry_value")] | length > 0) | .offset' |
+    head -n 1)
+[ -n "$ek" ] || kt_fail "no instruction of kinst_srctest_set where kp is an entry value"
+kinstctl count --json $dbg --by '$kp & 0xffffff' "kinst_srctest:kinst_srctest_set+$ek" \
+    -- sh /tmp/cw.sh >/tmp/ec.json 2>/tmp/ec.err ||
+    kt_fail "count --by '\$kp' failed: $(cat /tmp/ec.err)"
+kpt=$(jq -r 'select(.offset == 5) | .regs.rsi' /tmp/ev.json | head -n 1 | tail -c 7)
+kt_expect_eq "count --by '\$kp & 0xffffff': the entry's rsi, once per run" \
+    "$((0x$kpt)) $runs" \
+    "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/ec.json)"
 
 # Errors, one line each, before anything is armed.
 kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&
