@@ -628,18 +628,14 @@ TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string
 		for (const auto &ec : it.entry_caps) {
 			if (ec.first != gpr)
 				continue;
-			for (const auto &c : r.caps)
-				if ((int)c.index == ec.second && c.value) {
-					if (c.bytes.size() != 8) {
-						*w = not_seen;
-						return false;
-					}
-					uint64_t x = 0;
-					for (int k = 0; k < 8; k++)
-						x |= (uint64_t)(unsigned char)c.bytes[k] << (8 * k);
-					*v = x;
-					return true;
-				}
+			const CaptureData *c = cap(ec.second);
+			if (c == nullptr || !c->value || c->bytes.size() != 8)
+				break;
+			uint64_t x = 0;
+			for (int k = 0; k < 8; k++)
+				x |= (uint64_t)(unsigned char)c->bytes[k] << (8 * k);
+			*v = x;
+			return true;
 		}
 		*w = not_seen;
 		return false;

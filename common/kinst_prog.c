@@ -76,6 +76,17 @@ op_pops(const struct kinst_pinsn *in)
 	return (op_info[in->op].pops);
 }
 
+/* The thread's key and the clock, read once per run (the first TS op). */
+static void
+prog_thread(uint64_t key[2], uint64_t *now, bool *keyed)
+{
+	if (*keyed)
+		return;
+	kinst_os_thread_key(key);
+	*now = kinst_os_now_ns();
+	*keyed = true;
+}
+
 /* A capture instruction: its rank is in capidx, its bytes in cap_bytes. */
 static bool
 op_is_cap(uint8_t op)
@@ -203,9 +214,7 @@ kinst_prog_verify(const struct kinst_pinsn *code, uint32_t n,
 			return (KINST_PV_TOO_MANY_LOADS);
 		p->capidx[pc] = 0;
 		if (code[pc].op == KINST_OP_TS_PUSH)
-			flags |= KINST_PROGF_PUSH | KINST_PROGF_TS;
-		if (code[pc].op == KINST_OP_TS_GET)
-			flags |= KINST_PROGF_TS;
+			flags |= KINST_PROGF_PUSH;
 		if (op_is_cap(code[pc].op)) {
 			if (ncaps == KINST_CAP_MAX)
 				return (KINST_PV_TOO_MANY_CAPS);
@@ -393,20 +402,13 @@ kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 			sp -= 1u + in->arg;	/* frame, then the words */
 			if (c->ts == NULL)
 				break;
-			if (!keyed) {
-				kinst_os_thread_key(key);
-				now = kinst_os_now_ns();
-				keyed = true;
-			}
+			prog_thread(key, &now, &keyed);
 			(void)kinst_ts_push(c->ts, c->cpu, key, now, in->imm,
 			    st[sp], &st[sp + 1], in->arg);
 			break;
 		case KINST_OP_TS_GET:
-			if (c->ts != NULL && !keyed) {
-				kinst_os_thread_key(key);
-				now = kinst_os_now_ns();
-				keyed = true;
-			}
+			if (c->ts != NULL)
+				prog_thread(key, &now, &keyed);
 			if (c->ts == NULL || kinst_ts_get(c->ts, c->cpu, key,
 			    now, in->imm, st[sp - 1], in->arg & KINST_TSF_ITEM,
 			    (in->arg & KINST_TSF_CLOSE) != 0, &st[sp - 1]) != 0) {

@@ -34,7 +34,7 @@ struct kinst_prog {
 	uint32_t	nloads;		/* load instructions */
 	uint32_t	max_depth;	/* deepest stack on any path */
 	uint32_t	id;
-	uint32_t	ncaps;		/* MEM/STR instructions */
+	uint32_t	ncaps;		/* MEM/STR/VAL instructions */
 	uint32_t	cap_bytes;	/* their sections' bytes at most, headers
 					   and padding included */
 	uint32_t	flags;		/* KINST_PROGF_* */
@@ -44,7 +44,6 @@ struct kinst_prog {
 };
 
 #define	KINST_PROGF_PUSH	0x0001u	/* has a TS_PUSH (kinst_tstate.h, epoch) */
-#define	KINST_PROGF_TS		0x0002u	/* has a TS_PUSH or TS_GET */
 
 /* A capture a run declared (MEM/STR/VAL reached): read after the run. */
 struct kinst_cap_req {

@@ -1192,7 +1192,8 @@ ATF_TC_BODY(hit_tstate_nested, tc)
 
 	ATF_REQUIRE_EQ(kinst_prog_verify(outer, 8, &po, &bad), KINST_PV_OK);
 	ATF_REQUIRE_EQ(kinst_prog_verify(inner, 4, &pi, &bad), KINST_PV_OK);
-	ATF_CHECK_EQ(po.flags, KINST_PROGF_PUSH | KINST_PROGF_TS);
+	ATF_CHECK_EQ(po.flags, KINST_PROGF_PUSH);
+	ATF_CHECK_EQ(pi.flags, KINST_PROGF_PUSH);
 	setup_engine(true);
 	memset(ps, 0, sizeof(ps));
 	sess.pstats = ps;

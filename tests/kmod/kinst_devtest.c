@@ -2185,6 +2185,37 @@ ts_only_self(int fd)
 	CHECK(xioctl(fd, KINST_IOC_FILTER, &f) == 0, "FILTER self");
 }
 
+/*
+ * The reading probe's program, at an instruction whose rsp + delta is the
+ * entry's rsp: the saved rsi, a lookup at a wrong frame (+ 8), then the
+ * time since the push, closing it; each a VAL capture.  Its length.
+ */
+static uint32_t
+ts_get_prog(struct kinst_pinsn *get, uint64_t tag, uint64_t delta)
+{
+	uint32_t k = 0;
+
+	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	get[k++] = PI(KINST_OP_IMM, 0, 0, delta);
+	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
+	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | 1, 0, tag);
+	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* saved rsi */
+	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	get[k++] = PI(KINST_OP_IMM, 0, 0, delta + 8);
+	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
+	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | 0, 0, tag);
+	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* wrong frame */
+	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
+	get[k++] = PI(KINST_OP_IMM, 0, 0, delta);
+	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
+	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | KINST_TSF_CLOSE |
+	    KINST_TS_ELAPSED, 0, tag);
+	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* elapsed, closing */
+	get[k++] = PI(KINST_OP_IMM, 0, 0, 1);
+	get[k++] = PI(KINST_OP_RET, 0, 0, 0);
+	return (k);
+}
+
 static int
 cmd_tstate(long count)
 {
@@ -2194,14 +2225,14 @@ cmd_tstate(long count)
 	const struct kinst_rec_sec *secs[3];
 	const struct kinst_rec_cap *cap[3];
 	const struct kinst_hit_record *e, *g;
-	struct kinst_pinsn push[5], get[15];
+	struct kinst_pinsn push[6], get[17];
 	struct kinst_prog_load pl;
 	struct kinst_ts_setup su;
 	struct kinst_ts_stats st;
 	struct kinst_disarm d;
 	uint8_t text[65536];
 	uint64_t addr, delta, tag, el;
-	uint32_t size, off1, off2, id1, id2, pid1, pid2;
+	uint32_t size, off1, off2, id1, id2, pid1, pid2, ngets;
 	size_t n, i, pairs, good, pgood;
 	int fd, nul, k, bad;
 
@@ -2242,46 +2273,14 @@ cmd_tstate(long count)
 	push[k++] = PI(KINST_OP_REG, KINST_RSI, 0, 0);
 	push[k++] = PI(KINST_OP_TS_PUSH, 2, 0, tag);
 	push[k++] = PI(KINST_OP_IMM, 0, 0, 1);
-	CHECK(k == 5, "push program");
-	k = 0;
-	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
-	get[k++] = PI(KINST_OP_IMM, 0, 0, delta);
-	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
-	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | 1, 0, tag);
-	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* saved rsi */
-	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
-	get[k++] = PI(KINST_OP_IMM, 0, 0, delta + 8);
-	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
-	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | 0, 0, tag);
-	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* wrong frame */
-	get[k++] = PI(KINST_OP_REG, KINST_RSP, 0, 0);
-	get[k++] = PI(KINST_OP_IMM, 0, 0, delta);
-	get[k++] = PI(KINST_OP_ADD, 0, 0, 0);
-	get[k++] = PI(KINST_OP_TS_GET, KINST_TSF_SOFT | KINST_TSF_CLOSE |
-	    KINST_TS_ELAPSED, 0, tag);
-	get[k++] = PI(KINST_OP_VAL, 0, 0, 0);		/* elapsed, closing */
-	/* RET 1: the last VAL left nothing; the verifier wants one value. */
-	{
-		struct kinst_pinsn all[17];
-
-		memcpy(all, get, sizeof(get));
-		all[15] = PI(KINST_OP_IMM, 0, 0, 1);
-		all[16] = PI(KINST_OP_RET, 0, 0, 0);
-		push[4] = PI(KINST_OP_IMM, 0, 0, 1);
-		{
-			struct kinst_pinsn p6[6];
-
-			memcpy(p6, push, sizeof(push));
-			p6[5] = PI(KINST_OP_RET, 0, 0, 0);
-			CHECK(prog_load(fd, p6, 6, &pl) == 0,
-			    "PROG_LOAD push: verdict %u at %u", pl.verdict,
-			    pl.error_pc);
-			pid1 = pl.prog_id;
-		}
-		CHECK(prog_load(fd, all, 17, &pl) == 0,
-		    "PROG_LOAD get: verdict %u at %u", pl.verdict, pl.error_pc);
-		pid2 = pl.prog_id;
-	}
+	push[k++] = PI(KINST_OP_RET, 0, 0, 0);
+	CHECK(prog_load(fd, push, (uint32_t)k, &pl) == 0,
+	    "PROG_LOAD push: verdict %u at %u", pl.verdict, pl.error_pc);
+	pid1 = pl.prog_id;
+	ngets = ts_get_prog(get, tag, delta);
+	CHECK(prog_load(fd, get, ngets, &pl) == 0,
+	    "PROG_LOAD get: verdict %u at %u", pl.verdict, pl.error_pc);
+	pid2 = pl.prog_id;
 	id1 = ts_arm(fd, os.args_fn, off1, pid1);
 	id2 = ts_arm(fd, os.args_fn, off2, pid2);
 	if (id1 == 0 || id2 == 0)
@@ -2336,14 +2335,7 @@ cmd_tstate(long count)
 	/* No table: the soft lookups say so, the records are all there. */
 	fd = dev_open(O_NONBLOCK);
 	ts_only_self(fd);
-	{
-		struct kinst_pinsn all[17];
-
-		memcpy(all, get, sizeof(get));
-		all[15] = PI(KINST_OP_IMM, 0, 0, 1);
-		all[16] = PI(KINST_OP_RET, 0, 0, 0);
-		CHECK(prog_load(fd, all, 17, &pl) == 0, "PROG_LOAD get");
-	}
+	CHECK(prog_load(fd, get, ngets, &pl) == 0, "PROG_LOAD get");
 	id2 = ts_arm(fd, os.args_fn, off2, pl.prog_id);
 	for (i = 0; i < 10; i++)
 		(void)write(nul, wbuf, 1);
