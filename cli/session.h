@@ -187,12 +187,13 @@ public:
 	// After disarm_all(): what the module had already delivered, until sink
 	// ends it.  True when sink ended it.
 	bool drain(const RecordSink &sink);
+	// KINST_IOC_LIST: every probe of this file, with its hits.
+	std::vector<struct kinst_probe_info> probe_infos();
 
 private:
 	Session(int fd, uint32_t abi) : fd_(fd), abi_(abi) {}
 	[[noreturn]] void arm_failed(const Spec &sp, const struct kinst_arm &a, int e);
 	std::vector<uint8_t> live_text(const Spec &sp);
-	std::vector<struct kinst_probe_info> probe_infos();
 	bool consume(const uint8_t *buf, size_t n, const RecordSink &sink);
 	uint32_t agg_table(unsigned long cmd, uint32_t cpu, void *buf, uint32_t cap,
 	    const char *what);

@@ -172,14 +172,17 @@ trace_program(const TraceOptions &o, const TypeEnv &env, std::vector<CaptureDesc
 }
 
 // The summary: what the module counted, per CPU.  With --if, hits ==
-// delivered + dropped + not matching, per CPU.
+// delivered + dropped + not matching, per CPU.  In the totals, the hits
+// of hidden entry probes (trace_vars.h), which their programs filter, are
+// told apart from the hits that did not match: hits == delivered +
+// dropped + not matching + hidden.
 void
 print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtered,
-    const JumpCounts &jc)
+    const JumpCounts &jc, uint64_t hidden)
 {
 	std::vector<struct kinst_cpu_stats> cs = dev.stats();
 	std::vector<struct kinst_prog_cpu_stats> ps;
-	if (prog_id != 0)
+	if (prog_id != 0 || hidden != 0)
 		ps = dev.prog_stats();
 	uint64_t th = 0, td = 0, tdr = 0, tnm = 0, tft = 0;
 	std::string percpu;
@@ -194,16 +197,20 @@ print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtere
 			percpu += "  cpu" + std::to_string(c) + ": hits " + std::to_string(cs[c].hits) +
 			    ", delivered " + std::to_string(cs[c].delivered) + ", dropped " +
 			    std::to_string(cs[c].dropped) +
-			    (prog_id ? ", not matching " + std::to_string(nm) : "") + "\n";
+			    (prog_id || hidden ? ", not matching " + std::to_string(nm) : "") + "\n";
 	}
+	hidden = std::min(hidden, tnm);
+	tnm -= hidden;
 	fprintf(stderr, "kinstctl: %llu hits, %llu delivered, %llu dropped, %llu printed",
 	    (unsigned long long)th, (unsigned long long)td, (unsigned long long)tdr,
 	    (unsigned long long)printed);
 	if (filtered)
 		fprintf(stderr, ", %llu filtered out", (unsigned long long)filtered);
-	if (prog_id != 0)
+	if (prog_id != 0 || hidden != 0)
 		fprintf(stderr, ", %llu not matching --if (%llu of them faulted)",
 		    (unsigned long long)tnm, (unsigned long long)tft);
+	if (hidden != 0)
+		fprintf(stderr, ", %llu at hidden entry probes", (unsigned long long)hidden);
 	fprintf(stderr, "\n%s", percpu.c_str());
 	dev.print_jump_summary(jc);
 	if (tdr)
@@ -308,6 +315,9 @@ run_trace(const TraceOptions &o)
 
 	// How many probes are jump-optimized, while they are still armed.
 	JumpCounts jc = dev.jump_probes();
+	// And the hits of hidden entry probes so far (one at a hidden probe
+	// between this and the disarm below counts as not matching).
+	uint64_t hidden = tv.active() ? tv.hidden_hits(dev.probe_infos()) : 0;
 
 	// Stopped by a signal or --duration: disarm (no new hits), then print
 	// what the module had already delivered, so that printed + filtered ==
@@ -317,7 +327,7 @@ run_trace(const TraceOptions &o)
 		dev.drain(sink);
 	}
 	out.flush();
-	print_summary(dev, prog_id, printed, filtered, jc);
+	print_summary(dev, prog_id, printed, filtered, jc, hidden);
 	// Closing the device disarms every probe (Session's destructor).
 	return 0;
 }

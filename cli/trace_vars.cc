@@ -543,8 +543,9 @@ TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
 			try {
 				dev.arm(s, flags & ~(uint32_t)(KINST_ARM_STACK | KINST_ARM_AGG), id);
 				ok = true;
+				hidden_.emplace_back(e.function, o);
 				fprintf(stderr, "kinstctl: note: %s+%s: a hidden probe saves the entry's "
-				    "registers for entry values (its hits are counted as not matching)\n",
+				    "registers for entry values (its hits are counted apart in the summary)\n",
 				    e.function.c_str(), hex(o).c_str());
 				break;
 			} catch (const Error &err) {
@@ -589,6 +590,19 @@ TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
 		fprintf(stderr, "kinstctl: %llu instruction%s refused by the module, left out\n",
 		    (unsigned long long)refused, refused == 1 ? "" : "s");
 	return armed;
+}
+
+uint64_t
+TraceVars::hidden_hits(const std::vector<struct kinst_probe_info> &probes) const
+{
+	uint64_t n = 0;
+	for (const auto &pi : probes) {
+		std::string fn(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		for (const auto &h : hidden_)
+			if (h.first == fn && h.second == pi.offset)
+				n += pi.hits;
+	}
+	return n;
 }
 
 const TraceVars::Plan *

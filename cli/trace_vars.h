@@ -90,6 +90,24 @@ public:
 	// ({"n": 5, ...}; null where unavailable).
 	std::string text(const Plan &p, const HitRecord &r) const;
 	nlohmann::json json(const Plan &p, const HitRecord &r) const;
+	// An item's bytes from a hit's record (unread or faulted ones
+	// unknown).  why: "entry not seen" when an entry value was missing.
+	void bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string *why) const;
+
+	// Functions whose entry registers some plan reads (entry values): a
+	// hidden probe at the entry saves them (per-thread state).  Where it
+	// may go: the first instruction, or one after only nops (nothing
+	// before it changed a register or rsp); its program.  offsets is
+	// empty when a traced instruction's program pushes instead.
+	struct EntryProbe {
+		std::string module, function;
+		std::vector<uint32_t> offsets;
+		std::vector<struct kinst_pinsn> code;
+	};
+	const std::vector<EntryProbe> &entry_probes() const { return entries_; }
+	// The hits of the hidden entry probes arm() armed, from the session's
+	// probe list (their programs filter every hit).
+	uint64_t hidden_hits(const std::vector<struct kinst_probe_info> &probes) const;
 
 private:
 	std::vector<std::string> names_;
@@ -102,19 +120,9 @@ private:
 	std::unique_ptr<SymbolTable> syms_;
 	std::unique_ptr<DebugInfo> dbg_;
 	std::map<std::pair<std::string, uint32_t>, Plan> plans_;
-	// Functions whose entry registers some plan reads (entry values): a
-	// hidden probe at the entry saves them (per-thread state).  Where it
-	// may go: the first instruction, or one after only nops (nothing
-	// before it changed a register or rsp); its program.
-	struct EntryProbe {
-		std::string module, function;
-		std::vector<uint32_t> offsets;
-		std::vector<struct kinst_pinsn> code;
-	};
 	std::vector<EntryProbe> entries_;
-	// The item's bytes from the record (unread or faulted ones unknown).
-	// why: "entry not seen" when an entry value was missing.
-	void bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string *why) const;
+	// Where arm() put them: function, offset.
+	mutable std::vector<std::pair<std::string, uint32_t>> hidden_;
 	// Its value as text and JSON ("<why>" and null when not readable).
 	void value(const Item &it, const HitRecord &r, std::string &text,
 	    nlohmann::json &j) const;

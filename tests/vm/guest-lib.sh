@@ -292,20 +292,21 @@ kt_dump_blocked() {
 # delivered reached the output: a read path that loses records fails here);
 # with OUT, also that OUT has exactly one line per printed record.  Sets
 # KT_HITS, KT_DELIVERED, KT_DROPPED, KT_PRINTED, KT_FILTERED, and with
-# --if KT_NOMATCH and KT_FAULTED (then hits == delivered + dropped + not
-# matching).
+# --if KT_NOMATCH and KT_FAULTED, and KT_HIDDEN, the hits of hidden entry
+# probes (then hits == delivered + dropped + not matching + hidden).
 kt_trace_summary() {
 	_sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ printed' "$1") ||
 	    kt_fail "no summary from kinstctl trace: $(cat "$1")"
 	# With --if: ", N not matching --if (M of them faulted)" (KT_NOMATCH, KT_FAULTED).
 	KT_NOMATCH=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) not matching --if (\([0-9]*\) of them faulted).*/\1/p')
 	KT_FAULTED=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) not matching --if (\([0-9]*\) of them faulted).*/\2/p')
-	KT_NOMATCH=${KT_NOMATCH:-0} KT_FAULTED=${KT_FAULTED:-0}
+	KT_HIDDEN=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) at hidden entry probes.*/\1/p')
+	KT_NOMATCH=${KT_NOMATCH:-0} KT_FAULTED=${KT_FAULTED:-0} KT_HIDDEN=${KT_HIDDEN:-0}
 	_sum=$(echo "$_sum" | sed 's/, [0-9]* not matching --if.*//')
 	set -- "$1" "${2:-}" $(echo "$_sum" | tr -c '0-9\n' ' ')
 	KT_HITS=$3 KT_DELIVERED=$4 KT_DROPPED=$5 KT_PRINTED=$6 KT_FILTERED=${7:-0}
-	[ "$KT_HITS" = $((KT_DELIVERED + KT_DROPPED + KT_NOMATCH)) ] ||
-	    kt_fail "summary: hits $KT_HITS != delivered $KT_DELIVERED + dropped $KT_DROPPED + not matching --if $KT_NOMATCH"
+	[ "$KT_HITS" = $((KT_DELIVERED + KT_DROPPED + KT_NOMATCH + KT_HIDDEN)) ] ||
+	    kt_fail "summary: hits $KT_HITS != delivered $KT_DELIVERED + dropped $KT_DROPPED + not matching --if $KT_NOMATCH + hidden entry probes $KT_HIDDEN"
 	kt_expect_eq "records delivered by the module = printed $KT_PRINTED + filtered $KT_FILTERED" \
 	    "$KT_DELIVERED" $((KT_PRINTED + KT_FILTERED))
 	if [ -n "$2" ]; then
