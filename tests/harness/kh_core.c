@@ -42,6 +42,7 @@
 #include "kinst_detour.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_tstate.h"
 
 #define	KH_STACK_SIZE	(64 * 1024)
 #define	KH_ALTSTACK	(256 * 1024)
@@ -100,6 +101,9 @@ static uint64_t kh_folded;		/* rep-string iteration traps folded */
 #define	KH_SNAP		16
 static int kh_gt_snap;
 static uint8_t (*kh_gt_mem)[KH_SNAP];
+/* kh_vars_run: called for each ground-truth state, in the SIGTRAP handler. */
+static kh_vstep_fn kh_vhook;
+static void *kh_vhook_ctx;
 
 static struct kinst_engine kh_eng;
 static struct kinst_session kh_sess;
@@ -268,6 +272,9 @@ kh_on_trap(int sig, siginfo_t *si, void *ucv)
 			    (uint64_t)g[REG_RSP], kh_gt_mem[kh_ngt], KH_SNAP) != 0)
 				memset(kh_gt_mem[kh_ngt], 0xee, KH_SNAP);
 			kh_regs_from_uc(uc, &kh_gt[kh_ngt++]);
+			if (kh_vhook != NULL)
+				kh_vhook(kh_vhook_ctx, kh_ngt - 1,
+				    &kh_gt[kh_ngt - 1]);
 		}
 		kh_prev_rip = rip;
 		return;
@@ -2381,4 +2388,137 @@ kh_check_ring_full(struct kh_stats *st)
 		}
 		j++;
 	}
+}
+
+/*
+ * The control side's OS hooks, for kinst_ts_create (kinst_tstatectl.c):
+ * one thread sets tables up, so the lock has nothing to exclude.
+ */
+void *
+kinst_os_alloc(size_t size)
+{
+	return (calloc(1, size ? size : 1));
+}
+
+void
+kinst_os_free(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+
+void
+kinst_os_ctl_lock(void)
+{
+}
+
+void
+kinst_os_ctl_unlock(void)
+{
+}
+
+/*
+ * Variables by name (vars_test.cc): the function's boundaries, then one
+ * input's ground truth (the hook sees each state as the single-step run
+ * reaches it) and a traced run with every boundary that has a program
+ * armed at once, over a per-thread state table as a kernel session has one.
+ */
+int
+kh_vars_load(const struct kh_fn *fn, const uint32_t **offs, uint32_t *nb,
+    uint64_t *start, struct kh_stats *st)
+{
+	if (kh_func_begin(fn, true, st) != 0)
+		return (-1);
+	*offs = kh_cur.off;
+	*nb = kh_cur.nb;
+	*start = kh_cur.start;
+	return (0);
+}
+
+int
+kh_vars_run(const struct kh_fn *fn, int in,
+    struct kh_varm *arm, kh_vstep_fn hook, void *ctx, struct kh_vrun *vr,
+    struct kh_stats *st)
+{
+	static struct kinst_prog_cpu_stats pst[KH_MT_THREADS];
+	struct kinst_ts_setup su;
+	struct kinst_tstate *ts = NULL;
+	struct kh_out ref, o;
+	uint64_t *capbuf;
+	char why[256];
+	const char *d;
+	uint32_t bi;
+	size_t got, n;
+	int rc;
+
+	memset(vr, 0, sizeof(*vr));
+	kh_vhook = hook;
+	kh_vhook_ctx = ctx;
+	rc = kh_reference(fn, in, &ref, st);
+	kh_vhook = NULL;
+	if (rc != 0)
+		return (-1);
+	vr->gt = kh_gt;
+	vr->ngt = kh_ngt;
+	memset(&su, 0, sizeof(su));
+	su.nthreads = 4;
+	if (kinst_ts_create(&su, KH_MT_THREADS, &ts) != 0) {
+		printf("HARNESS ERROR %s: kinst_ts_create failed\n", fn->name);
+		st->harness_errors++;
+		return (-1);
+	}
+	capbuf = aligned_alloc(64, KH_MT_THREADS * KINST_CAP_REC_MAX);
+	kh_sess.capbuf = capbuf;
+	kh_sess.pstats = pst;
+	kh_sess.ts = ts;
+	memset(pst, 0, sizeof(pst));
+	for (bi = 0; bi < kh_cur.nb; bi++) {
+		kh_armed[bi] = false;
+		arm[bi].armed = 0;
+		if (!arm[bi].arm)
+			continue;
+		if (kh_arm(&kh_probes[bi], bi, bi, 5000 + bi, st) ==
+		    KINST_R_NONE) {
+			kh_probes[bi].prog = arm[bi].prog;
+			kh_armed[bi] = true;
+			arm[bi].armed = 1;
+			vr->armed++;
+		}
+	}
+	kh_ring_reset();
+	st->runs++;
+	kh_run(fn, fn->in[in], KH_TRACE, &o);
+	d = kh_outcome_diff(&ref, &o, why, sizeof(why));
+	for (bi = 0; bi < kh_cur.nb; bi++)
+		if (kh_armed[bi]) {
+			kh_disarm(&kh_probes[bi], st);
+			kh_armed[bi] = false;
+		}
+	kh_text_check(st);
+	kh_sess.capbuf = NULL;
+	kh_sess.pstats = NULL;
+	kh_sess.ts = NULL;
+	free(capbuf);
+	vr->filtered = pst[0].filtered;
+	vr->faults = pst[0].faults;
+	kinst_ts_read_stats(ts, &vr->ts);
+	kinst_ts_free(ts);
+	if (d != NULL) {
+		printf("DIVERGENCE %s input #%d: the run with variables' "
+		    "programs differs: %s\n", fn->name, in, d);
+		st->divergences++;
+		return (-1);
+	}
+	if (kinst_ring_dropped(&kh_ring) != 0) {
+		printf("HARNESS ERROR %s input #%d: records dropped\n",
+		    fn->name, in);
+		st->harness_errors++;
+		return (-1);
+	}
+	for (got = 0; (n = kinst_ring_get(&kh_ring, kh_recbuf + got,
+	    KH_RING_SIZE - got)) > 0; got += n)
+		;
+	vr->recs = kh_recbuf;
+	vr->nbytes = got;
+	return (0);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "kh.h"
+#include "kinst_abi.h"
 #include "kinst_classify.h"
 
 struct kh_stats {
@@ -123,6 +124,41 @@ void	kh_check_nested(struct kh_stats *st);
 void	kh_check_ring_full(struct kh_stats *st);
 
 void	kh_print_stats(const char *title, const struct kh_stats *st);
+
+/*
+ * Variables by name (vars_test.cc).  kh_vars_load: fn's boundaries (byte
+ * offsets, by linear sweep) and address; 0, or -1 (said, counted).
+ * kh_vars_run: input in's single-step ground truth, calling hook for each
+ * state in the function as it is reached (in the SIGTRAP handler: the
+ * machine is in that state), then one traced run with a probe at each
+ * boundary i where arm[i].arm (program arm[i].prog, NULL: none; armed
+ * set when the engine took it), over a fresh per-thread state table.  0 with vr
+ * filled (valid until the next run), or -1 (a divergence or harness error,
+ * said and counted).
+ */
+struct kinst_regs;
+struct kinst_prog;
+struct kh_varm {
+	const struct kinst_prog	*prog;
+	int		arm;
+	int		armed;
+};
+typedef void (*kh_vstep_fn)(void *ctx, uint32_t index,
+    const struct kinst_regs *state);
+struct kh_vrun {
+	const struct kinst_regs	*gt;	/* ground truth states */
+	uint32_t	ngt;
+	uint32_t	armed;		/* boundaries armed */
+	const uint8_t	*recs;		/* the ring's records, in order */
+	size_t		nbytes;
+	uint64_t	filtered, faults;	/* the programs' counts */
+	struct kinst_ts_stats ts;	/* the table's counters */
+};
+int	kh_vars_load(const struct kh_fn *fn, const uint32_t **offs,
+	    uint32_t *nb, uint64_t *start, struct kh_stats *st);
+int	kh_vars_run(const struct kh_fn *fn, int in, struct kh_varm *arm,
+	    kh_vstep_fn hook, void *ctx, struct kh_vrun *vr,
+	    struct kh_stats *st);
 
 /*
  * kh_expected.c: the classification of every corpus function (one line per

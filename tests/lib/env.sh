@@ -9,7 +9,7 @@ KINST_CACHE=${KINST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kinst}
 # (the last line: the packaging and its test, tests/pkg).
 KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  libcapstone-dev libelf-dev libdw-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libbpf-dev \
- kyua atf-sh libatf-dev clang libclang-rt-14-dev llvm binutils jq cpio gzip python3 \
+ kyua atf-sh libatf-dev clang libclang-rt-14-dev llvm binutils jq cpio gzip python3 linux-perf \
  busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils \
  dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake"
 
