@@ -339,6 +339,7 @@ read_all(Session &dev, AggState &s, uint32_t ncpus)
 struct Totals {
 	uint64_t hits = 0, delivered = 0, dropped = 0, filtered = 0, faults = 0;
 	uint64_t aggregated = 0, overflow = 0, nested = 0;
+	uint64_t hidden = 0;	// of filtered, the hits of hidden entry probes
 	uint32_t ncpus = 0;
 	uint32_t probes = 0, jump = 0;	// armed, and of them jump-optimized (at the end)
 };
@@ -380,6 +381,7 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 		j["faults"] = t.faults;
 		j["overflow"] = t.overflow;
 		j["nested"] = t.nested;
+		j["hidden"] = t.hidden;
 		j["probes"] = t.probes;
 		j["jump_optimized"] = t.jump;
 		out.line(json_line(j));
@@ -387,8 +389,11 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 	out.flush();
 	fprintf(stderr, "kinstctl: %" PRIu64 " hits, %" PRIu64 " aggregated, %" PRIu64
 	    " not matching --if (%" PRIu64 " faulted), %" PRIu64 " overflowed (table full), %"
-	    PRIu64 " nested (not counted)\n", t.hits, t.aggregated, t.filtered, t.faults,
+	    PRIu64 " nested (not counted)", t.hits, t.aggregated, t.filtered, t.faults,
 	    t.overflow, t.nested);
+	if (t.hidden)
+		fprintf(stderr, ", %" PRIu64 " at hidden entry probes", t.hidden);
+	fprintf(stderr, "\n");
 	if (t.overflow)
 		fprintf(stderr, "kinstctl: WARNING: %" PRIu64 " hits found no free slot; "
 		    "raise --slots\n", t.overflow);
@@ -640,11 +645,19 @@ run_agg(const AggOptions &o)
 	w.start();
 	w.wait();
 	JumpCounts jc = dev.jump_probes();
+	// The hidden entry probes' hits so far (one between this and the
+	// disarm counts as not matching).
+	uint64_t hidden = dollar ? tv.hidden_hits(dev.probe_infos()) : 0;
 	dev.disarm_all();
 	w.finish();
 
 	AggMap m = read_all(dev, s, totals(dev, s).ncpus);
 	Totals t = totals(dev, s);
+	if (hidden && s.prog_id == 0)
+		for (const auto &p : dev.prog_stats())
+			t.filtered += p.filtered;	// the entry probes' own program
+	t.hidden = std::min(hidden, t.filtered);
+	t.filtered -= t.hidden;
 	t.probes = jc.total;
 	t.jump = jc.jump;
 	Writer out(stdout);
