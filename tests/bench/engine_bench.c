@@ -374,6 +374,24 @@ bench_ts(uint64_t a_ool, uint64_t n)
 		{ .op = KINST_OP_EQ },
 		{ .op = KINST_OP_RET },
 	};
+	/* trace --var of an entry value: the entry's push, then at the
+	 * instruction the saved word (soft) captured as a value, recorded. */
+	static const struct kinst_pinsn push[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_TS_PUSH, .arg = 1, .imm = 2 },
+		{ .op = KINST_OP_IMM, .imm = 0 },
+		{ .op = KINST_OP_RET },
+	};
+	static const struct kinst_pinsn entry[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_TS_GET, .arg = KINST_TSF_SOFT | 0, .imm = 2 },
+		{ .op = KINST_OP_VAL },
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_prog uprog, eprog;
+	uint64_t matched;
 	static struct kinst_ts_slot slots[64];
 	static struct kinst_ts_stats tst[1];
 	static struct kinst_tstate ts = {
@@ -399,6 +417,22 @@ bench_ts(uint64_t a_ool, uint64_t n)
 	if (tst[0].closed == 0 || tst[0].closed != tst[0].pushed)
 		errx(1, "the pair closed %ju of %ju activations",
 		    (uintmax_t)tst[0].closed, (uintmax_t)tst[0].pushed);
+	if (kinst_prog_verify(push, 5, &uprog, &bad) != KINST_PV_OK ||
+	    kinst_prog_verify(entry, 5, &eprog, &bad) != KINST_PV_OK)
+		errx(1, "an entry-value program was refused at %u", bad);
+	sess.capbuf = cap_capbuf;
+	probes[0].prog = &uprog;
+	row("out-of-line probe, the entry's push (filtered)", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	matched = tst[0].matched;
+	probes[0].prog = &eprog;
+	row("out-of-line probe, --var an entry value", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	probes[0].prog = NULL;
+	sess.capbuf = NULL;
+	if (tst[0].matched - matched < n)
+		errx(1, "the entry value was found at %ju of %ju hits",
+		    (uintmax_t)(tst[0].matched - matched), (uintmax_t)n);
 	sess.ts = NULL;
 	sess.pstats = NULL;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; parameters whose DWARF location is an entry value (DW_OP_entry_value) read through a hidden entry probe equal the rdi and rsi of their call's entry hit, also with the entry not traced; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
+# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; parameters whose DWARF location is an entry value (DW_OP_entry_value) read through a hidden entry probe equal the rdi and rsi of their call's entry hit, also with the entry not traced; recursion gives each activation its own entry values (depth and tag after the recursive call, three activations a run); a struct local split into pieces (a register and a value computed from an entry value) prints whole; a member through a pointer entry value ($kp->perm) keys count --by; hist --value '$i' buckets each counter value once per run; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_srctest.ko" -f "$top/tests/vm/testmod/kinst_srctest.c"
@@ -183,6 +183,67 @@ kpt=$(jq -r 'select(.offset == 5) | .regs.rsi' /tmp/ev.json | head -n 1 | tail -
 kt_expect_eq "count --by '\$kp & 0xffffff': the entry's rsi, once per run" \
     "$((0x$kpt)) $runs" \
     "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/ec.json)"
+
+# A typed member through a pointer variable that is an entry value there:
+# $kp->perm (struct kernel_param, the DWARF's type), a fault-safe load in
+# the kernel: the "run" parameter's 0600, once per run.
+kinstctl count --json $dbg --by '$kp->perm' "kinst_srctest:kinst_srctest_set+$ek" \
+    -- sh /tmp/cw.sh >/tmp/ep.json 2>/tmp/ep.err ||
+    kt_fail "count --by '\$kp->perm' failed: $(cat /tmp/ep.err)"
+kt_expect_eq "count --by '\$kp->perm': 0600, once per run" "$((0600)) $runs" \
+    "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/ep.json)"
+kt_expect_eq "count's summary: not matching 0, the entry probe's hits apart ($runs)" "0 $runs" \
+    "$(jq -r 'select(.type == "summary") | "\(.filtered) \(.hidden)"' /tmp/ep.json)"
+# hist --value '$i' at the loop body: each counter value once per run.
+kinstctl hist --json $dbg --value '$i' --linear 0,16,1 "kinst_srctest_loop:$body" \
+    -- sh /tmp/cw.sh >/tmp/hv.json 2>/tmp/hv.err ||
+    kt_fail "hist --value '\$i' failed: $(cat /tmp/hv.err)"
+kt_expect_eq "hist --value '\$i': buckets" \
+    "$(i=0; while [ $i -lt $trips ]; do printf '%d:%d ' $i $runs; i=$((i + 1)); done | sed 's/ $//')" \
+    "$(jq -r 'select(.type == "hist") | .buckets[] | "\(.low):\(.count)"' /tmp/hv.json | tr '\n' ' ' | sed 's/ $//')"
+kt_expect_eq "hist --value '\$i': sum" $((runs * trips * (trips - 1) / 2)) \
+    "$(jq -r 'select(.type == "hist") | .sum' /tmp/hv.json)"
+
+# Recursion: kinst_srctest_rec(3, trips) calls itself down to depth 0;
+# after each recursive call (L:rec_after) depth and tag are entry values,
+# and each activation must read its own: depth 1, 2, 3 in that order, with
+# tag 4 * trips + 8, 2 * trips + 3 and trips.
+rec=$(grep -n "L:rec_after " "$src" | cut -d: -f1)
+kinstctl list-vars --json $dbg "kinst_srctest_rec:$rec" >/tmp/rv.json 2>/tmp/rv.err ||
+    kt_fail "list-vars at kinst_srctest_rec:$rec failed: $(cat /tmp/rv.err)"
+kt_expect_eq "depth and tag after the recursive call are entry values" "entry_value entry_value" \
+    "$(jq -r '[.available[] | select(.name == "depth" or .name == "tag") | .kind] | join(" ")' /tmp/rv.json | head -n 1)"
+kt_trace_start /tmp/r.json /tmp/r.err --json $dbg --var depth --var tag "kinst_srctest_rec:$rec"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop
+kt_trace_summary /tmp/r.err /tmp/r.json
+kt_expect_eq "hits after the recursive call" $((3 * runs)) "$KT_PRINTED"
+kt_expect_eq "each activation's own entry values" \
+    "$(i=0; while [ $i -lt $runs ]; do printf '1 %d\n2 %d\n3 %d\n' $((4 * trips + 8)) $((2 * trips + 3)) $trips; i=$((i + 1)); done)" \
+    "$(jq -s -r 'sort_by(.time_ns)[] | "\(.vars.depth) \(.vars.tag)"' /tmp/r.json)"
+kt_expect_eq "not matching (the hidden entry probe's hits are not counted)" 0 "$KT_NOMATCH"
+
+# A struct local split into pieces (DW_OP_piece: a register and a value
+# computed from an entry value), printed whole: kinst_srctest_split(trips,
+# 2 * trips) has q = { trips + 1, 2 * trips - 1 } after its call.
+spl=$(grep -n "L:split_after " "$src" | cut -d: -f1)
+kinstctl list-vars --json $dbg "kinst_srctest_split:$spl" >/tmp/sv.json 2>/tmp/sv.err ||
+    kt_fail "list-vars at kinst_srctest_split:$spl failed: $(cat /tmp/sv.err)"
+kt_expect_eq "q after the call is in pieces" pieces \
+    "$(jq -r '.available[] | select(.name == "q") | .kind' /tmp/sv.json | head -n 1)"
+kt_trace_start /tmp/s.json /tmp/s.err --json $dbg --var q --var x --var y "kinst_srctest_split:$spl"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop
+kt_trace_summary /tmp/s.err /tmp/s.json
+kt_expect_eq "the split struct, whole, and the parameters, every hit" \
+    "$(yes "{\"hi\":$((2 * trips - 1)),\"lo\":$((trips + 1))} $trips $((2 * trips))" | head -n $runs)" \
+    "$(jq -r '"\(.vars.q | tojson) \(.vars.x) \(.vars.y)"' /tmp/s.json)"
+kt_trace_start /tmp/s.txt /tmp/s.err $dbg --var q "kinst_srctest_split:$spl"
+echo 1 >$P/run || kt_fail "run"
+kt_trace_stop
+grep -q "^    q={lo=$((trips + 1)), hi=$((2 * trips - 1))}\$" /tmp/s.txt || kt_fail "text: $(cat /tmp/s.txt)"
 
 # Errors, one line each, before anything is armed.
 kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&

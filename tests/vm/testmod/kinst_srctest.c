@@ -78,6 +78,50 @@ kinst_srctest_point(struct kinst_srctest_pt p)
 	return (kinst_srctest_mix(p.x, p.y) + p.tag);	/* L:point_mix */
 }
 
+/*
+ * Recursion: several activations on one thread.  After the recursive call
+ * its parameters are dead, so their DWARF locations there are entry values
+ * (DW_OP_entry_value): each activation must read its own.
+ */
+noinline long
+kinst_srctest_rec(long depth, long tag)
+{
+	long r;
+
+	if (depth <= 0)
+		return (tag);
+	r = kinst_srctest_rec(depth - 1, tag * 2 + depth);
+	kinst_srctest_sink = r;			/* L:rec_after */
+	return (r + 1);
+}
+
+/*
+ * A struct local split over two registers (DW_OP_piece): q lives in
+ * callee-saved registers across the call, no byte of it in memory.
+ */
+struct kinst_srctest_pair {
+	int	lo;
+	int	hi;
+};
+
+noinline long
+kinst_srctest_ext(long a, long b)
+{
+	kinst_srctest_sink = a;
+	return (a * 5 + b);
+}
+
+noinline long
+kinst_srctest_split(long x, long y)
+{
+	struct kinst_srctest_pair q = { (int)(x + 1), (int)(y - 1) };
+	long r;
+
+	r = kinst_srctest_ext(q.lo, q.hi);
+	kinst_srctest_sink = r;			/* L:split_after */
+	return (r + (long)q.lo * q.hi);
+}
+
 static int
 kinst_srctest_set(const char *val, const struct kernel_param *kp)
 {
@@ -87,7 +131,8 @@ kinst_srctest_set(const char *val, const struct kernel_param *kp)
 	if (n < 0 || n > 1000)
 		return (-EINVAL);
 	kinst_srctest_result = kinst_srctest_loop(n) +
-	    kinst_srctest_branch(READ_ONCE(taken), n) + kinst_srctest_point(pt);
+	    kinst_srctest_branch(READ_ONCE(taken), n) + kinst_srctest_point(pt) +
+	    kinst_srctest_rec(3 + (n & 1), n) + kinst_srctest_split(n, 2 * n);
 	kinst_srctest_runs++;
 	return (0);
 }
