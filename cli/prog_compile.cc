@@ -66,6 +66,7 @@ struct Val {
 	bool typed = false;
 	CType t;
 	bool lval = false;
+	bool packed = false;	// lval's struct or union is the value itself (VarRef)
 	bool sgn = false;	// compare signed
 };
 
@@ -386,8 +387,9 @@ private:
 		Val v;
 		v.typed = true;
 		v.t = CType{r.type, 0};
-		v.lval = r.lval;
-		if (!r.lval) {
+		v.lval = r.lval || r.packed;
+		v.packed = r.packed;
+		if (!v.lval) {
 			v.sgn = btf().is_signed(r.type);
 			narrow(btf().size(r.type), v.sgn);
 		}
@@ -536,7 +538,7 @@ private:
 	{
 		if (!v.lval)
 			return v;
-		if (kind(v.t) == Types::Kind::array) {
+		if (kind(v.t) == Types::Kind::array && !v.packed) {
 			v.lval = false;
 			return v;
 		}
@@ -562,8 +564,11 @@ private:
 					fail_at(at, "'.' needs a struct or union" +
 					    std::string(v.typed ? " (this is " + art(tname(v.t)) +
 					    (is_ptr(v.t) ? ": use '->')" : ")") : ""));
-				v = member(v.t, at);
+				v = v.packed ? packed_member(v.t, at) : member(v.t, at);
 			} else if (eat("[")) {
+				if (v.packed)
+					fail_at(at, "'[' on " + art(tname(v.t)) + " held in registers: "
+					    "it has no address here");
 				v = rvalue(v, at);
 				if (!v.typed || !is_ptr(v.t))
 					fail_at(at, "'[' needs a pointer or an array" +
@@ -584,24 +589,33 @@ private:
 		}
 	}
 
-	// The member named next of the struct/union t, whose address is on
-	// the stack.
-	Val member(const CType &t, size_t at)
+	// The member named next of the struct/union t: its name n at *nat.
+	Types::Member member_named(const CType &t, size_t at, size_t *nat, std::string *n)
 	{
 		Types::Kind k = kind(t);
 		if (k != Types::Kind::structure && k != Types::Kind::union_)
 			fail_at(at, art(tname(t)) + " has no members");
 		skip_ws();
-		size_t nat = pos_;
-		std::string n = ident();
-		if (n.empty())
+		*nat = pos_;
+		*n = ident();
+		if (n->empty())
 			fail("expected a member name");
-		Types::Member m = btf().member(t.id, n);
+		Types::Member m = btf().member(t.id, *n);
 		if (!m.found) {
-			std::string dym = did_you_mean(n, btf().member_names(t.id));
-			fail_at(nat, "no member '" + n + "' in " + tname(t) +
+			std::string dym = did_you_mean(*n, btf().member_names(t.id));
+			fail_at(*nat, "no member '" + *n + "' in " + tname(t) +
 			    (dym.empty() ? "" : "; did you mean " + dym + "?"));
 		}
+		return m;
+	}
+
+	// The member named next of the struct/union t, whose address is on
+	// the stack.
+	Val member(const CType &t, size_t at)
+	{
+		size_t nat;
+		std::string n;
+		Types::Member m = member_named(t, at, &nat, &n);
 		if (m.bitfield != 0 || m.bit_offset % 8 != 0)
 			fail_at(nat, "member '" + n + "' of " + tname(t) +
 			    " is a bitfield: not supported (read its word with *(u32)... and mask it)");
@@ -610,6 +624,48 @@ private:
 			emit(KINST_OP_ADD);
 		}
 		return access(CType{m.type, 0}, nat);
+	}
+
+	// The member named next of the struct/union t held in registers,
+	// whose bytes are the value on the stack (VarRef::packed): shifted
+	// down and narrowed; a struct member stays packed.
+	Val packed_member(const CType &t, size_t at)
+	{
+		size_t nat;
+		std::string n;
+		Types::Member m = member_named(t, at, &nat, &n);
+		if (m.bitfield != 0 || m.bit_offset % 8 != 0)
+			fail_at(nat, "member '" + n + "' of " + tname(t) +
+			    " is a bitfield: not supported");
+		if (m.bit_offset >= 64)
+			fail_at(nat, "member '" + n + "' lies past the 8 bytes held in registers");
+		if (m.bit_offset != 0) {
+			emit(KINST_OP_IMM, 0, m.bit_offset);
+			emit(KINST_OP_SHR);
+		}
+		last_ = Object{};
+		Val v;
+		v.typed = true;
+		v.t = CType{m.type, 0};
+		switch (kind(v.t)) {
+		case Types::Kind::integer:
+		case Types::Kind::enumeration:
+		case Types::Kind::pointer: {
+			int64_t size = btf().size(m.type);
+			if (size < 1 || size > 8 || m.bit_offset + 8 * (uint64_t)size > 64)
+				fail_at(nat, "member '" + n + "' lies past the 8 bytes held in registers");
+			v.sgn = kind(v.t) != Types::Kind::pointer && btf().is_signed(m.type);
+			narrow(size, v.sgn);
+			return v;
+		}
+		case Types::Kind::structure:
+		case Types::Kind::union_:
+			v.lval = v.packed = true;
+			return v;
+		default:
+			fail_at(nat, "member '" + n + "' of " + tname(t) + ": " +
+			    art(tname(v.t)) + " held in registers cannot be read here");
+		}
 	}
 
 	// A cast "(TYPE)" at pos_ (not consumed when it is not one): struct

@@ -42,6 +42,10 @@ class Types;
 struct VarRef {
 	std::vector<struct kinst_pinsn> code;
 	bool lval = false;
+	// A struct or union of at most 8 bytes held in registers (pieces): code
+	// pushes its bytes as one little-endian value; members are shifted out
+	// of it, nothing is addressable.
+	bool packed = false;
 	uint32_t type = 0;
 };
 

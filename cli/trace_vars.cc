@@ -250,7 +250,17 @@ TraceVars::prepare(std::vector<Spec> &specs, const std::string &if_expr,
 				Types::Kind k = dtp->kind(r.type);
 				if (k == Types::Kind::structure || k == Types::Kind::union_ ||
 				    k == Types::Kind::array) {
-					if (v->loc.pieces.size() != 1 || v->loc.pieces[0].kind != LocPiece::memory)
+					bool in_memory = v->loc.pieces.size() == 1 &&
+					    v->loc.pieces[0].kind == LocPiece::memory;
+					// Held in registers (pieces), at most 8 bytes: its
+					// members are shifted out of its value.
+					if (!in_memory && k != Types::Kind::array && v->size >= 1 &&
+					    v->size <= 8) {
+						emit_location_value(v->loc, (uint32_t)v->size, r.code, ecp);
+						r.packed = true;
+						return;
+					}
+					if (!in_memory)
 						throw Error(Exit::usage, "the " + dtp->name(r.type) + " is not in "
 						    "memory here (" + v->loc.describe() + "): name it with --var");
 					emit_node(*v->loc.pieces[0].expr, r.code, false, ecp);

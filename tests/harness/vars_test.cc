@@ -498,7 +498,7 @@ struct Totals {
 	uint64_t records = 0, compared = 0, entry = 0, pieces = 0, memory = 0, konst = 0;
 	uint64_t known = 0, deep_entry = 0, mismatches = 0, missed = 0, extra = 0;
 	uint64_t scope_diff = 0, hidden_hits = 0;
-	uint64_t expr_compared = 0, expr_entry = 0, expr_mismatches = 0;
+	uint64_t expr_compared = 0, expr_entry = 0, expr_pieces = 0, expr_mismatches = 0;
 	uint64_t expr_missed = 0;
 
 	Totals &operator+=(const Totals &o)
@@ -810,7 +810,7 @@ check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 }
 
 // $variables in expressions (--if, --by, --value): "$x" for each scalar,
-// compiled by kinstctl's expression compiler through
+// and the members of the struct split over registers ("$p.lo"), compiled by kinstctl's expression compiler through
 // TraceVars' per-instruction environment (emit_location_value, entry
 // values hard), each captured as a value (KINST_OP_VAL) on every
 // instruction where it can be computed; equal to the test's own
@@ -819,6 +819,9 @@ struct Expr {
 	std::string text, var;
 	uint32_t off, size;
 	bool sign;
+	// A member of a struct held in registers: computed only where the
+	// whole struct is known (kinstctl puts its value together first).
+	uint32_t whole = 0;
 };
 
 void
@@ -842,6 +845,11 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 	for (const auto &kv : scalars)
 		exprs.push_back({"$" + kv.first, kv.first, 0, (uint32_t)kv.second->size,
 		    kv.second->scalar == 2});
+	// The split struct's members, from its value held in registers.
+	if (std::string(fn->name) == "kv_split") {
+		exprs.push_back({"$p.lo", "p", 0, 4, true, 8});
+		exprs.push_back({"$p.hi", "p", 4, 4, true, 8});
+	}
 	kinst::SourceOptions so;
 	so.kernel = self_path();
 	Totals ft;
@@ -882,6 +890,8 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 				bool mine = ev != sv.vals.end() && ev->second.ok;
 				for (uint32_t k = 0; mine && k < x.size; k++)
 					mine = ev->second.known.at(x.off + k);
+				for (uint32_t k = 0; mine && k < x.whole; k++)
+					mine = ev->second.known.at(k);
 				std::string where = std::string(fn->name) + "+" + std::to_string(o) +
 				    " input " + std::to_string(in) + " state " + std::to_string(i) +
 				    ": " + x.text;
@@ -923,6 +933,7 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 						va = &v;
 				ft.expr_compared++;
 				ft.expr_entry += va && va->entry;
+				ft.expr_pieces += va && va->pieces;
 				if (got != want && ft.expr_mismatches++ < 10)
 					printf("MISMATCH %s: kinstctl %#jx, the test %#jx\n", where.c_str(),
 					    (uintmax_t)got, (uintmax_t)want);
@@ -932,9 +943,42 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 			ATF_REQUIRE_EQ(vr.filtered, hidden_states);
 		}
 	}
-	printf("%s ($variables): %zu expressions, %ju values compared (entry values %ju); "
-	    "%ju mismatches, %ju missed\n", fn->name, exprs.size(),
-	    (uintmax_t)ft.expr_compared, (uintmax_t)ft.expr_entry,
+	// What a struct in registers cannot do: be addressed or indexed.
+	// At an instruction where the whole of p is in registers.
+	int64_t whole_at = -1;
+	for (const auto &kv : vars)
+		for (const VarAt &v : kv.second) {
+			bool whole = v.name == "p" && v.located && v.pieces && v.expr.size() > 0 &&
+			    v.expr[0].atom != DW_OP_piece;
+			for (size_t k = 1; whole && k < v.expr.size(); k++)
+				whole = !(v.expr[k].atom == DW_OP_piece && v.expr[k - 1].atom == DW_OP_piece);
+			if (whole && whole_at < 0)
+				whole_at = kv.first;
+		}
+	if (std::string(fn->name) == "kv_split") {
+		ATF_REQUIRE(whole_at >= 0);
+		for (const char *bad : {"&$p.lo", "$p[0]"}) {
+			kinst::TraceVars tv({}, false, {}, true, &so, 1u << 20);
+			std::vector<kinst::Spec> specs{kinst::parse_spec(std::string(fn->name) + "+" +
+			    std::to_string(whole_at))};
+			kinst::TypeEnv env;
+			std::string e = bad;
+			try {
+				tv.prepare(specs, "", {}, &env, [&e](const kinst::TypeEnv *te) {
+					return kinst::compile_expr(e, "vars_test", te);
+				});
+				ATF_FAIL(e + " on a struct in registers was accepted");
+			} catch (const kinst::Error &err) {
+				std::string w = err.what();
+				printf("%s: refused: %s\n", bad, w.c_str());
+				ATF_REQUIRE(w.find(e[0] == '&' ? "needs an object in memory" :
+				    "has no address here") != std::string::npos);
+			}
+		}
+	}
+	printf("%s ($variables): %zu expressions, %ju values compared (entry values %ju, "
+	    "pieces %ju); %ju mismatches, %ju missed\n", fn->name, exprs.size(),
+	    (uintmax_t)ft.expr_compared, (uintmax_t)ft.expr_entry, (uintmax_t)ft.expr_pieces,
 	    (uintmax_t)ft.expr_mismatches, (uintmax_t)ft.expr_missed);
 	ATF_REQUIRE_EQ(st.divergences, 0u);
 	ATF_REQUIRE_EQ(st.harness_errors, 0u);
@@ -980,14 +1024,15 @@ ATF_TEST_CASE_BODY(every_instruction)
 	ATF_REQUIRE(t.memory > 10);
 	ATF_REQUIRE(t.known > 300);
 	ATF_REQUIRE(t.hidden_hits > 0);
-	printf("total ($variables): %ju values compared (entry values %ju); "
+	printf("total ($variables): %ju values compared (entry values %ju, pieces %ju); "
 	    "%ju mismatches, %ju missed\n", (uintmax_t)t.expr_compared,
-	    (uintmax_t)t.expr_entry, (uintmax_t)t.expr_mismatches,
+	    (uintmax_t)t.expr_entry, (uintmax_t)t.expr_pieces, (uintmax_t)t.expr_mismatches,
 	    (uintmax_t)t.expr_missed);
 	ATF_REQUIRE_EQ(t.expr_mismatches, 0u);
 	ATF_REQUIRE_EQ(t.expr_missed, 0u);
 	ATF_REQUIRE(t.expr_compared > 300);
 	ATF_REQUIRE(t.expr_entry > 50);
+	ATF_REQUIRE(t.expr_pieces > 10);
 }
 
 ATF_INIT_TEST_CASES(tcs)
