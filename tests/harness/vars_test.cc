@@ -30,6 +30,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -42,6 +43,7 @@ extern "C" {
 extern const struct kh_fn kh_corpus_vars[];
 }
 
+#include "dwarf_arith.h"
 #include "error.h"
 #include "prog_compile.h"
 #include "record.h"
@@ -376,21 +378,15 @@ evaluate(const VarAt &v, const Machine &m)
 			break;
 		case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and:
 		case DW_OP_or: case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra:
+		case DW_OP_eq: case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt:
+		case DW_OP_ge: {
+			uint64_t r;
 			if (!pop(&b) || !pop(&a))
 				return fail("underflow");
-			switch (t) {
-			case DW_OP_plus: st.push_back(a + b); break;
-			case DW_OP_minus: st.push_back(a - b); break;
-			case DW_OP_mul: st.push_back(a * b); break;
-			case DW_OP_and: st.push_back(a & b); break;
-			case DW_OP_or: st.push_back(a | b); break;
-			case DW_OP_xor: st.push_back(a ^ b); break;
-			case DW_OP_shl: st.push_back(b >= 64 ? 0 : a << b); break;
-			case DW_OP_shr: st.push_back(b >= 64 ? 0 : a >> b); break;
-			default: st.push_back(b >= 64 ? (uint64_t)((int64_t)a >> 63) :
-			    (uint64_t)((int64_t)a >> b)); break;
-			}
+			(void)dwarf_binop(t, a, b, &r);
+			st.push_back(r);
 			break;
+		}
 		case DW_OP_entry_value:
 		case DW_OP_GNU_entry_value:
 			if (o.sub.size() != 1 || o.sub[0].atom < DW_OP_reg0 ||
@@ -655,17 +651,86 @@ struct Arming {
 	}
 };
 
+// A corpus function: its instructions (linear sweep) and the test's own
+// variables at each.
+struct Loaded {
+	const uint32_t *offs = nullptr;
+	uint32_t nb = 0;
+	uint64_t start = 0;
+	struct kh_stats st;
+	std::map<uint32_t, std::vector<VarAt>> vars;
+
+	Loaded(const struct kh_fn *fn, Dwarf *dbg)
+	{
+		memset(&st, 0, sizeof(st));
+		ATF_REQUIRE_EQ(kh_vars_load(fn, &offs, &nb, &start, &st), 0);
+		for (uint32_t b = 0; b < nb; b++)
+			vars[offs[b]] = vars_at(dbg, start + offs[b]);
+	}
+};
+
+// A stepped state: its index, offset, what the test evaluated there, and
+// "fn+off input N state I" for messages.
+struct State {
+	uint32_t index, off;
+	const StateVals &sv;
+	const std::string &where;
+};
+
+// Input in run with am's probes: the ground truth and the records walked
+// together.  hit: each state at a recording probe, with its record (its
+// address and registers checked to be the stepped state's); unplanned:
+// each state where nothing is armed.  A hidden entry probe's states have
+// no record; the programs filter exactly those, and fault nowhere.
+void
+walk_run(const struct kh_fn *fn, uint32_t in, Loaded &L, Arming &am,
+    const std::function<void(const State &, const kinst::HitRecord &)> &hit,
+    const std::function<void(const State &)> &unplanned, struct kh_vrun *vr, uint64_t *nhidden)
+{
+	Ctx c;
+	c.start = L.start;
+	c.vars = &L.vars;
+	c.states.reserve(1 << 14);
+	if (kh_vars_run(fn, (int)in, am.arm.data(), on_step, &c, vr, &L.st) != 0)
+		ATF_FAIL(std::string(fn->name) + ": the run failed (see stdout)");
+	ATF_REQUIRE_EQ(vr->faults, 0u);
+	size_t off = 0;
+	uint64_t hidden_states = 0;
+	for (uint32_t i = 0; i < vr->ngt; i++) {
+		const struct kinst_regs &g = vr->gt[i];
+		uint32_t o = (uint32_t)(g.rip - L.start);
+		uint32_t b = am.bi_of.at(o);
+		std::string where = std::string(fn->name) + "+" + std::to_string(o) +
+		    " input " + std::to_string(in) + " state " + std::to_string(i);
+		State s{i, o, c.states.at(i), where};
+		if (!am.arm[b].armed) {
+			unplanned(s);
+			continue;
+		}
+		if (am.hidden[b]) {
+			hidden_states++;
+			continue;
+		}
+		if (off + sizeof(struct kinst_rec_hdr) > vr->nbytes)
+			ATF_FAIL(where + ": no record");
+		const auto *h = (const struct kinst_rec_hdr *)(vr->recs + off);
+		kinst::HitRecord r = kinst::parse_hit_record(vr->recs + off, h->size);
+		off += h->size;
+		if (r.hit.addr != g.rip || memcmp(r.hit.regs.gpr, g.gpr, sizeof(g.gpr)) != 0)
+			ATF_FAIL(where + ": the record's registers are not the stepped run's");
+		hit(s, r);
+	}
+	if (off != vr->nbytes)
+		ATF_FAIL(std::string(fn->name) + ": more records than armed states");
+	ATF_REQUIRE_EQ(vr->filtered, hidden_states);
+	*nhidden = hidden_states;
+}
+
 // One function, one pass: plan, arm, run every input, compare.
 void
 check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 {
-	const uint32_t *offs;
-	uint32_t nb;
-	uint64_t start;
-	struct kh_stats st;
-	memset(&st, 0, sizeof(st));
-	ATF_REQUIRE_EQ(kh_vars_load(fn, &offs, &nb, &start, &st), 0);
-
+	Loaded L(fn, dbg);
 	kinst::SourceOptions so;
 	so.kernel = self_path();
 	kinst::TraceVars tv({}, true, {}, false, &so, 1u << 20);
@@ -673,62 +738,29 @@ check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 	if (!hidden_entry)
 		specs.push_back(kinst::parse_spec(fn->name));
 	else
-		for (uint32_t b = 1; b < nb; b++)
+		for (uint32_t b = 1; b < L.nb; b++)
 			specs.push_back(kinst::parse_spec(std::string(fn->name) + "+" +
-			    std::to_string(offs[b])));
+			    std::to_string(L.offs[b])));
 	try {
 		tv.prepare(specs, "", {}, nullptr);
 	} catch (const kinst::Error &e) {
 		ATF_FAIL(std::string(fn->name) + ": planning: " + e.what());
 	}
-
-	std::map<uint32_t, std::vector<VarAt>> vars;
-	for (uint32_t b = 0; b < nb; b++)
-		vars[offs[b]] = vars_at(dbg, start + offs[b]);
-	Arming am(fn->name, offs, nb, tv);
-	std::vector<struct kh_varm> &arm = am.arm;
-	std::vector<bool> &hidden = am.hidden;
-	std::map<uint32_t, uint32_t> &bi_of = am.bi_of;
+	Arming am(fn->name, L.offs, L.nb, tv);
 	if (hidden_entry)
 		ATF_REQUIRE_EQ(am.nhidden, 1u);	// every corpus function reads entry values
 
 	Totals ft;
 	for (uint32_t in = 0; in < fn->ninputs; in++) {
-		Ctx c;
-		c.start = start;
-		c.vars = &vars;
-		c.states.reserve(1 << 14);
-		struct kh_vrun vr;
-		if (kh_vars_run(fn, (int)in, arm.data(), on_step, &c, &vr, &st) != 0)
-			ATF_FAIL(std::string(fn->name) + ": the run failed (see stdout)");
-		ATF_REQUIRE_EQ(vr.faults, 0u);
-		size_t off = 0;
-		uint64_t hidden_states = 0;
-		for (uint32_t i = 0; i < vr.ngt; i++) {
-			const struct kinst_regs &g = vr.gt[i];
-			uint32_t o = (uint32_t)(g.rip - start);
-			uint32_t b = bi_of.at(o);
-			if (!arm[b].armed)
-				continue;
-			if (hidden[b]) {
-				hidden_states++;
-				continue;
-			}
-			std::string where = std::string(fn->name) + "+" + std::to_string(o) +
-			    " input " + std::to_string(in) + " state " + std::to_string(i);
-			if (off + sizeof(struct kinst_rec_hdr) > vr.nbytes)
-				ATF_FAIL(where + ": no record");
-			const auto *h = (const struct kinst_rec_hdr *)(vr.recs + off);
-			kinst::HitRecord r = kinst::parse_hit_record(vr.recs + off, h->size);
-			off += h->size;
-			if (r.hit.addr != g.rip || memcmp(r.hit.regs.gpr, g.gpr, sizeof(g.gpr)) != 0)
-				ATF_FAIL(where + ": the record's registers are not the stepped run's");
+		auto hit = [&](const State &s, const kinst::HitRecord &r) {
+			const std::string &where = s.where;
+			const StateVals &sv = s.sv;
+			const std::vector<VarAt> &here = L.vars.at(s.off);
 			ft.records++;
-			const kinst::TraceVars::Plan *p = tv.plan(fn->name, o);
-			const StateVals &sv = c.states.at(i);
+			const kinst::TraceVars::Plan *p = tv.plan(fn->name, s.off);
 			// The same names in scope.
 			std::set<std::string> mine, theirs;
-			for (const VarAt &v : vars.at(o))
+			for (const VarAt &v : here)
 				mine.insert(v.name);
 			for (const auto &it : p->items)
 				theirs.insert(it.name);
@@ -740,7 +772,7 @@ check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 			for (const auto &it : p->items) {
 				auto ev = sv.vals.find(it.name);
 				const VarAt *va = nullptr;
-				for (const VarAt &v : vars.at(o))
+				for (const VarAt &v : here)
 					if (v.name == it.name)
 						va = &v;
 				bool mine_ok = ev != sv.vals.end() && ev->second.ok;
@@ -786,11 +818,11 @@ check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 					    "value\n", where.c_str(), it.name.c_str(),
 					    hexs(e.bytes, e.known).c_str(), sv.depth);
 			}
-		}
-		if (off != vr.nbytes)
-			ATF_FAIL(std::string(fn->name) + ": more records than armed states");
-		ATF_REQUIRE_EQ(vr.filtered, hidden_states);
-		ft.hidden_hits += hidden_states;
+		};
+		struct kh_vrun vr;
+		uint64_t nhidden;
+		walk_run(fn, in, L, am, hit, [](const State &) {}, &vr, &nhidden);
+		ft.hidden_hits += nhidden;
 		// Each activation pushed once and was matched.
 		ATF_REQUIRE(vr.ts.pushed > 0);
 		ATF_REQUIRE_EQ(vr.ts.nothread, 0u);
@@ -804,8 +836,8 @@ check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 	    (uintmax_t)ft.konst, (uintmax_t)ft.known, (uintmax_t)ft.mismatches,
 	    (uintmax_t)ft.missed, (uintmax_t)ft.extra, (uintmax_t)ft.scope_diff,
 	    hidden_entry ? (", " + std::to_string(ft.hidden_hits) + " entry hits").c_str() : "");
-	ATF_REQUIRE_EQ(st.divergences, 0u);
-	ATF_REQUIRE_EQ(st.harness_errors, 0u);
+	ATF_REQUIRE_EQ(L.st.divergences, 0u);
+	ATF_REQUIRE_EQ(L.st.harness_errors, 0u);
 	t += ft;
 }
 
@@ -827,17 +859,9 @@ struct Expr {
 void
 check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 {
-	const uint32_t *offs;
-	uint32_t nb;
-	uint64_t start;
-	struct kh_stats st;
-	memset(&st, 0, sizeof(st));
-	ATF_REQUIRE_EQ(kh_vars_load(fn, &offs, &nb, &start, &st), 0);
-	std::map<uint32_t, std::vector<VarAt>> vars;
+	Loaded L(fn, dbg);
 	std::map<std::string, const VarAt *> scalars;
-	for (uint32_t b = 0; b < nb; b++)
-		vars[offs[b]] = vars_at(dbg, start + offs[b]);
-	for (const auto &kv : vars)
+	for (const auto &kv : L.vars)
 		for (const VarAt &v : kv.second)
 			if (v.scalar && v.size <= 8 && v.located)
 				scalars[v.name] = &v;
@@ -870,83 +894,65 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 		} catch (const kinst::Error &e) {
 			ATF_FAIL(std::string(fn->name) + ": " + x.text + ": planning: " + e.what());
 		}
-		Arming am(fn->name, offs, nb, tv);
-		for (uint32_t in = 0; in < fn->ninputs; in++) {
-			Ctx c;
-			c.start = start;
-			c.vars = &vars;
-			c.states.reserve(1 << 14);
-			struct kh_vrun vr;
-			if (kh_vars_run(fn, (int)in, am.arm.data(), on_step, &c, &vr, &st) != 0)
-				ATF_FAIL(std::string(fn->name) + ": the run failed (see stdout)");
-			size_t off = 0;
-			uint64_t hidden_states = 0;
-			for (uint32_t i = 0; i < vr.ngt; i++) {
-				const struct kinst_regs &g = vr.gt[i];
-				uint32_t o = (uint32_t)(g.rip - start);
-				uint32_t b = am.bi_of.at(o);
-				const StateVals &sv = c.states.at(i);
-				auto ev = sv.vals.find(x.var);
-				bool mine = ev != sv.vals.end() && ev->second.ok;
-				for (uint32_t k = 0; mine && k < x.size; k++)
-					mine = ev->second.known.at(x.off + k);
-				for (uint32_t k = 0; mine && k < x.whole; k++)
-					mine = ev->second.known.at(k);
-				std::string where = std::string(fn->name) + "+" + std::to_string(o) +
-				    " input " + std::to_string(in) + " state " + std::to_string(i) +
-				    ": " + x.text;
-				if (!am.arm[b].armed || am.hidden[b]) {
-					hidden_states += am.hidden[b] && am.arm[b].armed;
-					if (mine && !am.hidden[b] && ft.expr_missed++ < 10)
-						printf("MISSED %s: not planned; the test reads %s\n",
-						    where.c_str(), hexs(ev->second.bytes, ev->second.known).c_str());
-					continue;
-				}
-				if (off + sizeof(struct kinst_rec_hdr) > vr.nbytes)
-					ATF_FAIL(where + ": no record");
-				const auto *h = (const struct kinst_rec_hdr *)(vr.recs + off);
-				kinst::HitRecord r = kinst::parse_hit_record(vr.recs + off, h->size);
-				off += h->size;
-				if (r.hit.addr != g.rip)
-					ATF_FAIL(where + ": the record is not the stepped state's");
-				const kinst::CaptureData *cd = nullptr;
-				for (const auto &cc : r.caps)
-					if (cc.value)
-						cd = &cc;
-				if (cd == nullptr || cd->bytes.size() != 8)
-					ATF_FAIL(where + ": no value capture");
-				uint64_t got = le(cd->bytes, 8);
-				if (!mine) {
-					if (ft.expr_mismatches++ < 10)
-						printf("EXTRA %s: kinstctl computes %#jx; the test: %s\n",
-						    where.c_str(), (uintmax_t)got, ev == sv.vals.end() ?
-						    "no location" : ev->second.ok ? "bytes unknown" :
-						    ev->second.why.c_str());
-					continue;
-				}
-				uint64_t want = le(ev->second.bytes.substr(x.off), x.size);
-				if (x.size < 8 && x.sign && (want >> (8 * x.size - 1)) & 1)
-					want |= ~0ull << (8 * x.size);
-				const VarAt *va = nullptr;
-				for (const VarAt &v : vars.at(o))
-					if (v.name == x.var)
-						va = &v;
-				ft.expr_compared++;
-				ft.expr_entry += va && va->entry;
-				ft.expr_pieces += va && va->pieces;
-				if (got != want && ft.expr_mismatches++ < 10)
-					printf("MISMATCH %s: kinstctl %#jx, the test %#jx\n", where.c_str(),
-					    (uintmax_t)got, (uintmax_t)want);
+		Arming am(fn->name, L.offs, L.nb, tv);
+		// The test's value of x at a state, if it knows all of it.
+		auto mine = [&x](const StateVals &sv, const Value **v) {
+			auto ev = sv.vals.find(x.var);
+			*v = ev == sv.vals.end() ? nullptr : &ev->second;
+			bool ok = *v != nullptr && (*v)->ok;
+			for (uint32_t k = 0; ok && k < x.size; k++)
+				ok = (*v)->known.at(x.off + k);
+			for (uint32_t k = 0; ok && k < x.whole; k++)
+				ok = (*v)->known.at(k);
+			return ok;
+		};
+		auto unplanned = [&](const State &s) {
+			const Value *v;
+			if (mine(s.sv, &v) && ft.expr_missed++ < 10)
+				printf("MISSED %s: %s: not planned; the test reads %s\n",
+				    s.where.c_str(), x.text.c_str(), hexs(v->bytes, v->known).c_str());
+		};
+		auto hit = [&](const State &s, const kinst::HitRecord &r) {
+			const kinst::CaptureData *cd = nullptr;
+			for (const auto &cc : r.caps)
+				if (cc.value)
+					cd = &cc;
+			if (cd == nullptr || cd->bytes.size() != 8)
+				ATF_FAIL(s.where + ": " + x.text + ": no value capture");
+			uint64_t got = le(cd->bytes, 8);
+			const Value *v;
+			if (!mine(s.sv, &v)) {
+				if (ft.expr_mismatches++ < 10)
+					printf("EXTRA %s: %s: kinstctl computes %#jx; the test: %s\n",
+					    s.where.c_str(), x.text.c_str(), (uintmax_t)got,
+					    v == nullptr ? "no location" : v->ok ? "bytes unknown" :
+					    v->why.c_str());
+				return;
 			}
-			if (off != vr.nbytes)
-				ATF_FAIL(std::string(fn->name) + ": " + x.text + ": more records than armed states");
-			ATF_REQUIRE_EQ(vr.filtered, hidden_states);
+			uint64_t want = le(v->bytes.substr(x.off), x.size);
+			if (x.size < 8 && x.sign && (want >> (8 * x.size - 1)) & 1)
+				want |= ~0ull << (8 * x.size);
+			const VarAt *va = nullptr;
+			for (const VarAt &w : L.vars.at(s.off))
+				if (w.name == x.var)
+					va = &w;
+			ft.expr_compared++;
+			ft.expr_entry += va && va->entry;
+			ft.expr_pieces += va && va->pieces;
+			if (got != want && ft.expr_mismatches++ < 10)
+				printf("MISMATCH %s: %s: kinstctl %#jx, the test %#jx\n", s.where.c_str(),
+				    x.text.c_str(), (uintmax_t)got, (uintmax_t)want);
+		};
+		for (uint32_t in = 0; in < fn->ninputs; in++) {
+			struct kh_vrun vr;
+			uint64_t nhidden;
+			walk_run(fn, in, L, am, hit, unplanned, &vr, &nhidden);
 		}
 	}
 	// What a struct in registers cannot do: be addressed or indexed.
 	// At an instruction where the whole of p is in registers.
 	int64_t whole_at = -1;
-	for (const auto &kv : vars)
+	for (const auto &kv : L.vars)
 		for (const VarAt &v : kv.second) {
 			bool whole = v.name == "p" && v.located && v.pieces && v.expr.size() > 0 &&
 			    v.expr[0].atom != DW_OP_piece;
@@ -980,8 +986,8 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 	    "pieces %ju); %ju mismatches, %ju missed\n", fn->name, exprs.size(),
 	    (uintmax_t)ft.expr_compared, (uintmax_t)ft.expr_entry, (uintmax_t)ft.expr_pieces,
 	    (uintmax_t)ft.expr_mismatches, (uintmax_t)ft.expr_missed);
-	ATF_REQUIRE_EQ(st.divergences, 0u);
-	ATF_REQUIRE_EQ(st.harness_errors, 0u);
+	ATF_REQUIRE_EQ(L.st.divergences, 0u);
+	ATF_REQUIRE_EQ(L.st.harness_errors, 0u);
 	t += ft;
 }
 
