@@ -1297,6 +1297,30 @@ kh_text_check(struct kh_stats *st)
 	}
 }
 
+/*
+ * A traced run of input in from an empty ring with the probes marked in
+ * kh_armed, then every one of them disarmed and the text checked: how the
+ * run differs from ref (NULL: it does not), in why.
+ */
+static const char *
+kh_traced_disarm(const struct kh_fn *fn, int in, const struct kh_out *ref,
+    struct kh_out *o, char *why, size_t wlen, struct kh_stats *st)
+{
+	const char *d;
+	uint32_t bi;
+
+	kh_ring_reset();
+	kh_run(fn, fn->in[in], KH_TRACE, o);
+	d = kh_outcome_diff(ref, o, why, wlen);
+	for (bi = 0; bi < kh_cur.nb; bi++)
+		if (kh_armed[bi]) {
+			kh_disarm(&kh_probes[bi], st);
+			kh_armed[bi] = false;
+		}
+	kh_text_check(st);
+	return (d);
+}
+
 /* One traced run of input in with the probes marked in kh_armed armed. */
 static void
 kh_traced_run(const struct kh_fn *fn, int in, const char *label,
@@ -1646,16 +1670,9 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 				}
 			}
 			memset(pst, 0, sizeof(pst));
-			kh_ring_reset();
 			ps->runs++;
-			kh_run(fn, fn->in[in], KH_TRACE, &o);
-			d = kh_outcome_diff(&ref, &o, why, sizeof(why));
-			for (bi = 0; bi < kh_cur.nb; bi++)
-				if (kh_armed[bi]) {
-					kh_disarm(&kh_probes[bi], st);
-					kh_armed[bi] = false;
-				}
-			kh_text_check(st);
+			d = kh_traced_disarm(fn, (int)in, &ref, &o, why,
+			    sizeof(why), st);
 			if (d != NULL) {
 				printf("DIVERGENCE %s input #%u: run with "
 				    "programs differs: %s\n", fn->name, in, d);
@@ -2485,16 +2502,8 @@ kh_vars_run(const struct kh_fn *fn, int in,
 			vr->armed++;
 		}
 	}
-	kh_ring_reset();
 	st->runs++;
-	kh_run(fn, fn->in[in], KH_TRACE, &o);
-	d = kh_outcome_diff(&ref, &o, why, sizeof(why));
-	for (bi = 0; bi < kh_cur.nb; bi++)
-		if (kh_armed[bi]) {
-			kh_disarm(&kh_probes[bi], st);
-			kh_armed[bi] = false;
-		}
-	kh_text_check(st);
+	d = kh_traced_disarm(fn, in, &ref, &o, why, sizeof(why), st);
 	kh_sess.capbuf = NULL;
 	kh_sess.pstats = NULL;
 	kh_sess.ts = NULL;
