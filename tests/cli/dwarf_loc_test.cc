@@ -10,6 +10,8 @@
 // crash, never a program the verifier refuses).
 #include <atf-c++.hpp>
 
+#include "dwarf_arith.h"
+
 #include <dwarf.h>
 
 #include <cstring>
@@ -167,31 +169,12 @@ reference(const LocExpr &e, const struct kinst_regs &r, uint64_t cfa, uint64_t *
 					return false;
 				st.push_back(~a);
 				break;
-			case DW_OP_shra:
-				if (!pop(b) || !pop(a))
+			default: {
+				uint64_t r;
+				if (!pop(b) || !pop(a) || !dwarf_binop(at, a, b, &r))
 					return false;
-				st.push_back((uint64_t)((int64_t)a >> (b & 63)));
-				break;
-			default:
-				if (!pop(b) || !pop(a))
-					return false;
-				switch (at) {
-				case DW_OP_plus: st.push_back(a + b); break;
-				case DW_OP_minus: st.push_back(a - b); break;
-				case DW_OP_mul: st.push_back(a * b); break;
-				case DW_OP_and: st.push_back(a & b); break;
-				case DW_OP_or: st.push_back(a | b); break;
-				case DW_OP_xor: st.push_back(a ^ b); break;
-				case DW_OP_shl: st.push_back(b >= 64 ? 0 : a << b); break;
-				case DW_OP_shr: st.push_back(b >= 64 ? 0 : a >> b); break;
-				case DW_OP_eq: st.push_back(a == b); break;
-				case DW_OP_ne: st.push_back(a != b); break;
-				case DW_OP_lt: st.push_back((int64_t)a < (int64_t)b); break;
-				case DW_OP_le: st.push_back((int64_t)a <= (int64_t)b); break;
-				case DW_OP_gt: st.push_back((int64_t)a > (int64_t)b); break;
-				case DW_OP_ge: st.push_back((int64_t)a >= (int64_t)b); break;
-				default: return false;
-				}
+				st.push_back(r);
+			}
 			}
 		}
 	}
