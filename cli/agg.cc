@@ -19,6 +19,7 @@
 #include "prog_compile.h"
 #include "trace_vars.h"
 #include "record.h"
+#include "returns.h"
 #include "session.h"
 #include "spec.h"
 
@@ -87,7 +88,7 @@ parse_linear(const std::string &s)
 }
 
 std::vector<struct kinst_pinsn>
-agg_program(const AggOptions &o, const TypeEnv *env)
+agg_program(const AggOptions &o, const TypeEnv *env, bool *by_signed)
 {
 	std::vector<struct kinst_pinsn> code, part;
 	if (o.by == "stack") {
@@ -98,7 +99,8 @@ agg_program(const AggOptions &o, const TypeEnv *env)
 	} else if (o.by == "pid") {
 		code = { make_pinsn(KINST_OP_CTX, KINST_PCTX_PID), make_pinsn(KINST_OP_KEY, 0) };
 	} else if (!o.by.empty()) {
-		code = value_code(o.by, "--by", env);
+		code = compile_expr(o.by, "--by", env, by_signed);
+		code.pop_back();
 		code.push_back(make_pinsn(KINST_OP_KEY, 0));
 	}
 	if (!o.value_expr.empty()) {
@@ -259,7 +261,7 @@ render_hist(const std::vector<Bucket> &b, const std::vector<uint64_t> &counts)
 }
 
 std::string
-key_text(const std::string &by, const AggKey &k)
+key_text(const std::string &by, const AggKey &k, bool sgn)
 {
 	if (by == "comm") {
 		char c[17];
@@ -268,7 +270,7 @@ key_text(const std::string &by, const AggKey &k)
 		c[16] = 0;
 		return std::string(c);
 	}
-	if (by == "pid")
+	if (by == "pid" || sgn)
 		return std::to_string((int64_t)k.k0);
 	return std::to_string(k.k0);
 }
@@ -276,11 +278,11 @@ key_text(const std::string &by, const AggKey &k)
 namespace {
 
 nlohmann::json
-key_json(const std::string &by, const AggKey &k)
+key_json(const std::string &by, const AggKey &k, bool sgn)
 {
 	if (by == "comm")
 		return key_text(by, k);
-	if (by == "pid")
+	if (by == "pid" || sgn)
 		return (int64_t)k.k0;
 	return k.k0;
 }
@@ -291,6 +293,7 @@ struct AggState {
 	StackSet stacks;	// --by stack
 	uint32_t prog_id = 0;
 	bool whole = false;	// a spec armed a whole function
+	bool by_signed = false;	// --by's value is signed (printed so)
 };
 
 void
@@ -477,7 +480,7 @@ print_count(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m
 				stack_json(j, s.stacks, r.first, sym);
 			} else {
 				j["by"] = o.by;
-				j["key"] = key_json(o.by, r.first);
+				j["key"] = key_json(o.by, r.first, s.by_signed);
 			}
 			j["count"] = r.second.count;
 			if (with_value && r.second.count) {
@@ -510,7 +513,7 @@ print_count(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m
 				line += "probe#" + std::to_string(r.first.probe_id);
 			}
 		} else {
-			line += key_text(o.by, r.first);
+			line += key_text(o.by, r.first, s.by_signed);
 		}
 		out.line(line + vals);
 	}
@@ -541,7 +544,7 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 				stack_json(j, s.stacks, r.first, sym);
 			} else if (!o.by.empty()) {
 				j["by"] = o.by;
-				j["key"] = key_json(o.by, r.first);
+				j["key"] = key_json(o.by, r.first, s.by_signed);
 			}
 			j["count"] = v.count;
 			j["sum"] = (int64_t)v.sum;
@@ -564,7 +567,7 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 		if (by_stack)
 			out.put("@[\n" + stack_text(s.stacks, r.first, sym) + "]:\n");
 		else if (!o.by.empty())
-			out.line("@[" + key_text(o.by, r.first) + "]:");
+			out.line("@[" + key_text(o.by, r.first, s.by_signed) + "]:");
 		out.put(render_hist(b, v.buckets));
 		out.line("count " + std::to_string(v.count) + ", sum " +
 		    std::to_string((int64_t)v.sum) + ", min " + std::to_string(v.min) +
@@ -590,21 +593,30 @@ run_agg(const AggOptions &o)
 	TypeSource types(o.btf, specs[0].module);
 	TypeEnv env;
 	make_type_env(env, types, specs);
+	DwarfReturnTypes rtypes(specs, o.debug_files);
+	env.ret_types = rtypes.types();
 	// $variables (DWARF) in --by/--value/--if: a program per instruction.
-	bool dollar = o.if_expr.find('$') != std::string::npos ||
-	    o.value_expr.find('$') != std::string::npos ||
+	bool dollar = names_dwarf_variable(o.if_expr) ||
+	    names_dwarf_variable(o.value_expr) ||
 	    (o.by != "comm" && o.by != "pid" && o.by != "stack" &&
-	    o.by.find('$') != std::string::npos);
+	    names_dwarf_variable(o.by));
 	TraceVars tv({}, false, o.debug_files, dollar);
 	bool any_whole = false;
 	for (const auto &sp : specs)
 		any_whole = any_whole || !sp.has_offset;
 	std::vector<struct kinst_pinsn> code;
-	if (dollar)
+	bool by_signed = false;
+	// Conditional return points (returns.h): a program of their own each.
+	std::map<int, std::vector<Spec>> groups = by_return_condition(specs);
+	if (dollar) {
+		if (groups.size() > 1 || !groups.count(-1))
+			throw Error(Exit::usage, std::string(cmd) + ": $variables at conditional "
+			    "return points (" + specs[0].text + ") are not supported");
 		tv.prepare(specs, "", {}, &env,
-		    [&o](const TypeEnv *e) { return agg_program(o, e); });
-	else
-		code = agg_program(o, &env);
+		    [&o, &by_signed](const TypeEnv *e) { return agg_program(o, e, &by_signed); });
+	} else {
+		code = agg_program(o, &env, &by_signed);
+	}
 
 	Session dev = Session::open(cmd);
 	dev.require(Feature::agg, cmd);
@@ -627,11 +639,24 @@ run_agg(const AggOptions &o)
 		at.armed = tv.arm(dev, specs, KINST_ARM_AGG, "--by/--value/--if", &s.prog_id);
 		at.whole = any_whole;
 	} else {
-		at = dev.arm_specs(specs, KINST_ARM_AGG, s.prog_id, false);
+		for (const auto &g : groups) {
+			uint32_t id = s.prog_id;
+			if (g.first >= 0) {
+				AggOptions oc = o;
+				oc.if_expr = with_return_condition(g.first, o.if_expr);
+				id = dev.load_prog(agg_program(oc, &env), "a conditional return's --if");
+				if (s.prog_id == 0)
+					s.prog_id = id;
+			}
+			ArmTotals a = dev.arm_specs(g.second, KINST_ARM_AGG, id, false);
+			at.armed += a.armed;
+			at.whole = at.whole || a.whole;
+		}
 	}
 	if (at.armed == 0)
 		throw Error(Exit::refused, "nothing to count: every instruction was refused");
 	s.whole = at.whole;
+	s.by_signed = by_signed;
 	Disassembler dis(o.syntax);
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
 

@@ -44,8 +44,9 @@ Linear parse_linear(const std::string &s);
 // --if (or true) as the result; empty when none of them is given.
 // Throws Error(usage) naming the option and column.
 struct TypeEnv;
+// *by_signed: --by's value is signed (key_text prints it so).
 std::vector<struct kinst_pinsn> agg_program(const AggOptions &o,
-    const TypeEnv *env = nullptr);
+    const TypeEnv *env = nullptr, bool *by_signed = nullptr);
 
 // One key, summed over the CPUs.
 struct AggKey {
@@ -100,7 +101,7 @@ std::string render_hist(const std::vector<Bucket> &b,
     const std::vector<uint64_t> &counts);
 
 // The key as printed: comm as a string, pid and expressions in decimal.
-std::string key_text(const std::string &by, const AggKey &k);
+std::string key_text(const std::string &by, const AggKey &k, bool sgn = false);
 
 int run_agg(const AggOptions &o);
 

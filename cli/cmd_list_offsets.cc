@@ -3,6 +3,7 @@
 // verdict on it.
 #include <sys/stat.h>
 
+#include <map>
 #include <memory>
 #include <cstring>
 #include <set>
@@ -13,6 +14,7 @@
 #include "error.h"
 #include "format.h"
 #include "resolver.h"
+#include "returns.h"
 #include "sources.h"
 
 namespace kinst {
@@ -115,6 +117,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	for (const auto &in : insns)
 		txts.push_back(insn_text(dis, m, *t.fn, in));
 	qualify_jopt(syms, *t.fn, b, insns, txts);
+	std::map<uint32_t, ReturnPoint> rets;
+	for (const auto &r : return_points(syms, m, *t.fn, insns))
+		rets[r.offset] = r;
 	Tally tally;
 	tally.functions = 1;
 	std::string line;
@@ -134,6 +139,18 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		if (out.json) {
 			line.clear();
 			append_json_insn(line, syms, *t.fn, in, txt);
+			auto ri = rets.find(in.offset);
+			if (ri != rets.end() && !line.empty() && line.back() == '}') {
+				line.pop_back();
+				line += std::string(",\"return\":\"") + return_kind_name(ri->second.kind) + "\"";
+				if (ri->second.cc >= 0)
+					line += ",\"return_cc\":" + std::to_string(ri->second.cc);
+				if (!ri->second.target.empty()) {
+					line += ",\"tail_call\":";
+					append_json_string(line, ri->second.target);
+				}
+				line += "}";
+			}
 			if (ann)
 				ann->json_fields(t.module, *t.fn, in, line);
 			w.line(line);
@@ -144,7 +161,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 				for (const auto &l : src_lines)
 					w.line(l);
 			}
-			w.line(text_insn_row(in, txt, m.relocatable(), st));
+			auto ri = rets.find(in.offset);
+			w.line(text_insn_row(in, txt, m.relocatable(), st) +
+			    (ri != rets.end() ? "  [" + return_text(ri->second) + "]" : ""));
 		}
 	}
 	if (out.json)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "debuginfo.h"
+#include "returns.h"
 
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -976,6 +977,33 @@ DebugInfo::resolve(const Spec &sp, Disassembler &dis)
 	std::vector<Target> out;
 	std::vector<size_t> mods = spec_modules(sp);
 	bool any_debug = false;
+	if (sp.kind == SpecKind::inline_return) {
+		// FUNC:return of a function out of line: its return points,
+		// from its code (returns.h); no debug info needed.
+		Spec fs = sp;
+		fs.kind = SpecKind::symbol;
+		fs.text = sp.module.empty() ? sp.function : sp.module + ":" + sp.function;
+		Target t;
+		bool found = true;
+		try {
+			t = resolve_target(fs, syms_);
+		} catch (const Error &e) {
+			if (e.code() != Exit::unknown_function)
+				throw;
+			found = false;	// inlined only, perhaps
+		}
+		if (found) {
+			Module &m = syms_.module(t.module);
+			std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
+			for (const auto &r : return_points(syms_, m, *t.fn, insns))
+				out.push_back(Target{t.module, t.fn, false, r.offset});
+			if (out.empty())
+				throw Error(Exit::bad_offset, sp.text + ": " + t.fn->name +
+				    " has no return point (no ret, return-thunk jump or tail call: "
+				    "it never returns)");
+			return out;
+		}
+	}
 	if (sp.kind == SpecKind::inline_entry || sp.kind == SpecKind::inline_return) {
 		size_t n = 0;
 		for (size_t mi : mods) {
@@ -1124,6 +1152,12 @@ expand_source_spec(const Spec &sp, const DebugOptions &o)
 		s.function = t.fn->name;
 		s.has_offset = true;
 		s.offset = t.offset;
+		if (sp.kind == SpecKind::inline_return && t.fn->name == sp.function)
+			for (const auto &r : return_points(syms, m, *t.fn, insns))
+				if (r.offset == t.offset) {
+					s.at_return = true;
+					s.ret_cc = r.cc;
+				}
 		out.push_back(s);
 	}
 	if (!skipped.empty())

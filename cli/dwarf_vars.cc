@@ -737,6 +737,7 @@ struct DwarfTypes::Impl {
 	mutable std::map<uint64_t, uint32_t> ids;
 	mutable bool indexed = false;
 	mutable std::map<std::string, uint64_t> tagged, named;	// "struct x" / "union x"; typedefs, base types
+	mutable std::map<std::string, uint64_t> funcs;	// subprograms (a definition first)
 	bool die(uint32_t id, Dwarf_Die *out) const
 	{
 		return id != 0 && id < offs.size() && die_at(dm, offs[id], out);
@@ -775,6 +776,8 @@ struct DwarfTypes::Impl {
 					tagged.emplace("enum " + n, o);
 				else if (tag == DW_TAG_typedef || tag == DW_TAG_base_type)
 					named.emplace(n, o);
+				else if (tag == DW_TAG_subprogram && (!decl || !funcs.count(n)))
+					funcs[n] = o;
 			} while (dwarf_siblingof(&c, &c) == 0);
 		}
 	}
@@ -892,8 +895,32 @@ DwarfTypes::name(uint32_t id) const
 Types::Func
 DwarfTypes::func(const std::string &name) const
 {
-	throw Error(Exit::unknown_function, name + ": function prototypes come from BTF or "
-	    "CTF, not from a $variable expression's DWARF");
+	impl_->index();
+	auto it = impl_->funcs.find(name);
+	Dwarf_Die d, c, t;
+	if (it == impl_->funcs.end() || !die_at(impl_->dm, it->second, &d))
+		throw Error(Exit::unknown_function, name + ": no such function in the DWARF");
+	Func f;
+	f.name = name;
+	Dwarf_Attribute at;
+	if (dwarf_attr_integrate(&d, DW_AT_type, &at) != nullptr && dwarf_formref_die(&at, &t) != nullptr)
+		f.ret = impl_->id(&t);
+	if (dwarf_child(&d, &c) == 0) {
+		do {
+			if (dwarf_tag(&c) == DW_TAG_unspecified_parameters)
+				f.variadic = true;
+			if (dwarf_tag(&c) != DW_TAG_formal_parameter)
+				continue;
+			Param p;
+			p.name = attr_name(&c);
+			p.type = 0;
+			if (dwarf_attr_integrate(&c, DW_AT_type, &at) != nullptr &&
+			    dwarf_formref_die(&at, &t) != nullptr)
+				p.type = impl_->id(&t);
+			f.params.push_back(p);
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	return f;
 }
 
 uint32_t

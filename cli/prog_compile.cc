@@ -83,7 +83,9 @@ public:
 		skip_ws();
 		if (pos_ == s_.size())
 			fail("empty expression");
-		rvalue(expr(1), 0);
+		Val top = expr(1);
+		rvalue(top, 0);
+		result_signed_ = top.sgn;
 		skip_ws();
 		if (pos_ != s_.size())
 			fail("unexpected '" + s_.substr(pos_, 1) + "'");
@@ -94,8 +96,10 @@ public:
 			    std::to_string(KINST_PROG_MAX_INSNS) + " instructions)");
 		return code_;
 	}
+	bool result_signed() const { return result_signed_; }
 
 private:
+	bool result_signed_ = false;
 	const std::string &s_;
 	const std::string &what_;
 	bool capture_;
@@ -366,6 +370,10 @@ private:
 		std::string n = ident();
 		if (n.empty())
 			fail_at(at, "expected a variable name after '$'");
+		if (n == "retval")
+			return retval(at);
+		if (n == "entry" && (skip_ws(), pos_ < s_.size() && s_[pos_] == '('))
+			return entry_value(at);
 		if (env_ == nullptr || !env_->var || env_->var_types == nullptr)
 			fail_at(at, "$" + n + ": C variables by name need the probe's DWARF "
 			    "(trace, at instructions of a module with debug info)");
@@ -396,13 +404,97 @@ private:
 		return v;
 	}
 
+	// $retval: rax at a return point of env_->ret_func, as its return
+	// type says (an int returning -5 is -5).
+	Val retval(size_t at)
+	{
+		if (env_ == nullptr || env_->ret_func.empty())
+			fail_at(at, "$retval: " + (env_ && !env_->no_ret_why.empty() ? env_->no_ret_why :
+			    std::string("only at a function's return points (FUNC:return, latency FUNC)")));
+		const Types *ty = nullptr;
+		Types::Func f;
+		std::string why;
+		try {
+			if (dwarf_typed())
+				ty = env_->var_types;
+			else if (env_->types != nullptr)
+				ty = &env_->types->get(what_);
+			if (ty != nullptr)
+				f = ty->func(env_->ret_func);
+		} catch (const Error &e) {
+			why = e.what();
+			ty = nullptr;
+		}
+		bool typed = ty != nullptr;
+		if (!typed && env_->ret_types != nullptr) {
+			try {
+				f = env_->ret_types->func(env_->ret_func);
+				ty = env_->ret_types;
+			} catch (const Error &e) {
+				why += std::string("; ") + e.what();
+			}
+		}
+		if (ty == nullptr)
+			fail_at(at, "$retval: the return type of " + env_->ret_func +
+			    " is not known (" + why + "): it needs BTF, CTF or DWARF (--debug-file)");
+		if (f.ret == 0)
+			fail_at(at, "$retval: " + env_->ret_func + " returns void");
+		Types::Kind k = ty->kind(f.ret);
+		int64_t size = ty->size(f.ret);
+		if ((k != Types::Kind::integer && k != Types::Kind::enumeration &&
+		    k != Types::Kind::pointer) || size < 1 || size > 8)
+			fail_at(at, "$retval: " + env_->ret_func + " returns " + art(ty->name(f.ret)) +
+			    ": only integers and pointers are in rax");
+		emit(KINST_OP_REG, KINST_RAX);
+		Val v;
+		v.typed = typed;	// the fallback's ids are not btf()'s
+		v.t = CType{f.ret, 0};
+		v.sgn = ty->is_signed(f.ret);
+		narrow(size, v.sgn);
+		return v;
+	}
+
+	// $entry(EXPR): EXPR's value at the start point (latency), saved in
+	// this thread's activation there and read back here.
+	Val entry_value(size_t at)
+	{
+		expect("(");
+		int d = 1;
+		size_t b = pos_;
+		while (pos_ < s_.size() && d > 0) {
+			if (s_[pos_] == '(')
+				d++;
+			else if (s_[pos_] == ')')
+				d--;
+			pos_++;
+		}
+		if (d != 0)
+			fail_at(at, "$entry(: expected ')'");
+		std::string inner = s_.substr(b, pos_ - 1 - b);
+		if (env_ == nullptr || !env_->entry)
+			fail_at(at, "$entry(" + inner + "): only in latency, where a start point "
+			    "can save it");
+		bool sgn = false;
+		int slot;
+		try {
+			slot = env_->entry(inner, &sgn);
+		} catch (const Error &e) {
+			fail_at(at, "$entry(" + inner + "): " + e.what());
+		}
+		for (const auto &in : env_->entry_frame)
+			code_.push_back(in);
+		emit(KINST_OP_TS_GET, (uint8_t)slot, env_->entry_tag);
+		Val v;
+		v.sgn = sgn;
+		return v;
+	}
+
 	// ---- types (btf_types.h) ----
 
 	// An expression that names a $variable is typed by its DWARF.
 	bool dwarf_typed() const
 	{
-		return env_ != nullptr && env_->var_types != nullptr &&
-		    s_.find('$') != std::string::npos;
+		return env_ != nullptr && env_->var_types != nullptr && names_dwarf_variable(s_);
 	}
 
 	const Types &btf()
@@ -927,9 +1019,36 @@ private:
 } // namespace
 
 std::vector<struct kinst_pinsn>
-compile_expr(const std::string &expr, const std::string &what, const TypeEnv *env)
+compile_expr(const std::string &expr, const std::string &what, const TypeEnv *env,
+    bool *result_signed)
 {
-	return Compiler(expr, what, false, env).run();
+	Compiler c(expr, what, false, env);
+	std::vector<struct kinst_pinsn> code = c.run();
+	if (result_signed != nullptr)
+		*result_signed = c.result_signed();
+	return code;
+}
+
+bool
+names_dwarf_variable(const std::string &e)
+{
+	for (size_t i = e.find('$'); i != std::string::npos; i = e.find('$', i + 1)) {
+		size_t j = i + 1;
+		while (j < e.size() && (isalnum((unsigned char)e[j]) || e[j] == '_'))
+			j++;
+		std::string n = e.substr(i + 1, j - i - 1);
+		if (n == "retval")
+			continue;
+		if (n == "entry") {
+			size_t k = j;
+			while (k < e.size() && e[k] == ' ')
+				k++;
+			if (k < e.size() && e[k] == '(')
+				continue;
+		}
+		return true;
+	}
+	return false;
 }
 
 Capture
@@ -973,7 +1092,7 @@ parse_capture(const std::string &arg, bool str, const TypeEnv *env)
 	}
 	// Parsed now, so that a malformed address is a usage error early
 	// (one that names $variables at each instruction, later).
-	if (c.expr.find('$') == std::string::npos || (env && env->var))
+	if (!names_dwarf_variable(c.expr) || (env && env->var))
 		(void)Compiler(c.expr, std::string(opt) + " " + arg, true, env).run();
 	return c;
 }

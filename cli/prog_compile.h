@@ -61,15 +61,33 @@ struct TypeEnv {
 	mutable bool used_args = false;	// set when an argument was named
 	std::function<void(const std::string &, VarRef &)> var;
 	const Types *var_types = nullptr;
+	// The probe is at a return point of ret_func (FUNC:return): $retval
+	// is rax, typed by its return type (types, or var_types in a DWARF
+	// expression; ret_types when those do not have the function).  ""
+	// with no_ret_why saying why not.
+	std::string ret_func;
+	std::string no_ret_why;
+	const Types *ret_types = nullptr;
+	// $EXPR's value at the start point (latency): entry(EXPR, &signed)
+	// gives the activation's word it is saved in (throws Error(why));
+	// entry_frame pushes the activation's frame here, entry_tag its tag.
+	std::function<int(const std::string &, bool *)> entry;
+	std::vector<struct kinst_pinsn> entry_frame;
+	uint64_t entry_tag = 0;
 };
+
+// Whether the expression names a C variable ($NAME, not $retval or
+// $entry(...)): those are planned per instruction from DWARF (trace_vars.h).
+bool names_dwarf_variable(const std::string &expr);
 
 // One bytecode instruction (kinst_prog.h), for code built by hand.
 struct kinst_pinsn make_pinsn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0);
 
 // Throws Error(Exit::usage, "<what>: column N: <why>") on a malformed
 // expression or one over the module's limits.
+// *result_signed: whether the value compares signed (a key is printed so).
 std::vector<struct kinst_pinsn> compile_expr(const std::string &expr,
-    const std::string &what, const TypeEnv *env = nullptr);
+    const std::string &what, const TypeEnv *env = nullptr, bool *result_signed = nullptr);
 
 // A --mem EXPR:LEN or --str EXPR[:MAX] argument.
 struct Capture {

@@ -37,6 +37,11 @@ struct Spec {
 	uint32_t offset = 0;
 	bool is_address = false;
 	uint64_t address = 0;
+	// Set by the expansion of FUNC:return for a function out of line
+	// (returns.h): the instruction is one of its return points, where
+	// $retval is rax; ret_cc >= 0: a jCC, a return only when taken.
+	bool at_return = false;
+	int ret_cc = -1;
 };
 
 // Throws Error(Exit::bad_spec) with a message naming the problem.

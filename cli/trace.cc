@@ -20,6 +20,7 @@
 #include "output.h"
 #include "prog_compile.h"
 #include "record.h"
+#include "returns.h"
 #include "session.h"
 #include "spec.h"
 #include "trace_vars.h"
@@ -146,11 +147,11 @@ args_view(const TraceOptions &o, TypeSource &types, const TypeEnv &env)
 bool
 uses_vars(const TraceOptions &o)
 {
-	bool u = o.if_expr.find('$') != std::string::npos;
+	bool u = names_dwarf_variable(o.if_expr);
 	for (const auto &m : o.mems)
-		u = u || m.find('$') != std::string::npos;
+		u = u || names_dwarf_variable(m);
 	for (const auto &m : o.strs)
-		u = u || m.find('$') != std::string::npos;
+		u = u || names_dwarf_variable(m);
 	return u;
 }
 
@@ -245,6 +246,10 @@ run_trace(const TraceOptions &o)
 			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
 		tv.prepare(specs, o.if_expr, caps, &env);
 		prog_what = tv.prints() ? "--var/--vars" : "$variables";
+		for (const auto &sp : specs)
+			if (sp.ret_cc >= 0)
+				throw Error(Exit::usage, "trace: $variables at conditional return points (" +
+				    sp.text + ") are not supported");
 	}
 
 	Session dev = Session::open("trace");
@@ -280,9 +285,27 @@ run_trace(const TraceOptions &o)
 	// instructions of a whole function are reported and skipped.  A stop
 	// requested while arming arms nothing more.
 	dev.no_optimize(o.no_optimize);
-	uint64_t armed = tv.active() ?
-	    tv.arm(dev, specs, o.stack ? KINST_ARM_STACK : 0, prog_what, &prog_id) :
-	    dev.arm_specs(specs, o.stack ? KINST_ARM_STACK : 0, prog_id, true).armed;
+	uint32_t flags = o.stack ? KINST_ARM_STACK : 0;
+	uint64_t armed = 0;
+	if (tv.active()) {
+		armed = tv.arm(dev, specs, flags, prog_what, &prog_id);
+	} else {
+		// Conditional return points (FUNC:return, returns.h): a hit is
+		// printed only when the jump is taken, through a program each.
+		for (const auto &g : by_return_condition(specs)) {
+			uint32_t id = prog_id;
+			if (g.first >= 0) {
+				TraceOptions oc = o;
+				oc.if_expr = with_return_condition(g.first, o.if_expr);
+				std::vector<CaptureDesc> cd;
+				std::vector<Capture> cs;
+				id = dev.load_prog(trace_program(oc, env, cd, cs), "a conditional return's --if");
+				if (prog_id == 0)
+					prog_id = id;
+			}
+			armed += dev.arm_specs(g.second, flags, id, true).armed;
+		}
+	}
 	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);

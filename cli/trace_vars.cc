@@ -771,4 +771,29 @@ TraceVars::json(const Plan &p, const HitRecord &r) const
 	return o;
 }
 
+DwarfReturnTypes::DwarfReturnTypes(const std::vector<Spec> &specs,
+    const std::vector<std::string> &debug_files)
+{
+	if (debug_files.empty() || specs.empty() || !specs[0].at_return)
+		return;
+	syms_ = std::make_unique<SymbolTable>();
+	load_live_symbols(*syms_);
+	dbg_ = std::make_unique<DebugInfo>(*syms_, DebugOptions{debug_files});
+	Spec fs = specs[0];
+	fs.kind = SpecKind::symbol;
+	fs.has_offset = false;
+	Target t;
+	try {
+		t = resolve_target(fs, *syms_);
+	} catch (const Error &) {
+		return;
+	}
+	Dwfl_Module *dm;
+	uint64_t base;
+	if (dbg_->dwarf_function(t.module, *t.fn, &dm, &base))
+		types_ = std::make_unique<DwarfTypes>(dm);
+}
+
+DwarfReturnTypes::~DwarfReturnTypes() = default;
+
 } // namespace kinst

@@ -128,6 +128,20 @@ private:
 	    nlohmann::json &j) const;
 };
 
+// A function's module's DWARF types from --debug-file, for $retval where
+// BTF/CTF has no prototype of it (a module built without BTF): types()
+// is null when there are no debug files or they do not have the module.
+class DwarfReturnTypes {
+public:
+	DwarfReturnTypes(const std::vector<Spec> &specs, const std::vector<std::string> &debug_files);
+	~DwarfReturnTypes();
+	const Types *types() const { return types_.get(); }
+private:
+	std::unique_ptr<SymbolTable> syms_;
+	std::unique_ptr<DebugInfo> dbg_;
+	std::unique_ptr<DwarfTypes> types_;
+};
+
 } // namespace kinst
 
 #endif
