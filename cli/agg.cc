@@ -4,6 +4,8 @@
 // the device through the session (session.h).
 #include "agg.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -287,14 +289,9 @@ key_json(const std::string &by, const AggKey &k, bool sgn)
 	return k.k0;
 }
 
+} // namespace
+
 // What count/hist set up in the session and read back from it.
-struct AggState {
-	struct kinst_agg_setup su;
-	StackSet stacks;	// --by stack
-	uint32_t prog_id = 0;
-	bool whole = false;	// a spec armed a whole function
-	bool by_signed = false;	// --by's value is signed (printed so)
-};
 
 void
 setup_agg(Session &dev, AggState &s, const AggOptions &o)
@@ -339,13 +336,6 @@ read_all(Session &dev, AggState &s, uint32_t ncpus)
 	return m;
 }
 
-struct Totals {
-	uint64_t hits = 0, delivered = 0, dropped = 0, filtered = 0, faults = 0;
-	uint64_t aggregated = 0, overflow = 0, nested = 0;
-	uint64_t hidden = 0;	// of filtered, the hits of hidden entry probes
-	uint32_t ncpus = 0;
-	uint32_t probes = 0, jump = 0;	// armed, and of them jump-optimized (at the end)
-};
 
 Totals
 totals(Session &dev, const AggState &s)
@@ -401,6 +391,8 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 		fprintf(stderr, "kinstctl: WARNING: %" PRIu64 " hits found no free slot; "
 		    "raise --slots\n", t.overflow);
 }
+
+namespace {
 
 // --by stack: the stack of key k, symbolized one frame per line (as
 // trace --stack), frame 0 the probed instruction.
@@ -519,6 +511,8 @@ print_count(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m
 	}
 }
 
+} // namespace
+
 void
 print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 {
@@ -550,6 +544,13 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 			j["sum"] = (int64_t)v.sum;
 			j["min"] = v.min;
 			j["max"] = v.max;
+			if (s.latency) {
+				j["unit"] = "ns";
+				j["mean"] = v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0;
+				j["p50"] = hist_quantile(b, v, 0.50);
+				j["p90"] = hist_quantile(b, v, 0.90);
+				j["p99"] = hist_quantile(b, v, 0.99);
+			}
 			nlohmann::json bj = nlohmann::json::array();
 			for (size_t i = 0; i < v.buckets.size(); i++) {
 				if (v.buckets[i] == 0)
@@ -569,6 +570,17 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 		else if (!o.by.empty())
 			out.line("@[" + key_text(o.by, r.first, s.by_signed) + "]:");
 		out.put(render_hist(b, v.buckets));
+		if (s.latency) {
+			char l[256];
+			snprintf(l, sizeof(l), "count %" PRIu64 ", min %" PRId64 " ns, max %" PRId64
+			    " ns, mean %.0f ns, p50 ~%.0f ns, p90 ~%.0f ns, p99 ~%.0f ns", v.count,
+			    v.min, v.max, v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0,
+			    hist_quantile(b, v, 0.50), hist_quantile(b, v, 0.90),
+			    hist_quantile(b, v, 0.99));
+			out.line(l);
+			out.line("");
+			continue;
+		}
 		out.line("count " + std::to_string(v.count) + ", sum " +
 		    std::to_string((int64_t)v.sum) + ", min " + std::to_string(v.min) +
 		    ", max " + std::to_string(v.max) + ", avg " +
@@ -577,7 +589,31 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 	}
 }
 
-} // namespace
+
+double
+hist_quantile(const std::vector<Bucket> &b, const AggVal &v, double q)
+{
+	if (v.count == 0)
+		return 0;
+	double rank = std::ceil(q * (double)v.count);
+	if (rank < 1)
+		rank = 1;
+	double cum = 0;
+	for (size_t i = 0; i < v.buckets.size() && i < b.size(); i++) {
+		double c = (double)v.buckets[i];
+		if (c == 0 || cum + c < rank) {
+			cum += c;
+			continue;
+		}
+		double lo = b[i].has_low ? (double)b[i].low : (double)v.min;
+		double hi = b[i].has_high ? (double)b[i].high : (double)v.max + 1;
+		lo = std::max(lo, (double)v.min);
+		hi = std::min(hi, (double)v.max + 1);
+		double x = lo + (rank - cum) / c * (hi - lo);
+		return std::min(std::max(x, (double)v.min), (double)v.max);
+	}
+	return (double)v.max;
+}
 
 int
 run_agg(const AggOptions &o)

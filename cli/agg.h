@@ -105,6 +105,40 @@ std::string key_text(const std::string &by, const AggKey &k, bool sgn = false);
 
 int run_agg(const AggOptions &o);
 
+// The steps of a run over the device, shared with latency (latency.h).
+class Session;
+class Writer;
+struct AggState {
+	struct kinst_agg_setup su;
+	StackSet stacks;	// --by stack
+	uint32_t prog_id = 0;
+	bool whole = false;	// a spec armed a whole function
+	bool by_signed = false;	// --by's value is signed (printed so)
+	bool latency = false;	// values are nanoseconds: print percentiles
+};
+// KINST_IOC_AGG_SETUP for the options (kind, slots, --linear, stacks).
+void setup_agg(Session &dev, AggState &s, const AggOptions &o);
+// Every CPU's table, merged.
+AggMap read_all(Session &dev, AggState &s, uint32_t ncpus);
+struct Totals {
+	uint64_t hits = 0, delivered = 0, dropped = 0, filtered = 0, faults = 0;
+	uint64_t aggregated = 0, overflow = 0, nested = 0;
+	uint64_t hidden = 0;	// of filtered, the hits of hidden entry probes
+	uint32_t ncpus = 0;
+	uint32_t probes = 0, jump = 0;	// armed, and of them jump-optimized (at the end)
+};
+Totals totals(Session &dev, const AggState &s);
+// The summary line (stderr) and, with --json, its object.
+void print_summary(Writer &out, const AggOptions &o, const Totals &t);
+// One histogram per key (text or JSON); with s.latency, each with its
+// mean and approximate percentiles.
+void print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m);
+
+// The approximate q-quantile (0 < q <= 1) of a histogram: the value at
+// rank ceil(q * count), interpolated linearly inside its bucket [low,
+// high) and clamped to the histogram's [min, max] (both exact).
+double hist_quantile(const std::vector<Bucket> &b, const AggVal &v, double q);
+
 } // namespace kinst
 
 #endif

@@ -49,12 +49,13 @@ main(int argc, char **argv)
 	add_count(app, run);
 	add_hist(app, run);
 	add_cover(app, run);
+	add_latency(app, run);
 
 	// count/hist/cover ... -- COMMAND ARGS: the command is not for CLI11.
 	bool agg = false;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
-		if (a == "count" || a == "hist" || a == "cover")
+		if (a == "count" || a == "hist" || a == "cover" || a == "latency")
 			agg = true;
 		if (a == "--" && agg) {
 			g_command.assign(argv + i + 1, argv + argc);
