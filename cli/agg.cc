@@ -609,7 +609,8 @@ hist_quantile(const std::vector<Bucket> &b, const AggVal &v, double q)
 		double hi = b[i].has_high ? (double)b[i].high : (double)v.max + 1;
 		lo = std::max(lo, (double)v.min);
 		hi = std::min(hi, (double)v.max + 1);
-		double x = lo + (rank - cum) / c * (hi - lo);
+		// The middle of the rank's share of the bucket.
+		double x = lo + (rank - cum - 0.5) / c * (hi - lo);
 		return std::min(std::max(x, (double)v.min), (double)v.max);
 	}
 	return (double)v.max;

@@ -136,7 +136,7 @@ void print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMa
 
 // The approximate q-quantile (0 < q <= 1) of a histogram: the value at
 // rank ceil(q * count), interpolated linearly inside its bucket [low,
-// high) and clamped to the histogram's [min, max] (both exact).
+// high) (the middle of that rank's share of it) and clamped to the histogram's [min, max] (both exact).
 double hist_quantile(const std::vector<Bucket> &b, const AggVal &v, double q);
 
 } // namespace kinst

@@ -6,16 +6,21 @@
 // each CPU's hashes, merged across CPUs by their frames); the ASCII histogram.
 #include <atf-c++.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "agg.h"
 #include "error.h"
+#include "latency.h"
+#include "returns.h"
 
 extern "C" {
 #include "kinst_agg.h"
 #include "kinst_prog.h"
+#include "kinst_control.h"
+#include "kinst_tstate.h"
 
 int
 kinst_os_read(uint64_t a, void *b, size_t n)
@@ -35,17 +40,40 @@ kinst_os_read_user(uint64_t a, void *b, size_t n)
 	return -1;
 }
 
+// The thread and the clock the latency programs see: set by the test (a
+// fake clock, advanced by known amounts).
+uint64_t g_thread = 1, g_now = 0;
+
 void
 kinst_os_thread_key(uint64_t key[2])
 {
-	key[0] = key[1] = 1;
+	key[0] = g_thread;
+	key[1] = 1;
 }
 
 uint64_t
 kinst_os_now_ns(void)
 {
-	return 0;
+	return g_now;
 }
+
+void *
+kinst_os_alloc(size_t size)
+{
+	return calloc(1, size ? size : 1);
+}
+
+void
+kinst_os_free(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+
+// kinst_tstatectl.c (linked with kinst_ts_create) takes the control lock;
+// this test never calls it.
+void kinst_os_ctl_lock(void) {}
+void kinst_os_ctl_unlock(void) {}
 
 #include "os_stack_none.h"	// kinst_agg.c's stack keys: no unwinder here
 }
@@ -80,7 +108,175 @@ run_prog(const kinst::AggOptions &o, const struct kinst_regs &r, int32_t pid, co
 	return out;
 }
 
+// A latency program run on the fake clock and thread, with the table t.
+Run
+run_lat(const std::vector<struct kinst_pinsn> &code, struct kinst_regs r,
+    struct kinst_tstate *t)
+{
+	static struct kinst_prog p;
+	uint32_t bad;
+	int verdict = kinst_prog_verify(code.data(), (uint32_t)code.size(), &p, &bad);
+	if (verdict != KINST_PV_OK)
+		ATF_FAIL(std::string("refused: ") + kinst_prog_verdict_name(verdict) +
+		    " at " + std::to_string(bad));
+	Run out;
+	memset(&out.v, 0, sizeof(out.v));
+	struct kinst_prog_ctx c;
+	memset(&c, 0, sizeof(c));
+	c.regs = &r;
+	c.comm = "x\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+	c.out = &out.v;
+	c.ts = t;
+	uint64_t res;
+	out.result = kinst_prog_run(&p, &c, &res);
+	return out;
+}
+
 } // namespace
+
+// kinstctl latency's programs (latency.h) on the engine's interpreter and
+// per-thread state, with a fake clock: each sample is the time the test
+// let pass between its start and its end; a recursive call is its own
+// sample; another thread's end, an end whose start was not seen, a second
+// end of one start miss; a conditional return point that is not taken
+// neither samples nor closes; --if false closes without a sample.
+ATF_TEST_CASE_WITHOUT_HEAD(latency_programs);
+ATF_TEST_CASE_BODY(latency_programs)
+{
+	struct kinst_ts_setup su;
+	memset(&su, 0, sizeof(su));
+	su.nthreads = 4;
+	struct kinst_tstate *t;
+	ATF_REQUIRE_EQ(kinst_ts_create(&su, 1, &t), KINST_E_OK);
+	const uint64_t tag = 77;
+	std::vector<struct kinst_pinsn> start = kinst::latency_start_program(true, {}, tag);
+	std::vector<struct kinst_pinsn> end = kinst::latency_end_program(true, tag, -1, {});
+	struct kinst_regs r;
+	memset(&r, 0, sizeof(r));
+	auto at = [&](uint64_t rsp, uint64_t now, const std::vector<struct kinst_pinsn> &c) {
+		r.gpr[KINST_RSP] = rsp;
+		g_now = now;
+		return run_lat(c, r, t);
+	};
+	// One call: the start aggregates nothing; the end the elapsed time.
+	ATF_REQUIRE_EQ(at(0x8000, 1000, start).result, KINST_PROG_FALSE);
+	Run e = at(0x8000, 1250, end);
+	ATF_REQUIRE_EQ(e.result, KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(e.v.value, 250u);
+	ATF_REQUIRE_EQ(at(0x8000, 1300, end).result, KINST_PROG_NOSTATE);	// closed
+	// Recursion: three activations, each closed by its own return.
+	at(0x8000, 0, start);
+	at(0x7f00, 10, start);
+	at(0x7e00, 30, start);
+	ATF_REQUIRE_EQ(at(0x7e00, 100, end).v.value, 70u);
+	ATF_REQUIRE_EQ(at(0x7f00, 150, end).v.value, 140u);
+	ATF_REQUIRE_EQ(at(0x8000, 1000, end).v.value, 1000u);
+	// Another thread's end finds nothing; its own start's end does.
+	at(0x8000, 0, start);
+	g_thread = 2;
+	ATF_REQUIRE_EQ(at(0x8000, 5, end).result, KINST_PROG_NOSTATE);
+	g_thread = 1;
+	ATF_REQUIRE_EQ(at(0x8000, 9, end).v.value, 9u);
+	// A jne to the return thunk: not taken (ZF set) is no end at all.
+	std::vector<struct kinst_pinsn> jne = kinst::latency_end_program(true, tag, 5, {});
+	at(0x8000, 0, start);
+	r.rflags = 1u << 6;
+	ATF_REQUIRE_EQ(at(0x8000, 40, jne).result, KINST_PROG_FALSE);
+	r.rflags = 0;
+	Run j = at(0x8000, 60, jne);
+	ATF_REQUIRE_EQ(j.result, KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(j.v.value, 60u);
+	// --if false: the call ended (closed), no sample; true: keyed.
+	kinst::AggOptions o;
+	o.hist = true;
+	o.if_expr = "rax != 0 && rdi > 2";
+	o.by = "rax";
+	std::vector<struct kinst_pinsn> cond =
+	    kinst::latency_end_program(true, tag, -1, kinst::agg_program(o));
+	r.gpr[KINST_RAX] = 0;
+	at(0x8000, 0, start);
+	ATF_REQUIRE_EQ(at(0x8000, 7, cond).result, KINST_PROG_FALSE);
+	ATF_REQUIRE_EQ(at(0x8000, 8, end).result, KINST_PROG_NOSTATE);
+	r.gpr[KINST_RAX] = 5;
+	r.gpr[KINST_RDI] = 3;
+	at(0x8000, 0, start);
+	Run k = at(0x8000, 11, cond);
+	ATF_REQUIRE_EQ(k.result, KINST_PROG_TRUE);
+	ATF_REQUIRE_EQ(k.v.key[0], 5u);
+	ATF_REQUIRE_EQ(k.v.value, 11u);
+	// FROM/TO (unframed): the next FROM replaces one never closed.
+	std::vector<struct kinst_pinsn> from = kinst::latency_start_program(false, {}, tag);
+	std::vector<struct kinst_pinsn> to = kinst::latency_end_program(false, tag, -1, {});
+	at(0x1000, 100, from);
+	at(0x2000, 200, from);
+	ATF_REQUIRE_EQ(at(0x3000, 260, to).v.value, 60u);
+	ATF_REQUIRE_EQ(at(0x3000, 300, to).result, KINST_PROG_NOSTATE);
+	kinst_ts_free(t);
+}
+
+// Every jCC's condition (returns.h) against the flags that take it.
+ATF_TEST_CASE_WITHOUT_HEAD(return_conditions);
+ATF_TEST_CASE_BODY(return_conditions)
+{
+	const uint64_t CF = 1, PF = 4, ZF = 64, SF = 128, OF = 2048;
+	for (int cc = 0; cc < 16; cc++) {
+		kinst::AggOptions o;
+		o.if_expr = kinst::return_condition(cc);
+		o.by = "1";
+		for (uint64_t f = 0; f < 32; f++) {
+			uint64_t fl = ((f & 1) ? CF : 0) | ((f & 2) ? PF : 0) | ((f & 4) ? ZF : 0) |
+			    ((f & 8) ? SF : 0) | ((f & 16) ? OF : 0);
+			bool c = fl & CF, p = fl & PF, z = fl & ZF, s = fl & SF, of = fl & OF;
+			bool want;
+			switch (cc >> 1) {
+			case 0: want = of; break;
+			case 1: want = c; break;
+			case 2: want = z; break;
+			case 3: want = c || z; break;
+			case 4: want = s; break;
+			case 5: want = p; break;
+			case 6: want = s != of; break;
+			default: want = z || s != of; break;
+			}
+			if (cc & 1)
+				want = !want;
+			struct kinst_regs r;
+			memset(&r, 0, sizeof(r));
+			r.rflags = fl | 0x202;
+			Run x = run_prog(o, r, 1, "x\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+			if (x.result != (want ? KINST_PROG_TRUE : KINST_PROG_FALSE))
+				ATF_FAIL("cc " + std::to_string(cc) + " flags " + std::to_string(fl) +
+				    ": result " + std::to_string(x.result));
+		}
+	}
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(quantiles);
+ATF_TEST_CASE_BODY(quantiles)
+{
+	// 100 samples: 10 in [1K, 2K), 80 in [2K, 4K), 10 in [4K, 8K).
+	std::vector<kinst::Bucket> b;
+	for (uint32_t i = 0; i < 20; i++)
+		b.push_back(kinst::log2_bucket(i));
+	kinst::AggVal v;
+	v.count = 100;
+	v.min = 1100;
+	v.max = 5000;
+	v.buckets.assign(20, 0);
+	v.buckets[12] = 10;	// [1024, 2048)
+	v.buckets[13] = 80;	// [2048, 4096)
+	v.buckets[14] = 10;	// [4096, 8192)
+	double p50 = kinst::hist_quantile(b, v, 0.5);
+	ATF_REQUIRE(p50 >= 2048 && p50 < 4096);
+	ATF_REQUIRE_EQ((int64_t)p50, (int64_t)(2048 + 39.5 * 2048 / 80));
+	double p99 = kinst::hist_quantile(b, v, 0.99);
+	ATF_REQUIRE(p99 >= 4096 && p99 <= 5000);	// clamped to max
+	ATF_REQUIRE_EQ(kinst::hist_quantile(b, v, 0.05) >= 1100, true);	// clamped to min
+	ATF_REQUIRE(kinst::hist_quantile(b, v, 0.10) < 2048);
+	ATF_REQUIRE(kinst::hist_quantile(b, v, 0.11) >= 2048);
+	kinst::AggVal none;
+	ATF_REQUIRE_EQ(kinst::hist_quantile(b, none, 0.5), 0.0);
+}
 
 ATF_TEST_CASE_WITHOUT_HEAD(program);
 ATF_TEST_CASE_BODY(program)
@@ -300,6 +496,9 @@ ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, merge_stacks);
 	ATF_ADD_TEST_CASE(tcs, program);
+	ATF_ADD_TEST_CASE(tcs, latency_programs);
+	ATF_ADD_TEST_CASE(tcs, return_conditions);
+	ATF_ADD_TEST_CASE(tcs, quantiles);
 	ATF_ADD_TEST_CASE(tcs, linear);
 	ATF_ADD_TEST_CASE(tcs, buckets);
 	ATF_ADD_TEST_CASE(tcs, merge_and_render);
