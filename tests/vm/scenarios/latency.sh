@@ -15,7 +15,7 @@ ko=/kinst/files/kinst_lattest.ko
 insmod "$ko" || kt_fail "insmod kinst_lattest.ko failed"
 P=/sys/module/kinst_lattest/parameters
 dbg="--debug-file $ko"
-wait_us=2000 rec_us=300 rounds=8
+wait_us=10000 rec_us=300 rounds=8
 echo $wait_us >$P/wait_us || kt_fail "write wait_us"
 echo $rec_us >$P/rec_us || kt_fail "write rec_us"
 run="echo $rounds >$P/run"
@@ -38,23 +38,34 @@ want=$(i=0; while [ $i -lt $rounds ]; do
 got=$(jq -r 'select(.type == "count") | "\(.key)=\(.count)"' /tmp/c.json | sort -n | tr '\n' ' ')
 kt_expect_eq "count --by \$retval kinst_lattest_err:return (signed codes)" "$want" "$got"
 
+# fg_start FUNC / fg_stop FILE: the function_graph tracer times FUNC's
+# calls (depth 1 only), and the durations it recorded go to FILE (us).
+fg_start() {
+	echo 0 >"$KT_TRACING/tracing_on"
+	echo nop >"$KT_TRACING/current_tracer"
+	echo "$1" >"$KT_TRACING/set_ftrace_filter" || kt_fail "set_ftrace_filter $1"
+	echo "$1" >"$KT_TRACING/set_graph_function" || kt_fail "set_graph_function $1"
+	echo 1 >"$KT_TRACING/max_graph_depth"
+	echo function_graph >"$KT_TRACING/current_tracer" || kt_fail "no function_graph tracer"
+	: >"$KT_TRACING/trace"
+	echo 1 >"$KT_TRACING/tracing_on"
+	fg_func=$1
+}
+fg_stop() {
+	echo 0 >"$KT_TRACING/tracing_on"
+	# Read before switching the tracer off (that clears the buffer).
+	grep -v '^ *#' "$KT_TRACING/trace" | grep "$fg_func" |
+	    sed -n 's/.*[^0-9.]\([0-9][0-9]*\.[0-9]*\) us .*/\1/p' >"$1"
+	echo nop >"$KT_TRACING/current_tracer"
+	: >"$KT_TRACING/set_graph_function"
+	: >"$KT_TRACING/set_ftrace_filter"
+}
+
 # 2. latency FUNC, with function_graph timing the same calls.
-echo 0 >"$KT_TRACING/tracing_on"
-echo nop >"$KT_TRACING/current_tracer"
-echo kinst_lattest_wait >"$KT_TRACING/set_ftrace_filter" || kt_fail "set_ftrace_filter"
-echo kinst_lattest_wait >"$KT_TRACING/set_graph_function" || kt_fail "set_graph_function"
-echo 1 >"$KT_TRACING/max_graph_depth"
-echo function_graph >"$KT_TRACING/current_tracer" || kt_fail "no function_graph tracer"
-: >"$KT_TRACING/trace"
-echo 1 >"$KT_TRACING/tracing_on"
+fg_start kinst_lattest_wait
 kinstctl latency --json $dbg --by '$retval' kinst_lattest_wait -- sh -c "$run" \
     >/tmp/l.json 2>/tmp/l.err || kt_fail "latency kinst_lattest_wait failed: $(cat /tmp/l.err)"
-echo 0 >"$KT_TRACING/tracing_on"
-grep -v '^ *#' "$KT_TRACING/trace" | grep 'kinst_lattest_wait' |
-    sed -n 's/.*[^0-9.]\([0-9][0-9]*\.[0-9]*\) us .*/\1/p' >/tmp/fg.txt
-echo nop >"$KT_TRACING/current_tracer"
-: >"$KT_TRACING/set_graph_function"
-: >"$KT_TRACING/set_ftrace_filter"
+fg_stop /tmp/fg.txt
 kt_log "latency kinst_lattest_wait: $(tail -n 1 /tmp/l.err)"
 kt_expect_eq "latency: samples (two calls a round)" $((2 * rounds)) "$(summary /tmp/l.json samples)"
 kt_expect_eq "latency: starts" $((2 * rounds)) "$(summary /tmp/l.json starts)"
@@ -64,16 +75,18 @@ kt_expect_eq "latency: busy-waiting calls (\$retval $wait_us)" $rounds "$(field 
 kt_expect_eq "latency: early returns (\$retval -22)" $rounds "$(field /tmp/l.json -22 count)"
 slow_min=$(field /tmp/l.json $wait_us min) slow_mean=$(field /tmp/l.json $wait_us mean)
 fast_max=$(field /tmp/l.json -22 max)
-# udelay may wait a little less than asked (its calibration): 90%.
-[ "$slow_min" -ge $((wait_us * 900)) ] ||
-    kt_fail "latency: the fastest busy-waiting call took $slow_min ns, under 90% of udelay's $wait_us us"
+# Times are checked against the function_graph tracer's for the same calls
+# and against each other, never against udelay's nominal time: under TCG,
+# with the host loaded, udelay has been seen to wait half of it.  The wait
+# is long (10 ms) so that what function_graph adds to each call (its own
+# entry and exit, kinst's two traps, a loaded host) stays a small part.
 [ "$fast_max" -lt "$slow_min" ] ||
     kt_fail "latency: an early return ($fast_max ns) as slow as a busy wait ($slow_min ns)"
-# function_graph: the calls over 1 ms are the busy-waiting ones.
-fg_n=$(awk '$1 >= 1000' /tmp/fg.txt | wc -l)
+# function_graph: the calls over 200 us are the busy-waiting ones.
+fg_n=$(awk '$1 >= 200' /tmp/fg.txt | wc -l)
 kt_expect_eq "function_graph: busy-waiting calls" $rounds "$fg_n"
-fg_min=$(awk '$1 >= 1000 { v = $1 * 1000; if (m == "" || v < m) m = v } END { printf "%d", m }' /tmp/fg.txt)
-fg_mean=$(awk '$1 >= 1000 { s += $1 * 1000; n++ } END { printf "%d", s / n }' /tmp/fg.txt)
+fg_min=$(awk '$1 >= 200 { v = $1 * 1000; if (m == "" || v < m) m = v } END { printf "%d", m }' /tmp/fg.txt)
+fg_mean=$(awk '$1 >= 200 { s += $1 * 1000; n++ } END { printf "%d", s / n }' /tmp/fg.txt)
 kt_log "busy-waiting calls: kinst min $slow_min ns, mean $slow_mean ns; function_graph min $fg_min ns, mean $fg_mean ns"
 awk -v a="$slow_min" -v b="$fg_min" -v c="$slow_mean" -v d="$fg_mean" 'BEGIN {
 	r1 = a / b; r2 = c / d
@@ -85,6 +98,21 @@ kinstctl latency $dbg kinst_lattest_wait -- sh -c "echo 2 >$P/run" >/tmp/lt.txt 
 grep -q '^count 4, min [0-9]* ns, max [0-9]* ns, mean [0-9]* ns, p50 ~[0-9]* ns, p90 ~[0-9]* ns, p99 ~[0-9]* ns$' /tmp/lt.txt ||
     kt_fail "latency text output: $(cat /tmp/lt.txt)"
 
+# 2b. A kernel function (BTF types, the kernel's return-thunk jumps):
+# ksys_read's ssize_t $retval keys the reads of a static workload (no
+# loader reads), as many samples as reads, an error signed.
+kinstctl latency --json --if 'comm == "syscall_loop"' --by '$retval' ksys_read \
+    -- sh -c 'syscall_loop read2 25 7 9 >/dev/null' >/tmp/k.json 2>/tmp/k.err ||
+    kt_fail "latency ksys_read failed: $(cat /tmp/k.err)"
+kt_log "latency ksys_read: $(tail -n 1 /tmp/k.err)"
+kt_expect_eq "latency ksys_read: reads of 7 bytes" 25 "$(field /tmp/k.json 7 count)"
+kt_expect_eq "latency ksys_read: reads of 9 bytes" 25 "$(field /tmp/k.json 9 count)"
+kt_expect_eq "latency ksys_read: keys" "7 9" "$(jq -r 'select(.type == "hist") | .key' /tmp/k.json | sort -n | tr '\n' ' ' | sed 's/ $//')"
+kinstctl count --json --by '$retval' ksys_read:return -- sh -c 'cat <&-' \
+    >/tmp/kr.json 2>/tmp/kr.err
+jq -e -s 'any(.[]; .type == "count" and .key == -9)' /tmp/kr.json >/dev/null ||
+    kt_fail "count --by \$retval ksys_read:return: no -EBADF (-9) from a read of a closed fd: $(cat /tmp/kr.json /tmp/kr.err)"
+
 # 3. latency FROM TO around the busy-wait call (the function's only call
 # but __fentry__'s, a nop when live).
 kinstctl list-offsets --json kinst_lattest_wait >/tmp/lo.json || kt_fail "list-offsets kinst_lattest_wait"
@@ -92,14 +120,18 @@ from=$(jq -r 'select(.type == "insn" and .offset > 0 and .emulation == "call") |
 len=$(jq -r "select(.type == \"insn\" and .offset == ${from:-0}) | .length" /tmp/lo.json)
 [ -n "$from" ] && [ -n "$len" ] || kt_fail "no call to udelay in kinst_lattest_wait: $(head -c 600 /tmp/lo.json)"
 to=$((from + len))
+fg_start kinst_lattest_wait
 kinstctl latency --json "kinst_lattest_wait+$from" "kinst_lattest_wait+$to" -- sh -c "$run" \
     >/tmp/ft.json 2>/tmp/ft.err || kt_fail "latency FROM TO failed: $(cat /tmp/ft.err)"
+fg_stop /tmp/fg2.txt
 kt_log "latency FROM TO: $(tail -n 1 /tmp/ft.err)"
 kt_expect_eq "latency FROM TO: samples (the slow call's busy wait)" $rounds "$(summary /tmp/ft.json samples)"
-ft_min=$(jq -r 'select(.type == "hist") | .min' /tmp/ft.json)
-ft_max=$(jq -r 'select(.type == "hist") | .max' /tmp/ft.json)
-[ "$ft_min" -ge $((wait_us * 900)) ] || kt_fail "latency FROM TO: $ft_min ns, under 90% of udelay's $wait_us us"
-[ "$ft_max" -lt $((wait_us * 1000 * 3)) ] || kt_fail "latency FROM TO: $ft_max ns, over three times udelay's"
+# The busy wait is most of the call that holds it, and never more.
+ft_mean=$(jq -r 'select(.type == "hist") | .mean' /tmp/ft.json)
+fg2_mean=$(awk '$1 >= 200 { s += $1 * 1000; n++ } END { printf "%d", n ? s / n : 0 }' /tmp/fg2.txt)
+kt_log "FROM TO around udelay: mean $ft_mean ns; the calls (function_graph): mean $fg2_mean ns"
+awk -v a="$ft_mean" -v b="$fg2_mean" 'BEGIN { exit !(b > 0 && a / b > 0.5 && a / b < 1.05) }' ||
+    kt_fail "latency FROM TO: mean $ft_mean ns is not most of the calls' $fg2_mean ns (function_graph)"
 
 # 4. Recursion: one sample per activation, keyed by the depth at its entry.
 kinstctl latency --json $dbg --by '$entry(rdi)' kinst_lattest_rec -- sh -c "$run" \
@@ -107,13 +139,17 @@ kinstctl latency --json $dbg --by '$entry(rdi)' kinst_lattest_rec -- sh -c "$run
 kt_log "latency kinst_lattest_rec: $(tail -n 1 /tmp/r.err)"
 kt_expect_eq "recursion: samples (four activations a round)" $((4 * rounds)) "$(summary /tmp/r.json samples)"
 prev=0
+m0=$(field /tmp/r.json 0 min)
 for d in 0 1 2 3; do
 	kt_expect_eq "recursion: activations at depth $d" $rounds "$(field /tmp/r.json $d count)"
-	mn=$(field /tmp/r.json $d min)
-	# Each level adds two busy waits of rec_us to the one below it.
+	mn=$(field /tmp/r.json $d min) mean=$(field /tmp/r.json $d mean)
+	# Each level adds two busy waits to the one inside it: depth d waits
+	# 2d + 1 times as long as depth 0 (at least half of that is asked, of
+	# the fastest activations: a loaded host makes the means noisy).
 	[ "$mn" -gt "$prev" ] || kt_fail "recursion: depth $d ($mn ns) not longer than the one inside it ($prev ns)"
-	[ "$mn" -ge $(( (2 * d + 1) * rec_us * 900 )) ] ||
-	    kt_fail "recursion: depth $d took $mn ns, under 90% of its $((2 * d + 1)) busy waits of $rec_us us"
+	awk -v a="$mn" -v b="$m0" -v d=$d 'BEGIN { exit !(a / b >= (2 * d + 1) / 2) }' ||
+	    kt_fail "recursion: depth $d's fastest $mn ns is not $((2 * d + 1))/2 times depth 0's $m0 ns"
+	kt_log "recursion: depth $d: min $mn ns, mean $mean ns"
 	prev=$mn
 done
 
