@@ -644,9 +644,9 @@ run_agg(const AggOptions &o)
 	std::vector<struct kinst_pinsn> code;
 	bool by_signed = false;
 	// Conditional return points (returns.h): a program of their own each.
-	std::map<int, std::vector<Spec>> groups = by_return_condition(specs);
+	std::map<std::string, std::vector<Spec>> groups = by_return_condition(specs);
 	if (dollar) {
-		if (groups.size() > 1 || !groups.count(-1))
+		if (groups.size() > 1 || !groups.count(""))
 			throw Error(Exit::usage, std::string(cmd) + ": $variables at conditional "
 			    "return points (" + specs[0].text + ") are not supported");
 		tv.prepare(specs, "", {}, &env,
@@ -678,7 +678,7 @@ run_agg(const AggOptions &o)
 	} else {
 		for (const auto &g : groups) {
 			uint32_t id = s.prog_id;
-			if (g.first >= 0) {
+			if (!g.first.empty()) {
 				AggOptions oc = o;
 				oc.if_expr = with_return_condition(g.first, o.if_expr);
 				id = dev.load_prog(agg_program(oc, &env), "a conditional return's --if");

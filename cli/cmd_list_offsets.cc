@@ -145,6 +145,10 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 				line += std::string(",\"return\":\"") + return_kind_name(ri->second.kind) + "\"";
 				if (ri->second.cc >= 0)
 					line += ",\"return_cc\":" + std::to_string(ri->second.cc);
+				if (!ri->second.leaves_if.empty()) {
+					line += ",\"return_if\":";
+					append_json_string(line, ri->second.leaves_if);
+				}
 				if (!ri->second.target.empty()) {
 					line += ",\"tail_call\":";
 					append_json_string(line, ri->second.target);

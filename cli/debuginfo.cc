@@ -1156,7 +1156,7 @@ expand_source_spec(const Spec &sp, const DebugOptions &o)
 			for (const auto &r : return_points(syms, m, *t.fn, insns))
 				if (r.offset == t.offset) {
 					s.at_return = true;
-					s.ret_cc = r.cc;
+					s.ret_if = r.leaves_if;
 				}
 		out.push_back(s);
 	}

@@ -169,13 +169,13 @@ latency_start_program(bool framed, const std::vector<std::vector<struct kinst_pi
 }
 
 std::vector<struct kinst_pinsn>
-latency_end_program(bool framed, uint64_t tag, int cc,
+latency_end_program(bool framed, uint64_t tag, const std::string &cond,
     const std::vector<struct kinst_pinsn> &body)
 {
 	std::vector<struct kinst_pinsn> code;
 	size_t jz = 0;
-	if (cc >= 0) {
-		code = value_of(compile_expr(return_condition(cc), "a return's condition"));
+	if (!cond.empty()) {
+		code = value_of(compile_expr(cond, "a return's condition"));
 		jz = code.size();
 		code.push_back(make_pinsn(KINST_OP_JZ));
 	}
@@ -191,7 +191,7 @@ latency_end_program(bool framed, uint64_t tag, int cc,
 	code.push_back(make_pinsn(KINST_OP_TS_GET, KINST_TS_ELAPSED | KINST_TSF_CLOSE, tag));
 	code.push_back(make_pinsn(KINST_OP_VALUE));
 	code.push_back(make_pinsn(KINST_OP_RET));
-	if (cc >= 0) {
+	if (!cond.empty()) {
 		code[jz].off = (int16_t)(code.size() - jz - 1);
 		code.push_back(make_pinsn(KINST_OP_IMM, 0, 0));
 		code.push_back(make_pinsn(KINST_OP_RET));
@@ -250,8 +250,8 @@ run_latency(const LatencyOptions &o)
 	ao.no_color = o.no_color;
 	bool by_signed = false;
 	std::vector<struct kinst_pinsn> body = agg_program(ao, &env, &by_signed);
-	std::map<int, std::vector<Spec>> groups = by_return_condition(p.ends);
-	std::map<int, std::vector<struct kinst_pinsn>> end_code;
+	std::map<std::string, std::vector<Spec>> groups = by_return_condition(p.ends);
+	std::map<std::string, std::vector<struct kinst_pinsn>> end_code;
 	for (const auto &g : groups)
 		end_code[g.first] = latency_end_program(p.framed, latency_tag, g.first, body);
 	std::vector<struct kinst_pinsn> start_code =
@@ -278,9 +278,9 @@ run_latency(const LatencyOptions &o)
 	s.by_signed = by_signed;
 	setup_agg(dev, s, ao);
 	uint32_t start_id = dev.load_prog(start_code, "latency's start");
-	std::map<int, uint32_t> end_ids;
+	std::map<std::string, uint32_t> end_ids;
 	for (const auto &c : end_code)
-		end_ids[c.first] = dev.load_prog(c.second, c.first < 0 ? "--by/--if" :
+		end_ids[c.first] = dev.load_prog(c.second, c.first.empty() ? "--by/--if" :
 		    "--by/--if at a conditional return");
 	s.prog_id = end_ids.begin()->second;
 
@@ -322,8 +322,9 @@ run_latency(const LatencyOptions &o)
 	uint64_t accounted = sm.samples + sm.missed + sm.overflow + sm.nested;
 	sm.other = sm.ends > accounted ? sm.ends - accounted : 0;
 	std::string why = o.if_expr.empty() ? "" : "not matching --if";
-	if (groups.size() > 1 || !groups.count(-1))
-		why += why.empty() ? "a jCC not taken" : " or a jCC not taken";
+	if (groups.size() > 1 || !groups.count(""))
+		why += why.empty() ? "a conditional return not taken" :
+		    " or a conditional return not taken";
 	if (why.empty())
 		why = "not timed";
 	Writer out(stdout);

@@ -50,11 +50,11 @@ std::vector<struct kinst_pinsn> latency_start_program(bool framed,
 // An end probe's program.  body: agg_program()'s for --by/--if (which may
 // read $entry values; empty: count every end).  It closes the thread's
 // activation (tag, the frame) after body has read what it needs and
-// aggregates the time since its push; cc >= 0 (a conditional return
-// point): when that jCC is not taken, it does nothing at all (the call
-// goes on).
-std::vector<struct kinst_pinsn> latency_end_program(bool framed, uint64_t tag, int cc,
-    const std::vector<struct kinst_pinsn> &body);
+// aggregates the time since its push; cond (a conditional return point's
+// ReturnPoint::leaves_if, "" for none): when it is false, the program does
+// nothing at all (the call goes on).
+std::vector<struct kinst_pinsn> latency_end_program(bool framed, uint64_t tag,
+    const std::string &cond, const std::vector<struct kinst_pinsn> &body);
 
 int run_latency(const LatencyOptions &o);
 

@@ -7,11 +7,15 @@
 //                                           thunk (Linux built with
 //                                           CONFIG_RETHUNK)
 //   jmp OTHER (OTHER's first instruction)   a tail call: OTHER returns for it
-//   jmp *REG, jmp __x86_indirect_thunk_REG  an indirect tail call (a jump
-//                                           table is jmp *TABLE(,%r,8): not one)
-//   jCC to a return thunk or another function: the same, conditional
+//   jmp *REG, jmp *MEM,                     an indirect tail call when its
+//   jmp __x86_indirect_thunk_REG            target is outside the function
+//                                           (a switch compiled -O0 jumps
+//                                           through a register too); a jump
+//                                           table, jmp *TABLE(,%r,8), is none
+//   jCC to a return thunk or another function: the same, when taken
 // A jump to the function's own compiler parts (FUNC.cold, FUNC.part.N) is
-// not a return.  At every return point the stack pointer is the one the
+// not a return, nor the ret of a local subroutine (code a call inside the
+// function reaches, where nothing else falls or jumps in).  At every return point the stack pointer is the one the
 // function was entered with (it points at the return address), so the
 // per-thread state's frame of the call (kinst_tstate.h) is rsp there.
 #ifndef KINSTCTL_RETURNS_H
@@ -36,6 +40,11 @@ struct ReturnPoint {
 	// -1 for an unconditional one.  The probe fires whether or not the
 	// jump is taken: a program tests rflags (return_condition()).
 	int cc = -1;
+	// When the call ends here only sometimes: an expression (the --if
+	// grammar, prog_compile.h) true when it does; "" when always.  A jCC:
+	// its condition over rflags; an indirect jump: its target (a register
+	// or a memory word) outside the function as loaded (f's address).
+	std::string leaves_if;
 	std::string target;	// tail calls: the callee ("" when indirect)
 };
 
@@ -54,13 +63,13 @@ std::vector<ReturnPoint> return_points(const SymbolTable &syms, Module &m,
 // jCC of condition cc is taken; "" for -1.
 std::string return_condition(int cc);
 
-// The specs grouped by the condition of their return point (Spec::ret_cc):
-// -1, every spec that is not a conditional one, and each jCC's condition.
-// A group is armed with its own program, whose --if is
-// with_return_condition(cc, if_expr): a hit counts only when the jump is
-// taken, i.e. when the call ends there.
-std::map<int, std::vector<Spec>> by_return_condition(const std::vector<Spec> &specs);
-std::string with_return_condition(int cc, const std::string &if_expr);
+// The specs grouped by the condition of their return point (Spec::ret_if):
+// "", every spec that is not a conditional one, and each condition.  A
+// group is armed with its own program, whose --if is
+// with_return_condition(cond, if_expr): a hit counts only when the call
+// ends there.
+std::map<std::string, std::vector<Spec>> by_return_condition(const std::vector<Spec> &specs);
+std::string with_return_condition(const std::string &cond, const std::string &if_expr);
 
 } // namespace kinst
 

@@ -39,9 +39,10 @@ struct Spec {
 	uint64_t address = 0;
 	// Set by the expansion of FUNC:return for a function out of line
 	// (returns.h): the instruction is one of its return points, where
-	// $retval is rax; ret_cc >= 0: a jCC, a return only when taken.
+	// $retval is rax; ret_if: when the call ends there only sometimes,
+	// the expression true when it does (ReturnPoint::leaves_if).
 	bool at_return = false;
-	int ret_cc = -1;
+	std::string ret_if;
 };
 
 // Throws Error(Exit::bad_spec) with a message naming the problem.

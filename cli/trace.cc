@@ -247,7 +247,7 @@ run_trace(const TraceOptions &o)
 		tv.prepare(specs, o.if_expr, caps, &env);
 		prog_what = tv.prints() ? "--var/--vars" : "$variables";
 		for (const auto &sp : specs)
-			if (sp.ret_cc >= 0)
+			if (!sp.ret_if.empty())
 				throw Error(Exit::usage, "trace: $variables at conditional return points (" +
 				    sp.text + ") are not supported");
 	}
@@ -294,7 +294,7 @@ run_trace(const TraceOptions &o)
 		// printed only when the jump is taken, through a program each.
 		for (const auto &g : by_return_condition(specs)) {
 			uint32_t id = prog_id;
-			if (g.first >= 0) {
+			if (!g.first.empty()) {
 				TraceOptions oc = o;
 				oc.if_expr = with_return_condition(g.first, o.if_expr);
 				std::vector<CaptureDesc> cd;

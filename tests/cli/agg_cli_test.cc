@@ -150,7 +150,7 @@ ATF_TEST_CASE_BODY(latency_programs)
 	ATF_REQUIRE_EQ(kinst_ts_create(&su, 1, &t), KINST_E_OK);
 	const uint64_t tag = 77;
 	std::vector<struct kinst_pinsn> start = kinst::latency_start_program(true, {}, tag);
-	std::vector<struct kinst_pinsn> end = kinst::latency_end_program(true, tag, -1, {});
+	std::vector<struct kinst_pinsn> end = kinst::latency_end_program(true, tag, "", {});
 	struct kinst_regs r;
 	memset(&r, 0, sizeof(r));
 	auto at = [&](uint64_t rsp, uint64_t now, const std::vector<struct kinst_pinsn> &c) {
@@ -178,7 +178,7 @@ ATF_TEST_CASE_BODY(latency_programs)
 	g_thread = 1;
 	ATF_REQUIRE_EQ(at(0x8000, 9, end).v.value, 9u);
 	// A jne to the return thunk: not taken (ZF set) is no end at all.
-	std::vector<struct kinst_pinsn> jne = kinst::latency_end_program(true, tag, 5, {});
+	std::vector<struct kinst_pinsn> jne = kinst::latency_end_program(true, tag, kinst::return_condition(5), {});
 	at(0x8000, 0, start);
 	r.rflags = 1u << 6;
 	ATF_REQUIRE_EQ(at(0x8000, 40, jne).result, KINST_PROG_FALSE);
@@ -192,7 +192,7 @@ ATF_TEST_CASE_BODY(latency_programs)
 	o.if_expr = "rax != 0 && rdi > 2";
 	o.by = "rax";
 	std::vector<struct kinst_pinsn> cond =
-	    kinst::latency_end_program(true, tag, -1, kinst::agg_program(o));
+	    kinst::latency_end_program(true, tag, "", kinst::agg_program(o));
 	r.gpr[KINST_RAX] = 0;
 	at(0x8000, 0, start);
 	ATF_REQUIRE_EQ(at(0x8000, 7, cond).result, KINST_PROG_FALSE);
@@ -206,7 +206,7 @@ ATF_TEST_CASE_BODY(latency_programs)
 	ATF_REQUIRE_EQ(k.v.value, 11u);
 	// FROM/TO (unframed): the next FROM replaces one never closed.
 	std::vector<struct kinst_pinsn> from = kinst::latency_start_program(false, {}, tag);
-	std::vector<struct kinst_pinsn> to = kinst::latency_end_program(false, tag, -1, {});
+	std::vector<struct kinst_pinsn> to = kinst::latency_end_program(false, tag, "", {});
 	at(0x1000, 100, from);
 	at(0x2000, 200, from);
 	ATF_REQUIRE_EQ(at(0x3000, 260, to).v.value, 60u);

@@ -65,6 +65,21 @@ extern uint64_t	kh_out_flags;
 void	kh_invoke(void);
 extern char	kh_invoke_ret[];	/* the return address of that call */
 
+/*
+ * A fake clock (latency_test): while kh_fake_clock is set, kinst_os_now_ns()
+ * returns kh_fake_now, which the SIGTRAP handler advances by
+ * kh_clock_weight(rip) at every traced hit, before the engine runs: the
+ * time between two hits is the sum of the weights of the hits after the
+ * first up to the second, which the test computes from the single-step run.
+ */
+extern int	kh_fake_clock;
+extern uint64_t	kh_fake_now;
+static inline uint64_t
+kh_clock_weight(uint64_t rip)
+{
+	return (1 + (rip * 0x9e3779b97f4a7c15ull >> 54));
+}
+
 /* User-space OS interface (kh_os.c): cache pid/tid/comm once. */
 void	kh_os_init(void);
 extern __thread uint32_t kh_os_cpu_index;	/* kinst_os_cpu() of this thread */

@@ -281,6 +281,8 @@ kh_on_trap(int sig, siginfo_t *si, void *ucv)
 	case KH_TRACE:
 		kh_regs_from_uc(uc, &regs);
 		regs.rip -= 1;		/* the int3 byte */
+		if (kh_fake_clock)
+			kh_fake_now += kh_clock_weight(regs.rip);
 		res = kinst_engine_hit(&kh_eng, &regs);
 		if (res == KINST_HIT_REDIRECT && kh_is_sti_variant(regs.rip))
 			__atomic_fetch_add(&kh_sti_expected, 1,

@@ -38,11 +38,16 @@ kinst_os_cpu(void)
 	return (kh_os_cpu_index);
 }
 
+int kh_fake_clock;
+uint64_t kh_fake_now;
+
 uint64_t
 kinst_os_now_ns(void)
 {
 	struct timespec ts;
 
+	if (kh_fake_clock)
+		return (kh_fake_now);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
