@@ -385,7 +385,7 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 	    PRIu64 " nested (not counted)", t.hits, t.aggregated, t.filtered, t.faults,
 	    t.overflow, t.nested);
 	if (t.hidden)
-		fprintf(stderr, ", %" PRIu64 " at hidden entry probes", t.hidden);
+		fprintf(stderr, ", %" PRIu64 " at hidden probes", t.hidden);
 	fprintf(stderr, "\n");
 	if (t.overflow)
 		fprintf(stderr, "kinstctl: WARNING: %" PRIu64 " hits found no free slot; "

@@ -84,6 +84,10 @@ add_trace(CLI::App &app, Runner &run)
 	    ->type_name("FILE");
 	sub->add_flag("--stack", o->stack,
 	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
+	sub->add_option("--latency-from", o->latency_from,
+	    "add to each hit the time since this thread's last hit at SPEC (one instruction; "
+	    "a hidden probe there), or nothing when it has none (JSON since_ns)")
+	    ->type_name("SPEC");
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);

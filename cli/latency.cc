@@ -43,19 +43,33 @@ value_of(std::vector<struct kinst_pinsn> code)
 	return code;
 }
 
-// One instruction each: FROM and TO.
+} // namespace
+
+const uint64_t latency_from_tag = 0x66726f6d;	// "from"
+
+std::vector<struct kinst_pinsn>
+latency_since_code()
+{
+	std::vector<struct kinst_pinsn> code = frame_code(false);
+	code.push_back(make_pinsn(KINST_OP_TS_GET, KINST_TS_ELAPSED | KINST_TSF_SOFT,
+	    latency_from_tag));
+	return code;
+}
+
 Spec
 one_instruction(const std::string &arg, const char *role,
     const std::vector<std::string> &debug_files)
 {
 	std::vector<Spec> v = probe_specs({ arg }, debug_files);
 	if (v.size() != 1 || !v[0].has_offset)
-		throw Error(Exit::usage, std::string("latency: ") + role + " " + arg + " names " +
+		throw Error(Exit::usage, std::string(role) + " " + arg + " names " +
 		    (v.size() == 1 ? std::string("every instruction of ") + v[0].function :
 		    std::to_string(v.size()) + " instructions") + "; it must name one "
 		    "(FUNC+OFFSET, an address, or a FILE:LINE of one instruction)");
 	return v[0];
 }
+
+namespace {
 
 uint64_t
 hits_at(const std::vector<struct kinst_probe_info> &pis, const std::vector<Spec> &specs)
@@ -93,8 +107,8 @@ plan_specs(const LatencyOptions &o)
 	}
 	if (o.specs.size() != 2)
 		throw Error(Exit::usage, "latency: give FUNC, or FROM TO (two instructions)");
-	p.start = one_instruction(o.specs[0], "FROM", o.debug_files);
-	p.ends.push_back(one_instruction(o.specs[1], "TO", o.debug_files));
+	p.start = one_instruction(o.specs[0], "latency: FROM", o.debug_files);
+	p.ends.push_back(one_instruction(o.specs[1], "latency: TO", o.debug_files));
 	if (p.start.function == p.ends[0].function && p.start.offset == p.ends[0].offset &&
 	    p.start.module == p.ends[0].module)
 		throw Error(Exit::usage, "latency: FROM and TO are the same instruction (" +

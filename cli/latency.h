@@ -58,6 +58,18 @@ std::vector<struct kinst_pinsn> latency_end_program(bool framed, uint64_t tag,
 
 int run_latency(const LatencyOptions &o);
 
+// The one instruction arg names (FROM, TO, trace --latency-from): a usage
+// error naming role when it names several or a whole function.
+struct Spec;
+Spec one_instruction(const std::string &arg, const char *role,
+    const std::vector<std::string> &debug_files);
+
+// trace --latency-from: the tag of its activations, and the code that
+// pushes the time since this thread's hit there (0 and a NOSTATE capture
+// when there was none: a KINST_TSF_SOFT read, which never closes it).
+extern const uint64_t latency_from_tag;
+std::vector<struct kinst_pinsn> latency_since_code();
+
 } // namespace kinst
 
 #endif

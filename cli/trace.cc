@@ -20,6 +20,7 @@
 #include "output.h"
 #include "prog_compile.h"
 #include "record.h"
+#include "latency.h"
 #include "returns.h"
 #include "session.h"
 #include "spec.h"
@@ -58,7 +59,17 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 	    tv.plan(d.function, d.offset) : nullptr;
 	HitRecord user;
 	const HitRecord *rp = &full;
-	if (tv.active()) {
+	// --latency-from: its value capture follows the user's.
+	bool has_since = false;
+	uint64_t since = 0;
+	if (!o.latency_from.empty())
+		for (const auto &c : full.caps)
+			if (c.value && c.index == capd.size() && c.bytes.size() == 8 &&
+			    (c.flags & KINST_SECF_NOSTATE) == 0) {
+				memcpy(&since, c.bytes.data(), 8);
+				has_since = true;
+			}
+	if (tv.active() || !o.latency_from.empty()) {
 		user = full;
 		user.caps.clear();
 		for (const auto &c : full.caps)
@@ -85,6 +96,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 		j["address"] = hex(h.addr);
 		j["insn"] = d.insn;
 		j["regs"] = json_regs(h.regs);
+		if (!o.latency_from.empty())
+			j["since_ns"] = has_since ? nlohmann::json(since) : nlohmann::json(nullptr);
 		if (av.btf) {
 			nlohmann::json a = nlohmann::json::object();
 			for (const auto &v : read_args(*av.btf, av.func, h.regs.gpr)) {
@@ -114,6 +127,8 @@ print_hit(Writer &out, const Style &st, const TraceOptions &o,
 	    h.cpu, h.pid, h.tid, comm_of(h).c_str());
 	std::string line = head;
 	line += st.paint("1", name) + "  " + d.insn;
+	if (!o.latency_from.empty())
+		line += has_since ? "  since=" + std::to_string(since) + "ns" : std::string("  since=-");
 	if (av.btf)
 		line += "  " + args_text(av.func.name, read_args(*av.btf, av.func, h.regs.gpr));
 	if (o.regs_all)
@@ -159,7 +174,7 @@ uses_vars(const TraceOptions &o)
 // the captures are printed.
 std::vector<struct kinst_pinsn>
 trace_program(const TraceOptions &o, const TypeEnv &env, std::vector<CaptureDesc> &capd,
-    std::vector<Capture> &caps)
+    std::vector<Capture> &caps, const std::vector<RawCapture> &raw)
 {
 	for (const auto &m : o.mems)
 		caps.push_back(parse_capture(m, false, &env));
@@ -169,7 +184,18 @@ trace_program(const TraceOptions &o, const TypeEnv &env, std::vector<CaptureDesc
 		capd.push_back(CaptureDesc{c.expr, c.str, c.len});
 	if (uses_vars(o))
 		return {};	// compiled per instruction (trace_vars.h)
-	return compile_trace_prog(o.if_expr, caps, &env);
+	return compile_trace_prog(o.if_expr, caps, &env, &raw);
+}
+
+// --latency-from: the value capture after the user's (rank capd.size()).
+RawCapture
+since_capture()
+{
+	RawCapture c;
+	c.addr = latency_since_code();
+	c.len = 8;
+	c.value = true;
+	return c;
 }
 
 // The summary: what the module counted, per CPU.  With --if, hits ==
@@ -211,7 +237,7 @@ print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtere
 		fprintf(stderr, ", %llu not matching --if (%llu of them faulted)",
 		    (unsigned long long)tnm, (unsigned long long)tft);
 	if (hidden != 0)
-		fprintf(stderr, ", %llu at hidden entry probes", (unsigned long long)hidden);
+		fprintf(stderr, ", %llu at hidden probes", (unsigned long long)hidden);
 	fprintf(stderr, "\n%s", percpu.c_str());
 	dev.print_jump_summary(jc);
 	if (tdr)
@@ -236,7 +262,15 @@ run_trace(const TraceOptions &o)
 	ArgsView av = args_view(o, types, env);
 	std::vector<CaptureDesc> capd;
 	std::vector<Capture> caps;
-	std::vector<struct kinst_pinsn> pred = trace_program(o, env, capd, caps);
+	// --latency-from SPEC: a hidden probe there opens an activation; every
+	// traced hit reads the time since (trace_program's value capture).
+	Spec since_spec;
+	std::vector<RawCapture> raw;
+	if (!o.latency_from.empty()) {
+		since_spec = one_instruction(o.latency_from, "trace: --latency-from", o.debug_files);
+		raw.push_back(since_capture());
+	}
+	std::vector<struct kinst_pinsn> pred = trace_program(o, env, capd, caps, raw);
 	std::string prog_what = capd.empty() ? "--if" : o.if_expr.empty() ?
 	    "--mem/--str" : "--if/--mem/--str";
 	// --var/--vars: every instruction planned on its own (trace_vars.h).
@@ -244,6 +278,9 @@ run_trace(const TraceOptions &o)
 	if (tv.active()) {
 		if (o.args)
 			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
+		if (!o.latency_from.empty())
+			throw Error(Exit::usage, "trace: --latency-from and $variables or "
+			    "--var/--vars: not together yet");
 		tv.prepare(specs, o.if_expr, caps, &env);
 		prog_what = tv.prints() ? "--var/--vars" : "$variables";
 		for (const auto &sp : specs)
@@ -287,6 +324,14 @@ run_trace(const TraceOptions &o)
 	dev.no_optimize(o.no_optimize);
 	uint32_t flags = o.stack ? KINST_ARM_STACK : 0;
 	uint64_t armed = 0;
+	if (!o.latency_from.empty()) {
+		dev.ts_setup(1024, "trace --latency-from");
+		dev.arm(since_spec, 0, dev.load_prog(latency_start_program(false, {},
+		    latency_from_tag), "--latency-from"));
+		fprintf(stderr, "kinstctl: note: %s: a hidden probe opens the time of "
+		    "--latency-from (its hits are counted apart in the summary)\n",
+		    spec_label(since_spec).c_str());
+	}
 	if (tv.active()) {
 		armed = tv.arm(dev, specs, flags, prog_what, &prog_id);
 	} else {
@@ -299,7 +344,8 @@ run_trace(const TraceOptions &o)
 				oc.if_expr = with_return_condition(g.first, o.if_expr);
 				std::vector<CaptureDesc> cd;
 				std::vector<Capture> cs;
-				id = dev.load_prog(trace_program(oc, env, cd, cs), "a conditional return's --if");
+				id = dev.load_prog(trace_program(oc, env, cd, cs, raw),
+				    "a conditional return's --if");
 				if (prog_id == 0)
 					prog_id = id;
 			}
@@ -341,6 +387,11 @@ run_trace(const TraceOptions &o)
 	// And the hits of hidden entry probes so far (one at a hidden probe
 	// between this and the disarm below counts as not matching).
 	uint64_t hidden = tv.active() ? tv.hidden_hits(dev.probe_infos()) : 0;
+	if (!o.latency_from.empty())
+		for (const auto &pi : dev.probe_infos())
+			if (since_spec.function == std::string(pi.function, strnlen(pi.function,
+			    sizeof(pi.function))) && since_spec.offset == pi.offset)
+				hidden += pi.hits;
 
 	// Stopped by a signal or --duration: disarm (no new hits), then print
 	// what the module had already delivered, so that printed + filtered ==

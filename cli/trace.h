@@ -33,6 +33,7 @@ struct TraceOptions {
 	std::string btf;		// --btf FILE: kernel types (else /sys/kernel/btf)
 	Syntax syntax = Syntax::att;
 	std::vector<std::string> debug_files;	// --debug-file (source specs)
+	std::string latency_from;	// --latency-from SPEC: time since its hit
 };
 
 // Returns the exit code.  Throws Error for everything that stops it.

@@ -300,7 +300,7 @@ kt_trace_summary() {
 	# With --if: ", N not matching --if (M of them faulted)" (KT_NOMATCH, KT_FAULTED).
 	KT_NOMATCH=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) not matching --if (\([0-9]*\) of them faulted).*/\1/p')
 	KT_FAULTED=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) not matching --if (\([0-9]*\) of them faulted).*/\2/p')
-	KT_HIDDEN=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) at hidden entry probes.*/\1/p')
+	KT_HIDDEN=$(echo "$_sum" | sed -n 's/.*, \([0-9]*\) at hidden probes.*/\1/p')
 	KT_NOMATCH=${KT_NOMATCH:-0} KT_FAULTED=${KT_FAULTED:-0} KT_HIDDEN=${KT_HIDDEN:-0}
 	_sum=$(echo "$_sum" | sed 's/, [0-9]* not matching --if.*//')
 	set -- "$1" "${2:-}" $(echo "$_sum" | tr -c '0-9\n' ' ')

@@ -166,12 +166,32 @@ kinstctl latency --json kinst_lattest_err+5 kinst_lattest_wait+5 -- sh -c "echo 
     >/tmp/n2.json 2>/tmp/n2.err || kt_fail "latency err -> wait: $(cat /tmp/n2.err)"
 kt_expect_eq "err -> the next round's wait: samples" 2 "$(summary /tmp/n2.json samples)"
 
+# 5b. trace --latency-from: each end of the busy wait (TO above) carries
+# the time since the same thread's hit at FROM; a hit before any FROM of
+# its thread has none.
+kt_trace_start /tmp/s.json /tmp/s.err --json --latency-from "kinst_lattest_wait+$from" \
+    "kinst_lattest_wait+$to" kinst_lattest_err+5
+echo 2 >$P/run || kt_fail "run"
+kt_trace_stop
+st=$?
+[ "$st" = 0 ] || kt_fail "trace --latency-from exited $st: $(cat /tmp/s.err)"
+kt_trace_summary /tmp/s.err /tmp/s.json
+kt_expect_eq "trace --latency-from: hits (2 busy waits, 2 errs)" 4 "$KT_PRINTED"
+kt_expect_eq "trace --latency-from: hidden hits at FROM" 2 "$KT_HIDDEN"
+jq -e -s --argjson to "$to" 'map(select(.offset == $to)) | length == 2 and all(.since_ns >= 1000000)' \
+    /tmp/s.json >/dev/null || kt_fail "trace --latency-from: the ends of the busy wait: $(cat /tmp/s.json)"
+# kinst_lattest_err follows its round's busy wait: longer than it.
+jq -e -s --argjson to "$to" '(map(select(.function == "kinst_lattest_err")) | map(.since_ns)) as $e |
+    (map(select(.offset == $to)) | map(.since_ns)) as $w | $e[0] > $w[0] and $e[1] > $w[1]' \
+    /tmp/s.json >/dev/null || kt_fail "trace --latency-from: err's times: $(cat /tmp/s.json)"
+
 # 6. One-line errors.
 for args in "latency kinst_lattest_wait+5" "latency kinst_lattest_wait kinst_lattest_rec" \
     "latency kinst_lattest_wait kinst_lattest_wait" "count --by \$retval $dbg kinst_lattest_wait+5" \
-    "latency --by \$retval kinst_lattest_wait+5 kinst_lattest_rec+5" "count --by \$entry(rdi) kinst_lattest_wait:return"; do
+    "latency --by \$retval kinst_lattest_wait+5 kinst_lattest_rec+5" "count --by \$entry(rdi) kinst_lattest_wait:return" \
+    "trace --latency-from kinst_lattest_rec kinst_lattest_wait+5"; do
 	# shellcheck disable=SC2086
-	kinstctl $args -- true >/tmp/e.out 2>/tmp/e.err && kt_fail "kinstctl $args: accepted"
+	kinstctl $args --duration 1 >/tmp/e.out 2>/tmp/e.err && kt_fail "kinstctl $args: accepted"
 	[ "$(wc -l </tmp/e.err)" = 1 ] && grep -q '^kinstctl: ' /tmp/e.err ||
 	    kt_fail "kinstctl $args: not one error line: $(cat /tmp/e.err)"
 	kt_log "kinstctl $args: $(cat /tmp/e.err)"
