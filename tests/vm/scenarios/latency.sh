@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; a spec naming more than one instruction, $retval off a return point, $entry outside latency are one-line errors; clean kernel log
 # scenario-needs: kinst
-# scenario-timeout: 420
+# scenario-timeout: 600
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_lattest.ko"
 #
 # kinst_lattest.c's header says what a round calls.  Its functions have no
@@ -66,7 +66,7 @@ fg_start kinst_lattest_wait
 kinstctl latency --json $dbg --by '$retval' kinst_lattest_wait -- sh -c "$run" \
     >/tmp/l.json 2>/tmp/l.err || kt_fail "latency kinst_lattest_wait failed: $(cat /tmp/l.err)"
 fg_stop /tmp/fg.txt
-kt_log "latency kinst_lattest_wait: $(tail -n 1 /tmp/l.err)"
+kt_log "latency kinst_lattest_wait: $(grep " sample" /tmp/l.err)"
 kt_expect_eq "latency: samples (two calls a round)" $((2 * rounds)) "$(summary /tmp/l.json samples)"
 kt_expect_eq "latency: starts" $((2 * rounds)) "$(summary /tmp/l.json starts)"
 kt_expect_eq "latency: ends without a start" 0 "$(summary /tmp/l.json ends_without_start)"
@@ -104,7 +104,7 @@ grep -q '^count 4, min [0-9]* ns, max [0-9]* ns, mean [0-9]* ns, p50 ~[0-9]* ns,
 kinstctl latency --json --if 'comm == "syscall_loop"' --by '$retval' ksys_read \
     -- sh -c 'syscall_loop read2 25 7 9 >/dev/null' >/tmp/k.json 2>/tmp/k.err ||
     kt_fail "latency ksys_read failed: $(cat /tmp/k.err)"
-kt_log "latency ksys_read: $(tail -n 1 /tmp/k.err)"
+kt_log "latency ksys_read: $(grep " sample" /tmp/k.err)"
 kt_expect_eq "latency ksys_read: reads of 7 bytes" 25 "$(field /tmp/k.json 7 count)"
 kt_expect_eq "latency ksys_read: reads of 9 bytes" 25 "$(field /tmp/k.json 9 count)"
 kt_expect_eq "latency ksys_read: keys" "7 9" "$(jq -r 'select(.type == "hist") | .key' /tmp/k.json | sort -n | tr '\n' ' ' | sed 's/ $//')"
@@ -124,7 +124,7 @@ fg_start kinst_lattest_wait
 kinstctl latency --json "kinst_lattest_wait+$from" "kinst_lattest_wait+$to" -- sh -c "$run" \
     >/tmp/ft.json 2>/tmp/ft.err || kt_fail "latency FROM TO failed: $(cat /tmp/ft.err)"
 fg_stop /tmp/fg2.txt
-kt_log "latency FROM TO: $(tail -n 1 /tmp/ft.err)"
+kt_log "latency FROM TO: $(grep " sample" /tmp/ft.err)"
 kt_expect_eq "latency FROM TO: samples (the slow call's busy wait)" $rounds "$(summary /tmp/ft.json samples)"
 # The busy wait is most of the call that holds it, and never more.
 ft_mean=$(jq -r 'select(.type == "hist") | .mean' /tmp/ft.json)
@@ -136,7 +136,7 @@ awk -v a="$ft_mean" -v b="$fg2_mean" 'BEGIN { exit !(b > 0 && a / b > 0.5 && a /
 # 4. Recursion: one sample per activation, keyed by the depth at its entry.
 kinstctl latency --json $dbg --by '$entry(rdi)' kinst_lattest_rec -- sh -c "$run" \
     >/tmp/r.json 2>/tmp/r.err || kt_fail "latency kinst_lattest_rec failed: $(cat /tmp/r.err)"
-kt_log "latency kinst_lattest_rec: $(tail -n 1 /tmp/r.err)"
+kt_log "latency kinst_lattest_rec: $(grep " sample" /tmp/r.err)"
 kt_expect_eq "recursion: samples (four activations a round)" $((4 * rounds)) "$(summary /tmp/r.json samples)"
 prev=0
 m0=$(field /tmp/r.json 0 min)
@@ -184,6 +184,56 @@ jq -e -s --argjson to "$to" 'map(select(.offset == $to)) | length == 2 and all(.
 jq -e -s --argjson to "$to" '(map(select(.function == "kinst_lattest_err")) | map(.since_ns)) as $e |
     (map(select(.offset == $to)) | map(.since_ns)) as $w | $e[0] > $w[0] and $e[1] > $w[1]' \
     /tmp/s.json >/dev/null || kt_fail "trace --latency-from: err's times: $(cat /tmp/s.json)"
+
+# 7. Threads.  threads_done: wait until the module's threads have exited.
+threads_done() {
+	_n=0
+	while [ "$(cat $P/threads)" != 0 ]; do
+		_n=$((_n + 1))
+		[ $_n -lt 600 ] || kt_fail "the module's threads did not exit"
+		sleep 0.1
+	done
+}
+# 7a. A call in flight when the probes are armed: its return is an end
+# without a start, never a sample; a call begun after arming is one.
+echo 6000 >$P/sleep || kt_fail "write sleep"
+kinstctl latency --json kinst_lattest_sleep -- sh -c "sleep 7; echo 400 >$P/sleep; sleep 2" \
+    >/tmp/t1.json 2>/tmp/t1.err || kt_fail "latency kinst_lattest_sleep: $(cat /tmp/t1.err)"
+threads_done
+kt_log "armed mid-call: $(grep " sample" /tmp/t1.err)"
+kt_expect_eq "armed mid-call: samples (the call begun after arming)" 1 "$(summary /tmp/t1.json samples)"
+kt_expect_eq "armed mid-call: ends without a start" 1 "$(summary /tmp/t1.json ends_without_start)"
+t1=$(jq -r 'select(.type == "hist") | .min' /tmp/t1.json)
+[ "$t1" -ge 300000000 ] && [ "$t1" -lt 3000000000 ] ||
+    kt_fail "armed mid-call: the one sample is $t1 ns, not the second call's 400 ms"
+# 7b. Threads that exit with a start open (odd ones never reach TO): their
+# starts are never closed; each even one's own TO closes its own FROM.
+kinstctl latency --json kinst_lattest_open+5 kinst_lattest_close+5 -- sh -c \
+    "echo 8 >$P/spawn; while [ \$(cat $P/threads) != 0 ]; do sleep 0.1; done" \
+    >/tmp/t2.json 2>/tmp/t2.err || kt_fail "latency open/close: $(cat /tmp/t2.err)"
+threads_done
+kt_log "threads exiting with a start open: $(grep " sample" /tmp/t2.err)"
+kt_expect_eq "exiting threads: samples (the even ones)" 4 "$(summary /tmp/t2.json samples)"
+kt_expect_eq "exiting threads: starts" 8 "$(summary /tmp/t2.json starts)"
+kt_expect_eq "exiting threads: starts never closed (the odd ones)" 4 "$(summary /tmp/t2.json starts_never_closed)"
+# 7c. A table of one thread, eight threads at once: the first owns the only
+# slot (a slot is taken over only after a second idle), the others are
+# counted as finding none and make no sample; no sample is wrong.
+kinstctl latency --json --threads 1 kinst_lattest_wait -- sh -c \
+    "echo 8 >$P/spawn; while [ \$(cat $P/threads) != 0 ]; do sleep 0.1; done" \
+    >/tmp/t3.json 2>/tmp/t3.err || kt_fail "latency --threads 1: $(cat /tmp/t3.err)"
+threads_done
+kt_log "a full table: $(grep " sample" /tmp/t3.err)"
+n3=$(summary /tmp/t3.json samples)
+kt_expect_eq "full table: starts" 8 "$(summary /tmp/t3.json starts)"
+kt_expect_eq "full table: ends" 8 "$(summary /tmp/t3.json ends)"
+[ "$n3" -ge 1 ] && [ "$n3" -lt 8 ] || kt_fail "full table: $n3 samples of 8 calls with one slot"
+[ "$(summary /tmp/t3.json nothread)" -gt 0 ] || kt_fail "full table: no operation counted as finding no slot"
+grep -q 'found no thread slot (raise --threads)' /tmp/t3.err || kt_fail "full table: the summary does not say so: $(cat /tmp/t3.err)"
+t3min=$(jq -r 'select(.type == "hist") | .min' /tmp/t3.json)
+t3max=$(jq -r 'select(.type == "hist") | .max' /tmp/t3.json)
+[ "$t3min" -ge $((slow_min / 2)) ] && [ "$t3max" -lt $((slow_min * 10)) ] ||
+    kt_fail "full table: samples from $t3min to $t3max ns, the busy wait took $slow_min ns"
 
 # 6. One-line errors.
 for args in "latency kinst_lattest_wait+5" "latency kinst_lattest_wait kinst_lattest_rec" \

@@ -17,9 +17,18 @@
  *					i % 4 = 0, 1, 2, 3
  *
  * Reading `run` gives "rounds=N".
+ *
+ * Writing N to `spawn` starts N kernel threads (N <= 64) that run at once;
+ * thread i calls kinst_lattest_wait(wait_us), then kinst_lattest_open(i),
+ * and, when i is even, busy-waits 100 us and calls kinst_lattest_close(i);
+ * an odd one exits without it.  Writing MS to `sleep` starts a thread
+ * that sleeps MS milliseconds inside kinst_lattest_sleep(MS).  `threads`
+ * reads how many of these threads have not exited yet.
  */
+#include <linux/atomic.h>
 #include <linux/delay.h>
 #include <linux/errno.h>
+#include <linux/kthread.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -72,6 +81,116 @@ kinst_lattest_err(unsigned long i)
 	}
 	return (7);
 }
+
+noinline void
+kinst_lattest_open(long i)
+{
+	kinst_lattest_sink = i;
+}
+
+noinline void
+kinst_lattest_close(long i)
+{
+	kinst_lattest_sink = -i;
+}
+
+noinline long
+kinst_lattest_sleep(int ms)
+{
+	msleep(ms);
+	kinst_lattest_sink = ms;
+	return (ms);
+}
+
+static atomic_t kinst_lattest_live = ATOMIC_INIT(0);
+
+static int
+kinst_lattest_thread(void *arg)
+{
+	long i = (long)arg;
+
+	kinst_lattest_sink += kinst_lattest_wait(READ_ONCE(wait_us));
+	kinst_lattest_open(i);
+	if ((i & 1) == 0) {
+		udelay(100);
+		kinst_lattest_close(i);
+	}
+	atomic_dec(&kinst_lattest_live);
+	module_put_and_kthread_exit(0);
+}
+
+static int
+kinst_lattest_sleeper(void *arg)
+{
+	kinst_lattest_sleep((int)(long)arg);
+	atomic_dec(&kinst_lattest_live);
+	module_put_and_kthread_exit(0);
+}
+
+/* Start fn(arg) in a thread that holds a reference to this module. */
+static int
+kinst_lattest_start(int (*fn)(void *), long arg)
+{
+	struct task_struct *t;
+
+	if (!try_module_get(THIS_MODULE))
+		return (-ENODEV);
+	atomic_inc(&kinst_lattest_live);
+	t = kthread_run(fn, (void *)arg, "kinst_lattest/%ld", arg);
+	if (IS_ERR(t)) {
+		atomic_dec(&kinst_lattest_live);
+		module_put(THIS_MODULE);
+		return (PTR_ERR(t));
+	}
+	return (0);
+}
+
+static int
+kinst_lattest_spawn(const char *val, const struct kernel_param *kp)
+{
+	int n, i, error;
+
+	if (kstrtoint(val, 0, &n) != 0 || n < 1 || n > 64)
+		return (-EINVAL);
+	for (i = 0; i < n; i++)
+		if ((error = kinst_lattest_start(kinst_lattest_thread, i)) != 0)
+			return (error);
+	return (0);
+}
+
+static int
+kinst_lattest_sleep_set(const char *val, const struct kernel_param *kp)
+{
+	int ms;
+
+	if (kstrtoint(val, 0, &ms) != 0 || ms < 1 || ms > 60000)
+		return (-EINVAL);
+	return (kinst_lattest_start(kinst_lattest_sleeper, ms));
+}
+
+static int
+kinst_lattest_threads_get(char *buf, const struct kernel_param *kp)
+{
+	return (scnprintf(buf, PAGE_SIZE, "%d\n", atomic_read(&kinst_lattest_live)));
+}
+
+static const struct kernel_param_ops kinst_lattest_spawn_ops = {
+	.set = kinst_lattest_spawn,
+	.get = kinst_lattest_threads_get,
+};
+module_param_cb(spawn, &kinst_lattest_spawn_ops, NULL, 0600);
+MODULE_PARM_DESC(spawn, "write N: start N threads at once (see the source)");
+static const struct kernel_param_ops kinst_lattest_sleep_ops = {
+	.set = kinst_lattest_sleep_set,
+	.get = kinst_lattest_threads_get,
+};
+module_param_cb(sleep, &kinst_lattest_sleep_ops, NULL, 0600);
+MODULE_PARM_DESC(sleep, "write MS: a thread sleeps MS ms in kinst_lattest_sleep");
+static const struct kernel_param_ops kinst_lattest_threads_ops = {
+	.get = kinst_lattest_threads_get,
+};
+module_param_cb(threads, &kinst_lattest_threads_ops, NULL, 0400);
+MODULE_PARM_DESC(threads, "threads started here that have not exited");
 
 static int
 kinst_lattest_set(const char *val, const struct kernel_param *kp)
