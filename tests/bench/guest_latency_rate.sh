@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Guest benchmark (not a test: prints figures, never fails on timing):
+# issue 27's per-call cost of `kinstctl latency FUNC` against the peers that
+# time a function here, in the same guest run.  Run:
+#
+#   tests/vm/run-in-guest --require-module -t 1200 --append idle=poll \
+#       tests/bench/guest_latency_rate.sh [N [R]]
+#
+# (N getpid calls per run, default 5000; R rounds, default 5.)  Function:
+# __x64_sys_getpid, under a loop of N getpid(2) calls (syscall_loop, timing
+# itself: SYSCALL_LOOP_NS).  Cases:
+#   none     nothing armed (the baseline of its round)
+#   count    kinstctl count at the function's entry (one probe, a bare
+#            in-kernel count: the cost of one kinst hit)
+#   latency  kinstctl latency __x64_sys_getpid (a start and an end probe, the
+#            per-thread state, a histogram in the kernel)
+#   kp_pair  bcc/bpftrace's method with tracefs: a kprobe and a kretprobe on
+#            the function, each an event with its timestamp, read from
+#            trace_pipe by cat (>/dev/null); the subtraction is left to
+#            the reader, as a bpftrace script does in its map
+#   fgraph   the function_graph tracer restricted to the function
+#            (set_graph_function, max_graph_depth 1), trace_pipe read by cat
+# Per case and round: ns/call = (loop time - that round's `none`) / N; then
+# the median over rounds and the median per-round ratio against latency.
+. /kinst/lib/guest-lib.sh
+kt_need_kinst
+n=${1:-5000}
+rounds=${2:-5}
+case $n$rounds in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R]]" >&2; exit 2 ;; esac
+T=$KT_TRACING
+F=__x64_sys_getpid
+cases="none count latency kp_pair fgraph"
+
+loop() {
+	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || { echo "ERROR: syscall_loop" >&2; exit 1; }
+	sed -n 's/^loop_ns //p' /tmp/loop.out
+}
+
+# wait_line FILE PATTERN: until FILE has a line matching PATTERN (60 s).
+wait_line() {
+	_i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 600 ] || { echo "ERROR: no '$2' in $1: $(cat "$1")" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+# jump_settle: until the module's count of installed jump probes has not
+# changed for a second (5 s at most), so a loop times one kind of probe.
+KJ=/sys/kernel/debug/kinst/jump
+jump_settle() {
+	[ -r "$KJ" ] || return 0
+	_last=x _same=0 _j=0
+	while [ $_same -lt 10 ] && [ $_j -lt 50 ]; do
+		_now=$(sed -n 's/^installed //p' "$KJ")
+		if [ "$_now" = "$_last" ]; then _same=$((_same + 1)); else _same=0; fi
+		_last=$_now
+		_j=$((_j + 1))
+		sleep 0.1
+	done
+}
+
+tracefs_off() {
+	echo 0 >"$T/tracing_on"
+	echo nop >"$T/current_tracer"
+	[ ! -d "$T/events/kinstbench" ] || echo 0 >"$T/events/kinstbench/enable"
+	: >"$T/kprobe_events"
+	: >"$T/set_graph_function"
+	: >"$T/set_ftrace_filter"
+	: >"$T/trace"
+}
+
+# run_case NAME: one loop of n calls under case NAME; prints its loop_ns.
+run_case() {
+	case $1 in
+	none)
+		loop "$n" ;;
+	count)
+		kinstctl count "$F+$entry" >/dev/null 2>/tmp/k.err &
+		p=$!
+		wait_line /tmp/k.err '^kinstctl: counting '
+		jump_settle
+		ns=$(loop "$n")
+		kill -INT $p
+		wait $p
+		got=$(sed -n 's/^kinstctl: [0-9]* hits, \([0-9]*\) aggregated.*/\1/p' /tmp/k.err)
+		[ "${got:-0}" -ge "$n" ] ||
+		    echo "WARNING: count counted ${got:-0} of $n calls: $(cat /tmp/k.err)" >&2
+		echo "$ns" ;;
+	latency)
+		kinstctl latency "$F" >/dev/null 2>/tmp/k.err &
+		p=$!
+		wait_line /tmp/k.err '^kinstctl: timing '
+		jump_settle
+		ns=$(loop "$n")
+		kill -INT $p
+		wait $p
+		got=$(sed -n 's/^kinstctl: \([0-9]*\) samples.*/\1/p' /tmp/k.err)
+		[ "${got:-0}" -ge "$n" ] ||
+		    echo "WARNING: latency timed ${got:-0} of $n calls: $(cat /tmp/k.err)" >&2
+		echo "$ns" ;;
+	kp_pair)
+		tracefs_off
+		echo "p:kinstbench/lat_entry $F" >>"$T/kprobe_events" || { echo "ERROR: kprobe" >&2; exit 1; }
+		echo "r:kinstbench/lat_ret $F \$retval" >>"$T/kprobe_events" || { echo "ERROR: kretprobe" >&2; exit 1; }
+		echo 1 >"$T/events/kinstbench/enable"
+		echo 1 >"$T/tracing_on"
+		cat "$T/trace_pipe" >/dev/null &
+		c=$!
+		ns=$(loop "$n")
+		kill $c
+		wait $c 2>/dev/null
+		echo 0 >"$T/events/kinstbench/enable"
+		: >"$T/kprobe_events"
+		echo "$ns" ;;
+	fgraph)
+		tracefs_off
+		# (never unfiltered: the global tracer patches every function,
+		# which TCG has been seen not to survive)
+		echo "$FT" >"$T/set_ftrace_filter" || { echo "ERROR: set_ftrace_filter $FT" >&2; exit 1; }
+		echo "$FT" >"$T/set_graph_function" || { echo "ERROR: set_graph_function $FT" >&2; exit 1; }
+		echo 1 >"$T/max_graph_depth"
+		echo function_graph >"$T/current_tracer"
+		echo 1 >"$T/tracing_on"
+		cat "$T/trace_pipe" >/dev/null &
+		c=$!
+		ns=$(loop "$n")
+		kill $c
+		wait $c 2>/dev/null
+		tracefs_off
+		echo "$ns" ;;
+	esac
+}
+
+entry=$(kt_first_traceable "$F") || { echo "ERROR: $F has no traceable instruction" >&2; exit 1; }
+FT=$(kt_ftrace_name "$F")	# the name ftrace knows it by
+tracefs_off
+# Warm-up (page cache, code paths), then R rounds in a rotated order.
+for c in $cases; do
+	run_case "$c" >/dev/null
+	case $c in count|latency) echo "check: $c: $(grep 'jump-optimized' /tmp/k.err | head -n 1)" ;; esac
+done
+: >/tmp/res
+r=0
+while [ $r -lt "$rounds" ]; do
+	order=$(echo $cases | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r) % NF + 1) }')
+	for c in $order; do
+		echo "$r $c $(run_case "$c")" >>/tmp/res
+	done
+	r=$((r + 1))
+done
+echo "# guest_latency_rate: $F, N=$n calls, $rounds rounds (TCG; ns per call over the untraced loop)"
+awk -v n="$n" '
+	{ ns[$1, $2] = $3; rs[$1] = 1; cs[$2] = 1 }
+	function median(a, k,    i, j, t) {
+		for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+	}
+	END {
+		split("count latency kp_pair fgraph", order, " ")
+		for (o = 1; o <= 4; o++) {
+			c = order[o]; k = 0; m = 0
+			for (r in rs) {
+				per[++k] = (ns[r, c] - ns[r, "none"]) / n
+				if (c != "latency") rat[++m] = (ns[r, c] - ns[r, "none"]) / (ns[r, "latency"] - ns[r, "none"])
+			}
+			printf "%-8s %10.0f ns/call", c, median(per, k)
+			if (c != "latency") printf "   %s / latency: %.2f (median of per-round ratios)", c, median(rat, m)
+			printf "\n"
+		}
+	}' /tmp/res
+tracefs_off
+exit 0
