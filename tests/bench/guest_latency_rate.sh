@@ -38,10 +38,10 @@ loop() {
 	sed -n 's/^loop_ns //p' /tmp/loop.out
 }
 
-# wait_line FILE PATTERN: until FILE has a line matching PATTERN (60 s).
+# wait_line FILE ERE: until FILE has a line matching ERE (60 s).
 wait_line() {
 	_i=0
-	until grep -q "$2" "$1" 2>/dev/null; do
+	until grep -Eq "$2" "$1" 2>/dev/null; do
 		_i=$((_i + 1))
 		[ $_i -lt 600 ] || { echo "ERROR: no '$2' in $1: $(cat "$1")" >&2; exit 1; }
 		sleep 0.1
@@ -73,35 +73,34 @@ tracefs_off() {
 	: >"$T/trace"
 }
 
+# kinst_case WHAT SED ARGS...: one loop of n calls under `kinstctl ARGS`
+# (its jump probes settled first); prints its loop_ns; a WARNING when the
+# summary (the number SED extracts) counted fewer than n calls (WHAT).
+kinst_case() {
+	_what=$1 _sed=$2
+	shift 2
+	kinstctl "$@" >/dev/null 2>/tmp/k.err &
+	_p=$!
+	wait_line /tmp/k.err '^kinstctl: (timing|counting) '
+	jump_settle
+	_ns=$(loop "$n")
+	kill -INT $_p
+	wait $_p
+	_got=$(sed -n "$_sed" /tmp/k.err)
+	[ "${_got:-0}" -ge "$n" ] || echo "WARNING: kinstctl $1: not $_what: $(cat /tmp/k.err)" >&2
+	echo "$_ns"
+}
+
 # run_case NAME: one loop of n calls under case NAME; prints its loop_ns.
 run_case() {
 	case $1 in
 	none)
 		loop "$n" ;;
 	count)
-		kinstctl count "$F+$entry" >/dev/null 2>/tmp/k.err &
-		p=$!
-		wait_line /tmp/k.err '^kinstctl: counting '
-		jump_settle
-		ns=$(loop "$n")
-		kill -INT $p
-		wait $p
-		got=$(sed -n 's/^kinstctl: [0-9]* hits, \([0-9]*\) aggregated.*/\1/p' /tmp/k.err)
-		[ "${got:-0}" -ge "$n" ] ||
-		    echo "WARNING: count counted ${got:-0} of $n calls: $(cat /tmp/k.err)" >&2
-		echo "$ns" ;;
+		kinst_case "$n aggregated" 's/^kinstctl: [0-9]* hits, \([0-9]*\) aggregated.*/\1/p' \
+		    count "$F+$entry" ;;
 	latency)
-		kinstctl latency "$F" >/dev/null 2>/tmp/k.err &
-		p=$!
-		wait_line /tmp/k.err '^kinstctl: timing '
-		jump_settle
-		ns=$(loop "$n")
-		kill -INT $p
-		wait $p
-		got=$(sed -n 's/^kinstctl: \([0-9]*\) samples.*/\1/p' /tmp/k.err)
-		[ "${got:-0}" -ge "$n" ] ||
-		    echo "WARNING: latency timed ${got:-0} of $n calls: $(cat /tmp/k.err)" >&2
-		echo "$ns" ;;
+		kinst_case "$n samples" 's/^kinstctl: \([0-9]*\) samples.*/\1/p' latency "$F" ;;
 	kp_pair)
 		tracefs_off
 		echo "p:kinstbench/lat_entry $F" >>"$T/kprobe_events" || { echo "ERROR: kprobe" >&2; exit 1; }

@@ -23,6 +23,8 @@
 // no record.
 #include <atf-c++.hpp>
 
+#include "kh_self.h"
+
 #include <unistd.h>
 
 #include <cstring>
@@ -70,16 +72,6 @@ const struct kh_fn kh_corpus_lat[] = {
 
 constexpr uint64_t tag = 0x6c6174;
 
-std::string
-self_path()
-{
-	char buf[4096];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	ATF_REQUIRE(n > 0);
-	buf[n] = 0;
-	return buf;
-}
-
 // This executable's symbols and code, as kinstctl reads a kernel file.
 struct Image {
 	kinst::SymbolTable syms;
@@ -87,7 +79,7 @@ struct Image {
 	Image()
 	{
 		kinst::SourceOptions so;
-		so.kernel = self_path();
+		so.kernel = kh_self_path();
 		kinst::load_symbols(so, syms);
 	}
 	// kinstctl's return points of fn, by offset; its entry (after endbr64).

@@ -22,6 +22,8 @@
 
 #include <atf-c++.hpp>
 
+#include "kh_self.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -591,16 +593,6 @@ hexs(const std::string &b, const std::vector<bool> &known)
 	return s;
 }
 
-std::string
-self_path()
-{
-	char buf[4096];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	ATF_REQUIRE(n > 0);
-	buf[n] = 0;
-	return buf;
-}
-
 // What a planned TraceVars arms in the harness: each planned instruction
 // with its plan's program, and a hidden entry probe where arm() would put
 // one (the first offset it may go to).
@@ -732,7 +724,7 @@ check_function(const struct kh_fn *fn, Dwarf *dbg, bool hidden_entry, Totals &t)
 {
 	Loaded L(fn, dbg);
 	kinst::SourceOptions so;
-	so.kernel = self_path();
+	so.kernel = kh_self_path();
 	kinst::TraceVars tv({}, true, {}, false, &so, 1u << 20);
 	std::vector<kinst::Spec> specs;
 	if (!hidden_entry)
@@ -875,7 +867,7 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 		exprs.push_back({"$p.hi", "p", 4, 4, true, 8});
 	}
 	kinst::SourceOptions so;
-	so.kernel = self_path();
+	so.kernel = kh_self_path();
 	Totals ft;
 	for (const Expr &x : exprs) {
 		kinst::TraceVars tv({}, false, {}, true, &so, 1u << 20);
