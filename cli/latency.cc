@@ -264,6 +264,10 @@ run_latency(const LatencyOptions &o)
 	ao.no_color = o.no_color;
 	bool by_signed = false;
 	std::vector<struct kinst_pinsn> body = agg_program(ao, &env, &by_signed);
+	if (env.used_args)
+		throw Error(Exit::usage, "latency: --by/--if are evaluated at the end point, "
+		    "where the arguments are no longer in their registers; save one at the "
+		    "start with $entry(NAME)");
 	std::map<std::string, std::vector<Spec>> groups = by_return_condition(p.ends);
 	std::map<std::string, std::vector<struct kinst_pinsn>> end_code;
 	for (const auto &g : groups)
