@@ -259,6 +259,8 @@ run_trace(const TraceOptions &o)
 	TypeSource types(o.btf, specs[0].module);
 	TypeEnv env;
 	make_type_env(env, types, specs);
+	DwarfReturnTypes rtypes(specs, o.debug_files);	// $retval without BTF/CTF
+	env.ret_types = rtypes.types();
 	ArgsView av = args_view(o, types, env);
 	std::vector<CaptureDesc> capd;
 	std::vector<Capture> caps;

@@ -61,6 +61,20 @@ fg_stop() {
 	: >"$KT_TRACING/set_ftrace_filter"
 }
 
+# 1b. trace FUNC:return --if on $retval: the records of the negative codes.
+base=$(sed -n 's/^rounds=//p' $P/run)
+kt_trace_start /tmp/tr.json /tmp/tr.err --json $dbg --if '$retval < 0' kinst_lattest_err:return
+echo 8 >$P/run || kt_fail "run"
+kt_trace_stop
+[ $? = 0 ] || kt_fail "trace kinst_lattest_err:return: $(cat /tmp/tr.err)"
+kt_trace_summary /tmp/tr.err /tmp/tr.json
+kt_expect_eq "trace --if '\$retval < 0' kinst_lattest_err:return: records (3 of 4 codes)" 6 "$KT_PRINTED"
+kt_expect_eq "trace: not matching (the 7s)" 2 "$KT_NOMATCH"
+# (an int is eax: rax's upper half is not part of it, as $retval knows)
+kt_expect_eq "trace: the codes in eax" "-11 -11 -4 -4 -2 -2" \
+    "$(jq -r '.regs.rax' /tmp/tr.json | while read -r x; do
+	echo $(( ((x & 0xffffffff) ^ 0x80000000) - 0x80000000 )); done | sort -n | tr '\n' ' ' | sed 's/ $//')"
+
 # 2. latency FUNC, with function_graph timing the same calls.
 fg_start kinst_lattest_wait
 kinstctl latency --json $dbg --by '$retval' kinst_lattest_wait -- sh -c "$run" \
