@@ -2,8 +2,11 @@
 // kinstctl latency (latency.h).
 #include "latency.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstring>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -82,6 +85,48 @@ hits_at(const std::vector<struct kinst_probe_info> &pis, const std::vector<Spec>
 				n += pi.hits;
 	}
 	return n;
+}
+
+// The EXPRs of the $entry(EXPR)s in e, in order, each once; *rest: e
+// without them (what is evaluated at the end point itself).
+std::vector<std::string>
+entry_texts(const std::string &e, std::string *rest)
+{
+	std::vector<std::string> out;
+	rest->clear();
+	size_t i = 0;
+	while (i < e.size()) {
+		size_t k = e.find("$entry", i);
+		if (k == std::string::npos) {
+			*rest += e.substr(i);
+			break;
+		}
+		size_t j = k + 6;
+		while (j < e.size() && e[j] == ' ')
+			j++;
+		bool ident_end = k + 6 >= e.size() || !(isalnum((unsigned char)e[k + 6]) || e[k + 6] == '_');
+		if (!ident_end || j >= e.size() || e[j] != '(') {
+			*rest += e.substr(i, j - i);
+			i = j;
+			continue;
+		}
+		int d = 0;
+		size_t b = j + 1, q = j;
+		for (; q < e.size(); q++) {
+			if (e[q] == '(')
+				d++;
+			else if (e[q] == ')' && --d == 0)
+				break;
+		}
+		if (q >= e.size())
+			throw Error(Exit::usage, "$entry(: expected ')' in '" + e + "'");
+		std::string t = e.substr(b, q - b);
+		if (std::find(out.begin(), out.end(), t) == out.end())
+			out.push_back(t);
+		*rest += e.substr(i, k - i) + "0";
+		i = q + 1;
+	}
+	return out;
 }
 
 struct Plan {
@@ -227,11 +272,60 @@ run_latency(const LatencyOptions &o)
 	Plan p = plan_specs(o);
 
 	// $entry(EXPR): compiled at the start point, saved in its activation.
+	// $variables (DWARF) are planned for the instruction they are read at
+	// (trace_vars.h): the start's in $entry(), the end points' elsewhere.
+	std::string by_rest, if_rest;
+	std::vector<std::string> texts = entry_texts(o.by, &by_rest);
+	for (const auto &t : entry_texts(o.if_expr, &if_rest))
+		if (std::find(texts.begin(), texts.end(), t) == texts.end())
+			texts.push_back(t);
+	bool start_dwarf = false;
+	for (const auto &t : texts)
+		start_dwarf = start_dwarf || names_dwarf_variable(t);
+	bool end_dwarf = names_dwarf_variable(by_rest) || names_dwarf_variable(if_rest);
+	// Planning $variables reads the live text: the device first, and the
+	// start at its final instruction.
+	std::optional<Session> devo;
+	if (start_dwarf || end_dwarf) {
+		devo.emplace(Session::open("latency"));
+		if (p.framed) {
+			std::vector<Spec> v(1, p.start);
+			devo->at_entry(v, "latency");
+			p.start = v[0];
+		}
+	}
+
 	TypeSource start_types(o.btf, p.start.module);
 	TypeEnv start_env;
 	make_type_env(start_env, start_types, { p.start });
 	std::vector<std::vector<struct kinst_pinsn>> saved;
 	std::vector<std::string> saved_text;
+	std::vector<bool> saved_sgn;
+	std::vector<struct kinst_pinsn> start_code;
+	TraceVars tv_start({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1);
+	if (start_dwarf) {
+		if (texts.size() > KINST_TS_VALS)
+			throw Error(Exit::usage, "latency: at most " + std::to_string(KINST_TS_VALS) +
+			    " different $entry() values");
+		std::vector<Spec> sv(1, p.start);
+		saved_sgn.assign(texts.size(), false);
+		tv_start.prepare(sv, "", {}, &start_env, [&](const TypeEnv *e) {
+			saved.clear();
+			for (size_t i = 0; i < texts.size(); i++) {
+				bool sg = false;
+				saved.push_back(value_of(compile_expr(texts[i], "$entry(" + texts[i] + ")",
+				    e, &sg)));
+				saved_sgn[i] = sg;
+			}
+			return latency_start_program(p.framed, saved, latency_tag);
+		});
+		const TraceVars::Plan *sp = tv_start.plan(p.start);
+		if (sp == nullptr || sp->code.empty() || !tv_start.entry_probes().empty())
+			throw Error(Exit::usage, "latency: the $entry() values cannot be computed at " +
+			    spec_label(p.start));
+		start_code = sp->code;
+		saved_text = texts;
+	}
 	TypeSource end_types(o.btf, p.ends[0].module);
 	TypeEnv env;
 	make_type_env(env, end_types, p.ends);
@@ -239,8 +333,13 @@ run_latency(const LatencyOptions &o)
 	env.ret_types = rtypes.types();
 	env.entry = [&](const std::string &e, bool *sgn) {
 		for (size_t i = 0; i < saved_text.size(); i++)
-			if (saved_text[i] == e)
+			if (saved_text[i] == e) {
+				if (start_dwarf)
+					*sgn = saved_sgn[i];
 				return (int)i;
+			}
+		if (start_dwarf)
+			throw Error(Exit::usage, "not planned at the start");
 		if (saved.size() >= KINST_TS_VALS)
 			throw Error(Exit::usage, "at most " + std::to_string(KINST_TS_VALS) +
 			    " different $entry() values");
@@ -250,9 +349,6 @@ run_latency(const LatencyOptions &o)
 	};
 	env.entry_frame = frame_code(p.framed);
 	env.entry_tag = latency_tag;
-	if (names_dwarf_variable(o.by) || names_dwarf_variable(o.if_expr))
-		throw Error(Exit::usage, "latency: $variables (DWARF) in --by/--if are not "
-		    "supported yet; use registers, $retval, $entry(EXPR) or BTF names");
 
 	AggOptions ao;
 	ao.hist = true;
@@ -263,23 +359,49 @@ run_latency(const LatencyOptions &o)
 	ao.json = o.json;
 	ao.no_color = o.no_color;
 	bool by_signed = false;
-	std::vector<struct kinst_pinsn> body = agg_program(ao, &env, &by_signed);
-	if (env.used_args)
-		throw Error(Exit::usage, "latency: --by/--if are evaluated at the end point, "
-		    "where the arguments are no longer in their registers; save one at the "
-		    "start with $entry(NAME)");
+	const char *args_at_end = "latency: --by/--if are evaluated at the end point, where "
+	    "the arguments are no longer in their registers; save one at the start with "
+	    "$entry(NAME)";
 	std::map<std::string, std::vector<Spec>> groups = by_return_condition(p.ends);
 	std::map<std::string, std::vector<struct kinst_pinsn>> end_code;
-	for (const auto &g : groups)
-		end_code[g.first] = latency_end_program(p.framed, latency_tag, g.first, body);
-	std::vector<struct kinst_pinsn> start_code =
-	    latency_start_program(p.framed, saved, latency_tag);
+	TraceVars tv_end({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1);
+	std::vector<Spec> planned_ends = p.ends;
+	if (end_dwarf) {
+		if (groups.size() > 1 || !groups.count(""))
+			throw Error(Exit::usage, "latency: $variables at conditional return points "
+			    "(" + p.ends[0].text + ") are not supported");
+		tv_end.prepare(planned_ends, "", {}, &env, [&](const TypeEnv *e) {
+			std::vector<struct kinst_pinsn> c = latency_end_program(p.framed,
+			    latency_tag, "", agg_program(ao, e, &by_signed));
+			if (e->used_args)
+				throw Error(Exit::usage, args_at_end);
+			return c;
+		});
+		for (const auto &e : p.ends)
+			if (tv_end.plan(e) == nullptr)
+				throw Error(Exit::usage, "latency: --by/--if cannot be computed at " +
+				    spec_label(e) + ", an end point (see the note above)");
+		if (!tv_end.entry_probes().empty())
+			throw Error(Exit::usage, "latency: a $variable in --by/--if is an entry value at "
+			    "the end point (its register was reused): save it at the start with "
+			    "$entry($NAME)");
+	} else {
+		std::vector<struct kinst_pinsn> body = agg_program(ao, &env, &by_signed);
+		if (env.used_args)
+			throw Error(Exit::usage, args_at_end);
+		for (const auto &g : groups)
+			end_code[g.first] = latency_end_program(p.framed, latency_tag, g.first, body);
+	}
+	if (!start_dwarf)
+		start_code = latency_start_program(p.framed, saved, latency_tag);
 
-	Session dev = Session::open("latency");
+	if (!devo)
+		devo.emplace(Session::open("latency"));
+	Session &dev = *devo;
 	dev.require(Feature::agg, "latency");
 	if (o.by == "stack")
 		dev.require(Feature::agg_stack, "latency --by stack");
-	if (p.framed || start_env.used_args) {
+	if (!(start_dwarf || end_dwarf) && (p.framed || start_env.used_args)) {
 		std::vector<Spec> v(1, p.start);
 		dev.at_entry(v, "latency");
 		p.start = v[0];
@@ -300,14 +422,18 @@ run_latency(const LatencyOptions &o)
 	for (const auto &c : end_code)
 		end_ids[c.first] = dev.load_prog(c.second, c.first.empty() ? "--by/--if" :
 		    "--by/--if at a conditional return");
-	s.prog_id = end_ids.begin()->second;
+	if (!end_ids.empty())
+		s.prog_id = end_ids.begin()->second;
 
 	SignalGuard sg;
 	dev.no_optimize(o.no_optimize);
 	dev.arm(p.start, KINST_ARM_AGG, start_id);
 	uint64_t armed = 0;
-	for (const auto &g : groups)
-		armed += dev.arm_specs(g.second, KINST_ARM_AGG, end_ids[g.first], false).armed;
+	if (end_dwarf)
+		armed = tv_end.arm(dev, planned_ends, KINST_ARM_AGG, "--by/--if", &s.prog_id);
+	else
+		for (const auto &g : groups)
+			armed += dev.arm_specs(g.second, KINST_ARM_AGG, end_ids[g.first], false).armed;
 	if (armed == 0)
 		throw Error(Exit::refused, "latency: every end point was refused");
 
