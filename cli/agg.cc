@@ -644,8 +644,8 @@ run_agg(const AggOptions &o)
 	std::vector<struct kinst_pinsn> code;
 	bool by_signed = false;
 	// Conditional return points (returns.h): a program of their own each.
-	std::map<std::string, std::vector<Spec>> groups = by_return_condition(specs);
 	if (dollar) {
+		std::map<std::string, std::vector<Spec>> groups = by_return_condition(specs);
 		if (groups.size() > 1 || !groups.count(""))
 			throw Error(Exit::usage, std::string(cmd) + ": $variables at conditional "
 			    "return points (" + specs[0].text + ") are not supported");
@@ -676,7 +676,8 @@ run_agg(const AggOptions &o)
 		at.armed = tv.arm(dev, specs, KINST_ARM_AGG, "--by/--value/--if", &s.prog_id);
 		at.whole = any_whole;
 	} else {
-		for (const auto &g : groups) {
+		// (grouped again: at_entry() may have moved the specs)
+		for (const auto &g : by_return_condition(specs)) {
 			uint32_t id = s.prog_id;
 			if (!g.first.empty()) {
 				AggOptions oc = o;
