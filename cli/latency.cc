@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cinttypes>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -262,200 +263,244 @@ latency_end_program(bool framed, uint64_t tag, const std::string &cond,
 	return code;
 }
 
-int
-run_latency(const LatencyOptions &o)
-{
-	if (o.duration > 0 && !o.command.empty())
-		throw Error(Exit::usage, "latency: --duration and -- COMMAND exclude each other");
-	if (!o.linear.empty())
-		(void)parse_linear(o.linear);
-	Plan p = plan_specs(o);
+namespace {
 
-	// $entry(EXPR): compiled at the start point, saved in its activation.
-	// $variables (DWARF) are planned for the instruction they are read at
-	// (trace_vars.h): the start's in $entry(), the end points' elsewhere.
-	std::string by_rest, if_rest;
-	std::vector<std::string> texts = entry_texts(o.by, &by_rest);
-	for (const auto &t : entry_texts(o.if_expr, &if_rest))
-		if (std::find(texts.begin(), texts.end(), t) == texts.end())
-			texts.push_back(t);
-	bool start_dwarf = false;
-	for (const auto &t : texts)
-		start_dwarf = start_dwarf || names_dwarf_variable(t);
-	bool end_dwarf = names_dwarf_variable(by_rest) || names_dwarf_variable(if_rest);
-	// Planning $variables reads the live text: the device first, and the
-	// start at its final instruction.
-	std::optional<Session> devo;
-	if (start_dwarf || end_dwarf) {
-		devo.emplace(Session::open("latency"));
-		if (p.framed) {
-			std::vector<Spec> v(1, p.start);
-			devo->at_entry(v, "latency");
-			p.start = v[0];
-		}
+// One latency run, step by step (run()): which $entry() values and
+// $variables the expressions name; the start's program (the $entry()
+// values compiled there); the end points' programs; arming; the report.
+class LatencyRun {
+public:
+	explicit LatencyRun(const LatencyOptions &o)
+	    : o_(o), p_(plan_specs(o)), start_types_(o.btf, p_.start.module),
+	      end_types_(o.btf, p_.ends[0].module),
+	      tv_start_({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1),
+	      tv_end_({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1)
+	{
 	}
+	int run();
 
-	TypeSource start_types(o.btf, p.start.module);
-	TypeEnv start_env;
-	make_type_env(start_env, start_types, { p.start });
-	std::vector<std::vector<struct kinst_pinsn>> saved;
-	std::vector<std::string> saved_text;
-	std::vector<bool> saved_sgn;
-	std::vector<struct kinst_pinsn> start_code;
-	TraceVars tv_start({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1);
-	if (start_dwarf) {
-		if (texts.size() > KINST_TS_VALS)
+private:
+	void scan_expressions();
+	void open_for_planning();
+	void compile_start();
+	void compile_ends();
+	void arm();
+	void report(const std::vector<struct kinst_probe_info> &pis, const JumpCounts &jc);
+
+	const LatencyOptions &o_;
+	Plan p_;
+	// The EXPRs of $entry(EXPR), and whether they (start) or the rest of
+	// --by/--if (end) name $variables: planned per instruction then.
+	std::vector<std::string> texts_;
+	bool start_dwarf_ = false, end_dwarf_ = false;
+	std::optional<Session> dev_;
+	TypeSource start_types_, end_types_;
+	TypeEnv start_env_, env_;
+	std::unique_ptr<DwarfReturnTypes> rtypes_;
+	// The start's saved values: code, text, signedness.
+	std::vector<std::vector<struct kinst_pinsn>> saved_;
+	std::vector<std::string> saved_text_;
+	std::vector<bool> saved_sgn_;
+	std::vector<struct kinst_pinsn> start_code_;
+	TraceVars tv_start_, tv_end_;
+	AggOptions ao_;
+	bool by_signed_ = false;
+	std::map<std::string, std::vector<Spec>> groups_;	// by return condition
+	std::map<std::string, std::vector<struct kinst_pinsn>> end_code_;
+	std::vector<Spec> planned_ends_;
+	AggState s_;
+};
+
+const char *const args_at_end = "latency: --by/--if are evaluated at the end point, "
+    "where the arguments are no longer in their registers; save one at the start "
+    "with $entry(NAME)";
+
+void
+LatencyRun::scan_expressions()
+{
+	std::string by_rest, if_rest;
+	texts_ = entry_texts(o_.by, &by_rest);
+	for (const auto &t : entry_texts(o_.if_expr, &if_rest))
+		if (std::find(texts_.begin(), texts_.end(), t) == texts_.end())
+			texts_.push_back(t);
+	for (const auto &t : texts_)
+		start_dwarf_ = start_dwarf_ || names_dwarf_variable(t);
+	end_dwarf_ = names_dwarf_variable(by_rest) || names_dwarf_variable(if_rest);
+}
+
+// Planning $variables reads the live text: the device first, and the
+// start at its final instruction.
+void
+LatencyRun::open_for_planning()
+{
+	if (!start_dwarf_ && !end_dwarf_)
+		return;
+	dev_.emplace(Session::open("latency"));
+	if (p_.framed) {
+		std::vector<Spec> v(1, p_.start);
+		dev_->at_entry(v, "latency");
+		p_.start = v[0];
+	}
+}
+
+// $entry(EXPR): compiled at the start point, saved in its activation; with
+// $variables, planned at the start instruction now, else compiled as the
+// end's expressions name them (env_.entry).
+void
+LatencyRun::compile_start()
+{
+	make_type_env(start_env_, start_types_, { p_.start });
+	if (start_dwarf_) {
+		if (texts_.size() > KINST_TS_VALS)
 			throw Error(Exit::usage, "latency: at most " + std::to_string(KINST_TS_VALS) +
 			    " different $entry() values");
-		std::vector<Spec> sv(1, p.start);
-		saved_sgn.assign(texts.size(), false);
-		tv_start.prepare(sv, "", {}, &start_env, [&](const TypeEnv *e) {
-			saved.clear();
-			for (size_t i = 0; i < texts.size(); i++) {
+		std::vector<Spec> sv(1, p_.start);
+		saved_sgn_.assign(texts_.size(), false);
+		tv_start_.prepare(sv, "", {}, &start_env_, [this](const TypeEnv *e) {
+			saved_.clear();
+			for (size_t i = 0; i < texts_.size(); i++) {
 				bool sg = false;
-				saved.push_back(value_of(compile_expr(texts[i], "$entry(" + texts[i] + ")",
-				    e, &sg)));
-				saved_sgn[i] = sg;
+				saved_.push_back(value_of(compile_expr(texts_[i],
+				    "$entry(" + texts_[i] + ")", e, &sg)));
+				saved_sgn_[i] = sg;
 			}
-			return latency_start_program(p.framed, saved, latency_tag);
+			return latency_start_program(p_.framed, saved_, latency_tag);
 		});
-		const TraceVars::Plan *sp = tv_start.plan(p.start);
-		if (sp == nullptr || sp->code.empty() || !tv_start.entry_probes().empty())
+		const TraceVars::Plan *sp = tv_start_.plan(p_.start);
+		if (sp == nullptr || sp->code.empty() || !tv_start_.entry_probes().empty())
 			throw Error(Exit::usage, "latency: the $entry() values cannot be computed at " +
-			    spec_label(p.start));
-		start_code = sp->code;
-		saved_text = texts;
+			    spec_label(p_.start));
+		start_code_ = sp->code;
+		saved_text_ = texts_;
 	}
-	TypeSource end_types(o.btf, p.ends[0].module);
-	TypeEnv env;
-	make_type_env(env, end_types, p.ends);
-	DwarfReturnTypes rtypes(p.ends, o.debug_files);
-	env.ret_types = rtypes.types();
-	env.entry = [&](const std::string &e, bool *sgn) {
-		for (size_t i = 0; i < saved_text.size(); i++)
-			if (saved_text[i] == e) {
-				if (start_dwarf)
-					*sgn = saved_sgn[i];
+	make_type_env(env_, end_types_, p_.ends);
+	rtypes_ = std::make_unique<DwarfReturnTypes>(p_.ends, o_.debug_files);
+	env_.ret_types = rtypes_->types();
+	env_.entry = [this](const std::string &e, bool *sgn) {
+		for (size_t i = 0; i < saved_text_.size(); i++)
+			if (saved_text_[i] == e) {
+				if (start_dwarf_)
+					*sgn = saved_sgn_[i];
 				return (int)i;
 			}
-		if (start_dwarf)
+		if (start_dwarf_)
 			throw Error(Exit::usage, "not planned at the start");
-		if (saved.size() >= KINST_TS_VALS)
+		if (saved_.size() >= KINST_TS_VALS)
 			throw Error(Exit::usage, "at most " + std::to_string(KINST_TS_VALS) +
 			    " different $entry() values");
-		saved.push_back(value_of(compile_expr(e, "$entry(" + e + ")", &start_env, sgn)));
-		saved_text.push_back(e);
-		return (int)saved.size() - 1;
+		saved_.push_back(value_of(compile_expr(e, "$entry(" + e + ")", &start_env_, sgn)));
+		saved_text_.push_back(e);
+		return (int)saved_.size() - 1;
 	};
-	env.entry_frame = frame_code(p.framed);
-	env.entry_tag = latency_tag;
+	env_.entry_frame = frame_code(p_.framed);
+	env_.entry_tag = latency_tag;
+}
 
-	AggOptions ao;
-	ao.hist = true;
-	ao.by = o.by;
-	ao.if_expr = o.if_expr;
-	ao.linear = o.linear;
-	ao.slots = o.slots;
-	ao.json = o.json;
-	ao.no_color = o.no_color;
-	bool by_signed = false;
-	const char *args_at_end = "latency: --by/--if are evaluated at the end point, where "
-	    "the arguments are no longer in their registers; save one at the start with "
-	    "$entry(NAME)";
-	std::map<std::string, std::vector<Spec>> groups = by_return_condition(p.ends);
-	std::map<std::string, std::vector<struct kinst_pinsn>> end_code;
-	TraceVars tv_end({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1);
-	std::vector<Spec> planned_ends = p.ends;
-	if (end_dwarf) {
-		if (groups.size() > 1 || !groups.count(""))
+// The end points' programs: --by/--if, then the close; per return
+// condition, or (with $variables) per instruction.  The start's program
+// last: the ends' expressions decide its $entry() values.
+void
+LatencyRun::compile_ends()
+{
+	ao_.hist = true;
+	ao_.by = o_.by;
+	ao_.if_expr = o_.if_expr;
+	ao_.linear = o_.linear;
+	ao_.slots = o_.slots;
+	ao_.json = o_.json;
+	ao_.no_color = o_.no_color;
+	groups_ = by_return_condition(p_.ends);
+	planned_ends_ = p_.ends;
+	if (end_dwarf_) {
+		if (groups_.size() > 1 || !groups_.count(""))
 			throw Error(Exit::usage, "latency: $variables at conditional return points "
-			    "(" + p.ends[0].text + ") are not supported");
-		tv_end.prepare(planned_ends, "", {}, &env, [&](const TypeEnv *e) {
-			std::vector<struct kinst_pinsn> c = latency_end_program(p.framed,
-			    latency_tag, "", agg_program(ao, e, &by_signed));
+			    "(" + p_.ends[0].text + ") are not supported");
+		tv_end_.prepare(planned_ends_, "", {}, &env_, [this](const TypeEnv *e) {
+			std::vector<struct kinst_pinsn> c = latency_end_program(p_.framed,
+			    latency_tag, "", agg_program(ao_, e, &by_signed_));
 			if (e->used_args)
 				throw Error(Exit::usage, args_at_end);
 			return c;
 		});
-		for (const auto &e : p.ends)
-			if (tv_end.plan(e) == nullptr)
+		for (const auto &e : p_.ends)
+			if (tv_end_.plan(e) == nullptr)
 				throw Error(Exit::usage, "latency: --by/--if cannot be computed at " +
 				    spec_label(e) + ", an end point (see the note above)");
-		if (!tv_end.entry_probes().empty())
+		if (!tv_end_.entry_probes().empty())
 			throw Error(Exit::usage, "latency: a $variable in --by/--if is an entry value at "
 			    "the end point (its register was reused): save it at the start with "
 			    "$entry($NAME)");
 	} else {
-		std::vector<struct kinst_pinsn> body = agg_program(ao, &env, &by_signed);
-		if (env.used_args)
+		std::vector<struct kinst_pinsn> body = agg_program(ao_, &env_, &by_signed_);
+		if (env_.used_args)
 			throw Error(Exit::usage, args_at_end);
-		for (const auto &g : groups)
-			end_code[g.first] = latency_end_program(p.framed, latency_tag, g.first, body);
+		for (const auto &g : groups_)
+			end_code_[g.first] = latency_end_program(p_.framed, latency_tag, g.first, body);
 	}
-	if (!start_dwarf)
-		start_code = latency_start_program(p.framed, saved, latency_tag);
+	if (!start_dwarf_)
+		start_code_ = latency_start_program(p_.framed, saved_, latency_tag);
+}
 
-	if (!devo)
-		devo.emplace(Session::open("latency"));
-	Session &dev = *devo;
+// The device's side: the start at the function's entry, the per-thread
+// table, the histograms, the programs, then the probes (the start first).
+void
+LatencyRun::arm()
+{
+	if (!dev_)
+		dev_.emplace(Session::open("latency"));
+	Session &dev = *dev_;
 	dev.require(Feature::agg, "latency");
-	if (o.by == "stack")
+	if (o_.by == "stack")
 		dev.require(Feature::agg_stack, "latency --by stack");
-	if (!(start_dwarf || end_dwarf) && (p.framed || start_env.used_args)) {
-		std::vector<Spec> v(1, p.start);
+	if (!(start_dwarf_ || end_dwarf_) && (p_.framed || start_env_.used_args)) {
+		std::vector<Spec> v(1, p_.start);
 		dev.at_entry(v, "latency");
-		p.start = v[0];
+		p_.start = v[0];
 	}
-	for (const auto &e : p.ends)
-		if (e.function == p.start.function && e.offset == p.start.offset &&
-		    e.module == p.start.module)
-			throw Error(Exit::usage, "latency: " + spec_label(p.start) + ": the entry "
-			    "of " + p.start.function + " is one of its return points");
+	for (const auto &e : p_.ends)
+		if (e.function == p_.start.function && e.offset == p_.start.offset &&
+		    e.module == p_.start.module)
+			throw Error(Exit::usage, "latency: " + spec_label(p_.start) + ": the entry "
+			    "of " + p_.start.function + " is one of its return points");
 	dev.filter("latency", -1, -1);
-	dev.ts_setup(o.threads ? o.threads : default_threads, "latency");
-	AggState s;
-	s.latency = true;
-	s.by_signed = by_signed;
-	setup_agg(dev, s, ao);
-	uint32_t start_id = dev.load_prog(start_code, "latency's start");
+	dev.ts_setup(o_.threads ? o_.threads : default_threads, "latency");
+	s_.latency = true;
+	s_.by_signed = by_signed_;
+	setup_agg(dev, s_, ao_);
+	uint32_t start_id = dev.load_prog(start_code_, "latency's start");
 	std::map<std::string, uint32_t> end_ids;
-	for (const auto &c : end_code)
+	for (const auto &c : end_code_)
 		end_ids[c.first] = dev.load_prog(c.second, c.first.empty() ? "--by/--if" :
 		    "--by/--if at a conditional return");
 	if (!end_ids.empty())
-		s.prog_id = end_ids.begin()->second;
-
-	SignalGuard sg;
-	dev.no_optimize(o.no_optimize);
-	dev.arm(p.start, KINST_ARM_AGG, start_id);
+		s_.prog_id = end_ids.begin()->second;
+	dev.no_optimize(o_.no_optimize);
+	dev.arm(p_.start, KINST_ARM_AGG, start_id);
 	uint64_t armed = 0;
-	if (end_dwarf)
-		armed = tv_end.arm(dev, planned_ends, KINST_ARM_AGG, "--by/--if", &s.prog_id);
+	if (end_dwarf_)
+		armed = tv_end_.arm(dev, planned_ends_, KINST_ARM_AGG, "--by/--if", &s_.prog_id);
 	else
-		for (const auto &g : groups)
+		for (const auto &g : groups_)
 			armed += dev.arm_specs(g.second, KINST_ARM_AGG, end_ids[g.first], false).armed;
 	if (armed == 0)
 		throw Error(Exit::refused, "latency: every end point was refused");
-
-	Workload w(o.command, o.duration);
 	fprintf(stderr, "kinstctl: timing %s%s%s (%" PRIu64 " end point%s)%s\n",
-	    spec_label(p.start).c_str(), p.framed ? " to its returns" : " to ",
-	    p.framed ? "" : spec_label(p.ends[0]).c_str(), armed, armed == 1 ? "" : "s",
-	    o.command.empty() ? "; Ctrl-C to stop" : (" while " + o.command[0] + " runs").c_str());
-	w.start();
-	w.wait();
-	std::vector<struct kinst_probe_info> pis = dev.probe_infos();
-	JumpCounts jc = dev.jump_probes();
-	dev.disarm_all();
-	w.finish();
+	    spec_label(p_.start).c_str(), p_.framed ? " to its returns" : " to ",
+	    p_.framed ? "" : spec_label(p_.ends[0]).c_str(), armed, armed == 1 ? "" : "s",
+	    o_.command.empty() ? "; Ctrl-C to stop" : (" while " + o_.command[0] + " runs").c_str());
+}
 
-	AggMap m = read_all(dev, s, totals(dev, s).ncpus);
-	Totals t = totals(dev, s);
+void
+LatencyRun::report(const std::vector<struct kinst_probe_info> &pis, const JumpCounts &jc)
+{
+	Session &dev = *dev_;
+	AggMap m = read_all(dev, s_, totals(dev, s_).ncpus);
+	Totals t = totals(dev, s_);
 	struct kinst_ts_stats ts = dev.ts_stats();
 	Summary sm;
 	sm.samples = t.aggregated;
-	sm.starts = hits_at(pis, { p.start });
-	sm.ends = hits_at(pis, p.ends);
+	sm.starts = hits_at(pis, { p_.start });
+	sm.ends = hits_at(pis, p_.ends);
 	sm.missed = ts.missed;
 	sm.unclosed = ts.pushed > ts.closed ? ts.pushed - ts.closed : 0;
 	sm.faults = t.faults;
@@ -465,19 +510,52 @@ run_latency(const LatencyOptions &o)
 	sm.busy = ts.busy;
 	uint64_t accounted = sm.samples + sm.missed + sm.overflow + sm.nested;
 	sm.other = sm.ends > accounted ? sm.ends - accounted : 0;
-	std::string why = o.if_expr.empty() ? "" : "not matching --if";
-	if (groups.size() > 1 || !groups.count(""))
+	std::string why = o_.if_expr.empty() ? "" : "not matching --if";
+	if (groups_.size() > 1 || !groups_.count(""))
 		why += why.empty() ? "a conditional return not taken" :
 		    " or a conditional return not taken";
 	if (why.empty())
 		why = "not timed";
 	Writer out(stdout);
-	print_hist(out, ao, s, m);
-	if (m.empty() && !o.json)
+	print_hist(out, ao_, s_, m);
+	if (m.empty() && !o_.json)
 		out.line("(no samples)");
-	print_latency_summary(out, o, sm, why);
+	print_latency_summary(out, o_, sm, why);
 	dev.print_jump_summary(jc);
+}
+
+int
+LatencyRun::run()
+{
+	scan_expressions();
+	open_for_planning();
+	compile_start();
+	compile_ends();
+	// Before arming: a SIGINT sent on seeing the "timing" line, or while
+	// arming, must find the handler.
+	SignalGuard sg;
+	arm();
+	Workload w(o_.command, o_.duration);
+	w.start();
+	w.wait();
+	std::vector<struct kinst_probe_info> pis = dev_->probe_infos();
+	JumpCounts jc = dev_->jump_probes();
+	dev_->disarm_all();
+	w.finish();
+	report(pis, jc);
 	return 0;
+}
+
+} // namespace
+
+int
+run_latency(const LatencyOptions &o)
+{
+	if (o.duration > 0 && !o.command.empty())
+		throw Error(Exit::usage, "latency: --duration and -- COMMAND exclude each other");
+	if (!o.linear.empty())
+		(void)parse_linear(o.linear);
+	return LatencyRun(o).run();
 }
 
 } // namespace kinst

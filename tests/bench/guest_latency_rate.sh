@@ -91,6 +91,19 @@ kinst_case() {
 	echo "$_ns"
 }
 
+# tracefs_loop: one loop of n calls with tracing on and trace_pipe read
+# (to /dev/null, as a tool would read it); prints its loop_ns; tracing off.
+tracefs_loop() {
+	echo 1 >"$T/tracing_on"
+	cat "$T/trace_pipe" >/dev/null &
+	_c=$!
+	_ns=$(loop "$n")
+	kill $_c
+	wait $_c 2>/dev/null
+	tracefs_off
+	echo "$_ns"
+}
+
 # run_case NAME: one loop of n calls under case NAME; prints its loop_ns.
 run_case() {
 	case $1 in
@@ -106,15 +119,7 @@ run_case() {
 		echo "p:kinstbench/lat_entry $F" >>"$T/kprobe_events" || { echo "ERROR: kprobe" >&2; exit 1; }
 		echo "r:kinstbench/lat_ret $F \$retval" >>"$T/kprobe_events" || { echo "ERROR: kretprobe" >&2; exit 1; }
 		echo 1 >"$T/events/kinstbench/enable"
-		echo 1 >"$T/tracing_on"
-		cat "$T/trace_pipe" >/dev/null &
-		c=$!
-		ns=$(loop "$n")
-		kill $c
-		wait $c 2>/dev/null
-		echo 0 >"$T/events/kinstbench/enable"
-		: >"$T/kprobe_events"
-		echo "$ns" ;;
+		tracefs_loop ;;
 	fgraph)
 		tracefs_off
 		# (never unfiltered: the global tracer patches every function,
@@ -123,14 +128,7 @@ run_case() {
 		echo "$FT" >"$T/set_graph_function" || { echo "ERROR: set_graph_function $FT" >&2; exit 1; }
 		echo 1 >"$T/max_graph_depth"
 		echo function_graph >"$T/current_tracer"
-		echo 1 >"$T/tracing_on"
-		cat "$T/trace_pipe" >/dev/null &
-		c=$!
-		ns=$(loop "$n")
-		kill $c
-		wait $c 2>/dev/null
-		tracefs_off
-		echo "$ns" ;;
+		tracefs_loop ;;
 	esac
 }
 
