@@ -75,19 +75,6 @@ one_instruction(const std::string &arg, const char *role,
 
 namespace {
 
-uint64_t
-hits_at(const std::vector<struct kinst_probe_info> &pis, const std::vector<Spec> &specs)
-{
-	uint64_t n = 0;
-	for (const auto &pi : pis) {
-		std::string fn(pi.function, strnlen(pi.function, sizeof(pi.function)));
-		for (const auto &sp : specs)
-			if (sp.function == fn && sp.offset == pi.offset)
-				n += pi.hits;
-	}
-	return n;
-}
-
 // The EXPRs of the $entry(EXPR)s in e, in order, each once; *rest: e
 // without them (what is evaluated at the end point itself).
 std::vector<std::string>

@@ -718,6 +718,29 @@ Session::drain(const RecordSink &sink)
 
 // ---- what a run is over ----
 
+uint64_t
+hits_at(const std::vector<struct kinst_probe_info> &probes,
+    const std::vector<std::pair<std::string, uint32_t>> &places)
+{
+	uint64_t n = 0;
+	for (const auto &pi : probes) {
+		std::string fn(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		for (const auto &pl : places)
+			if (pl.first == fn && pl.second == pi.offset)
+				n += pi.hits;
+	}
+	return n;
+}
+
+uint64_t
+hits_at(const std::vector<struct kinst_probe_info> &probes, const std::vector<Spec> &specs)
+{
+	std::vector<std::pair<std::string, uint32_t>> places;
+	for (const auto &sp : specs)
+		places.emplace_back(sp.function, sp.offset);
+	return hits_at(probes, places);
+}
+
 std::vector<Spec>
 probe_specs(const std::vector<std::string> &args, const std::vector<std::string> &debug_files)
 {

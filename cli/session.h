@@ -203,6 +203,14 @@ private:
 	bool no_optimize_ = false;
 };
 
+// The hits, in a probe list (Session::probe_infos()), of the probes at
+// these (function, offset) places, or at these specs' instructions: the
+// hidden probes' hits that summaries tell apart.
+uint64_t hits_at(const std::vector<struct kinst_probe_info> &probes,
+    const std::vector<std::pair<std::string, uint32_t>> &places);
+uint64_t hits_at(const std::vector<struct kinst_probe_info> &probes,
+    const std::vector<Spec> &specs);
+
 // The probes that trace, count and hist name: source specs (FILE:LINE and
 // the like) expanded to theirs through debug_files, addresses resolved to
 // FUNC+OFFSET in the running kernel.

@@ -388,12 +388,11 @@ run_trace(const TraceOptions &o)
 	JumpCounts jc = dev.jump_probes();
 	// And the hits of hidden entry probes so far (one at a hidden probe
 	// between this and the disarm below counts as not matching).
-	uint64_t hidden = tv.active() ? tv.hidden_hits(dev.probe_infos()) : 0;
-	if (!o.latency_from.empty())
-		for (const auto &pi : dev.probe_infos())
-			if (since_spec.function == std::string(pi.function, strnlen(pi.function,
-			    sizeof(pi.function))) && since_spec.offset == pi.offset)
-				hidden += pi.hits;
+	uint64_t hidden = 0;
+	if (tv.active() || !o.latency_from.empty()) {
+		std::vector<struct kinst_probe_info> pis = dev.probe_infos();
+		hidden = tv.active() ? tv.hidden_hits(pis) : hits_at(pis, { since_spec });
+	}
 
 	// Stopped by a signal or --duration: disarm (no new hits), then print
 	// what the module had already delivered, so that printed + filtered ==

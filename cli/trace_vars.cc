@@ -605,14 +605,7 @@ TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
 uint64_t
 TraceVars::hidden_hits(const std::vector<struct kinst_probe_info> &probes) const
 {
-	uint64_t n = 0;
-	for (const auto &pi : probes) {
-		std::string fn(pi.function, strnlen(pi.function, sizeof(pi.function)));
-		for (const auto &h : hidden_)
-			if (h.first == fn && h.second == pi.offset)
-				n += pi.hits;
-	}
-	return n;
+	return hits_at(probes, hidden_);
 }
 
 const TraceVars::Plan *
