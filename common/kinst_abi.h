@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	10	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	11	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -32,7 +32,9 @@
 					   1.10: per-thread state
 					   (KINST_IOC_TS_*, KINST_OP_TS_PUSH/
 					   TS_GET), value captures (KINST_OP_VAL,
-					   KINST_SEC_VAL, KINST_SECF_NOSTATE) */
+					   KINST_SEC_VAL, KINST_SECF_NOSTATE);
+					   1.11: a file's ring size
+					   (KINST_IOC_RING) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -582,6 +584,22 @@ struct kinst_ts_stats {
 	uint64_t	nslots;		/* the table's; 0: none set up */
 };
 
+/*
+ * The size of a file's rings (KINST_IOC_RING), bytes per CPU.  A file's
+ * rings are allocated when it first arms a probe, at the size in effect
+ * then (the module's ring_size unless set here); once allocated the size is
+ * fixed (EBUSY for any other).  size 0 only asks.
+ */
+struct kinst_ring_size {
+	uint32_t	size;		/* in: a power of two in [min, max], or 0;
+					   out: the size in effect */
+	uint32_t	flags;		/* in: must be 0 */
+	uint32_t	min;		/* out: the smallest size */
+	uint32_t	max;		/* out: the largest size */
+	uint32_t	ncpus;		/* out: rings per file */
+	uint32_t	allocated;	/* out: 1 once the rings exist */
+};
+
 /* Empty every table (entries, not the counters of AGG_STATS). */
 struct kinst_agg_clear {
 	uint32_t	flags;		/* in: must be 0 */
@@ -611,6 +629,7 @@ struct kinst_agg_clear {
 #define	KINST_IOC_AGG_STACKS	_IOWR('K', 22, struct kinst_agg_read)
 #define	KINST_IOC_TS_SETUP	_IOWR('K', 23, struct kinst_ts_setup)
 #define	KINST_IOC_TS_STATS	_IOR('K', 24, struct kinst_ts_stats)
+#define	KINST_IOC_RING		_IOWR('K', 25, struct kinst_ring_size)
 #endif
 
 #ifdef __cplusplus
@@ -636,5 +655,6 @@ KINST_ABI_ASSERT(sizeof(struct kinst_agg_clear) == 8, "agg_clear layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_stack) == 528, "agg_stack layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_ts_setup) == 16, "ts_setup layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_ts_stats) == 96, "ts_stats layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_ring_size) == 24, "ring_size layout");
 
 #endif /* !KINST_ABI_H */

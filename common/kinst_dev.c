@@ -100,12 +100,11 @@ kinst_dev_open(struct kinst_dev *d, struct kinst_dev_file *f,
 	if (f->rings == NULL || f->hits == NULL || f->bufs == NULL ||
 	    f->bounce == NULL)
 		goto nomem;
-	for (i = 0; i < n; i++) {
-		f->bufs[i] = kinst_os_alloc(f->ring_size);
-		if (f->bufs[i] == NULL ||
-		    kinst_ring_init(&f->rings[i], f->bufs[i], f->ring_size) != 0)
-			goto nomem;
-	}
+	/* Empty rings without buffers (rings_ready). */
+	kinst_bzero(f->rings, (size_t)n * sizeof(*f->rings));
+	for (i = 0; i < n; i++)
+		f->bufs[i] = NULL;
+	f->rings_ready = 0;
 	kinst_session_init(&f->cs.s, f->rings, f->hits, n);
 	f->cs.s.os_priv = os_priv;
 	f->cs.s.exclude_pid = opener_pid;
@@ -212,6 +211,70 @@ ioc_version(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 	return (0);
 }
 
+/*
+ * The file's ring buffers, before its first probe is armed (kinst_dev.h).
+ * Under the control lock: KINST_IOC_RING takes it too.
+ */
+int
+kinst_dev_rings_alloc(struct kinst_dev_file *f)
+{
+	uint32_t i;
+	int error;
+
+	error = 0;
+	kinst_os_ctl_lock();
+	if (f->rings_ready != 0)
+		goto out;
+	for (i = 0; i < f->ncpus; i++) {
+		f->bufs[i] = kinst_os_alloc(f->ring_size);
+		if (f->bufs[i] == NULL) {
+			while (i-- > 0) {
+				kinst_os_free(f->bufs[i], f->ring_size);
+				f->bufs[i] = NULL;
+			}
+			error = KINST_ENOMEM;
+			goto out;
+		}
+	}
+	for (i = 0; i < f->ncpus; i++)
+		(void)kinst_ring_init(&f->rings[i], f->bufs[i], f->ring_size);
+	f->rings_ready = 1;
+out:
+	kinst_os_ctl_unlock();
+	return (error);
+}
+
+static int
+ioc_ring(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
+{
+	struct kinst_ring_size *rs = arg;
+	uint32_t size;
+	int error;
+
+	(void)d;
+	size = rs->size;
+	if (rs->flags != 0)
+		return (KINST_EINVAL);
+	if (size != 0 && (size < KINST_DEV_RING_MIN ||
+	    size > KINST_DEV_RING_MAX || (size & (size - 1)) != 0))
+		return (KINST_EINVAL);
+	error = 0;
+	kinst_os_ctl_lock();
+	if (size != 0 && size != f->ring_size) {
+		if (f->rings_ready != 0)
+			error = KINST_EBUSY;
+		else
+			f->ring_size = size;
+	}
+	rs->size = f->ring_size;
+	rs->allocated = f->rings_ready;
+	kinst_os_ctl_unlock();
+	rs->min = KINST_DEV_RING_MIN;
+	rs->max = KINST_DEV_RING_MAX;
+	rs->ncpus = f->ncpus;
+	return (error);
+}
+
 static int
 ioc_arm(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 {
@@ -219,6 +282,10 @@ ioc_arm(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 
 	error = kinst_os_arm_gate();
 	if (error != 0)
+		return (error);
+	/* A real ARM (not a check) needs the rings. */
+	if ((((struct kinst_arm *)arg)->flags & KINST_ARM_CHECK) == 0 &&
+	    (error = kinst_dev_rings_alloc(f)) != 0)
 		return (error);
 	error = kinst_dev_errno(kinst_ctl_arm(d->ctl, &f->cs, arg));
 	/* Jump optimization, now or a little later (the shim's choice). */
@@ -474,6 +541,7 @@ static const struct dev_ioc dev_iocs[] = {
 	{ 23, sizeof(struct kinst_ts_setup), IOC_INOUT, false, ioc_ts_setup },
 	{ 24, sizeof(struct kinst_ts_stats), KINST_DEV_OUT, false,
 	    ioc_ts_stats },
+	{ 25, sizeof(struct kinst_ring_size), IOC_INOUT, true, ioc_ring },
 };
 
 KINST_ABI_ASSERT(sizeof(struct kinst_arm) <= KINST_DEV_ARG_MAX, "arg max");

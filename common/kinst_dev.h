@@ -75,7 +75,7 @@ struct kinst_dev_file {
 	uint32_t	ncpus;
 	uint32_t	ring_size;
 	uint32_t	next_cpu;	/* read(2) round robin */
-	uint32_t	_pad;
+	uint32_t	rings_ready;	/* ring buffers allocated (first ARM) */
 };
 
 /* Argument directions of an ioctl command, as its number encodes them. */
@@ -101,6 +101,13 @@ int	kinst_dev_init(struct kinst_dev *d, struct kinst_ctl *ctl,
 	    uint32_t ncpus, uint32_t ring_size);
 
 /*
+ * A file's rings: the ring structures exist from open on (empty, no
+ * buffer: nothing to read, counters 0); their buffers, ring_size bytes
+ * each, are allocated by the file's first ARM, under the control lock, at
+ * the size KINST_IOC_RING may have set before.  No probe of the file
+ * writes before its ARM, so no producer ever sees a ring without a buffer,
+ * and the size never changes once a buffer exists.
+ *
  * open(2): set up f (the shim's zeroed memory) as a session of opener_pid
  * (never recorded: its reads would feed back), with os_priv for the shim.
  * 0 or ENOMEM (then nothing is left allocated).
@@ -114,6 +121,12 @@ int	kinst_dev_open(struct kinst_dev *d, struct kinst_dev_file *f,
  * then waits out its own deferred wake-up and calls kinst_dev_free().
  */
 void	kinst_dev_close(struct kinst_dev *d, struct kinst_dev_file *f);
+
+/*
+ * The ring buffers at the file's ring_size, unless they exist (the first
+ * ARM calls it; takes the control lock).  0 or ENOMEM (nothing allocated).
+ */
+int	kinst_dev_rings_alloc(struct kinst_dev_file *f);
 void	kinst_dev_free(struct kinst_dev_file *f);
 
 /*
