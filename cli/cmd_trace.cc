@@ -36,6 +36,20 @@ add_trace(CLI::App &app, Runner &run)
 		    return parse_number(s, UINT64_MAX, &v) ? std::string() :
 			"not a hit count (0 to 18446744073709551615): " + s;
 	    }, "COUNT", "count"));
+	sub->add_option("--output", o->output,
+	    "write the records to FILE as the module delivered them (a capture: no "
+	    "formatting while tracing), for kinstctl print FILE [--json] later")
+	    ->type_name("FILE");
+	auto bufsz = std::make_shared<std::string>();
+	auto backlog = std::make_shared<std::string>();
+	sub->add_option("--buffer-size", *bufsz,
+	    "the kernel's ring per CPU for this trace: a power of two from 4K to 64M "
+	    "(default: 32M shared by the CPUs, 1M to 8M each)")
+	    ->type_name("SIZE");
+	sub->add_option("--backlog", *backlog,
+	    "records read from the kernel but not yet printed, at most SIZE bytes "
+	    "(default 256M): a burst waits here instead of being dropped")
+	    ->type_name("SIZE");
 	sub->add_option("--duration", o->duration, "stop after this many seconds")
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--cpu", o->cpu, "only print hits on this CPU")
@@ -91,8 +105,16 @@ add_trace(CLI::App &app, Runner &run)
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);
-	sub->callback([&run, o, out, regs, count]() {
-		run = [o, out, regs, count]() {
+	sub->callback([&run, o, out, regs, count, bufsz, backlog]() {
+		run = [o, out, regs, count, bufsz, backlog]() {
+			if (!bufsz->empty())
+				o->buffer_size = parse_size(*bufsz, "trace: --buffer-size");
+			if (!backlog->empty()) {
+				o->backlog = parse_size(*backlog, "trace: --backlog");
+				if (o->backlog < (1u << 20))
+					throw Error(Exit::usage, "trace: --backlog " + *backlog +
+					    ": at least 1M");
+			}
 			if (!parse_number(*count, UINT64_MAX, &o->count))
 				throw Error(Exit::usage, "trace: -n " + *count + ": not a hit count");
 			if (!std::isfinite(o->duration))

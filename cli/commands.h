@@ -43,6 +43,7 @@ void add_count(CLI::App &app, Runner &run);
 void add_hist(CLI::App &app, Runner &run);
 void add_cover(CLI::App &app, Runner &run);
 void add_latency(CLI::App &app, Runner &run);
+void add_print(CLI::App &app, Runner &run);
 
 // count/hist/cover: what follows "--" on the command line (cmd_count.cc).
 extern std::vector<std::string> g_command;

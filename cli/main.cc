@@ -50,6 +50,7 @@ main(int argc, char **argv)
 	add_hist(app, run);
 	add_cover(app, run);
 	add_latency(app, run);
+	add_print(app, run);
 
 	// count/hist/cover ... -- COMMAND ARGS: the command is not for CLI11.
 	bool agg = false;

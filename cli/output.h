@@ -17,6 +17,9 @@ public:
 	void put(const std::string &s) { buf_ += s; if (buf_.size() >= (1 << 16)) flush(); }
 	void put(const char *s) { buf_ += s; if (buf_.size() >= (1 << 16)) flush(); }
 	void line(const std::string &s) { buf_ += s; buf_ += '\n'; if (buf_.size() >= (1 << 16)) flush(); }
+	// Appending straight to the buffer: buffer() += ..., then commit().
+	std::string &buffer() { return buf_; }
+	void commit() { if (buf_.size() >= (1 << 16)) flush(); }
 	// Throws Error(Exit::file) on a write error (EPIPE is quiet success).
 	void flush();
 	// For streams (trace): flush after every record if the output is a TTY.

@@ -7,15 +7,24 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "btf_types.h"
 #include "debuginfo.h"
@@ -51,6 +60,7 @@ const struct {
 	{ Feature::mem_capture, 7, "capture memory" },
 	{ Feature::agg_stack, 8, "count by stack" },
 	{ Feature::noopt, 9, "jump-optimize probes" },
+	{ Feature::ring_size, 11, "size a session's rings (--buffer-size)" },
 };
 
 const auto &
@@ -235,6 +245,47 @@ Session::~Session()
 }
 
 // ---- filter, text, check ----
+
+// kinstctl's default ring size per CPU: 32 MiB in all, shared by the
+// CPUs, 1 to 8 MiB each, never below the module's own default.  With the
+// module's 512 KiB, a reader held off the CPU for a few scheduler ticks
+// lost records under a tight loop (issue 24's measurements: docs/kinstctl.8).
+static uint32_t
+default_ring_size(const struct kinst_ring_size &rs)
+{
+	uint64_t per = ((uint64_t)32 << 20) / std::max<uint32_t>(rs.ncpus, 1);
+	per = std::min<uint64_t>(std::max<uint64_t>(per, 1u << 20), 8u << 20);
+	uint64_t p2 = 1;
+	while (p2 * 2 <= per)
+		p2 *= 2;
+	p2 = std::max<uint64_t>(p2, rs.size);
+	return (uint32_t)std::min<uint64_t>(std::max<uint64_t>(p2, rs.min), rs.max);
+}
+
+uint32_t
+Session::ring_size(uint64_t bytes, const std::string &what, uint32_t *ncpus)
+{
+	struct kinst_ring_size rs;
+	memset(&rs, 0, sizeof(rs));
+	if (!has(Feature::ring_size)) {
+		if (bytes != 0)
+			require(Feature::ring_size, what + " --buffer-size");
+		return 0;
+	}
+	if (ioctl(fd_, KINST_IOC_RING, &rs) != 0)
+		device_failed("ring size", errno);
+	if (ncpus)
+		*ncpus = rs.ncpus;
+	uint64_t want = bytes ? bytes : default_ring_size(rs);
+	if (want < rs.min || want > rs.max || (want & (want - 1)) != 0)
+		throw Error(Exit::usage, what + ": --buffer-size " + std::to_string(bytes) +
+		    ": must be a power of two from " + std::to_string(rs.min / 1024) + "K to " +
+		    std::to_string(rs.max >> 20) + "M (bytes per CPU)");
+	rs.size = (uint32_t)want;
+	if (ioctl(fd_, KINST_IOC_RING, &rs) != 0)
+		device_failed("ring size", errno);
+	return rs.size;
+}
 
 void
 Session::filter(const std::string &cmd, int32_t pid, int cpu)
@@ -651,52 +702,168 @@ Session::consume(const uint8_t *buf, size_t n, const RecordSink &sink)
 			throw Error(Exit::live, "read: malformed record from the module (size " +
 			    std::to_string(hdr.size) + ")");
 		if (hdr.type == KINST_REC_HIT && hdr.size >= sizeof(struct kinst_hit_record))
-			done = !sink.hit(parse_hit_record(buf + pos, hdr.size));
+			done = sink.raw ? !sink.raw(buf + pos, hdr.size) :
+			    !sink.hit(parse_hit_record(buf + pos, hdr.size));
 		pos += hdr.size;
 	}
 	sink.batch();
 	return done;
 }
 
+// The reader: a thread that only moves records from the device into
+// memory, so that the module's rings empty at the speed of read(2), not at
+// the speed of formatting; this thread formats.  Records wait in a backlog
+// of at most backlog_ bytes; when it is full the reader stops reading and
+// the module drops (and counts) what no longer fits in its rings.
+namespace {
+
+struct Backlog {
+	std::mutex m;
+	std::condition_variable data, space;
+	std::deque<std::vector<uint8_t>> q;
+	size_t bytes = 0;
+	size_t peak = 0;
+	bool full_once = false;		// the reader waited for space
+	bool reader_done = false;
+	bool stop = false;		// the consumer is done: reader, go
+	std::exception_ptr err;
+};
+
+} // namespace
+
+void
+Session::reader(void *vb, double duration)
+{
+	Backlog &b = *static_cast<Backlog *>(vb);
+	// Signals are for the consumer thread (g_stop, SignalGuard).
+	sigset_t ss;
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &ss, nullptr);
+	// Ahead of the formatting thread and of the traced workload: a burst
+	// is moved into the backlog while it happens and formatted after.
+	// (Needs CAP_SYS_NICE, which a tracer running as root has; without
+	// it the reader runs at the process's priority.)
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	try {
+		std::vector<uint8_t> buf(1 << 20);
+		double t0 = now_s();
+		for (;;) {
+			{
+				std::unique_lock<std::mutex> lk(b.m);
+				while (!b.stop && !g_stop && b.bytes + buf.size() > backlog_) {
+					b.full_once = true;
+					b.space.wait_for(lk, std::chrono::milliseconds(100));
+				}
+				if (b.stop || g_stop)
+					break;
+			}
+			int timeout = 200;
+			if (duration > 0) {
+				double left = duration - (now_s() - t0);
+				if (left <= 0)
+					break;
+				if (left * 1000 < timeout)
+					timeout = (int)(left * 1000) + 1;
+			}
+			struct pollfd pfd = { fd_, POLLIN, 0 };
+			int r = poll(&pfd, 1, timeout);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				throw Error(Exit::live, std::string("poll: ") + strerror(errno));
+			}
+			if (r == 0)
+				continue;
+			// POLLERR | POLLHUP: the module is going (the read says so).
+			ssize_t n = read(fd_, buf.data(), buf.size());
+			if (n < 0) {
+				if (errno == EINTR || errno == EAGAIN)
+					continue;
+				device_failed("read", errno);
+			}
+			if (n == 0)
+				continue;
+			std::vector<uint8_t> chunk(buf.begin(), buf.begin() + n);
+			std::lock_guard<std::mutex> lk(b.m);
+			b.bytes += (size_t)n;
+			b.peak = std::max(b.peak, b.bytes);
+			b.q.push_back(std::move(chunk));
+			b.data.notify_one();
+		}
+	} catch (...) {
+		std::lock_guard<std::mutex> lk(b.m);
+		b.err = std::current_exception();
+	}
+	std::lock_guard<std::mutex> lk(b.m);
+	b.reader_done = true;
+	b.data.notify_one();
+}
+
 bool
 Session::stream(double duration, const RecordSink &sink)
 {
-	std::vector<uint8_t> buf(1 << 20);
-	double t0 = now_s();
+	Backlog b;
+	std::thread t(&Session::reader, this, &b, duration);
 	bool done = false;
-	while (!done && !g_stop) {
-		int timeout = 200;
-		if (duration > 0) {
-			double left = duration - (now_s() - t0);
-			if (left <= 0)
+	auto stop_reader = [&]() {
+		{
+			std::lock_guard<std::mutex> lk(b.m);
+			b.stop = true;
+			b.space.notify_one();
+		}
+		t.join();
+	};
+	try {
+		for (;;) {
+			std::vector<uint8_t> chunk;
+			{
+				std::unique_lock<std::mutex> lk(b.m);
+				// A stop (signal, --duration): what the reader
+				// took is printed by drain(), after the disarm,
+				// so that no hit is dropped meanwhile.
+				while (b.q.empty() && !b.reader_done && !g_stop)
+					b.data.wait_for(lk, std::chrono::milliseconds(100));
+				if (b.reader_done || g_stop)
+					break;
+				chunk = std::move(b.q.front());
+				b.q.pop_front();
+				b.bytes -= chunk.size();
+				b.space.notify_one();
+			}
+			if (consume(chunk.data(), chunk.size(), sink)) {
+				done = true;	// the rest is deliberately left unread
 				break;
-			if (left * 1000 < timeout)
-				timeout = (int)(left * 1000) + 1;
+			}
 		}
-		struct pollfd pfd = { fd_, POLLIN, 0 };
-		int r = poll(&pfd, 1, timeout);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			throw Error(Exit::live, std::string("poll: ") + strerror(errno));
-		}
-		if (r == 0)
-			continue;
-		// POLLERR | POLLHUP: the module is going (the read says so).
-		ssize_t n = read(fd_, buf.data(), buf.size());
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			device_failed("read", errno);
-		}
-		done = consume(buf.data(), (size_t)n, sink);
+	} catch (...) {
+		stop_reader();
+		throw;
 	}
+	stop_reader();
+	backlog_peak_ = b.peak;
+	backlog_full_ = b.full_once;
+	if (b.err && !done)
+		std::rethrow_exception(b.err);
+	if (!done)
+		for (auto &c : b.q)
+			pending_.push_back(std::move(c));
 	return done;
 }
 
 bool
 Session::drain(const RecordSink &sink)
 {
+	// First what stream() had read and not printed.
+	while (!pending_.empty()) {
+		std::vector<uint8_t> c = std::move(pending_.front());
+		pending_.pop_front();
+		if (consume(c.data(), c.size(), sink)) {
+			pending_.clear();
+			return true;
+		}
+	}
 	int fl = fcntl(fd_, F_GETFL);
 	if (fl < 0 || fcntl(fd_, F_SETFL, fl | O_NONBLOCK) != 0)
 		throw Error(Exit::live, std::string("fcntl: ") + strerror(errno));

@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,6 +41,7 @@ enum class Feature {
 	mem_capture,	// 1.7 memory and string captures
 	agg_stack,	// 1.8 KINST_AGGF_STACK
 	noopt,		// 1.9 jump-optimized probes, KINST_ARM_NOOPT
+	ring_size,	// 1.11 KINST_IOC_RING
 };
 // The minor version that brought f.
 unsigned feature_minor(Feature f);
@@ -95,6 +97,9 @@ struct ArmTotals {
 // false to end the stream (the --count limit); batch() follows every read.
 struct RecordSink {
 	std::function<bool(const HitRecord &)> hit;
+	// If set, gets every hit record's bytes instead of hit() (unparsed:
+	// trace --output), and returns false to end the stream.
+	std::function<bool(const uint8_t *, size_t)> raw;
 	std::function<void()> batch;
 };
 
@@ -164,6 +169,11 @@ public:
 	// KINST_IOC_TS_SETUP (per-thread state, ABI 1.10): the session's table
 	// of nthreads threads; a module without it is an error naming why.
 	void ts_setup(uint32_t nthreads, const std::string &why);
+	// KINST_IOC_RING, before the first probe is armed: the rings' size,
+	// bytes per CPU.  bytes 0: kinstctl's default (default_ring_size());
+	// a module without the command keeps its own (an error if bytes was
+	// given).  Returns the size in effect; ncpus: the rings per file.
+	uint32_t ring_size(uint64_t bytes, const std::string &what, uint32_t *ncpus = nullptr);
 	// KINST_IOC_TS_STATS: the table's counters (nslots 0: none).
 	struct kinst_ts_stats ts_stats();
 	// KINST_IOC_AGG_READ / KINST_IOC_AGG_STACKS of one CPU into buf (cap
@@ -183,7 +193,14 @@ public:
 
 	// Polls and reads hit records into sink until it ends them, a signal
 	// (g_stop) or duration seconds (0: no limit).  True when sink ended it.
+	// A reader thread moves the records from the device into a backlog
+	// of at most backlog() bytes; sink runs in the calling thread.
 	bool stream(double duration, const RecordSink &sink);
+	void set_backlog(size_t bytes) { backlog_ = bytes; }
+	size_t backlog() const { return backlog_; }
+	// After stream(): the backlog's peak, and whether it was ever full.
+	size_t backlog_peak() const { return backlog_peak_; }
+	bool backlog_was_full() const { return backlog_full_; }
 	// After disarm_all(): what the module had already delivered, until sink
 	// ends it.  True when sink ended it.
 	bool drain(const RecordSink &sink);
@@ -195,6 +212,11 @@ private:
 	[[noreturn]] void arm_failed(const Spec &sp, const struct kinst_arm &a, int e);
 	std::vector<uint8_t> live_text(const Spec &sp);
 	bool consume(const uint8_t *buf, size_t n, const RecordSink &sink);
+	void reader(void *backlog, double duration);
+	size_t backlog_ = (size_t)256 << 20;
+	std::deque<std::vector<uint8_t>> pending_;	// stream()'s, for drain()
+	size_t backlog_peak_ = 0;
+	bool backlog_full_ = false;
 	uint32_t agg_table(unsigned long cmd, uint32_t cpu, void *buf, uint32_t cap,
 	    const char *what);
 

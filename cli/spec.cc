@@ -107,6 +107,30 @@ parse_number(const std::string &s, uint64_t max, uint64_t *out)
 	return true;
 }
 
+uint64_t
+parse_size(const std::string &s, const std::string &what)
+{
+	std::string n = s;
+	unsigned shift = 0;
+	if (!n.empty()) {
+		char c = n.back();
+		if (c == 'k' || c == 'K')
+			shift = 10;
+		else if (c == 'm' || c == 'M')
+			shift = 20;
+		else if (c == 'g' || c == 'G')
+			shift = 30;
+		if (shift)
+			n.pop_back();
+	}
+	uint64_t v;
+	if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos ||
+	    !parse_number(n, UINT64_MAX >> shift, &v))
+		throw Error(Exit::usage, what + " " + s + ": not a size (bytes, or a number "
+		    "with K, M or G)");
+	return v << shift;
+}
+
 static bool
 is_number_syntax(const std::string &s)
 {

@@ -53,6 +53,9 @@ std::string spec_label(const Spec &sp);
 
 // Parses a decimal or 0x-hex number; false on syntax error or overflow of max.
 bool parse_number(const std::string &s, uint64_t max, uint64_t *out);
+// A size: decimal bytes, or with a K, M or G suffix (powers of 1024).
+// Throws Error(Exit::usage, "WHAT S: not a size ...").
+uint64_t parse_size(const std::string &s, const std::string &what);
 
 } // namespace kinst
 

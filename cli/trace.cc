@@ -10,13 +10,16 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "btf_types.h"
+#include "capture.h"
 #include "error.h"
 #include "format.h"
+#include "hitfmt.h"
 #include "output.h"
 #include "prog_compile.h"
 #include "record.h"
@@ -31,117 +34,6 @@
 namespace kinst {
 
 namespace {
-
-std::string
-comm_of(const struct kinst_hit_record &h)
-{
-	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
-}
-
-// --args: the prototype whose arguments each hit prints.
-struct ArgsView {
-	const Types *btf = nullptr;
-	Types::Func func;
-};
-
-void
-print_hit(Writer &out, const Style &st, const TraceOptions &o,
-    const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &full, StackSymbolizer &sym,
-    const std::vector<CaptureDesc> &capd, const ArgsView &av, const TraceVars &tv)
-{
-	const struct kinst_hit_record &h = full.hit;
-	auto it = probes.find(h.probe_id);
-	ProbeDesc unknown;
-	const ProbeDesc &d = it != probes.end() ? it->second : unknown;
-	// --var/--vars: the variables' captures follow the user's; only those
-	// are shown as --mem/--str.
-	const TraceVars::Plan *plan = tv.active() && it != probes.end() ?
-	    tv.plan(d.function, d.offset) : nullptr;
-	HitRecord user;
-	const HitRecord *rp = &full;
-	// --latency-from: its value capture follows the user's.
-	bool has_since = false;
-	uint64_t since = 0;
-	if (!o.latency_from.empty())
-		for (const auto &c : full.caps)
-			if (c.value && c.index == capd.size() && c.bytes.size() == 8 &&
-			    (c.flags & KINST_SECF_NOSTATE) == 0) {
-				memcpy(&since, c.bytes.data(), 8);
-				has_since = true;
-			}
-	if (tv.active() || !o.latency_from.empty()) {
-		user = full;
-		user.caps.clear();
-		for (const auto &c : full.caps)
-			if (c.index < capd.size())
-				user.caps.push_back(c);
-		rp = &user;
-	}
-	const HitRecord &r = *rp;
-	std::string name = it != probes.end() ? d.name : "probe#" + std::to_string(h.probe_id);
-	if (o.json) {
-		nlohmann::json j;
-		j["schema"] = KINST_JSON_SCHEMA;
-		j["type"] = "hit";
-		j["time_ns"] = h.timestamp_ns;
-		j["cpu"] = h.cpu;
-		j["pid"] = h.pid;
-		j["tid"] = h.tid;
-		j["comm"] = comm_of(h);
-		j["probe_id"] = h.probe_id;
-		j["probe"] = name;
-		j["module"] = d.module;
-		j["function"] = d.function;
-		j["offset"] = d.offset;
-		j["address"] = hex(h.addr);
-		j["insn"] = d.insn;
-		j["regs"] = json_regs(h.regs);
-		if (!o.latency_from.empty())
-			j["since_ns"] = has_since ? nlohmann::json(since) : nlohmann::json(nullptr);
-		if (av.btf) {
-			nlohmann::json a = nlohmann::json::object();
-			for (const auto &v : read_args(*av.btf, av.func, h.regs.gpr)) {
-				if (!v.known)
-					a[v.name] = nullptr;
-				else if (v.pointer)
-					a[v.name] = hex(v.value);
-				else if (v.sgn)
-					a[v.name] = (int64_t)v.value;
-				else
-					a[v.name] = v.value;
-			}
-			j["args"] = a;
-		}
-		if (tv.prints())
-			j["vars"] = plan ? tv.json(*plan, full) : nlohmann::json(nullptr);
-		if (r.has_stack)
-			json_stack(j, r, sym);
-		json_captures(j, r, capd);
-		out.line(json_line(j));
-		return;
-	}
-	char head[160];
-	snprintf(head, sizeof(head), "%llu.%06llu cpu%u %d/%d %-16s ",
-	    (unsigned long long)(h.timestamp_ns / 1000000000ull),
-	    (unsigned long long)(h.timestamp_ns % 1000000000ull / 1000),
-	    h.cpu, h.pid, h.tid, comm_of(h).c_str());
-	std::string line = head;
-	line += st.paint("1", name) + "  " + d.insn;
-	if (!o.latency_from.empty())
-		line += has_since ? "  since=" + std::to_string(since) + "ns" : std::string("  since=-");
-	if (av.btf)
-		line += "  " + args_text(av.func.name, read_args(*av.btf, av.func, h.regs.gpr));
-	if (o.regs_all)
-		line += "\n    " + text_regs(h.regs, true);
-	else
-		line += "  " + text_regs(h.regs, false);
-	if (plan && tv.prints())
-		line += "\n    " + tv.text(*plan, full);
-	if (r.has_stack)
-		line += text_stack(r, sym);
-	line += text_captures(r, capd);
-	out.line(line);
-}
 
 // --args: the prototype (the specs must all be one function).
 ArgsView
@@ -203,9 +95,9 @@ since_capture()
 // of hidden entry probes (trace_vars.h), which their programs filter, are
 // told apart from the hits that did not match: hits == delivered +
 // dropped + not matching + hidden.
-void
+nlohmann::json
 print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtered,
-    const JumpCounts &jc, uint64_t hidden)
+    const JumpCounts &jc, uint64_t hidden, const char *what_printed)
 {
 	std::vector<struct kinst_cpu_stats> cs = dev.stats();
 	std::vector<struct kinst_prog_cpu_stats> ps;
@@ -228,9 +120,9 @@ print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtere
 	}
 	hidden = std::min(hidden, tnm);
 	tnm -= hidden;
-	fprintf(stderr, "kinstctl: %llu hits, %llu delivered, %llu dropped, %llu printed",
+	fprintf(stderr, "kinstctl: %llu hits, %llu delivered, %llu dropped, %llu %s",
 	    (unsigned long long)th, (unsigned long long)td, (unsigned long long)tdr,
-	    (unsigned long long)printed);
+	    (unsigned long long)printed, what_printed);
 	if (filtered)
 		fprintf(stderr, ", %llu filtered out", (unsigned long long)filtered);
 	if (prog_id != 0 || hidden != 0)
@@ -243,6 +135,34 @@ print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtere
 	if (tdr)
 		fprintf(stderr, "kinstctl: WARNING: %llu hits were dropped (the reader fell behind or hits nested)\n",
 		    (unsigned long long)tdr);
+	return {{"hits", th}, {"delivered", td}, {"dropped", tdr}, {"records", printed},
+	    {"filtered", filtered}, {"not_matching", tnm}, {"hidden", hidden}};
+}
+
+// After drops: which knob would have avoided them.
+void
+drop_advice(const Session &dev, const TraceOptions &o, uint32_t ring, uint32_t ncpus)
+{
+	auto mib = [](uint64_t b) {
+		char s[32];
+		snprintf(s, sizeof(s), b >= (1u << 20) ? "%.0fM" : "%.0fK",
+		    b >= (1u << 20) ? b / 1048576.0 : b / 1024.0);
+		return std::string(s);
+	};
+	if (dev.backlog_was_full()) {
+		fprintf(stderr, "kinstctl: the records waiting to be %s filled the backlog (--backlog %s): "
+		    "raise --backlog%s\n", o.output.empty() ? "printed" : "written",
+		    mib(dev.backlog()).c_str(),
+		    o.output.empty() ? ", or record to a file (--output FILE, then kinstctl print)" : "");
+		return;
+	}
+	if (ring != 0)
+		fprintf(stderr, "kinstctl: the kernel's rings (%s per CPU, %u CPUs) filled while the "
+		    "reader was off the CPU: raise --buffer-size (up to 64M)%s\n", mib(ring).c_str(),
+		    ncpus, o.output.empty() ? ", or record to a file (--output FILE)" : "");
+	else
+		fprintf(stderr, "kinstctl: the kernel's rings filled: reload kinst with a larger "
+		    "ring_size (this module has no --buffer-size)\n");
 }
 
 } // namespace
@@ -291,7 +211,18 @@ run_trace(const TraceOptions &o)
 				    sp.text + ") are not supported");
 	}
 
+	if (!o.output.empty()) {
+		const char *no = o.args ? "--args" : tv.active() ? "--var/--vars and $variables" :
+		    o.stack ? "--stack" : o.json ? "--json (give it to kinstctl print)" : nullptr;
+		if (no)
+			throw Error(Exit::usage, std::string("trace --output: ") + no +
+			    " is not supported with a capture file");
+	}
+
 	Session dev = Session::open("trace");
+	uint32_t ncpus = 0;
+	uint32_t ring = dev.ring_size(o.buffer_size, "trace", &ncpus);
+	dev.set_backlog((size_t)o.backlog);
 	if (o.args || env.used_args)
 		dev.at_entry(specs, o.args ? "--args" : "argument names");
 	if (o.stack)
@@ -366,6 +297,16 @@ run_trace(const TraceOptions &o)
 
 	Writer out(stdout);
 	bool flush_each = out.tty();
+	HitFormat hf;
+	hf.json = o.json;
+	hf.regs_all = o.regs_all;
+	hf.latency_from = !o.latency_from.empty();
+	hf.st = st;
+	hf.capd = capd;
+	hf.av = &av;
+	hf.tv = &tv;
+	hf.sym = &sym;
+	HitFormatter fmt(hf, probes);
 	uint64_t printed = 0, filtered = 0;
 	RecordSink sink;
 	sink.hit = [&](const HitRecord &r) {
@@ -374,10 +315,32 @@ run_trace(const TraceOptions &o)
 			filtered++;
 			return true;
 		}
-		print_hit(out, st, o, probes, r, sym, capd, av, tv);
+		fmt.format(r, out.buffer());
+		out.commit();
 		printed++;
 		return !(o.count && printed >= o.count);	// the -n limit
 	};
+	// --output: the records as they came, unparsed.
+	std::unique_ptr<CaptureWriter> cap;
+	if (!o.output.empty()) {
+		CaptureHeader ch;
+		ch.regs_all = o.regs_all;
+		ch.latency_from = !o.latency_from.empty();
+		ch.capd = capd;
+		ch.probes = probes;
+		cap = std::make_unique<CaptureWriter>(o.output, ch);
+		sink.raw = [&](const uint8_t *p, size_t n) {
+			struct kinst_hit_record h;
+			memcpy(&h, p, sizeof(h));
+			if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
+				filtered++;
+				return true;
+			}
+			cap->record(p, n);
+			printed++;
+			return !(o.count && printed >= o.count);
+		};
+	}
 	sink.batch = [&]() {
 		if (flush_each || o.json)
 			out.flush();
@@ -402,7 +365,15 @@ run_trace(const TraceOptions &o)
 		dev.drain(sink);
 	}
 	out.flush();
-	print_summary(dev, prog_id, printed, filtered, jc, hidden);
+	nlohmann::json sum = print_summary(dev, prog_id, printed, filtered, jc, hidden,
+	    cap ? "written" : "printed");
+	if (sum["dropped"].get<uint64_t>() != 0)
+		drop_advice(dev, o, ring, ncpus);
+	if (cap) {
+		cap->finish(sum);
+		fprintf(stderr, "kinstctl: %llu records written to %s (kinstctl print %s)\n",
+		    (unsigned long long)cap->records(), o.output.c_str(), o.output.c_str());
+	}
 	// Closing the device disarms every probe (Session's destructor).
 	return 0;
 }

@@ -34,6 +34,9 @@ struct TraceOptions {
 	Syntax syntax = Syntax::att;
 	std::vector<std::string> debug_files;	// --debug-file (source specs)
 	std::string latency_from;	// --latency-from SPEC: time since its hit
+	std::string output;		// --output FILE: a capture (capture.h)
+	uint64_t buffer_size = 0;	// --buffer-size: ring bytes per CPU (0: default)
+	uint64_t backlog = (uint64_t)256 << 20;	// --backlog: bytes read, not yet printed
 };
 
 // Returns the exit code.  Throws Error for everything that stops it.

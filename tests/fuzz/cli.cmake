@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # kinstctl fuzz targets (libFuzzer + ASan/UBSan): the ELF reader, the probe
-# spec parser, the CTF reader and the DWARF location compiler.  The CLI and
+# spec parser, the CTF reader, the DWARF location compiler and capture
+# files (trace --output).  The CLI and
 # engine sources are compiled again here with the sanitizers so that they
 # are instrumented.  Seeds: tests/fuzz/regress/<t>/
 # (crashers found and fixed, replayed by tests/cli/cli_unit_test).
@@ -11,7 +12,7 @@ if(TARGET kinstctl_core)
   pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
   pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
   pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
-  foreach(t fuzz_cli_elf fuzz_cli_spec fuzz_cli_ctf fuzz_cli_dwarf_loc)
+  foreach(t fuzz_cli_elf fuzz_cli_spec fuzz_cli_ctf fuzz_cli_dwarf_loc fuzz_cli_capture)
     # kinstctl uses only the decoder and the classifier from common/.
     add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
       ${CMAKE_SOURCE_DIR}/common/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/kinst_classify.c)

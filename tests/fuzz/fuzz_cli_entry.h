@@ -10,11 +10,13 @@
 #include <memory>
 #include <string>
 
+#include "capture.h"
 #include "ctf_types.h"
 #include "disasm.h"
 #include "dwarf_loc.h"
 #include "elf_image.h"
 #include "error.h"
+#include "hitfmt.h"
 #include "resolver.h"
 #include "spec.h"
 #include "symbols.h"
@@ -176,6 +178,32 @@ fuzz_cli_ctf_one(const uint8_t *data, size_t size)
 	} catch (const Error &e) {
 		if (e.code() != Exit::live)
 			__builtin_trap();
+	}
+}
+
+// A capture file (trace --output) read and printed, text and JSON.
+inline void
+fuzz_cli_capture_one(const uint8_t *data, size_t size)
+{
+	try {
+		CaptureReader rd(data, size);
+		for (int json = 0; json < 2; json++) {
+			CaptureReader r2(data, size);
+			HitFormat f;
+			f.json = json;
+			f.regs_all = r2.header().regs_all;
+			f.latency_from = r2.header().latency_from;
+			f.capd = r2.header().capd;
+			HitFormatter fmt(f, r2.header().probes);
+			HitRecord h;
+			std::string out;
+			for (int i = 0; i < 4096 && r2.next(h); i++) {
+				fmt.format(h, out);
+				if (out.size() > (1 << 20))
+					out.clear();
+			}
+		}
+	} catch (const Error &) {
 	}
 }
 

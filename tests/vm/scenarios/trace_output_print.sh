@@ -1,0 +1,107 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# scenario: trace --output FILE + kinstctl print --json: the same records as a live trace --json of the same workload (count, fields, probe, register values); --buffer-size sets the rings (bad sizes refused); a whole busy function under a tight loop, traced live with --json, loses nothing with the default rings and backlog
+# scenario-needs: kinst
+# scenario-timeout: 400
+#
+# Issue 24.  read(2) of B bytes from /dev/zero, N times, by syscall_loop
+# (started first, waiting on a FIFO, so that --pid names it): traced at
+# ksys_read's first traceable instruction after the entry (rdx = B).
+. /kinst/lib/guest-lib.sh
+kt_need_kinst
+
+f=ksys_read
+off=$(kt_first_traceable "$f") || kt_fail "no traceable instruction in $f"
+n=400
+b=$(( ($(od -An -tu2 -N2 /dev/urandom) % 999) + 2 ))
+
+# start_loop COUNT: the reader, blocked until go; sets LOOP.
+start_loop() {
+	rm -f /tmp/go
+	mkfifo /tmp/go || kt_fail "mkfifo"
+	sh -c 'read _x </tmp/go; exec syscall_loop read '"$1 $b"' >/dev/null' &
+	LOOP=$!
+}
+go_loop() {
+	echo go >/tmp/go
+	wait "$LOOP" || kt_fail "syscall_loop failed"
+}
+
+# 1. A capture, then print.
+start_loop $n
+rm -f /tmp/c.kinst
+kt_trace_start /tmp/cap.out /tmp/cap.err --output /tmp/c.kinst --pid "$LOOP" "kernel:$f+$off"
+go_loop
+kt_trace_stop || kt_fail "kinstctl trace --output failed: $(cat /tmp/cap.err)"
+cat /tmp/cap.err
+kt_expect_eq "bytes on standard output with --output" 0 "$(wc -c </tmp/cap.out)"
+sum=$(grep -E '^kinstctl: [0-9]+ hits, [0-9]+ delivered, [0-9]+ dropped, [0-9]+ written' /tmp/cap.err) ||
+    kt_fail "no summary from kinstctl trace --output: $(cat /tmp/cap.err)"
+set -- $(echo "$sum" | tr -c '0-9\n' ' ')
+kt_expect_eq "records dropped" 0 "$3"
+kt_expect_eq "records written = delivered" "$2" "$4"
+# The loop's reads, and the shell's one read of the FIFO before exec.
+[ "$4" -ge $n ] && [ "$4" -le $((n + 4)) ] || kt_fail "records written: $4, expected $n (+ the FIFO's read)"
+grep -q "records written to /tmp/c.kinst" /tmp/cap.err || kt_fail "no 'records written' line"
+
+kinstctl print --json /tmp/c.kinst >/tmp/p.json 2>/tmp/p.err || kt_fail "kinstctl print --json failed: $(cat /tmp/p.err)"
+cat /tmp/p.err
+kt_expect_eq "lines print --json wrote" "$4" "$(grep -c . /tmp/p.json)"
+grep -q "^kinstctl: $4 records printed; traced: $1 hits, $2 delivered, 0 dropped, $4 written" /tmp/p.err ||
+    kt_fail "print's summary is not the trace's: $(cat /tmp/p.err)"
+kinstctl print /tmp/c.kinst >/tmp/p.txt 2>/dev/null || kt_fail "kinstctl print failed"
+kt_expect_eq "lines print (text) wrote" "$4" "$(grep -c . /tmp/p.txt)"
+kinstctl print -n 5 /tmp/c.kinst >/tmp/p5.txt 2>/dev/null || kt_fail "kinstctl print -n 5 failed"
+kt_expect_eq "lines print -n 5 wrote" 5 "$(grep -c . /tmp/p5.txt)"
+
+# 2. The same workload traced live with --json.
+start_loop $n
+kt_trace_start /tmp/live.json /tmp/live.err --json --pid "$LOOP" "kernel:$f+$off"
+go_loop
+kt_trace_stop || kt_fail "kinstctl trace --json failed: $(cat /tmp/live.err)"
+kt_trace_summary /tmp/live.err /tmp/live.json
+kt_expect_eq "live records = captured records" "$4" "$KT_PRINTED"
+# Same fields, same probe, the loop's reads with rdx = B, in both.
+for j in /tmp/p.json /tmp/live.json; do
+	jq -c 'keys' "$j" | sort -u >"$j.keys"
+	jq -r '[.probe, .module, .function, .offset, .insn, .address == .regs.rip, .comm] | @tsv' "$j" |
+	    sort | uniq -c | sort -rn | head -n 1 >"$j.top"
+	kt_expect_eq "hits with rdx = $b in $j" $n \
+	    "$(jq -r "select(.regs.rdx == \"$(printf '0x%x' "$b")\") | .tid" "$j" | grep -c .)"
+done
+cmp /tmp/p.json.keys /tmp/live.json.keys || kt_fail "print --json and trace --json have other fields: $(cat /tmp/p.json.keys /tmp/live.json.keys)"
+kt_expect_eq "one kind of key set" 1 "$(grep -c . /tmp/p.json.keys)"
+cmp /tmp/p.json.top /tmp/live.json.top || kt_fail "probe/instruction differ: $(cat /tmp/p.json.top /tmp/live.json.top)"
+
+# 3. --buffer-size: refused when not a power of two in [4K, 64M]; set
+# otherwise (the trace still works with a 4K ring).
+for bad in 1000 4097 128M 3K x 16Q; do
+	kinstctl trace --buffer-size "$bad" -n 1 "kernel:$f+$off" >/dev/null 2>/tmp/bs.err
+	st=$?
+	kt_expect_eq "exit status of --buffer-size $bad" 2 "$st"
+	grep -q -- "--buffer-size" /tmp/bs.err || kt_fail "no word about --buffer-size: $(cat /tmp/bs.err)"
+done
+start_loop 50
+kt_trace_start /tmp/bs.out /tmp/bs.err --buffer-size 4K --pid "$LOOP" "kernel:$f+$off"
+go_loop
+kt_trace_stop || kt_fail "kinstctl trace --buffer-size 4K failed: $(cat /tmp/bs.err)"
+kt_trace_summary /tmp/bs.err /tmp/bs.out
+[ "$KT_HITS" -ge 50 ] || kt_fail "--buffer-size 4K: $KT_HITS hits"
+
+# 4. print refuses what is not a capture.
+kinstctl print /tmp/p.json >/dev/null 2>/tmp/bad.err
+kt_expect_eq "exit status of print on a JSON file" 3 "$?"
+grep -q "not a valid kinst capture" /tmp/bad.err || kt_fail "print's error: $(cat /tmp/bad.err)"
+
+# 5. Issue 24's workload: every instruction of ksys_read under a loop of
+# 1-byte reads, live --json, default rings and backlog: nothing dropped.
+start_loop 5000
+kt_trace_start /dev/null /tmp/busy.err --json --pid "$LOOP" "kernel:$f"
+go_loop
+sleep 1
+kt_trace_stop || kt_fail "kinstctl trace --json $f failed: $(cat /tmp/busy.err)"
+kt_trace_summary /tmp/busy.err
+cat /tmp/busy.err
+[ "$KT_DELIVERED" -ge 5000 ] || kt_fail "whole $f: $KT_DELIVERED records for 5000 reads"
+kt_expect_eq "records dropped, whole $f under a read loop" 0 "$KT_DROPPED"
+exit 0
