@@ -44,7 +44,7 @@ add_trace(CLI::App &app, Runner &run)
 	auto backlog = std::make_shared<std::string>();
 	sub->add_option("--buffer-size", *bufsz,
 	    "the kernel's ring per CPU for this trace: a power of two from 4K to 64M "
-	    "(default: 32M shared by the CPUs, 1M to 8M each)")
+	    "(default: 32M shared by the CPUs, at most 8M each, at least the module's ring_size)")
 	    ->type_name("SIZE");
 	sub->add_option("--backlog", *backlog,
 	    "records read from the kernel but not yet printed, at most SIZE bytes "

@@ -247,14 +247,15 @@ Session::~Session()
 // ---- filter, text, check ----
 
 // kinstctl's default ring size per CPU: 32 MiB in all, shared by the
-// CPUs, 1 to 8 MiB each, never below the module's own default.  With the
-// module's 512 KiB, a reader held off the CPU for a few scheduler ticks
-// lost records under a tight loop (issue 24's measurements: docs/kinstctl.8).
+// CPUs, at most 8 MiB each, never below the module's own default.  With
+// the module's 512 KiB, a reader held off the CPU for a few scheduler
+// ticks lost records under a tight loop (issue 24's measurements:
+// docs/kinstctl.8).
 static uint32_t
 default_ring_size(const struct kinst_ring_size &rs)
 {
 	uint64_t per = ((uint64_t)32 << 20) / std::max<uint32_t>(rs.ncpus, 1);
-	per = std::min<uint64_t>(std::max<uint64_t>(per, 1u << 20), 8u << 20);
+	per = std::min<uint64_t>(per, 8u << 20);
 	uint64_t p2 = 1;
 	while (p2 * 2 <= per)
 		p2 *= 2;
