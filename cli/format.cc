@@ -7,28 +7,35 @@ namespace kinst {
 
 using nlohmann::json;
 
-// Appends v in lower-case hex, at least width digits, no prefix.
+// Appends v in lower-case hex, at least width (at most 16) digits, no
+// prefix, in one append (the hit formatter calls it ~20 times a record).
 static void
 append_hex(std::string &s, uint64_t v, int width)
 {
 	static const char digits[] = "0123456789abcdef";
 	char b[16];
-	int n = 0;
+	char *p = b + sizeof(b);
 	do {
-		b[n++] = digits[v & 15];
+		*--p = digits[v & 15];
 		v >>= 4;
 	} while (v != 0);
-	while (n < width)
-		b[n++] = '0';
-	while (n > 0)
-		s += b[--n];
+	while (b + sizeof(b) - p < width)
+		*--p = '0';
+	s.append(p, (size_t)(b + sizeof(b) - p));
+}
+
+void
+append_hex0x(std::string &s, uint64_t v)
+{
+	s += "0x";
+	append_hex(s, v, 0);
 }
 
 std::string
 hex(uint64_t v)
 {
-	std::string s = "0x";
-	append_hex(s, v, 0);
+	std::string s;
+	append_hex0x(s, v);
 	return s;
 }
 

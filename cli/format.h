@@ -22,6 +22,7 @@ constexpr int KINST_JSON_SCHEMA = 5;	// docs/json.md (2: trace --stack; 3: count
 					// 4: trace --mem/--str; 5: count/hist --by stack rows' "stack")
 
 std::string hex(uint64_t v);			// "0x1f"
+void append_hex0x(std::string &s, uint64_t v);	// hex(v), appended
 std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
 
 // Capstone's text for an instruction the engine delimited; notes a length

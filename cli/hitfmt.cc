@@ -103,21 +103,6 @@ dump(const nlohmann::json &j)
 } // namespace
 
 void
-append_hex0x(std::string &out, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	char b[18];
-	char *p = b + sizeof(b);
-	do {
-		*--p = digits[v & 15];
-		v >>= 4;
-	} while (v != 0);
-	*--p = 'x';
-	*--p = '0';
-	out.append(p, (size_t)(b + sizeof(b) - p));
-}
-
-void
 append_json_as_dump(std::string &out, std::string_view s)
 {
 	for (unsigned char c : s)

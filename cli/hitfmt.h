@@ -66,8 +66,6 @@ private:
 // Appends s as a JSON string, exactly as nlohmann::json's dump() (with the
 // replace error handler) would write it.
 void append_json_as_dump(std::string &out, std::string_view s);
-// Appends "0x" and v in lower-case hex (format.h's hex()).
-void append_hex0x(std::string &out, uint64_t v);
 
 } // namespace kinst
 

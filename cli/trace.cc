@@ -308,10 +308,14 @@ run_trace(const TraceOptions &o)
 	hf.sym = &sym;
 	HitFormatter fmt(hf, probes);
 	uint64_t printed = 0, filtered = 0;
+	// --pid/--cpu, for a module that cannot filter (the kernel does).
+	auto filtered_out = [&](const struct kinst_hit_record &h) {
+		return (o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu);
+	};
 	RecordSink sink;
 	sink.hit = [&](const HitRecord &r) {
 		const struct kinst_hit_record &h = r.hit;
-		if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
+		if (filtered_out(h)) {
 			filtered++;
 			return true;
 		}
@@ -332,7 +336,7 @@ run_trace(const TraceOptions &o)
 		sink.raw = [&](const uint8_t *p, size_t n) {
 			struct kinst_hit_record h;
 			memcpy(&h, p, sizeof(h));
-			if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
+			if (filtered_out(h)) {
 				filtered++;
 				return true;
 			}
