@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -39,6 +40,7 @@
 extern "C" {
 #include "kinst_classify.h"
 #include "kinst_prog.h"
+#include "kinst_ring.h"
 }
 
 namespace kinst {
@@ -61,6 +63,7 @@ const struct {
 	{ Feature::agg_stack, 8, "count by stack" },
 	{ Feature::noopt, 9, "jump-optimize probes" },
 	{ Feature::ring_size, 11, "size a session's rings (--buffer-size)" },
+	{ Feature::mmap, 12, "map its rings" },
 };
 
 const auto &
@@ -233,15 +236,103 @@ Session::open(const std::string &purpose)
 }
 
 Session::Session(Session &&o) noexcept
-    : fd_(o.fd_), abi_(o.abi_), no_optimize_(o.no_optimize_)
+    : maps_(std::move(o.maps_)), maps_tried_(o.maps_tried_), fd_(o.fd_),
+      abi_(o.abi_), no_optimize_(o.no_optimize_)
 {
+	o.maps_.clear();
 	o.fd_ = -1;
 }
 
 Session::~Session()
 {
+	unmap_rings();
 	if (fd_ >= 0)
 		close(fd_);
+}
+
+// ---- mapped rings (ABI 1.12) ----
+
+void
+Session::unmap_rings()
+{
+	for (auto &m : maps_) {
+		if (m.ctl)
+			munmap(m.ctl, KINST_MAP_PAGE);
+		if (m.data)
+			munmap(const_cast<uint8_t *>(m.data), m.size);
+	}
+	maps_.clear();
+}
+
+// Each CPU's ctl page (read-write) and records (read-only).  False, with
+// nothing mapped, when the module cannot (before 1.12, no rings yet) or
+// KINSTCTL_NO_MMAP is set; a mapping the module refuses is said once.
+bool
+Session::map_rings()
+{
+	if (maps_tried_)
+		return !maps_.empty();
+	maps_tried_ = true;
+	const char *no = getenv("KINSTCTL_NO_MMAP");
+	if ((no && *no && strcmp(no, "0") != 0) || !has(Feature::mmap))
+		return false;
+	struct kinst_ring_size rs;
+	memset(&rs, 0, sizeof(rs));
+	if (ioctl(fd_, KINST_IOC_RING, &rs) != 0 || !rs.allocated)
+		return false;
+	for (uint32_t c = 0; c < rs.ncpus; c++) {
+		MappedRing m = { nullptr, nullptr, rs.size };
+		void *v = mmap(nullptr, KINST_MAP_PAGE, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd_, (off_t)KINST_MAP_CTL(c));
+		if (v != MAP_FAILED) {
+			m.ctl = static_cast<struct kinst_ring_ctl *>(v);
+			v = mmap(nullptr, rs.size, PROT_READ, MAP_SHARED, fd_,
+			    (off_t)KINST_MAP_DATA(c));
+			if (v != MAP_FAILED)
+				m.data = static_cast<const uint8_t *>(v);
+		}
+		if (!m.data) {
+			int e = errno;
+			if (m.ctl)
+				munmap(m.ctl, KINST_MAP_PAGE);
+			unmap_rings();
+			fprintf(stderr, "kinstctl: WARNING: cannot map the rings (%s); "
+			    "reading them instead\n", strerror(e));
+			return false;
+		}
+		maps_.push_back(m);
+	}
+	// Woken when a ring holds a quarter of itself (at most 512K), or by
+	// the reader's own timeout: not at every record.
+	struct kinst_wake w;
+	memset(&w, 0, sizeof(w));
+	w.bytes = std::min<uint32_t>(rs.size / 4, 512u << 10);
+	if (ioctl(fd_, KINST_IOC_WAKE, &w) != 0)
+		device_failed("wake-up watermark", errno);
+	return true;
+}
+
+// Whole records from every mapped ring into buf, round robin, until they
+// are empty or buf is full; the room they took is freed in the rings.
+size_t
+Session::take_mapped(uint8_t *buf, size_t cap)
+{
+	size_t got = 0;
+	bool progress = true;
+	while (progress && cap - got >= sizeof(struct kinst_hit_record)) {
+		progress = false;
+		for (size_t c = 0; c < maps_.size(); c++) {
+			bool bad = false;
+			size_t n = kinst_ring_map_get(maps_[c].ctl, maps_[c].data,
+			    maps_[c].size, buf + got, cap - got, &bad);
+			if (bad)
+				throw Error(Exit::live, "the mapped ring of CPU " +
+				    std::to_string(c) + " held a malformed record");
+			got += n;
+			progress |= n != 0;
+		}
+	}
+	return got;
 }
 
 // ---- filter, text, check ----
@@ -750,6 +841,7 @@ Session::reader(void *vb, double duration)
 	try {
 		std::vector<uint8_t> buf(1 << 20);
 		double t0 = now_s();
+		bool mapped = !maps_.empty();
 		for (;;) {
 			{
 				std::unique_lock<std::mutex> lk(b.m);
@@ -760,32 +852,40 @@ Session::reader(void *vb, double duration)
 				if (b.stop || g_stop)
 					break;
 			}
-			int timeout = 200;
-			if (duration > 0) {
-				double left = duration - (now_s() - t0);
-				if (left <= 0)
-					break;
-				if (left * 1000 < timeout)
-					timeout = (int)(left * 1000) + 1;
-			}
-			struct pollfd pfd = { fd_, POLLIN, 0 };
-			int r = poll(&pfd, 1, timeout);
-			if (r < 0) {
-				if (errno == EINTR)
+			// Mapped: records are taken straight from the rings;
+			// poll(2) only waits, woken at the watermark or after
+			// 50 ms (what is below it then is taken anyway).
+			ssize_t n = mapped ? (ssize_t)take_mapped(buf.data(), buf.size()) : 0;
+			if (n == 0) {
+				int timeout = mapped ? 50 : 200;
+				if (duration > 0) {
+					double left = duration - (now_s() - t0);
+					if (left <= 0)
+						break;
+					if (left * 1000 < timeout)
+						timeout = (int)(left * 1000) + 1;
+				}
+				struct pollfd pfd = { fd_, POLLIN, 0 };
+				int r = poll(&pfd, 1, timeout);
+				if (r < 0) {
+					if (errno == EINTR)
+						continue;
+					throw Error(Exit::live, std::string("poll: ") + strerror(errno));
+				}
+				// POLLERR | POLLHUP: the module is going (the
+				// read says so).
+				bool gone = r > 0 && (pfd.revents & (POLLERR | POLLHUP)) != 0;
+				if (r == 0 || (mapped && !gone))
 					continue;
-				throw Error(Exit::live, std::string("poll: ") + strerror(errno));
-			}
-			if (r == 0)
-				continue;
-			// POLLERR | POLLHUP: the module is going (the read says so).
-			ssize_t n = read(fd_, buf.data(), buf.size());
-			if (n < 0) {
-				if (errno == EINTR || errno == EAGAIN)
+				n = read(fd_, buf.data(), buf.size());
+				if (n < 0) {
+					if (errno == EINTR || errno == EAGAIN)
+						continue;
+					device_failed("read", errno);
+				}
+				if (n == 0)
 					continue;
-				device_failed("read", errno);
 			}
-			if (n == 0)
-				continue;
 			std::vector<uint8_t> chunk(buf.begin(), buf.begin() + n);
 			std::lock_guard<std::mutex> lk(b.m);
 			b.bytes += (size_t)n;
@@ -806,6 +906,7 @@ bool
 Session::stream(double duration, const RecordSink &sink)
 {
 	Backlog b;
+	(void)map_rings();
 	std::thread t(&Session::reader, this, &b, duration);
 	bool done = false;
 	auto stop_reader = [&]() {

@@ -42,6 +42,7 @@ enum class Feature {
 	agg_stack,	// 1.8 KINST_AGGF_STACK
 	noopt,		// 1.9 jump-optimized probes, KINST_ARM_NOOPT
 	ring_size,	// 1.11 KINST_IOC_RING
+	mmap,		// 1.12 mapped rings, KINST_IOC_WAKE
 };
 // The minor version that brought f.
 unsigned feature_minor(Feature f);
@@ -195,7 +196,11 @@ public:
 	// (g_stop) or duration seconds (0: no limit).  True when sink ended it.
 	// A reader thread moves the records from the device into a backlog
 	// of at most backlog() bytes; sink runs in the calling thread.
+	// The reader maps the rings (ABI 1.12) unless KINSTCTL_NO_MMAP is set
+	// or the mapping fails; read(2) otherwise.
 	bool stream(double duration, const RecordSink &sink);
+	// How stream() read: "mmap" or "read" (after stream()).
+	const char *read_path() const { return maps_.empty() ? "read" : "mmap"; }
 	void set_backlog(size_t bytes) { backlog_ = bytes; }
 	size_t backlog() const { return backlog_; }
 	// After stream(): the backlog's peak, and whether it was ever full.
@@ -213,6 +218,17 @@ private:
 	std::vector<uint8_t> live_text(const Spec &sp);
 	bool consume(const uint8_t *buf, size_t n, const RecordSink &sink);
 	void reader(void *backlog, double duration);
+	// The rings as this process maps them (map_rings()), one per CPU.
+	struct MappedRing {
+		struct kinst_ring_ctl *ctl;
+		const uint8_t *data;
+		uint32_t size;
+	};
+	bool map_rings();
+	void unmap_rings();
+	size_t take_mapped(uint8_t *buf, size_t cap);
+	std::vector<MappedRing> maps_;
+	bool maps_tried_ = false;
 	size_t backlog_ = (size_t)256 << 20;
 	std::deque<std::vector<uint8_t>> pending_;	// stream()'s, for drain()
 	size_t backlog_peak_ = 0;

@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	11	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	12	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -34,7 +34,10 @@
 					   TS_GET), value captures (KINST_OP_VAL,
 					   KINST_SEC_VAL, KINST_SECF_NOSTATE);
 					   1.11: a file's ring size
-					   (KINST_IOC_RING) */
+					   (KINST_IOC_RING);
+					   1.12: mapped rings (mmap,
+					   struct kinst_ring_ctl), wake-up
+					   watermark (KINST_IOC_WAKE) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -600,6 +603,54 @@ struct kinst_ring_size {
 	uint32_t	allocated;	/* out: 1 once the rings exist */
 };
 
+/*
+ * Mapped rings (ABI 1.12).  Once a file's rings exist (its first ARM), the
+ * reader may map each CPU's ring with two MAP_SHARED mappings of the file:
+ *
+ *   KINST_MAP_CTL(cpu), KINST_MAP_PAGE bytes, read-write: a struct
+ *   kinst_ring_ctl at its start;
+ *   KINST_MAP_DATA(cpu), the ring size bytes (KINST_IOC_RING), read-only:
+ *   the records.
+ *
+ * Any other offset, length, protection or a private mapping is refused
+ * (EINVAL; ENXIO before the rings exist).  The records are laid out as
+ * read(2) returns them, plus fillers: head and tail are free-running byte
+ * positions, the byte at position x is data[x % size], every record starts
+ * at a multiple of 8 and never wraps (a KINST_REC_PAD record fills the end
+ * of the buffer instead; skip it).  The consumer loads head with acquire
+ * semantics, reads the records before it, then stores the new tail with
+ * release semantics: the producer overwrites nothing before that store.  A
+ * tail the consumer corrupts loses its own records (the producer drops
+ * while head - tail is not within the ring), nothing else.  read(2) and a
+ * mapping consume the same rings: use one of them.
+ */
+#define	KINST_MAP_PAGE		4096u
+#define	KINST_MAP_STRIDE	(1ull << 27)
+#define	KINST_MAP_CTL(cpu)	((uint64_t)(cpu) * KINST_MAP_STRIDE)
+#define	KINST_MAP_DATA(cpu)	(KINST_MAP_CTL(cpu) + KINST_MAP_PAGE)
+
+struct kinst_ring_ctl {
+	uint64_t	head;		/* producer: published position */
+	uint32_t	size;		/* data bytes (a power of two) */
+	uint32_t	cpu;
+	uint64_t	_pad0[6];	/* head and tail on separate lines */
+	uint64_t	tail;		/* consumer: position read up to */
+	uint64_t	_pad1[7];
+};
+
+/*
+ * Wake-up watermark (KINST_IOC_WAKE): a reader waiting in poll(2) or
+ * read(2) is woken once one ring of the file holds at least bytes bytes
+ * (0, the default: at the first record).  poll(2) reports readable from
+ * the same threshold; a blocking read(2) returns what there is after one
+ * wait (the module rechecks every 100 ms), so records below the watermark
+ * are delivered by the reader's own timeout.
+ */
+struct kinst_wake {
+	uint32_t	bytes;		/* in: at most the ring size; out: set */
+	uint32_t	flags;		/* in: must be 0 */
+};
+
 /* Empty every table (entries, not the counters of AGG_STATS). */
 struct kinst_agg_clear {
 	uint32_t	flags;		/* in: must be 0 */
@@ -630,6 +681,7 @@ struct kinst_agg_clear {
 #define	KINST_IOC_TS_SETUP	_IOWR('K', 23, struct kinst_ts_setup)
 #define	KINST_IOC_TS_STATS	_IOR('K', 24, struct kinst_ts_stats)
 #define	KINST_IOC_RING		_IOWR('K', 25, struct kinst_ring_size)
+#define	KINST_IOC_WAKE		_IOWR('K', 26, struct kinst_wake)
 #endif
 
 #ifdef __cplusplus
@@ -656,5 +708,7 @@ KINST_ABI_ASSERT(sizeof(struct kinst_agg_stack) == 528, "agg_stack layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_ts_setup) == 16, "ts_setup layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_ts_stats) == 96, "ts_stats layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_ring_size) == 24, "ring_size layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_ring_ctl) == 128, "ring_ctl layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_wake) == 8, "wake layout");
 
 #endif /* !KINST_ABI_H */

@@ -60,17 +60,29 @@ kinst_dev_set_dying(struct kinst_dev *d)
 
 /* ---- Open files ---- */
 
+/* One CPU's ring memory: the ctl page, then the records. */
+static size_t
+dev_ring_bytes(const struct kinst_dev_file *f)
+{
+	return ((size_t)KINST_MAP_PAGE + f->ring_size);
+}
+
 void
 kinst_dev_free(struct kinst_dev_file *f)
 {
 	uint32_t i;
 
-	if (f->bufs != NULL) {
+	if (f->bufs != NULL && f->handles != NULL) {
 		for (i = 0; i < f->ncpus; i++)
 			if (f->bufs[i] != NULL)
-				kinst_os_free(f->bufs[i], f->ring_size);
-		kinst_os_free(f->bufs, (size_t)f->ncpus * sizeof(*f->bufs));
+				kinst_os_ring_free(f->bufs[i],
+				    dev_ring_bytes(f), f->handles[i]);
 	}
+	if (f->bufs != NULL)
+		kinst_os_free(f->bufs, (size_t)f->ncpus * sizeof(*f->bufs));
+	if (f->handles != NULL)
+		kinst_os_free(f->handles,
+		    (size_t)f->ncpus * sizeof(*f->handles));
 	if (f->rings != NULL)
 		kinst_os_free(f->rings, (size_t)f->ncpus * sizeof(*f->rings));
 	if (f->hits != NULL)
@@ -78,6 +90,7 @@ kinst_dev_free(struct kinst_dev_file *f)
 	if (f->bounce != NULL)
 		kinst_os_free(f->bounce, KINST_DEV_READ_MAX);
 	f->bufs = NULL;
+	f->handles = NULL;
 	f->rings = NULL;
 	f->hits = NULL;
 	f->bounce = NULL;
@@ -96,14 +109,17 @@ kinst_dev_open(struct kinst_dev *d, struct kinst_dev_file *f,
 	f->rings = kinst_os_alloc((size_t)n * sizeof(*f->rings));
 	f->hits = kinst_os_alloc((size_t)n * sizeof(*f->hits));
 	f->bufs = kinst_os_alloc((size_t)n * sizeof(*f->bufs));
+	f->handles = kinst_os_alloc((size_t)n * sizeof(*f->handles));
 	f->bounce = kinst_os_alloc(KINST_DEV_READ_MAX);
 	if (f->rings == NULL || f->hits == NULL || f->bufs == NULL ||
-	    f->bounce == NULL)
+	    f->handles == NULL || f->bounce == NULL)
 		goto nomem;
 	/* Empty rings without buffers (rings_ready). */
 	kinst_bzero(f->rings, (size_t)n * sizeof(*f->rings));
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		f->bufs[i] = NULL;
+		f->handles[i] = NULL;
+	}
 	f->rings_ready = 0;
 	kinst_session_init(&f->cs.s, f->rings, f->hits, n);
 	f->cs.s.os_priv = os_priv;
@@ -150,6 +166,10 @@ kinst_dev_read(struct kinst_dev *d, struct kinst_dev_file *f, size_t count,
 			return (0);
 		if (nonblock)
 			return (KINST_EAGAIN);
+		/*
+		 * Woken at the watermark (KINST_IOC_WAKE) or by the
+		 * shim's recheck: either way, what is there is returned.
+		 */
 		error = kinst_os_dev_wait(f);
 		if (error != 0)
 			return (error);
@@ -161,7 +181,43 @@ kinst_dev_poll(struct kinst_dev *d, struct kinst_dev_file *f)
 {
 	if (kinst_dev_is_dying(d))
 		return (KINST_DEV_POLL_GONE);
-	return (kinst_dev_readable(f) ? KINST_DEV_POLL_IN : 0);
+	return (kinst_rings_above(f->rings, f->ncpus,
+	    KINST_LOAD_RELAXED(&f->cs.s.wake_bytes)) ? KINST_DEV_POLL_IN : 0);
+}
+
+int
+kinst_dev_mmap(struct kinst_dev *d, struct kinst_dev_file *f, uint64_t off,
+    uint64_t len, uint32_t how, struct kinst_dev_map *m)
+{
+	uint64_t rel;
+	uint32_t cpu;
+
+	kinst_bzero(m, sizeof(*m));
+	if (kinst_dev_is_dying(d))
+		return (KINST_ENODEV);
+	if ((how & KINST_DEV_MAP_SHARED) == 0)
+		return (KINST_EINVAL);
+	/* Pairs with kinst_dev_rings_alloc(): bufs and ring_size are set. */
+	if (__atomic_load_n(&f->rings_ready, __ATOMIC_ACQUIRE) == 0)
+		return (KINST_ENXIO);
+	cpu = (uint32_t)(off / KINST_MAP_STRIDE);
+	rel = off % KINST_MAP_STRIDE;
+	if (off / KINST_MAP_STRIDE >= f->ncpus)
+		return (KINST_EINVAL);
+	if (rel == 0 && len == KINST_MAP_PAGE) {
+		m->data = 0;
+	} else if (rel == KINST_MAP_PAGE && len == f->ring_size) {
+		if ((how & KINST_DEV_MAP_WRITE) != 0)
+			return (KINST_EACCES);
+		m->data = 1;
+	} else
+		return (KINST_EINVAL);
+	m->base = f->bufs[cpu];
+	m->handle = f->handles[cpu];
+	m->off = rel;
+	m->len = len;
+	m->cpu = cpu;
+	return (0);
 }
 
 /* ---- ioctls ---- */
@@ -226,19 +282,28 @@ kinst_dev_rings_alloc(struct kinst_dev_file *f)
 	if (f->rings_ready != 0)
 		goto out;
 	for (i = 0; i < f->ncpus; i++) {
-		f->bufs[i] = kinst_os_alloc(f->ring_size);
+		f->bufs[i] = kinst_os_ring_alloc(dev_ring_bytes(f),
+		    &f->handles[i]);
 		if (f->bufs[i] == NULL) {
 			while (i-- > 0) {
-				kinst_os_free(f->bufs[i], f->ring_size);
+				kinst_os_ring_free(f->bufs[i],
+				    dev_ring_bytes(f), f->handles[i]);
 				f->bufs[i] = NULL;
+				f->handles[i] = NULL;
 			}
 			error = KINST_ENOMEM;
 			goto out;
 		}
 	}
-	for (i = 0; i < f->ncpus; i++)
-		(void)kinst_ring_init(&f->rings[i], f->bufs[i], f->ring_size);
-	f->rings_ready = 1;
+	for (i = 0; i < f->ncpus; i++) {
+		struct kinst_ring_ctl *ctl = f->bufs[i];
+
+		(void)kinst_ring_init_ctl(&f->rings[i], ctl,
+		    (uint8_t *)f->bufs[i] + KINST_MAP_PAGE, f->ring_size);
+		ctl->cpu = i;
+	}
+	/* kinst_dev_mmap() reads it without the lock. */
+	__atomic_store_n(&f->rings_ready, 1, __ATOMIC_RELEASE);
 out:
 	kinst_os_ctl_unlock();
 	return (error);
@@ -273,6 +338,19 @@ ioc_ring(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 	rs->max = KINST_DEV_RING_MAX;
 	rs->ncpus = f->ncpus;
 	return (error);
+}
+
+/* The wake-up watermark; the engine caps it at half of a ring. */
+static int
+ioc_wake(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
+{
+	struct kinst_wake *w = arg;
+
+	(void)d;
+	if (w->flags != 0 || w->bytes > KINST_DEV_RING_MAX / 2)
+		return (KINST_EINVAL);
+	KINST_STORE_RELAXED(&f->cs.s.wake_bytes, w->bytes);
+	return (0);
 }
 
 static int
@@ -542,6 +620,7 @@ static const struct dev_ioc dev_iocs[] = {
 	{ 24, sizeof(struct kinst_ts_stats), KINST_DEV_OUT, false,
 	    ioc_ts_stats },
 	{ 25, sizeof(struct kinst_ring_size), IOC_INOUT, true, ioc_ring },
+	{ 26, sizeof(struct kinst_wake), IOC_INOUT, false, ioc_wake },
 };
 
 KINST_ABI_ASSERT(sizeof(struct kinst_arm) <= KINST_DEV_ARG_MAX, "arg max");

@@ -40,6 +40,7 @@
 #define	KINST_EIO		5
 #define	KINST_ENXIO		6
 #define	KINST_ENOMEM		12
+#define	KINST_EACCES		13
 #define	KINST_EFAULT		14
 #define	KINST_EBUSY		16
 #define	KINST_EEXIST		17
@@ -70,12 +71,15 @@ struct kinst_dev_file {
 	struct kinst_csession cs;	/* cs.s.os_priv: the shim's */
 	struct kinst_ring *rings;	/* [ncpus] */
 	uint64_t	*hits;		/* [ncpus] */
-	void		**bufs;		/* [ncpus] ring memory */
+	void		**bufs;		/* [ncpus] ring memory: a ctl page,
+					   then ring_size bytes of data */
+	void		**handles;	/* [ncpus] kinst_os_ring_alloc's */
 	uint8_t		*bounce;	/* KINST_DEV_READ_MAX bytes: read(2) */
 	uint32_t	ncpus;
 	uint32_t	ring_size;
 	uint32_t	next_cpu;	/* read(2) round robin */
-	uint32_t	rings_ready;	/* ring buffers allocated (first ARM) */
+	uint32_t	rings_ready;	/* ring buffers allocated (first ARM);
+					   set with release semantics */
 };
 
 /* Argument directions of an ioctl command, as its number encodes them. */
@@ -144,6 +148,30 @@ int	kinst_dev_read(struct kinst_dev *d, struct kinst_dev_file *f,
 #define	KINST_DEV_POLL_IN	0x2	/* records to read */
 int	kinst_dev_poll(struct kinst_dev *d, struct kinst_dev_file *f);
 
+/*
+ * mmap(2) of len bytes at offset off of the file (kinst_abi.h: mapped
+ * rings), how a set of KINST_DEV_MAP_*: 0 and *m, the memory to map, or
+ * ENODEV (dying), ENXIO (no rings yet), EINVAL (a private mapping, an
+ * offset or a length that is not exactly one CPU's ctl page or data),
+ * EACCES (write access to the data).  Takes no lock (the shim may hold
+ * its address space's): the memory stays until kinst_dev_free(), which
+ * the shim calls only once no mapping is left (Linux: the mapping holds
+ * the file) or after its own reference to the memory is dropped (FreeBSD:
+ * the mapping holds the memory's VM object, not the file).
+ */
+#define	KINST_DEV_MAP_WRITE	0x1	/* writable now or by mprotect */
+#define	KINST_DEV_MAP_SHARED	0x2	/* MAP_SHARED */
+struct kinst_dev_map {
+	void		*base;		/* the CPU's ring memory (bufs[cpu]) */
+	void		*handle;	/* kinst_os_ring_alloc()'s for it */
+	uint64_t	off;		/* the mapping starts off bytes in */
+	uint64_t	len;
+	uint32_t	cpu;
+	uint32_t	data;		/* 1: the records, 0: the ctl page */
+};
+int	kinst_dev_mmap(struct kinst_dev *d, struct kinst_dev_file *f,
+	    uint64_t off, uint64_t len, uint32_t how, struct kinst_dev_map *m);
+
 /* Records to read? (for a shim's wait condition) */
 bool	kinst_dev_readable(const struct kinst_dev_file *f);
 bool	kinst_dev_is_dying(const struct kinst_dev *d);
@@ -186,6 +214,16 @@ int	kinst_os_copyout(const void *kbuf, uint64_t uaddr, size_t len);
  * an interrupted sleep, returned by read(2).
  */
 int	kinst_os_dev_wait(struct kinst_dev_file *f);
+
+/*
+ * kinst_os_ring_alloc: size bytes (a multiple of KINST_MAP_PAGE), zeroed,
+ * page-aligned, that the shim can map into a reader (Linux: vmalloc_user;
+ * FreeBSD: the pages of a VM object, *handle); NULL when out of memory.
+ * kinst_os_ring_free: give it back (the memory may live on while a
+ * mapping holds it).
+ */
+void	*kinst_os_ring_alloc(size_t size, void **handle);
+void	kinst_os_ring_free(void *p, size_t size, void *handle);
 
 /*
  * kinst_os_arm_gate: may probes be armed now?  0, or an errno (FreeBSD:

@@ -41,6 +41,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->filter_pid = -1;
 	s->filter_cpu = -1;
 	s->exclude_pid = -1;
+	s->wake_bytes = 0;
 	s->os_priv = NULL;
 	s->pstats = NULL;
 	s->agg = NULL;
@@ -101,6 +102,23 @@ record_caps(struct kinst_probe *p, struct kinst_session *s, uint32_t cpu,
 	rec->hdr.size = len;
 	*(struct kinst_hit_record *)b = *rec;
 	return (kinst_ring_put(&s->rings[cpu], b, len));
+}
+
+/*
+ * After a record: is the ring at the session's watermark?  Measured after
+ * the put, so the record that reaches it wakes the reader; a watermark
+ * above half the ring counts as half (a ring of large records might never
+ * hold more).
+ */
+static inline bool
+wake_due(const struct kinst_ring *ring, const struct kinst_session *s)
+{
+	uint32_t wm;
+
+	wm = KINST_LOAD_RELAXED(&s->wake_bytes);
+	if (wm > ring->size / 2)
+		wm = ring->size / 2;
+	return (kinst_ring_used(ring) >= wm);
 }
 
 static void
@@ -187,7 +205,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 			    p->offset);
 		else
 			put = kinst_ring_put(ring, &rec, sizeof(rec));
-		if (put == 0)
+		if (put == 0 && wake_due(ring, s))
 			kinst_os_wake_deferred(s);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -38,6 +38,11 @@ struct kinst_session {
 	int32_t		filter_pid;	/* record only this pid (-1: all) */
 	int32_t		filter_cpu;	/* record only this CPU (-1: all) */
 	int32_t		exclude_pid;	/* never record this pid (-1: none) */
+	/*
+	 * Wake a waiting reader once the ring written holds this many bytes
+	 * (KINST_IOC_WAKE; at most half the ring counts; 0: every record).
+	 */
+	uint32_t	wake_bytes;
 	void		*os_priv;	/* the shim's */
 	/* [ncpus], allocated at the first KINST_IOC_PROG_LOAD (kinst_progctl.c) */
 	struct kinst_prog_cpu_stats *pstats;

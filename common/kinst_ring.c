@@ -35,6 +35,14 @@
  * same CPU, so it uses an atomic add (relaxed: it orders nothing).  Readers
  * of both counters load them relaxed.
  *
+ * Mapped rings.  The consumer's tail, and a copy of head for it, live in
+ * r->ctl, a page a reader may map read-write (kinst_abi.h): the consumer
+ * is then user space, through kinst_ring_map_get().  The producer keeps
+ * the head it trusts in r itself, publishes both with release stores, and
+ * treats a tail that is not within size bytes behind head as a full ring
+ * (it drops; it never writes outside buf whatever tail says).  The
+ * kernel's own consumer, read(2), resynchronizes to head past such a tail.
+ *
  * The producer never loops on shared state: one acquire load of tail, a
  * bounded copy, one release store of head.  It takes no lock, calls nothing
  * outside this file and allocates nothing, so it is safe in trap and NMI
@@ -83,10 +91,13 @@ kinst_ring_read_hdr(struct kinst_rec_hdr *h, const void *p)
 }
 
 int
-kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size)
+kinst_ring_init_ctl(struct kinst_ring *r, struct kinst_ring_ctl *ctl,
+    void *buf, uint32_t size)
 {
+	uint8_t *p;
+	size_t i;
 
-	if (r == NULL || buf == NULL)
+	if (r == NULL || buf == NULL || ctl == NULL)
 		return (-1);
 	if (size < 64 || (size & (size - 1)) != 0)
 		return (-1);
@@ -96,10 +107,47 @@ kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size)
 	r->size = size;
 	r->mask = size - 1;
 	r->head = 0;
-	r->tail = 0;
 	r->written = 0;
 	r->dropped = 0;
+	p = (uint8_t *)ctl;
+	for (i = 0; i < sizeof(*ctl); i++)
+		p[i] = 0;
+	ctl->size = size;
+	r->ctl = ctl;
 	return (0);
+}
+
+int
+kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size)
+{
+
+	if (r == NULL)
+		return (-1);
+	return (kinst_ring_init_ctl(r, &r->own, buf, size));
+}
+
+/*
+ * The consumer's position as the producer may use it: bytes in use, or
+ * size + 1 when tail is not within the ring (a reader wrote garbage into
+ * its mapped page): every record is then dropped until it is repaired.
+ */
+static inline __attribute__((__always_inline__)) uint64_t
+kinst_ring_inuse(const struct kinst_ring *r, uint64_t head)
+{
+	uint64_t used;
+
+	/* Pairs with the consumer's release store of tail. */
+	used = head - KINST_LOAD_ACQUIRE(&r->ctl->tail);
+	return (used <= r->size ? used : (uint64_t)r->size + 1);
+}
+
+/* Publish head: to the kernel's consumer and to a mapped one. */
+static inline __attribute__((__always_inline__)) void
+kinst_ring_publish(struct kinst_ring *r, uint64_t head)
+{
+
+	KINST_STORE_RELEASE(&r->head, head);
+	KINST_STORE_RELEASE(&r->ctl->head, head);
 }
 
 static inline __attribute__((__always_inline__)) void
@@ -120,7 +168,7 @@ int
 kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len)
 {
 	struct kinst_rec_hdr h;
-	uint64_t head, tail, off, room, need;
+	uint64_t head, used, off, room, need;
 
 	/*
 	 * Validate the record: whole header, 8-byte multiple, header size
@@ -136,12 +184,11 @@ kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len)
 		goto drop;
 
 	head = KINST_LOAD_RELAXED(&r->head);	/* ours */
-	/* Pairs with the consumer's release store of tail. */
-	tail = KINST_LOAD_ACQUIRE(&r->tail);
+	used = kinst_ring_inuse(r, head);
 	off = head & r->mask;
 	room = r->size - off;			/* bytes up to the end of buf */
 	need = len <= room ? len : room + len;	/* filler + record */
-	if (head - tail + need > r->size)
+	if (used + need > r->size)
 		goto drop;
 	if (len > room) {
 		struct kinst_rec_hdr pad;
@@ -155,7 +202,7 @@ kinst_ring_put(struct kinst_ring *r, const void *rec, uint32_t len)
 	}
 	kinst_ring_copy(r->buf + off, rec, len);
 	/* Publish the bytes above: pairs with the consumer's acquire. */
-	KINST_STORE_RELEASE(&r->head, head + need);
+	kinst_ring_publish(r, head + need);
 	KINST_STORE_RELAXED(&r->written, KINST_LOAD_RELAXED(&r->written) + 1);
 	return (0);
 drop:
@@ -166,31 +213,51 @@ drop:
 bool
 kinst_ring_room(const struct kinst_ring *r, uint32_t len)
 {
-	uint64_t head, tail, room, need;
+	uint64_t head, room, need;
 
 	if (len > r->size)
 		return (false);
 	head = KINST_LOAD_RELAXED(&r->head);
-	tail = KINST_LOAD_ACQUIRE(&r->tail);
 	room = r->size - (head & r->mask);
 	need = len <= room ? len : room + len;
-	return (head - tail + need <= r->size);
+	return (kinst_ring_inuse(r, head) + need <= r->size);
 }
 
-size_t
-kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
+uint32_t
+kinst_ring_used(const struct kinst_ring *r)
+{
+	uint64_t used;
+
+	used = kinst_ring_inuse(r, KINST_LOAD_RELAXED(&r->head));
+	return (used <= r->size ? (uint32_t)used : r->size);
+}
+
+/*
+ * The consumer, for both kinds of reader: whole records between *tailp and
+ * head (an acquired position) into dst, then the new tail stored with
+ * release semantics.  head comes from the producer (read(2)) or from the
+ * mapped page (a mapped reader, which may have written it itself): neither
+ * it nor the tail is trusted beyond the bounds of buf.
+ */
+static size_t
+kinst_ring_take(uint64_t head, uint64_t *tailp, const uint8_t *buf,
+    uint32_t size, void *dst, size_t cap, bool *bad)
 {
 	struct kinst_rec_hdr h;
-	uint64_t head, tail, tail0, off;
+	uint64_t tail, tail0, off;
 	size_t copied;
 
 	copied = 0;
-	tail = tail0 = KINST_LOAD_RELAXED(&r->tail);	/* ours */
-	/* Pairs with the producer's release store of head. */
-	head = KINST_LOAD_ACQUIRE(&r->head);
+	tail = tail0 = KINST_LOAD_RELAXED(tailp);	/* ours */
+	if (head - tail > size || (tail & (KINST_REC_ALIGN - 1)) != 0) {
+		/* Positions out of the ring: resynchronize, skip all. */
+		*bad = true;
+		tail = head & ~(uint64_t)(KINST_REC_ALIGN - 1);
+		goto out;
+	}
 	while (tail != head) {
-		off = tail & r->mask;
-		kinst_ring_read_hdr(&h, r->buf + off);
+		off = tail & (size - 1);
+		kinst_ring_read_hdr(&h, buf + off);
 		/*
 		 * The producer only publishes valid headers; anything else
 		 * means the buffer was overwritten behind our back.  Never
@@ -199,7 +266,8 @@ kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
 		 */
 		if (h.size < sizeof(h) ||
 		    (h.size & (KINST_REC_ALIGN - 1)) != 0 ||
-		    h.size > r->size - off || h.size > head - tail) {
+		    h.size > size - off || h.size > head - tail) {
+			*bad = true;
 			tail = head;
 			break;
 		}
@@ -209,24 +277,55 @@ kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
 		}
 		if (h.size > cap - copied)
 			break;
-		kinst_ring_copy((uint8_t *)dst + copied, r->buf + off, h.size);
+		kinst_ring_copy((uint8_t *)dst + copied, buf + off, h.size);
 		copied += h.size;
 		tail += h.size;
 	}
+out:
 	/*
 	 * Free the space: our reads above happen before the producer's
 	 * acquire load of tail lets it overwrite them.
 	 */
 	if (tail != tail0)
-		KINST_STORE_RELEASE(&r->tail, tail);
+		KINST_STORE_RELEASE(tailp, tail);
 	return (copied);
+}
+
+size_t
+kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap)
+{
+	bool bad;
+
+	if (r->ctl == NULL)		/* no buffer yet (kinst_dev.c) */
+		return (0);
+	bad = false;
+	/* Pairs with the producer's release store of head. */
+	return (kinst_ring_take(KINST_LOAD_ACQUIRE(&r->head), &r->ctl->tail,
+	    r->buf, r->size, dst, cap, &bad));
+}
+
+size_t
+kinst_ring_map_get(struct kinst_ring_ctl *ctl, const void *data,
+    uint32_t size, void *dst, size_t cap, bool *bad)
+{
+
+	*bad = false;
+	if (size < 64 || (size & (size - 1)) != 0) {
+		*bad = true;
+		return (0);
+	}
+	return (kinst_ring_take(KINST_LOAD_ACQUIRE(&ctl->head), &ctl->tail,
+	    data, size, dst, cap, bad));
 }
 
 bool
 kinst_ring_empty(const struct kinst_ring *r)
 {
 
-	return (KINST_LOAD_ACQUIRE(&r->head) == KINST_LOAD_RELAXED(&r->tail));
+	if (r->ctl == NULL)		/* no buffer yet (kinst_dev.c) */
+		return (true);
+	return (KINST_LOAD_ACQUIRE(&r->head) ==
+	    KINST_LOAD_RELAXED(&r->ctl->tail));
 }
 
 uint64_t
@@ -268,6 +367,20 @@ kinst_rings_drain(struct kinst_ring *rings, uint32_t n, uint32_t *next,
 		*next = (*next + 1) % n;
 	} while (progress && cap - done >= min_room);
 	return (done);
+}
+
+bool
+kinst_rings_above(const struct kinst_ring *rings, uint32_t n, uint32_t min)
+{
+	uint32_t i;
+
+	if (min == 0)
+		return (kinst_rings_have_data(rings, n));
+	for (i = 0; i < n; i++)
+		if (rings[i].ctl != NULL && kinst_ring_used(&rings[i]) >=
+		    (min <= rings[i].size / 2 ? min : rings[i].size / 2))
+			return (true);
+	return (false);
 }
 
 bool

@@ -8,7 +8,8 @@
  * Records are 8-byte aligned, start with struct kinst_rec_hdr, and never wrap:
  * a record that would cross the end is preceded by a KINST_REC_PAD filler up
  * to the end.  A full ring drops the record and counts it; the producer never
- * blocks or spins.  Positions are free-running 64-bit byte counters.
+ * blocks or spins.  Positions are free-running 64-bit byte counters, the
+ * consumer's in a page the reader may map (kinst_abi.h: mapped rings).
  */
 #ifndef KINST_RING_H
 #define KINST_RING_H
@@ -19,14 +20,27 @@ struct kinst_ring {
 	uint8_t		*buf;
 	uint32_t	size;		/* power of two, >= 64 */
 	uint32_t	mask;
-	uint64_t	head;		/* producer position (written by producer only) */
-	uint64_t	tail;		/* consumer position (written by consumer only) */
+	uint64_t	head;		/* producer position (written by producer
+					   only; the one the kernel trusts) */
 	uint64_t	written;	/* records written (producer only) */
 	uint64_t	dropped;	/* records dropped (producer only) */
+	/*
+	 * The positions the consumer sees: ctl->head, a copy of head the
+	 * producer publishes, and ctl->tail, the consumer's position.  ctl
+	 * is own, or a page a reader maps (kinst_ring_init_ctl): then a
+	 * hostile reader may write anything there, and nothing in this file
+	 * trusts ctl->head or ctl->tail beyond the bounds of buf.
+	 */
+	struct kinst_ring_ctl *ctl;
+	struct kinst_ring_ctl own;
 };
 
 /* size must be a power of two >= 64; returns 0 or -1. */
 int	kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size);
+
+/* The same with the positions in ctl (zeroed here; a mappable page). */
+int	kinst_ring_init_ctl(struct kinst_ring *r, struct kinst_ring_ctl *ctl,
+	    void *buf, uint32_t size);
 
 /*
  * Producer: append one record (len bytes, len a multiple of 8, starting with
@@ -56,6 +70,21 @@ size_t	kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap);
 bool	kinst_ring_empty(const struct kinst_ring *r);
 
 /*
+ * Producer (or a wake-up decision): bytes in use, from the producer's head
+ * and the consumer's tail; a tail outside the ring counts as full.
+ */
+uint32_t kinst_ring_used(const struct kinst_ring *r);
+
+/*
+ * The consumer of a mapped ring (user space: the ctl page and the size
+ * bytes of data the reader mapped): like kinst_ring_get(), with the
+ * published head.  Returns the bytes copied; *bad is set when the ring's
+ * contents were not valid (everything published was then skipped).
+ */
+size_t	kinst_ring_map_get(struct kinst_ring_ctl *ctl, const void *data,
+	    uint32_t size, void *dst, size_t cap, bool *bad);
+
+/*
  * Consumer side of a set of per-CPU rings (read(2)): copy whole records
  * from rings[0..n) into dst, round robin starting at *next (advanced for
  * the next call), until the rings are empty or fewer than min_room bytes
@@ -64,8 +93,13 @@ bool	kinst_ring_empty(const struct kinst_ring *r);
 size_t	kinst_rings_drain(struct kinst_ring *rings, uint32_t n, uint32_t *next,
 	    void *dst, size_t cap, size_t min_room);
 
-/* Is any of rings[0..n) non-empty? */
+/*
+ * Is any of rings[0..n) non-empty?  Holding at least min bytes (or half
+ * of it, if less)?
+ */
 bool	kinst_rings_have_data(const struct kinst_ring *rings, uint32_t n);
+bool	kinst_rings_above(const struct kinst_ring *rings, uint32_t n,
+	    uint32_t min);
 
 /* Counters, readable from any context (relaxed). */
 uint64_t kinst_ring_written(const struct kinst_ring *r);

@@ -37,6 +37,8 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/rcupdate.h>
+#include <linux/mm.h>
+#include <linux/version.h>
 
 #include "kinst_linux.h"
 
@@ -58,7 +60,9 @@ static_assert(KINST_ENOENT == ENOENT && KINST_EIO == EIO &&
     KINST_EBUSY == EBUSY && KINST_EEXIST == EEXIST && KINST_ENODEV == ENODEV &&
     KINST_EINVAL == EINVAL && KINST_ENOTTY == ENOTTY && KINST_EFBIG == EFBIG &&
     KINST_ENOSPC == ENOSPC && KINST_EAGAIN == EAGAIN &&
-    KINST_EOPNOTSUPP == EOPNOTSUPP, "kinst_dev.h errno values");
+    KINST_EOPNOTSUPP == EOPNOTSUPP && KINST_EACCES == EACCES,
+    "kinst_dev.h errno values");
+static_assert(KINST_MAP_PAGE == PAGE_SIZE, "mapped rings are in pages");
 
 /* The jump optimizer (common/kinst_control.c: kinst_ctl_optimize). */
 #define	KINST_OPT_DELAY	(HZ / 20)
@@ -328,12 +332,52 @@ kinst_ioctl(struct file *fp, unsigned int cmd, unsigned long arg)
 	return (error);
 }
 
+/*
+ * mmap(2): one CPU's ctl page (read-write) or records (read-only, and
+ * never made writable: VM_MAYWRITE cleared), MAP_SHARED, never
+ * executable; which memory is kinst_dev_mmap()'s choice, from this file's
+ * own rings only.  The ring memory is vmalloc_user()'s
+ * (kinst_os_ring_alloc), whose pages remap_vmalloc_range() inserts; the
+ * mapping holds the file, so kinst_release() and the vfree() of the
+ * memory come after the last munmap.  No lock of ours: mmap_lock is held.
+ */
+static int
+kinst_mmap(struct file *fp, struct vm_area_struct *vma)
+{
+	struct kinst_file *kf = fp->private_data;
+	struct kinst_dev_map m;
+	uint32_t how;
+	int error;
+
+	if ((vma->vm_flags & VM_EXEC) != 0)
+		return (-EACCES);
+	if (vma->vm_pgoff > (ULONG_MAX >> PAGE_SHIFT))
+		return (-EINVAL);
+	how = 0;
+	if ((vma->vm_flags & VM_SHARED) != 0)
+		how |= KINST_DEV_MAP_SHARED;
+	if ((vma->vm_flags & VM_WRITE) != 0)
+		how |= KINST_DEV_MAP_WRITE;
+	error = kinst_dev_mmap(&kinst_dev, &kf->df,
+	    (uint64_t)vma->vm_pgoff << PAGE_SHIFT,
+	    (uint64_t)(vma->vm_end - vma->vm_start), how, &m);
+	if (error != 0)
+		return (-error);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_clear(vma, VM_MAYEXEC | (m.data != 0 ? VM_MAYWRITE : 0));
+#else
+	vma->vm_flags &= ~(VM_MAYEXEC | (m.data != 0 ? VM_MAYWRITE : 0));
+#endif
+	return (remap_vmalloc_range(vma, m.base, m.off >> PAGE_SHIFT));
+}
+
 static const struct file_operations kinst_fops = {
 	.owner = THIS_MODULE,
 	.open = kinst_open,
 	.release = kinst_release,
 	.read = kinst_read,
 	.poll = kinst_poll,
+	.mmap = kinst_mmap,
 	.unlocked_ioctl = kinst_ioctl,
 	.compat_ioctl = kinst_ioctl,	/* all pointers are u64: same layout */
 	.llseek = no_llseek,

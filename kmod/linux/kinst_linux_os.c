@@ -418,6 +418,22 @@ kinst_os_free(void *p, size_t size)
 	kvfree(p);
 }
 
+/* Ring memory (kinst_dev.h): mappable with remap_vmalloc_range(). */
+void *
+kinst_os_ring_alloc(size_t size, void **handle)
+{
+	*handle = NULL;
+	return (vmalloc_user(size));
+}
+
+void
+kinst_os_ring_free(void *p, size_t size, void *handle)
+{
+	(void)size;
+	(void)handle;
+	vfree(p);
+}
+
 static bool
 kinst_in_kernel_text(unsigned long a)
 {

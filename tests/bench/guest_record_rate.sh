@@ -28,7 +28,8 @@
 #       capture), then kinstctl print FILE --json >/dev/null (print's
 #       records/s printed apart), if this kinstctl has --output
 #
-# CASES (a quoted list) picks cases.  Exit status: 0, or 1 on an ERROR (no
+# CASES (a quoted list) picks cases; CASE@read runs CASE with kinstctl
+# reading the rings with read(2) instead of mapping them (KINSTCTL_NO_MMAP).  Exit status: 0, or 1 on an ERROR (no
 # hits, no summary: the case measured nothing).
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
@@ -165,8 +166,12 @@ OFF=$(kt_first_traceable ksys_read) || err "no traceable instruction in ksys_rea
 echo "bench: ksys_read+$OFF for the entry cases; N = $n; ring_size = $(cat /sys/module/kinst/parameters/ring_size 2>/dev/null) bytes per CPU; $(nproc) CPUs"
 printf '%-14s %9s %9s %9s %7s %9s %11s\n' case hits delivered dropped drop% wl_ms delivered/s
 for case in $CASES; do
+	# CASE@read: the same with kinstctl reading the rings by read(2)
+	# (KINSTCTL_NO_MMAP), not through its mapping of them.
+	unset KINSTCTL_NO_MMAP
+	case $case in *@read) export KINSTCTL_NO_MMAP=1 ;; esac
 	PRINT_MS=
-	case $case in
+	case ${case%@read} in
 	write_text) kinst_case wl_write $WRITE_FUNCS ;;
 	write_json) kinst_case wl_write --json $WRITE_FUNCS ;;
 	read_text) kinst_case wl_read -n 0 ksys_read ;;

@@ -770,6 +770,59 @@ arm(struct kinst_probe *p, const uint8_t *b, size_t n, uint64_t addr,
 	ATF_REQUIRE_EQ(kinst_ptable_insert(&eng.table, p), 0);
 }
 
+/*
+ * The wake-up watermark: with wake_bytes set, the hit whose record brings
+ * its ring to the watermark asks for the wake-up (and every hit after it
+ * while the reader has not emptied the ring); none before.  0 wakes at
+ * every record; a watermark above half the ring counts as half.
+ */
+ATF_TC_WITHOUT_HEAD(wake_at_watermark);
+ATF_TC_BODY(wake_at_watermark, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	const uint32_t rs = sizeof(struct kinst_hit_record);
+	struct kinst_hit_record out[4];
+	struct kinst_probe p;
+	struct kinst_regs r;
+	int w0, i;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 7);
+	sess.wake_bytes = 3 * rs;
+	w0 = wakes;
+	for (i = 1; i <= 4; i++) {
+		regs_init(&r, 0x400000);
+		ATF_REQUIRE_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+		ATF_CHECK_EQ_MSG(wakes - w0, i < 3 ? 0 : i - 2, "hit %d", i);
+	}
+	/* Emptied: below the watermark again. */
+	while (kinst_ring_get(&rings[0], out, sizeof(out)) != 0)
+		;
+	w0 = wakes;
+	regs_init(&r, 0x400000);
+	ATF_REQUIRE_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(wakes, w0);
+	/* 0: every record. */
+	sess.wake_bytes = 0;
+	regs_init(&r, 0x400000);
+	ATF_REQUIRE_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(wakes, w0 + 1);
+	/* Above half of the 8 KiB ring: 4 KiB counts. */
+	while (kinst_ring_get(&rings[0], out, sizeof(out)) != 0)
+		;
+	sess.wake_bytes = 1u << 20;
+	w0 = wakes;
+	for (i = 1; (uint32_t)i * rs < 4096; i++) {
+		regs_init(&r, 0x400000);
+		ATF_REQUIRE_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	}
+	ATF_CHECK_EQ(wakes, w0);
+	regs_init(&r, 0x400000);
+	ATF_REQUIRE_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(wakes, w0 + 1);
+	sess.wake_bytes = 0;
+}
+
 ATF_TC_WITHOUT_HEAD(hit_redirect_and_if);
 ATF_TC_BODY(hit_redirect_and_if, tc)
 {
@@ -1936,6 +1989,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hit_captures);
 	ATF_TP_ADD_TC(tp, hit_captures_with_stack);
 	ATF_TP_ADD_TC(tp, hit_redirect_and_if);
+	ATF_TP_ADD_TC(tp, wake_at_watermark);
 	ATF_TP_ADD_TC(tp, hit_native_fallback);
 	ATF_TP_ADD_TC(tp, hit_emulated_and_nested);
 	ATF_TP_ADD_TC(tp, hit_tstate_nested);

@@ -243,7 +243,7 @@ static const unsigned long cmds[] = { KINST_IOC_VERSION, KINST_IOC_ARM,
     KINST_IOC_FILTER, KINST_IOC_PROG_LOAD, KINST_IOC_PROG_STATS,
     KINST_IOC_AGG_SETUP, KINST_IOC_AGG_READ, KINST_IOC_AGG_CLEAR,
     KINST_IOC_AGG_STATS, KINST_IOC_AGG_STACKS, KINST_IOC_TS_SETUP,
-    KINST_IOC_TS_STATS, KINST_IOC_RING };
+    KINST_IOC_TS_STATS, KINST_IOC_RING, KINST_IOC_WAKE };
 
 /* common/kinst_dev.h's errno values are this (Linux) host's. */
 ATF_TC_WITHOUT_HEAD(errno_values);
@@ -712,7 +712,8 @@ ATF_TC_BODY(ring_size, tc)
 	alloc_fail_after = 1;
 	ATF_CHECK_EQ(arm_fn(f, "f_small", 0, 0, &a), ENOMEM);
 	alloc_fail_after = -1;
-	ATF_CHECK(f->rings_ready == 0 && f->bufs[0] == NULL && f->bufs[1] == NULL);
+	ATF_CHECK(f->rings_ready == 0 && f->bufs[0] == NULL &&
+	    f->bufs[1] == NULL);
 	ATF_REQUIRE_EQ(arm_fn(f, "f_small", 0, 0, &a), 0);
 	ATF_CHECK(f->rings_ready == 1);
 	ATF_CHECK_EQ(f->rings[0].size, 16384);
@@ -746,15 +747,198 @@ ATF_TC_BODY(open_out_of_memory, tc)
 		alloc_fail_after = k;
 		memset(&f, 0, sizeof(f));
 		if (kinst_dev_open(&dev, &f, 1, NULL) == 0) {
-			ATF_CHECK_MSG(k >= 4, "open survived failure %ld", k);
+			ATF_CHECK_MSG(k >= 5, "open survived failure %ld", k);
 			kinst_dev_close(&dev, &f);
 			kinst_dev_free(&f);
 		} else
 			ATF_CHECK(f.rings == NULL && f.bufs == NULL &&
-			    f.bounce == NULL && f.hits == NULL);
+			    f.handles == NULL && f.bounce == NULL &&
+			    f.hits == NULL);
 		alloc_fail_after = -1;
 		check_no_leaks();
 	}
+}
+
+/*
+ * mmap(2): exactly one CPU's ctl page (read-write) or records (read-only)
+ * of the file's own rings, shared, once they exist; everything else is
+ * refused.  The memory given is the file's: its ctl page shows the head
+ * the producer published, and a consumer through it (kinst_ring_map_get,
+ * kinstctl's) gets the records and frees their room.
+ */
+ATF_TC_WITHOUT_HEAD(mmap_rings);
+ATF_TC_BODY(mmap_rings, tc)
+{
+	const uint32_t S = KINST_DEV_MAP_SHARED, W = KINST_DEV_MAP_WRITE;
+	struct {
+		uint64_t off, len;
+		uint32_t how;
+		int error;
+	} bad[] = {
+		{ KINST_MAP_CTL(0), KINST_MAP_PAGE, W, EINVAL },  /* private */
+		{ KINST_MAP_CTL(0), KINST_MAP_PAGE, 0, EINVAL },
+		{ KINST_MAP_DATA(0), 16384, S | W, EACCES },	/* write */
+		{ KINST_MAP_CTL(0), 2 * KINST_MAP_PAGE, S, EINVAL },
+		{ KINST_MAP_CTL(0), KINST_MAP_PAGE + 16384, S, EINVAL },
+		{ KINST_MAP_CTL(0), 0, S, EINVAL },
+		{ KINST_MAP_DATA(0), 8192, S, EINVAL },		/* short */
+		{ KINST_MAP_DATA(0), 32768, S, EINVAL },	/* long */
+		{ KINST_MAP_DATA(0) + KINST_MAP_PAGE, 8192, S, EINVAL },
+		{ 2 * KINST_MAP_PAGE, KINST_MAP_PAGE, S, EINVAL },
+		{ KINST_MAP_CTL(2), KINST_MAP_PAGE, S, EINVAL },	/* no CPU 2 */
+		{ KINST_MAP_DATA(2), 16384, S, EINVAL },
+		{ KINST_MAP_CTL(0) + 8, KINST_MAP_PAGE, S, EINVAL },
+		{ KINST_MAP_STRIDE - KINST_MAP_PAGE, KINST_MAP_PAGE, S,
+		    EINVAL },
+		{ ~0ull - KINST_MAP_PAGE + 1, KINST_MAP_PAGE, S, EINVAL },
+		{ (uint64_t)1 << 63, KINST_MAP_PAGE, S, EINVAL },
+		{ KINST_MAP_CTL(1), ~0ull, S, EINVAL },
+	};
+	struct kinst_dev_file *f, *g;
+	struct kinst_ring_size rs;
+	struct kinst_dev_map m;
+	struct kinst_ring_ctl *ctl;
+	struct kinst_hit_record out[4];
+	bool badrec;
+	size_t i, n;
+
+	dev_setup();
+	f = dev_open_file();
+	g = dev_open_file();
+	memset(&rs, 0, sizeof(rs));
+	rs.size = 16384;
+	ATF_REQUIRE_EQ(LIOCTL(f, KINST_IOC_RING, &rs), 0);
+	/* No rings yet: nothing to map. */
+	ATF_CHECK_EQ(kinst_dev_mmap(&dev, f, KINST_MAP_CTL(0), KINST_MAP_PAGE,
+	    S | W, &m), ENXIO);
+	ATF_REQUIRE_EQ(kinst_dev_rings_alloc(f), 0);
+	ATF_REQUIRE_EQ(kinst_dev_rings_alloc(g), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ATF_CHECK_MSG(kinst_dev_mmap(&dev, f, bad[i].off, bad[i].len,
+		    bad[i].how, &m) == bad[i].error, "case %zu", i);
+	/* Each CPU's two parts, in this file's memory only. */
+	for (i = 0; i < 2; i++) {
+		ATF_REQUIRE_EQ(kinst_dev_mmap(&dev, f, KINST_MAP_CTL(i),
+		    KINST_MAP_PAGE, S | W, &m), 0);
+		ATF_CHECK(m.base == f->bufs[i] && m.base != g->bufs[i]);
+		ATF_CHECK(m.handle == f->handles[i]);
+		ATF_CHECK(m.off == 0 && m.len == KINST_MAP_PAGE &&
+		    m.cpu == i && m.data == 0);
+		ATF_CHECK((void *)f->rings[i].ctl == m.base);
+		ATF_REQUIRE_EQ(kinst_dev_mmap(&dev, f, KINST_MAP_DATA(i),
+		    16384, S, &m), 0);
+		ATF_CHECK(m.base == f->bufs[i] && m.off == KINST_MAP_PAGE &&
+		    m.len == 16384 && m.data == 1);
+		ATF_CHECK(f->rings[i].buf == (uint8_t *)m.base + m.off);
+		ctl = (struct kinst_ring_ctl *)f->bufs[i];
+		ATF_CHECK(ctl->size == 16384 && ctl->cpu == i);
+	}
+	/* The other file maps its own memory at the same offsets. */
+	ATF_REQUIRE_EQ(kinst_dev_mmap(&dev, g, KINST_MAP_DATA(1), 4096, S, &m),
+	    0);
+	ATF_CHECK(m.base == g->bufs[1]);
+	ATF_CHECK_EQ(kinst_dev_mmap(&dev, g, KINST_MAP_DATA(1), 16384, S, &m),
+	    EINVAL);
+	/* A consumer through the ctl page. */
+	put_record(f, 1, 41);
+	put_record(f, 1, 42);
+	ctl = (struct kinst_ring_ctl *)f->bufs[1];
+	ATF_CHECK_EQ(ctl->head, 2 * sizeof(out[0]));
+	ATF_CHECK_EQ(ctl->tail, 0);
+	n = kinst_ring_map_get(ctl, (uint8_t *)f->bufs[1] + KINST_MAP_PAGE,
+	    ctl->size, out, sizeof(out), &badrec);
+	ATF_CHECK(!badrec && n == 2 * sizeof(out[0]));
+	ATF_CHECK(out[0].probe_id == 41 && out[1].probe_id == 42);
+	ATF_CHECK_EQ(ctl->tail, ctl->head);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), 0);
+	/*
+	 * A hostile tail: behind head by more than the ring, ahead of it,
+	 * misaligned.  The producer drops (never writes outside the ring),
+	 * read(2) resynchronizes, and records flow again.
+	 */
+	{
+		/* 32 KiB behind, 8 bytes ahead, 3 bytes behind. */
+		static const uint64_t tails[] = { -32768ull, 8, -3ull };
+
+		for (i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+			uint64_t d0 = kinst_ring_dropped(&f->rings[1]);
+			struct kinst_hit_record r;
+
+			ctl->tail = ctl->head + tails[i];
+			memset(&r, 0, sizeof(r));
+			r.hdr.size = sizeof(r);
+			r.hdr.type = KINST_REC_HIT;
+			if (i != 2) {
+				ATF_CHECK(kinst_ring_put(&f->rings[1], &r,
+				    sizeof(r)) != 0);
+				ATF_CHECK_EQ(kinst_ring_dropped(&f->rings[1]),
+				    d0 + 1);
+			}
+			ATF_CHECK_EQ(kinst_dev_read(&dev, f, sizeof(out), true,
+			    &n), EAGAIN);
+			ATF_CHECK_EQ(ctl->tail, f->rings[1].head);
+			put_record(f, 1, 43);
+			ATF_REQUIRE_EQ(kinst_dev_read(&dev, f, sizeof(out),
+			    true, &n), 0);
+			ATF_CHECK(n == sizeof(out[0]) &&
+			    ((struct kinst_hit_record *)(void *)f->bounce)->
+			    probe_id == 43);
+		}
+	}
+	/* A dying device maps nothing. */
+	kinst_dev_set_dying(&dev);
+	ATF_CHECK_EQ(kinst_dev_mmap(&dev, f, KINST_MAP_CTL(0), KINST_MAP_PAGE,
+	    S | W, &m), ENODEV);
+	dev_close_file(f);
+	dev_close_file(g);
+	check_no_leaks();
+}
+
+/*
+ * KINST_IOC_WAKE: poll(2) reports records from the watermark on (at most
+ * half a ring counts), read(2) still returns what there is.
+ */
+ATF_TC_WITHOUT_HEAD(wake_watermark);
+ATF_TC_BODY(wake_watermark, tc)
+{
+	const uint32_t rs = sizeof(struct kinst_hit_record);
+	struct kinst_dev_file *f;
+	struct kinst_wake w;
+	size_t n;
+
+	dev_setup();
+	f = dev_open_file();
+	ATF_REQUIRE_EQ(kinst_dev_rings_alloc(f), 0);	/* 4 KiB rings */
+	memset(&w, 0, sizeof(w));
+	w.flags = 1;
+	ATF_CHECK_EQ(LIOCTL(f, KINST_IOC_WAKE, &w), EINVAL);
+	w.flags = 0;
+	w.bytes = KINST_DEV_RING_MAX / 2 + 1;
+	ATF_CHECK_EQ(LIOCTL(f, KINST_IOC_WAKE, &w), EINVAL);
+	w.bytes = 2 * rs;
+	ATF_REQUIRE_EQ(LIOCTL(f, KINST_IOC_WAKE, &w), 0);
+	ATF_CHECK_EQ(f->cs.s.wake_bytes, 2 * rs);
+	put_record(f, 0, 1);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), 0);	/* below */
+	put_record(f, 1, 2);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), 0);	/* per ring */
+	put_record(f, 0, 3);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), KINST_DEV_POLL_IN); /* at it */
+	ATF_REQUIRE_EQ(kinst_dev_read(&dev, f, rs, true, &n), 0);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), 0);
+	/* Below the watermark read(2) still returns the records. */
+	ATF_REQUIRE_EQ(kinst_dev_read(&dev, f, 4 * rs, true, &n), 0);
+	ATF_CHECK_EQ(n, 2 * rs);
+	/* Above half a 4 KiB ring: half counts. */
+	w.bytes = 1u << 20;
+	ATF_REQUIRE_EQ(LIOCTL(f, KINST_IOC_WAKE, &w), 0);
+	for (n = 0; (n + 1) * rs < 2048; n++)
+		put_record(f, 0, 9);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), 0);
+	put_record(f, 0, 10);
+	ATF_CHECK_EQ(kinst_dev_poll(&dev, f), KINST_DEV_POLL_IN);
+	dev_close_file(f);
+	check_no_leaks();
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -768,5 +952,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, read_and_poll);
 	ATF_TP_ADD_TC(tp, open_out_of_memory);
 	ATF_TP_ADD_TC(tp, ring_size);
+	ATF_TP_ADD_TC(tp, mmap_rings);
+	ATF_TP_ADD_TC(tp, wake_watermark);
 	return (atf_no_error());
 }

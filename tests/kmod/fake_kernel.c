@@ -210,6 +210,35 @@ kinst_os_free(void *p, size_t size)
 	free(p);
 }
 
+/* Ring memory: page-aligned, zeroed; the handle checks the pairing. */
+void *
+kinst_os_ring_alloc(size_t size, void **handle)
+{
+	void *p;
+
+	ATF_REQUIRE(ctl_locked);
+	ATF_REQUIRE(size % KINST_MAP_PAGE == 0);
+	if (alloc_fail_after == 0)
+		return (NULL);
+	if (alloc_fail_after > 0)
+		alloc_fail_after--;
+	p = aligned_alloc(KINST_MAP_PAGE, size);
+	if (p == NULL)
+		return (NULL);
+	memset(p, 0, size);
+	nalloc++;
+	*handle = (void *)((uintptr_t)p ^ size);
+	return (p);
+}
+
+void
+kinst_os_ring_free(void *p, size_t size, void *handle)
+{
+	ATF_REQUIRE(handle == (void *)((uintptr_t)p ^ size));
+	nalloc--;
+	free(p);
+}
+
 int
 kinst_os_func_resolve(const char *module, const char *function,
     struct kinst_func *f)

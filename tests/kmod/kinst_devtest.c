@@ -34,6 +34,16 @@
  *	the fault.
  *   kinst_devtest drops [COUNT]
  *	ring overflow: hits == delivered + dropped, read(2) == delivered.
+ *   kinst_devtest mmap [COUNT]
+ *	mapped rings (ABI 1.12): hostile mappings refused (before the rings
+ *	exist, private, writable or executable records, mprotect to write,
+ *	wrong offsets and sizes, a CPU that does not exist, mremap to grow);
+ *	two sessions each see only their own probe's records; a thread
+ *	consumes through the mapping while COUNT getpid calls on every CPU
+ *	overflow a 4 KiB ring: hits == delivered + dropped on each CPU and
+ *	the records taken == delivered, each one intact; a garbage tail
+ *	written into the ctl page makes the producer drop, and read(2)
+ *	repairs it.
  *   kinst_devtest bench [N]
  *	figures only: ns per getpid call with and without a probe, and
  *	with a probe armed with KINST_ARM_STACK (ABI 1.4).
@@ -63,11 +73,15 @@
  */
 
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +92,7 @@
 #include "kinst_abi.h"
 #include "kinst_classify.h"
 #include "kinst_decode.h"
+#include "kinst_ring.h"
 
 /*
  * The FreeBSD branches: on FreeBSD, or for a syntax check of them
@@ -999,6 +1014,288 @@ cmd_regs(long count)
  * dropped on every CPU, some were dropped, and read(2) returns exactly the
  * delivered records.
  */
+/* One CPU's ring as a reader maps it. */
+struct mring {
+	struct kinst_ring_ctl *ctl;
+	const uint8_t *data;
+};
+
+static int
+map_cpu(int fd, uint32_t cpu, uint32_t size, struct mring *m)
+{
+	void *v;
+
+	v = mmap(NULL, KINST_MAP_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	    (off_t)KINST_MAP_CTL(cpu));
+	if (v == MAP_FAILED)
+		return (-errno);
+	m->ctl = v;
+	v = mmap(NULL, size, PROT_READ, MAP_SHARED, fd,
+	    (off_t)KINST_MAP_DATA(cpu));
+	if (v == MAP_FAILED)
+		return (-errno);
+	m->data = v;
+	return (0);
+}
+
+/* mmap's errno, 0 if it mapped (and is unmapped again). */
+static int
+try_map(int fd, uint64_t off, size_t len, int prot, int flags)
+{
+	void *v;
+
+	v = mmap(NULL, len, prot, flags, fd, (off_t)off);
+	if (v == MAP_FAILED)
+		return (errno);
+	munmap(v, len);
+	return (0);
+}
+
+struct mconsumer {
+	struct mring	*rings;
+	uint32_t	n, size, probe;
+	int32_t		pid;
+	volatile int	stop;
+	uint64_t	taken, bad;
+};
+
+/* Takes records through the mappings until told, then once more. */
+static void *
+mconsume(void *arg)
+{
+	static uint8_t buf[1 << 16];
+	struct mconsumer *c = arg;
+	const struct kinst_hit_record *r;
+	size_t n, pos;
+	uint32_t i;
+	bool bad, last;
+
+	for (;;) {
+		last = c->stop != 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		for (i = 0; i < c->n; i++) {
+			do {
+				bad = false;
+				n = kinst_ring_map_get(c->rings[i].ctl,
+				    c->rings[i].data, c->size, buf, sizeof(buf),
+				    &bad);
+				if (bad)
+					c->bad++;
+				for (pos = 0; pos < n; pos += r->hdr.size) {
+					r = (const void *)(buf + pos);
+					if (r->hdr.type != KINST_REC_HIT ||
+					    r->hdr.size != sizeof(*r) ||
+					    r->probe_id != c->probe ||
+					    r->pid != c->pid || r->cpu != i)
+						c->bad++;
+					c->taken++;
+				}
+			} while (n != 0);
+		}
+		if (last)
+			break;
+	}
+	return (NULL);
+}
+
+static int
+cmd_mmap(long count)
+{
+	static uint8_t rbuf[1 << 16];
+	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
+	struct mring rings[KINST_STATS_MAXCPU];
+	struct kinst_ring_size rs;
+	struct kinst_hit_record *hr;
+	struct kinst_disarm d;
+	struct kinst_stats st;
+	struct mconsumer c;
+	struct kinst_arm a, b;
+	uint8_t text[65536];
+	uint64_t addr, hits, deliv, drop, tail;
+	uint32_t size, off, i, ncpu;
+	pthread_t thr;
+	ssize_t n;
+	long k;
+	int fd, fd2, r;
+	void *v;
+
+	fd = dev_open(O_NONBLOCK);
+	fd2 = dev_open(O_NONBLOCK);
+	record_self(fd);
+	record_self(fd2);
+	memset(&rs, 0, sizeof(rs));
+	rs.size = 4096;
+	r = xioctl(fd, KINST_IOC_RING, &rs);
+	CHECK(r == 0, "RING: %d", r);
+	ncpu = rs.ncpus;
+	if (r != 0 || ncpu == 0 || ncpu > KINST_STATS_MAXCPU)
+		return (1);
+	/* No rings before the first ARM. */
+	CHECK((r = try_map(fd, KINST_MAP_CTL(0), KINST_MAP_PAGE,
+	    PROT_READ | PROT_WRITE, MAP_SHARED)) == ENXIO, "before ARM: %d", r);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "text");
+	off = nth_insn(text, size, 1);
+	r = do_arm(fd, os.getpid_fn, off, 0, &a);
+	CHECK(r == 0, "arm: %s", strerror(-r));
+	r = do_arm(fd2, os.getpid_fn, nth_insn(text, size, 2), 0, &b);
+	CHECK(r == 0, "arm 2: %s", strerror(-r));
+	if (failures != 0)
+		return (1);
+
+	/* Hostile mappings. */
+	CHECK((r = try_map(fd, KINST_MAP_CTL(0), KINST_MAP_PAGE,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE)) == EINVAL, "private: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_DATA(0), 4096,
+	    PROT_READ | PROT_WRITE, MAP_SHARED)) == EACCES, "data rw: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_DATA(0), 4096,
+	    PROT_READ | PROT_EXEC, MAP_SHARED)) == EACCES, "data rx: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_CTL(0), KINST_MAP_PAGE,
+	    PROT_READ | PROT_EXEC, MAP_SHARED)) == EACCES, "ctl rx: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_CTL(0), 2 * KINST_MAP_PAGE,
+	    PROT_READ, MAP_SHARED)) == EINVAL, "ctl + data: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_DATA(0), 8192, PROT_READ,
+	    MAP_SHARED)) == EINVAL, "data too long: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_DATA(0) + KINST_MAP_PAGE, 4096,
+	    PROT_READ, MAP_SHARED)) == EINVAL, "data + 1 page: %d", r);
+	CHECK((r = try_map(fd, KINST_MAP_CTL(ncpu), KINST_MAP_PAGE, PROT_READ,
+	    MAP_SHARED)) == EINVAL, "CPU %u: %d", ncpu, r);
+	CHECK((r = try_map(fd, (uint64_t)1 << 46, KINST_MAP_PAGE, PROT_READ,
+	    MAP_SHARED)) == EINVAL, "offset 2^46: %d", r);
+	v = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+	    (off_t)KINST_MAP_DATA(0));
+	CHECK(v != MAP_FAILED, "data: %s", strerror(errno));
+	if (v != MAP_FAILED) {
+		CHECK(mprotect(v, 4096, PROT_READ | PROT_WRITE) != 0 &&
+		    errno == EACCES, "mprotect to write: %s", strerror(errno));
+#ifdef MREMAP_MAYMOVE
+		CHECK(mremap(v, 4096, 8192, MREMAP_MAYMOVE) == MAP_FAILED,
+		    "mremap to grow succeeded");
+#endif
+		munmap(v, 4096);
+	}
+
+	/* Each session's rings show its own probe's records only. */
+	for (i = 0; i < ncpu; i++) {
+		r = map_cpu(fd, i, 4096, &rings[i]);
+		CHECK(r == 0, "map CPU %u: %s", i, strerror(-r));
+		if (r != 0)
+			return (1);
+		CHECK(rings[i].ctl->size == 4096 && rings[i].ctl->cpu == i,
+		    "CPU %u ctl: size %u cpu %u", i, rings[i].ctl->size,
+		    rings[i].ctl->cpu);
+	}
+	(void)syscall(SYS_getpid);
+	{
+		struct mring m2;
+		struct kinst_ring_size rs2;
+		size_t got = 0;
+		bool bad = false;
+
+		memset(&rs2, 0, sizeof(rs2));
+		CHECK(xioctl(fd2, KINST_IOC_RING, &rs2) == 0, "RING 2");
+		for (i = 0; i < ncpu; i++) {
+			r = map_cpu(fd2, i, rs2.size, &m2);
+			CHECK(r == 0, "map 2 CPU %u: %s", i, strerror(-r));
+			if (r != 0)
+				break;
+			n = (ssize_t)kinst_ring_map_get(m2.ctl, m2.data,
+			    rs2.size, rbuf, sizeof(rbuf), &bad);
+			CHECK(!bad, "session 2 CPU %u: bad ring", i);
+			for (k = 0; k < n; k += hr->hdr.size) {
+				hr = (void *)(rbuf + k);
+				CHECK(hr->probe_id == b.probe_id,
+				    "session 2 got probe %u", hr->probe_id);
+				got++;
+			}
+			munmap(m2.ctl, KINST_MAP_PAGE);
+			munmap((void *)m2.data, rs2.size);
+		}
+		CHECK(got == 1, "session 2: %zu records of one call", got);
+	}
+
+	/* A consumer thread through the mappings, against every CPU. */
+	memset(&c, 0, sizeof(c));
+	c.rings = rings;
+	c.n = ncpu;
+	c.size = 4096;
+	c.probe = a.probe_id;
+	c.pid = (int32_t)getpid();
+	CHECK(pthread_create(&thr, NULL, mconsume, &c) == 0, "thread");
+	for (k = 0; k < count; k++) {
+#if !DEVTEST_FREEBSD
+		if (k % 1000 == 0) {
+			cpu_set_t cs;
+
+			CPU_ZERO(&cs);
+			CPU_SET((int)((k / 1000) % ncpu), &cs);
+			(void)sched_setaffinity(0, sizeof(cs), &cs);
+		}
+#endif
+		(void)syscall(SYS_getpid);
+	}
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	c.stop = 1;
+	pthread_join(thr, NULL);
+	memset(&st, 0, sizeof(st));
+	st.buf = (uintptr_t)cpus;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats");
+	hits = deliv = drop = 0;
+	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++) {
+		CHECK(cpus[i].hits == cpus[i].delivered + cpus[i].dropped,
+		    "cpu %u: hits %llu delivered %llu dropped %llu", i,
+		    (unsigned long long)cpus[i].hits,
+		    (unsigned long long)cpus[i].delivered,
+		    (unsigned long long)cpus[i].dropped);
+		hits += cpus[i].hits;
+		deliv += cpus[i].delivered;
+		drop += cpus[i].dropped;
+	}
+	CHECK(hits >= (uint64_t)count + 1, "hits %llu", (unsigned long long)hits);
+	CHECK(c.taken == deliv && c.bad == 0,
+	    "taken through the mapping %llu, delivered %llu, bad %llu",
+	    (unsigned long long)c.taken, (unsigned long long)deliv,
+	    (unsigned long long)c.bad);
+	printf("mmap: hits %llu delivered %llu dropped %llu taken %llu\n",
+	    (unsigned long long)hits, (unsigned long long)deliv,
+	    (unsigned long long)drop, (unsigned long long)c.taken);
+
+	/*
+	 * A garbage tail: the producer drops (and writes nowhere else),
+	 * read(2) resynchronizes, records come again.
+	 */
+	r = do_arm(fd, os.getpid_fn, off, 0, &a);
+	CHECK(r == 0, "re-arm: %s", strerror(-r));
+	for (i = 0; i < ncpu; i++)
+		rings[i].ctl->tail = rings[i].ctl->head + 4096 * 7 + 3;
+	for (k = 0; k < 2000; k++)
+		(void)syscall(SYS_getpid);
+	for (i = 0; i < ncpu; i++) {
+		tail = rings[i].ctl->tail;
+		CHECK(tail == rings[i].ctl->head + 4096 * 7 + 3,
+		    "CPU %u: tail moved", i);
+	}
+	CHECK(read(fd, rbuf, sizeof(rbuf)) < 0 && errno == EAGAIN,
+	    "read after a garbage tail");
+	for (i = 0; i < ncpu; i++)
+		CHECK(rings[i].ctl->tail == rings[i].ctl->head,
+		    "CPU %u: read(2) did not resynchronize", i);
+	(void)syscall(SYS_getpid);
+	n = read(fd, rbuf, sizeof(rbuf));
+	CHECK(n == (ssize_t)sizeof(struct kinst_hit_record),
+	    "read after the repair: %zd", n);
+	for (i = 0; i < ncpu; i++) {
+		munmap(rings[i].ctl, KINST_MAP_PAGE);
+		munmap((void *)rings[i].data, 4096);
+	}
+	printf("mmap: %d failures\n", failures);
+	close(fd);
+	close(fd2);
+	return (failures != 0);
+}
+
 static int
 cmd_drops(long count)
 {
@@ -2680,6 +2977,8 @@ main(int argc, char **argv)
 		return (cmd_text(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
 		return (cmd_hold(argv[2], argc > 3));
+	if (argc >= 2 && strcmp(argv[1], "mmap") == 0)
+		return (cmd_mmap(argc > 2 ? atol(argv[2]) : 200000));
 	if (argc >= 2 && strcmp(argv[1], "drops") == 0)
 		return (cmd_drops(argc > 2 ? atol(argv[2]) : 5000));
 	if (argc >= 2 && strcmp(argv[1], "regs") == 0)

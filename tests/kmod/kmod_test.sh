@@ -140,12 +140,14 @@ rearm_under_hits_body() {
 
 atf_test_case full_ring_drops
 full_ring_drops_head() {
-	atf_set descr "a full ring drops and counts: hits == delivered + dropped per CPU, read(2) returns the delivered records"
+	atf_set descr "a full ring drops and counts: hits == delivered + dropped per CPU, read(2) returns the delivered records; mapped rings: hostile mappings refused, each session maps only its own, a consumer through the mapping under overflow takes exactly the delivered records, intact, and a garbage tail only drops"
 	atf_set timeout 400
 }
 full_ring_drops_body() {
 	kmod_run drops.sh -t 300
 	vm_expect_out '^drops: .*; 0 failures'
+	vm_expect_out '^mmap: hits [0-9]+ delivered [0-9]+ dropped [1-9][0-9]* taken'
+	vm_expect_out '^mmap: 0 failures'
 	vm_expect_out '^ring_size=1000 refused'
 }
 

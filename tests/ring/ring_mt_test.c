@@ -12,6 +12,12 @@
  *   produced == consumed + dropped,  written == consumed,
  *   records missing from the sequence (gaps, and the tail) == dropped.
  *
+ * The "mapped" tests put each ring in memory shared the way /dev/kinst's
+ * mmap(2) shares it (a memfd mapped twice: the producer's view, and the
+ * consumer's ctl page read-write plus its records read-only at other
+ * addresses), and the consumer reads through kinst_ring_map_get(), as
+ * kinstctl does, with the head the producer published in the ctl page.
+ *
  * Runs are bounded in time; their figures are printed, never judged.  The
  * same source is built with ThreadSanitizer (ring_mt_tsan_test), which turns
  * a missing acquire/release in the ring into a reported data race.
@@ -24,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kinst_ring.h"
 
@@ -54,6 +62,9 @@ struct trec {
 struct prod {
 	struct kinst_ring ring;
 	uint8_t		*buf;
+	uint8_t		*pview;		/* mapped: the producer's view */
+	struct kinst_ring_ctl *cctl;	/* mapped: the consumer's views */
+	const uint8_t	*cdata;
 	pthread_t	thr;
 	uint32_t	id;
 	uint64_t	produced;	/* written by the producer before done */
@@ -73,6 +84,7 @@ struct test {
 	uint64_t	want_drops;	/* coverage wanted per ring before min_s is enough */
 	uint64_t	want_wraps;
 	int		consumer_pauses;
+	int		mapped;
 	int		stop;		/* atomic: consumer found an error */
 	double		t0;
 	char		err[512];	/* first error, consumer only */
@@ -290,7 +302,20 @@ consumer(void *arg)
 			misalign = (rnd >> 20) % 4 == 0 ? (rnd >> 24) % 8 : 0;
 			if (cap + misalign > OUTCAP)
 				misalign = 0;
-			n = kinst_ring_get(&t->p[k].ring, out + misalign, cap);
+			if (t->mapped) {
+				bool bad = false;
+
+				n = kinst_ring_map_get(t->p[k].cctl,
+				    t->p[k].cdata, t->ringsize,
+				    out + misalign, cap, &bad);
+				if (bad) {
+					fail(t, "ring %u: mapped consumer "
+					    "found a bad record", k);
+					break;
+				}
+			} else
+				n = kinst_ring_get(&t->p[k].ring,
+				    out + misalign, cap);
 			if (n > cap) {
 				fail(t, "ring %u: get returned %zu > cap %zu", k,
 				    n, cap);
@@ -343,6 +368,50 @@ consumer(void *arg)
 	}								\
 } while (0)
 
+/*
+ * A ring laid out as /dev/kinst maps it: a ctl page, then the records, in
+ * a memfd.  The producer writes through one mapping of all of it; the
+ * consumer gets the ctl page read-write and the records read-only, each a
+ * mapping of its own (a write through cdata would fault).
+ */
+static void
+map_ring(struct prod *p, uint32_t size)
+{
+	size_t len = KINST_MAP_PAGE + (size_t)size;
+	void *v;
+	int fd;
+
+	ATF_REQUIRE(size >= KINST_MAP_PAGE);	/* the data is page-aligned */
+	fd = memfd_create("kinst-ring", 0);
+	ATF_REQUIRE(fd >= 0);
+	ATF_REQUIRE_EQ(ftruncate(fd, (off_t)len), 0);
+	v = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ATF_REQUIRE(v != MAP_FAILED);
+	p->pview = v;
+	memset(p->pview + KINST_MAP_PAGE, 0xa5, size);
+	ATF_REQUIRE_EQ(kinst_ring_init_ctl(&p->ring,
+	    (struct kinst_ring_ctl *)p->pview, p->pview + KINST_MAP_PAGE,
+	    size), 0);
+	v = mmap(NULL, KINST_MAP_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	    0);
+	ATF_REQUIRE(v != MAP_FAILED);
+	p->cctl = v;
+	v = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, KINST_MAP_PAGE);
+	ATF_REQUIRE(v != MAP_FAILED);
+	p->cdata = v;
+	ATF_REQUIRE(p->cctl->size == size);
+	close(fd);
+}
+
+static void
+unmap_ring(struct prod *p, uint32_t size)
+{
+
+	munmap(p->pview, KINST_MAP_PAGE + (size_t)size);
+	munmap(p->cctl, KINST_MAP_PAGE);
+	munmap((void *)p->cdata, size);
+}
+
 static void
 run(const struct test *tmpl)
 {
@@ -361,6 +430,10 @@ run(const struct test *tmpl)
 		p = &t.p[k];
 		p->id = k;
 		p->t = &t;
+		if (t.mapped) {
+			map_ring(p, t.ringsize);
+			continue;
+		}
 		p->buf = aligned_alloc(64, t.ringsize);
 		ATF_REQUIRE(p->buf != NULL);
 		memset(p->buf, 0xa5, t.ringsize);
@@ -403,14 +476,23 @@ run(const struct test *tmpl)
 		    "ring %u: %ju sequence numbers missing, %ju drops counted",
 		    k, (uintmax_t)(p->missing + p->produced - p->next),
 		    (uintmax_t)drop);
-		CHK(kinst_ring_empty(&p->ring) && p->ring.head == p->ring.tail,
+		CHK(kinst_ring_empty(&p->ring) && p->ring.head == p->ring.ctl->tail,
 		    "ring %u: not empty at the end", k);
 		if (drop < t.want_drops || wraps < t.want_wraps)
 			covered = false;
 		tot_p += p->produced;
 		tot_c += p->consumed;
 		tot_d += drop;
-		free(p->buf);
+		if (t.mapped) {
+			CHK(p->cctl->head == p->ring.head &&
+			    p->cctl->tail == p->ring.head,
+			    "ring %u: mapped positions %ju/%ju, head %ju", k,
+			    (uintmax_t)p->cctl->head,
+			    (uintmax_t)p->cctl->tail,
+			    (uintmax_t)p->ring.head);
+			unmap_ring(p, t.ringsize);
+		} else
+			free(p->buf);
 	}
 	printf("total: produced %ju consumed %ju dropped %ju; consumer passes "
 	    "%ju, empty gets %ju, gets refused for a small cap %ju\n",
@@ -487,9 +569,36 @@ ATF_TC_BODY(contention, tc)
 	run(&t);
 }
 
+ATF_TC(mapped);
+ATF_TC_HEAD(mapped, tc)
+{
+
+	atf_tc_set_md_var(tc, "descr", "2 producers, one consumer reading "
+	    "through mappings of the rings (ctl page and read-only records, "
+	    "as mmap(2) of /dev/kinst gives them), a 4 KiB ring that wraps "
+	    "and drops");
+}
+ATF_TC_BODY(mapped, tc)
+{
+	static struct test t;
+
+	NEED_TSAN();
+	t.nprod = 2;
+	t.ringsize = 4096;
+	t.maxw = 60;
+	t.min_s = 2;
+	t.max_s = 60;
+	t.want_drops = 100;
+	t.want_wraps = 500;
+	t.consumer_pauses = 1;
+	t.mapped = 1;
+	run(&t);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, multi_producer);
 	ATF_TP_ADD_TC(tp, contention);
+	ATF_TP_ADD_TC(tp, mapped);
 	return (atf_no_error());
 }

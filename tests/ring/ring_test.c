@@ -100,7 +100,7 @@ ATF_TC_BODY(empty, tc)
 	ATF_CHECK_EQ(kinst_ring_written(&r), 0);
 	ATF_CHECK_EQ(kinst_ring_dropped(&r), 0);
 	ATF_CHECK_EQ(r.head, 0);
-	ATF_CHECK_EQ(r.tail, 0);
+	ATF_CHECK_EQ(r.ctl->tail, 0);
 }
 
 ATF_TC_WITHOUT_HEAD(exact_fit);
@@ -125,7 +125,7 @@ ATF_TC_BODY(exact_fit, tc)
 	ATF_REQUIRE_EQ(put(&r, 128, 5), 0);
 	ATF_REQUIRE_EQ(put(&r, 64, 6), 0);
 	ATF_REQUIRE_EQ(put(&r, 64, 7), 0);
-	ATF_CHECK_EQ(r.head - r.tail, RSIZE);
+	ATF_CHECK_EQ(r.head - r.ctl->tail, RSIZE);
 	ATF_CHECK_EQ(put(&r, 8, 8), -1);
 	{
 		uint32_t lens[] = { 128, 64, 64 };
@@ -151,7 +151,7 @@ ATF_TC_BODY(wrap_with_pad, tc)
 	ATF_REQUIRE_EQ(put(&r, 80, 3), 0);
 	/* Read one record only: cap holds 80 + 79. */
 	ATF_REQUIRE_EQ(kinst_ring_get(&r, out, 159), 80);
-	ATF_CHECK_EQ(r.tail, 80);
+	ATF_CHECK_EQ(r.ctl->tail, 80);
 	/* 48 bytes do not fit in the last 16: pad 16, record at offset 0. */
 	ATF_REQUIRE_EQ(put(&r, 48, 4), 0);
 	ATF_CHECK_EQ(r.head, 240 + 16 + 48);
@@ -166,7 +166,7 @@ ATF_TC_BODY(wrap_with_pad, tc)
 		expect(&r, lens, seeds, 3);
 	}
 	ATF_CHECK(kinst_ring_empty(&r));
-	ATF_CHECK_EQ(r.tail, r.head);
+	ATF_CHECK_EQ(r.ctl->tail, r.head);
 	ATF_CHECK_EQ(kinst_ring_dropped(&r), 0);
 	ATF_CHECK_EQ(kinst_ring_written(&r), 4);
 }
@@ -245,7 +245,7 @@ ATF_TC_BODY(full_at_wrap, tc)
 	ATF_CHECK(memcmp(before, ringbuf, RSIZE) == 0);
 	ATF_CHECK_EQ(kinst_ring_dropped(&r), 1);
 	ATF_REQUIRE_EQ(put(&r, 96, 4), 0);	/* 32 + 96 = 128: exactly */
-	ATF_CHECK_EQ(r.head - r.tail, RSIZE);
+	ATF_CHECK_EQ(r.head - r.ctl->tail, RSIZE);
 	{
 		uint32_t lens[] = { 128, 96 };
 		uint8_t seeds[] = { 2, 4 };
@@ -265,12 +265,12 @@ ATF_TC_BODY(small_cap, tc)
 	init_ring(&r);
 	ATF_REQUIRE_EQ(put(&r, 64, 1), 0);
 	ATF_REQUIRE_EQ(put(&r, 32, 2), 0);
-	tail = r.tail;
+	tail = r.ctl->tail;
 	/* The oldest record does not fit: 0, and nothing is consumed. */
 	ATF_CHECK_EQ(kinst_ring_get(&r, out, 0), 0);
 	ATF_CHECK_EQ(kinst_ring_get(&r, out, 8), 0);
 	ATF_CHECK_EQ(kinst_ring_get(&r, out, 63), 0);
-	ATF_CHECK_EQ(r.tail, tail);
+	ATF_CHECK_EQ(r.ctl->tail, tail);
 	ATF_CHECK(!kinst_ring_empty(&r));
 	/* Whole records only: 64 + 31 returns the first one. */
 	ATF_CHECK_EQ(kinst_ring_get(&r, out, 95), 64);
@@ -389,7 +389,7 @@ ATF_TC_BODY(position_overflow, tc)
 	int i;
 
 	init_ring(&r);
-	r.head = r.tail = (uint64_t)0 - 2 * RSIZE - 24;	/* 8-aligned, offset 232 */
+	r.head = r.ctl->tail = (uint64_t)0 - 2 * RSIZE - 24;	/* 8-aligned, offset 232 */
 	ATF_REQUIRE_EQ(r.head % 8, 0);
 	for (i = 0; i < 40; i++) {
 		uint32_t len = 8 * (1 + (uint32_t)(i % 9));
