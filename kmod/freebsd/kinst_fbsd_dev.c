@@ -11,9 +11,10 @@
  * The sessions, read(2), poll(2) and every ioctl are common/kinst_dev.c's,
  * as on Linux; this file registers the device, serializes readers, makes
  * read(2) and poll(2) wait (no wakeup ever comes from probe context: a
- * short sleep, and a callout for poll), and passes ioctls through
+ * short sleep, and a callout for poll), passes ioctls through
  * FreeBSD's convention (the argument structure copied in before and out
- * after, on success only).
+ * after, on success only), and hands mmap(2) the VM object of a ring
+ * (d_mmap_single).
  */
 
 #include <sys/param.h>
@@ -35,6 +36,9 @@
 #include <sys/sx.h>
 #include <sys/uio.h>
 #include <sys/callout.h>
+
+#include <vm/vm.h>
+#include <vm/vm_object.h>
 
 #include "kinst_fbsd.h"
 
@@ -81,14 +85,17 @@ static struct kinst_dev kinst_dev;
 
 /*
  * common/kinst_dev.h's errno values are FreeBSD's (ENODEV, 19, is not in
- * the compile check's declaration headers).
+ * the compile check's declaration headers), and a mapped ring's page is
+ * the kernel's.
  */
 _Static_assert(KINST_ENOENT == ENOENT && KINST_EIO == EIO &&
     KINST_ENXIO == ENXIO && KINST_ENOMEM == ENOMEM && KINST_EFAULT == EFAULT &&
+    KINST_EACCES == EACCES &&
     KINST_EBUSY == EBUSY && KINST_EEXIST == EEXIST &&
     KINST_EINVAL == EINVAL && KINST_ENOTTY == ENOTTY && KINST_EFBIG == EFBIG &&
     KINST_ENOSPC == ENOSPC && KINST_EAGAIN == EAGAIN &&
     KINST_EOPNOTSUPP == EOPNOTSUPP, "kinst_dev.h errno values");
+_Static_assert(KINST_MAP_PAGE == PAGE_SIZE, "KINST_MAP_PAGE");
 
 static struct cdev *kinst_cdev;
 static eventhandler_tag kinst_kld_load_tag;
@@ -304,6 +311,70 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 	return (kinst_dev_ioctl(&kinst_dev, &kf->df, &dc, data, &copy_back));
 }
 
+/*
+ * mmap(2) of one CPU's ctl page or records (common/kinst_abi.h, mapped
+ * rings): kinst_dev_mmap() checks the offset, the length and the access,
+ * and names the ring's VM object (kinst_os_ring_alloc in kinst_fbsd_os.c),
+ * which the mapping then holds a reference to.
+ *
+ * Lifetime: the mapping holds the object, not the file.  The file may be
+ * closed and its cdevpriv destructor run (kinst_dtor: kinst_dev_close,
+ * kinst_dev_free) while a mapping lives; kinst_os_ring_free() then drops
+ * the kernel's KVA, wiring and reference, and the pages stay the
+ * object's until the last munmap.  That is why the ring memory is a VM
+ * object's pages and not malloc(9) memory.  The object's pager is the
+ * kernel's phys pager, so a mapping may even outlive the module.
+ *
+ * nprot is vm_mmap_cdev()'s vm_prot_t (VM_PROT_* == PROT_*).  Execution is
+ * refused (EACCES); writing asks kinst_dev_mmap() for write access, which
+ * only the ctl page grants.  The mapping is always shared: vm_mmap_cdev()
+ * refuses MAP_PRIVATE and MAP_COPY (EINVAL) before it calls us, and forces
+ * MAP_SHARED, so d_mmap_single never sees a private request (were it ever
+ * let through, a private copy would only hide the reader's own tail writes
+ * from the kernel: harmless to anyone else).
+ *
+ * d_mmap_single cannot lower the mapping's maximum protection, which
+ * devfs_mmap_f() derives from the file: VM_PROT_EXECUTE always (unless
+ * /dev is mounted noexec), VM_PROT_WRITE when it was opened for writing.
+ * So a reader that opened /dev/kinst read-write may mprotect() the data
+ * writable (or either mapping executable): it can then only spoil its own
+ * records, which the kernel never reads back except through read(2)'s
+ * consumer, and that validates every record header
+ * (common/kinst_ring.c, kinst_ring_take).
+ *
+ * ENODEV has a meaning of its own here (vm_mmap_cdev: not implemented,
+ * try the device pager), so a dying device answers ENXIO instead.
+ */
+static int
+kinst_mmap_single(struct cdev *dev, vm_ooffset_t *offset, vm_size_t size,
+    struct vm_object **object, int nprot)
+{
+	struct kinst_file *kf;
+	struct kinst_dev_map m;
+	uint32_t how;
+	int error;
+
+	(void)dev;
+	error = devfs_get_cdevpriv((void **)&kf);
+	if (error != 0)
+		return (error);
+	if ((nprot & VM_PROT_EXECUTE) != 0)
+		return (EACCES);
+	how = KINST_DEV_MAP_SHARED;
+	if ((nprot & VM_PROT_WRITE) != 0)
+		how |= KINST_DEV_MAP_WRITE;
+	error = kinst_dev_mmap(&kinst_dev, &kf->df, (uint64_t)*offset,
+	    (uint64_t)size, how, &m);
+	if (error == KINST_ENODEV)
+		return (ENXIO);
+	if (error != 0)
+		return (error);
+	vm_object_reference(m.handle);	/* the mapping's; vm_mmap drops it */
+	*offset = (vm_ooffset_t)m.off;
+	*object = m.handle;
+	return (0);
+}
+
 static struct cdevsw kinst_cdevsw = {
 	.d_version =	D_VERSION,
 	.d_name =	"kinst",
@@ -311,6 +382,7 @@ static struct cdevsw kinst_cdevsw = {
 	.d_read =	kinst_read,
 	.d_ioctl =	kinst_ioctl,
 	.d_poll =	kinst_poll,
+	.d_mmap_single = kinst_mmap_single,
 };
 
 /*
