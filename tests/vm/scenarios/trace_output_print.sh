@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: trace --output FILE + kinstctl print --json: the same records as a live trace --json of the same workload (count, fields, probe, register values); --buffer-size sets the rings (bad sizes refused); a whole busy function under a tight loop, traced live with --json, loses nothing with the default rings and backlog
+# scenario: trace --output FILE + kinstctl print --json: the same records as a live trace --json of the same workload (count, fields, probe, register values), and as one reading the rings by read(2) instead of mapping them; --buffer-size sets the rings (bad sizes refused); a whole busy function under a tight loop, traced live with --json, loses nothing with the default rings and backlog
 # scenario-needs: kinst
 # scenario-timeout: 400
 #
@@ -72,6 +72,20 @@ done
 cmp /tmp/p.json.keys /tmp/live.json.keys || kt_fail "print --json and trace --json have other fields: $(cat /tmp/p.json.keys /tmp/live.json.keys)"
 kt_expect_eq "one kind of key set" 1 "$(grep -c . /tmp/p.json.keys)"
 cmp /tmp/p.json.top /tmp/live.json.top || kt_fail "probe/instruction differ: $(cat /tmp/p.json.top /tmp/live.json.top)"
+
+# 2b. The same workload, kinstctl reading the rings with read(2) instead
+# of mapping them: the same records.
+start_loop $n
+export KINSTCTL_NO_MMAP=1
+kt_trace_start /tmp/rd.json /tmp/rd.err --json --pid "$LOOP" "kernel:$f+$off"
+unset KINSTCTL_NO_MMAP
+go_loop
+kt_trace_stop || kt_fail "KINSTCTL_NO_MMAP=1 kinstctl trace --json failed: $(cat /tmp/rd.err)"
+kt_trace_summary /tmp/rd.err /tmp/rd.json
+kt_expect_eq "records read(2) = records mapped" "$4" "$KT_PRINTED"
+jq -c 'keys' /tmp/rd.json | sort -u | cmp - /tmp/live.json.keys || kt_fail "read(2) and mapped traces have other fields"
+kt_expect_eq "hits with rdx = $b, read(2)" $n \
+    "$(jq -r "select(.regs.rdx == \"$(printf '0x%x' "$b")\") | .tid" /tmp/rd.json | grep -c .)"
 
 # 3. --buffer-size: refused when not a power of two in [4K, 64M]; set
 # otherwise (the trace still works with a 4K ring).
