@@ -38,8 +38,8 @@
  *	mapped rings (ABI 1.12): hostile mappings refused (before the rings
  *	exist, private, writable or executable records, mprotect to write,
  *	wrong offsets and sizes, a CPU that does not exist, mremap to grow);
- *	two sessions each see only their own probe's records; a thread
- *	consumes through the mapping while COUNT getpid calls on every CPU
+ *	two sessions each see only their own probe's records; a child
+ *	process consumes through the mapping while COUNT getpid calls on every CPU
  *	overflow a 4 KiB ring: hits == delivered + dropped on each CPU and
  *	the records taken == delivered, each one intact; a garbage tail
  *	written into the ctl page makes the producer drop, and read(2)
@@ -79,7 +79,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1055,24 +1054,27 @@ struct mconsumer {
 	struct mring	*rings;
 	uint32_t	n, size, probe;
 	int32_t		pid;
-	volatile int	stop;
+	int		stopfd;		/* readable once the producer is done */
 	uint64_t	taken, bad;
 };
 
-/* Takes records through the mappings until told, then once more. */
-static void *
-mconsume(void *arg)
+/*
+ * A child process's consumer (the mappings are shared across fork, no
+ * thread library needed on either system): takes records through them
+ * until stopfd is readable, then once more.
+ */
+static void
+mconsume(struct mconsumer *c)
 {
 	static uint8_t buf[1 << 16];
-	struct mconsumer *c = arg;
 	const struct kinst_hit_record *r;
 	size_t n, pos;
 	uint32_t i;
 	bool bad, last;
+	char x;
 
 	for (;;) {
-		last = c->stop != 0;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		last = read(c->stopfd, &x, 1) == 1;
 		for (i = 0; i < c->n; i++) {
 			do {
 				bad = false;
@@ -1095,7 +1097,6 @@ mconsume(void *arg)
 		if (last)
 			break;
 	}
-	return (NULL);
 }
 
 static int
@@ -1111,12 +1112,13 @@ cmd_mmap(long count)
 	struct mconsumer c;
 	struct kinst_arm a, b;
 	uint8_t text[65536];
-	uint64_t addr, hits, deliv, drop, tail;
+	uint64_t addr, hits, deliv, drop, tail, res[2];
 	uint32_t size, off, i, ncpu;
-	pthread_t thr;
+	int stop[2], back[2];
+	pid_t child;
 	ssize_t n;
 	long k;
-	int fd, fd2, r;
+	int fd, fd2, r, wst;
 	void *v;
 
 	fd = dev_open(O_NONBLOCK);
@@ -1214,14 +1216,29 @@ cmd_mmap(long count)
 		CHECK(got == 1, "session 2: %zu records of one call", got);
 	}
 
-	/* A consumer thread through the mappings, against every CPU. */
+	/* A consumer process through the mappings, against every CPU. */
 	memset(&c, 0, sizeof(c));
 	c.rings = rings;
 	c.n = ncpu;
 	c.size = 4096;
 	c.probe = a.probe_id;
 	c.pid = (int32_t)getpid();
-	CHECK(pthread_create(&thr, NULL, mconsume, &c) == 0, "thread");
+	if (pipe(stop) != 0 || pipe(back) != 0) {
+		CHECK(0, "pipe: %s", strerror(errno));
+		return (1);
+	}
+	(void)fcntl(stop[0], F_SETFL, O_NONBLOCK);
+	child = fork();
+	if (child == 0) {
+		c.stopfd = stop[0];
+		mconsume(&c);
+		res[0] = c.taken;
+		res[1] = c.bad;
+		_exit(write(back[1], res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	CHECK(child > 0, "fork: %s", strerror(errno));
+	if (child < 0)
+		return (1);
 	for (k = 0; k < count; k++) {
 #if !DEVTEST_FREEBSD
 		if (k % 1000 == 0) {
@@ -1236,8 +1253,17 @@ cmd_mmap(long count)
 	}
 	d.probe_id = KINST_ALL_PROBES;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
-	c.stop = 1;
-	pthread_join(thr, NULL);
+	CHECK(write(stop[1], "x", 1) == 1, "stop the consumer");
+	CHECK(read(back[0], res, sizeof(res)) == (ssize_t)sizeof(res),
+	    "the consumer's counts");
+	CHECK(waitpid(child, &wst, 0) == child && WIFEXITED(wst) &&
+	    WEXITSTATUS(wst) == 0, "consumer exit %#x", wst);
+	c.taken = res[0];
+	c.bad = res[1];
+	close(stop[0]);
+	close(stop[1]);
+	close(back[0]);
+	close(back[1]);
 	memset(&st, 0, sizeof(st));
 	st.buf = (uintptr_t)cpus;
 	st.cap = KINST_STATS_MAXCPU;
