@@ -643,11 +643,12 @@ struct kinst_ring_ctl {
  * read(2) is woken once one ring of the file holds at least bytes bytes
  * (0, the default: at the first record).  poll(2) reports readable from
  * the same threshold; a blocking read(2) returns what there is after one
- * wait (the module rechecks every 100 ms), so records below the watermark
- * are delivered by the reader's own timeout.
+ * wait (the module looks again at least every 100 ms), so records below
+ * the watermark are delivered by the reader's own timeout.  At most half
+ * a ring counts.
  */
 struct kinst_wake {
-	uint32_t	bytes;		/* in: at most the ring size; out: set */
+	uint32_t	bytes;		/* in: at most 32 MiB */
 	uint32_t	flags;		/* in: must be 0 */
 };
 
