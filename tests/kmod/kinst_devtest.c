@@ -1013,6 +1013,34 @@ cmd_regs(long count)
  * dropped on every CPU, some were dropped, and read(2) returns exactly the
  * delivered records.
  */
+/*
+ * The session's counters, all CPUs: each must have hits == delivered +
+ * dropped (checked here).
+ */
+static void
+session_totals(int fd, uint64_t *hits, uint64_t *deliv, uint64_t *drop)
+{
+	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
+	struct kinst_stats st;
+	uint32_t i;
+
+	memset(&st, 0, sizeof(st));
+	st.buf = (uintptr_t)cpus;
+	st.cap = KINST_STATS_MAXCPU;
+	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats");
+	*hits = *deliv = *drop = 0;
+	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++) {
+		CHECK(cpus[i].hits == cpus[i].delivered + cpus[i].dropped,
+		    "cpu %u: hits %llu delivered %llu dropped %llu", i,
+		    (unsigned long long)cpus[i].hits,
+		    (unsigned long long)cpus[i].delivered,
+		    (unsigned long long)cpus[i].dropped);
+		*hits += cpus[i].hits;
+		*deliv += cpus[i].delivered;
+		*drop += cpus[i].dropped;
+	}
+}
+
 /* One CPU's ring as a reader maps it. */
 struct mring {
 	struct kinst_ring_ctl *ctl;
@@ -1103,12 +1131,10 @@ static int
 cmd_mmap(long count)
 {
 	static uint8_t rbuf[1 << 16];
-	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
 	struct mring rings[KINST_STATS_MAXCPU];
 	struct kinst_ring_size rs;
 	struct kinst_hit_record *hr;
 	struct kinst_disarm d;
-	struct kinst_stats st;
 	struct mconsumer c;
 	struct kinst_arm a, b;
 	uint8_t text[65536];
@@ -1264,21 +1290,7 @@ cmd_mmap(long count)
 	close(stop[1]);
 	close(back[0]);
 	close(back[1]);
-	memset(&st, 0, sizeof(st));
-	st.buf = (uintptr_t)cpus;
-	st.cap = KINST_STATS_MAXCPU;
-	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats");
-	hits = deliv = drop = 0;
-	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++) {
-		CHECK(cpus[i].hits == cpus[i].delivered + cpus[i].dropped,
-		    "cpu %u: hits %llu delivered %llu dropped %llu", i,
-		    (unsigned long long)cpus[i].hits,
-		    (unsigned long long)cpus[i].delivered,
-		    (unsigned long long)cpus[i].dropped);
-		hits += cpus[i].hits;
-		deliv += cpus[i].delivered;
-		drop += cpus[i].dropped;
-	}
+	session_totals(fd, &hits, &deliv, &drop);
 	CHECK(hits >= (uint64_t)count + 1, "hits %llu", (unsigned long long)hits);
 	CHECK(c.taken == deliv && c.bad == 0,
 	    "taken through the mapping %llu, delivered %llu, bad %llu",
@@ -1326,13 +1338,11 @@ static int
 cmd_drops(long count)
 {
 	static uint8_t rbuf[1 << 16];
-	struct kinst_cpu_stats cpus[KINST_STATS_MAXCPU];
 	uint8_t text[65536];
 	struct kinst_arm a;
 	struct kinst_disarm d;
-	struct kinst_stats st;
 	uint64_t addr, hits, deliv, drop, nrec;
-	uint32_t size, off, i;
+	uint32_t size, off;
 	ssize_t n;
 	long k;
 	int fd, r;
@@ -1351,21 +1361,7 @@ cmd_drops(long count)
 	d.probe_id = KINST_ALL_PROBES;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0 && d.ndisarmed == 1,
 	    "disarm");
-	memset(&st, 0, sizeof(st));
-	st.buf = (uintptr_t)cpus;
-	st.cap = KINST_STATS_MAXCPU;
-	CHECK(xioctl(fd, KINST_IOC_STATS, &st) == 0, "stats");
-	hits = deliv = drop = 0;
-	for (i = 0; i < st.ncpus && i < KINST_STATS_MAXCPU; i++) {
-		CHECK(cpus[i].hits == cpus[i].delivered + cpus[i].dropped,
-		    "cpu %u: hits %llu delivered %llu dropped %llu", i,
-		    (unsigned long long)cpus[i].hits,
-		    (unsigned long long)cpus[i].delivered,
-		    (unsigned long long)cpus[i].dropped);
-		hits += cpus[i].hits;
-		deliv += cpus[i].delivered;
-		drop += cpus[i].dropped;
-	}
+	session_totals(fd, &hits, &deliv, &drop);
 	CHECK(hits >= (uint64_t)count && drop > 0, "hits %llu dropped %llu",
 	    (unsigned long long)hits, (unsigned long long)drop);
 	nrec = 0;
