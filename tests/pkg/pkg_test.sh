@@ -90,6 +90,42 @@ version_one_source_body() {
 	    atf_fail "kinst_linux.c does not declare MODULE_VERSION(KINST_VERSION)"
 }
 
+atf_test_case demo_root
+demo_root_head() {
+	atf_set descr "tests/demo (README's first command) as another user: through sudo when there is one (the same script, its arguments kept), a clear error and nothing run when there is none"
+}
+demo_root_body() {
+	top=$KINST_DEFAULT_SRCDIR
+	[ "$(id -u)" -eq 0 ] || atf_skip "SKIPPED: needs root to run tests/demo as another user"
+	command -v setpriv >/dev/null 2>&1 || atf_skip "SKIPPED: no setpriv (util-linux): cannot drop to another user"
+	mkdir -p fake nosudo
+	chmod 755 . fake nosudo
+	# A sudo that says what it was asked to run, and runs nothing.
+	printf '#!/bin/sh\necho "sudo called: $*" >&2\nexit 0\n' >fake/sudo
+	chmod 755 fake/sudo
+	# nosudo: the commands tests/demo needs before any sudo, and no sudo.
+	for c in sh id dirname cat; do
+		ln -s "$(command -v $c)" nosudo/$c
+	done
+	asuser() {
+		setpriv --reuid=65534 --regid=65534 --clear-groups env -i HOME=/ PATH="$1" "$top/tests/demo" one two
+	}
+	asuser "$PWD/fake:/usr/bin:/bin" >out 2>err
+	rc=$?
+	cat err
+	[ $rc -eq 0 ] || atf_fail "tests/demo through the fake sudo: exit $rc: $(cat err)"
+	grep -qx "sudo called: $top/tests/demo one two" err ||
+	    atf_fail "tests/demo did not run itself through sudo with its arguments: $(cat err)"
+	grep -q 'not root: running it again through sudo' err || atf_fail "no word about sudo: $(cat err)"
+	asuser "$PWD/nosudo" >out 2>err
+	rc=$?
+	cat err
+	[ $rc -eq 1 ] || atf_fail "tests/demo without sudo: exit $rc, expected 1: $(cat err)"
+	grep -q 'needs root.*sudo is not installed: run it as root' err ||
+	    atf_fail "tests/demo without sudo does not say what to do: $(cat err)"
+	[ "$(wc -l <err)" -eq 1 ] || atf_fail "tests/demo without sudo ran something: $(cat err)"
+}
+
 atf_test_case freebsd_port
 freebsd_port_head() {
 	atf_set descr "pkg/freebsd parses with bmake; it builds Makefile.kmod's module (kinsttrace) and installs it in KMODDIR (/boot/modules)"
@@ -397,6 +433,7 @@ deb_cleanup() {
 
 atf_init_test_cases() {
 	atf_add_test_case version_one_source
+	atf_add_test_case demo_root
 	atf_add_test_case freebsd_port
 	atf_add_test_case make_install
 	atf_add_test_case deb
