@@ -41,6 +41,7 @@ extern "C" {
 #include "kinst_classify.h"
 #include "kinst_prog.h"
 #include "kinst_ring.h"
+#include "kinst_agg.h"
 }
 
 namespace kinst {
@@ -616,15 +617,85 @@ Session::prog_stats()
 
 // ---- aggregation, counters ----
 
+uint32_t
+agg_slot_limit(struct kinst_agg_setup su, uint32_t ncpus, uint64_t *slot_bytes)
+{
+	bool stacks = (su.flags & KINST_AGGF_STACK) != 0;
+	*slot_bytes = 0;
+	for (uint32_t p = KINST_AGG_MAX_SLOTS; p >= 1; p /= 2) {
+		struct kinst_agg a;
+		su.nslots = p;
+		if (stacks)
+			su.nstacks = std::min<uint32_t>(p, KINST_AGG_MAX_STACKS);
+		if (kinst_agg_geometry(&su, ncpus, &a) == 0) {	// KINST_E_OK
+			*slot_bytes = 2 * (uint64_t)ncpus * (a.stride +
+			    (stacks && p <= KINST_AGG_MAX_STACKS ?
+			    sizeof(struct kinst_agg_stack_slot) : 0));
+			return p;
+		}
+	}
+	return 0;
+}
+
+uint32_t
+possible_cpus()
+{
+	// "0-1", "0", "0-3,8-11": the highest id + 1.
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	unsigned long hi = 0;
+	bool any = false;
+	if (f) {
+		char buf[256];
+		if (fgets(buf, sizeof(buf), f)) {
+			for (char *p = buf; *p; ) {
+				char *end;
+				unsigned long v = strtoul(p, &end, 10);
+				if (end == p)
+					break;
+				hi = std::max(hi, v);
+				any = true;
+				p = end;
+				if (*p == '-' || *p == ',')
+					p++;
+			}
+		}
+		fclose(f);
+	}
+	if (any && hi < 65536)
+		return (uint32_t)hi + 1;
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	return n > 0 ? (uint32_t)n : 1;
+}
+
+std::string
+slot_limit_help(const struct kinst_agg_setup &su)
+{
+	uint32_t n = possible_cpus();
+	uint64_t b;
+	uint32_t max = agg_slot_limit(su, n, &b);
+	return "at most " + std::to_string(max) + " on this machine: the module's " +
+	    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB of tables, " +
+	    std::to_string(b) + " bytes a slot on " + std::to_string(n) + " CPUs";
+}
+
 void
 Session::agg_setup(struct kinst_agg_setup &su)
 {
 	if (ioctl(fd_, KINST_IOC_AGG_SETUP, &su) == 0)
 		return;
-	if (errno == EFBIG)
+	if (errno == EFBIG) {
+		struct kinst_version v;
+		memset(&v, 0, sizeof(v));
+		uint32_t ncpus = ioctl(fd_, KINST_IOC_VERSION, &v) == 0 && v.ncpus ?
+		    v.ncpus : possible_cpus();
+		uint64_t b;
+		uint32_t max = agg_slot_limit(su, ncpus, &b);
 		throw Error(Exit::usage, "--slots " + std::to_string(su.nslots) +
 		    ": the tables would exceed the module's " +
-		    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB");
+		    std::to_string(KINST_AGG_MAX_BYTES >> 20) + " MiB (" + std::to_string(b) +
+		    " bytes a slot on " + std::to_string(ncpus) + " CPUs); at most " +
+		    std::to_string(max) + " for this command here");
+	}
 	device_failed("aggregation setup", errno);
 }
 

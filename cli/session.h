@@ -241,6 +241,17 @@ private:
 	bool no_optimize_ = false;
 };
 
+// The largest --slots an aggregation set up as su (kind, flags, stacks
+// following the slots as count --by stack's do) may have on ncpus CPUs
+// within the module's KINST_AGG_MAX_BYTES (0: not even one); *slot_bytes:
+// the kernel memory one slot costs there (both tables, every CPU).
+uint32_t agg_slot_limit(struct kinst_agg_setup su, uint32_t ncpus, uint64_t *slot_bytes);
+// The CPU ids this machine may have (the module's rings and tables are
+// per possible CPU): /sys/devices/system/cpu/possible, else online ones.
+uint32_t possible_cpus();
+// --help's words on --slots' maximum for su on this machine.
+std::string slot_limit_help(const struct kinst_agg_setup &su);
+
 // The hits, in a probe list (Session::probe_infos()), of the probes at
 // these (function, offset) places, or at these specs' instructions: the
 // hidden probes' hits that summaries tell apart.

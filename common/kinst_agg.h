@@ -133,7 +133,7 @@ void	kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	    uint32_t probe_id, const struct kinst_agg_val *v);
 
 /*
- * Control path (kinst_aggctl.c).  Validate a setup request and fill a's
+ * Control path (kinst_agggeom.c).  Validate a setup request and fill a's
  * geometry, without allocating: a KINST_E_* code.
  */
 int	kinst_agg_geometry(const struct kinst_agg_setup *su, uint32_t ncpus,

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "latency.h"
 #include "returns.h"
+#include "session.h"
 
 extern "C" {
 #include "kinst_agg.h"
@@ -140,6 +141,71 @@ run_lat(const std::vector<struct kinst_pinsn> &code, struct kinst_regs r,
 // sample; another thread's end, an end whose start was not seen, a second
 // end of one start miss; a conditional return point that is not taken
 // neither samples nor closes; --if false closes without a sample.
+// --slots' maximum (session.cc agg_slot_limit): the largest power of two
+// the module's own geometry accepts, twice it refused; its cost per slot
+// times the slots within the module's bytes, twice them beyond.
+#define SLOT_REQUIRE(c, m) do { if (!(c)) ATF_FAIL(std::string(m) + ": " #c); } while (0)
+ATF_TEST_CASE_WITHOUT_HEAD(slot_limit);
+ATF_TEST_CASE_BODY(slot_limit)
+{
+	const uint32_t cpus[] = { 1, 2, 3, 8, 64, 256, 1024 };
+	for (int kind = 0; kind < 5; kind++)
+		for (uint32_t n : cpus) {
+			struct kinst_agg_setup su;
+			memset(&su, 0, sizeof(su));
+			su.kind = kind == 0 ? KINST_AGG_COUNT : kind == 4 ?
+			    KINST_AGG_LINEAR : KINST_AGG_LOG2;
+			su.flags = kind == 0 ? KINST_AGGF_PROBE : kind == 2 ||
+			    kind == 3 ? KINST_AGGF_STACK : 0;
+			if (kind == 4) {
+				su.lin_min = 0;
+				su.lin_max = 1000;
+				su.lin_step = 1;
+			}
+			uint64_t b;
+			uint32_t max = kinst::agg_slot_limit(su, n, &b);
+			std::string what = "kind " + std::to_string(kind) + " on " +
+			    std::to_string(n) + " CPUs: max " + std::to_string(max);
+			struct kinst_agg a;
+			if (max == 0) {
+				su.nslots = 1;
+				if (su.flags & KINST_AGGF_STACK)
+					su.nstacks = 1;
+				SLOT_REQUIRE(kinst_agg_geometry(&su, n, &a) != 0, what);
+				continue;
+			}
+			SLOT_REQUIRE((max & (max - 1)) == 0, what);
+			su.nslots = max;
+			if (su.flags & KINST_AGGF_STACK)
+				su.nstacks = std::min<uint32_t>(max, KINST_AGG_MAX_STACKS);
+			SLOT_REQUIRE(kinst_agg_geometry(&su, n, &a) == 0, what);
+			SLOT_REQUIRE(b * max <= KINST_AGG_MAX_BYTES, what + " bytes " +
+			    std::to_string(b));
+			if (max < KINST_AGG_MAX_SLOTS) {
+				su.nslots = 2 * max;
+				if (su.flags & KINST_AGGF_STACK)
+					su.nstacks = std::min<uint32_t>(2 * max,
+					    KINST_AGG_MAX_STACKS);
+				SLOT_REQUIRE(kinst_agg_geometry(&su, n, &a) != 0, what);
+				SLOT_REQUIRE(b * 2 * max > KINST_AGG_MAX_BYTES, what);
+			}
+		}
+	// Figures the help prints on a 2-CPU machine: count 224 bytes a slot,
+	// hist 2304 (log2 buckets).
+	struct kinst_agg_setup c, h;
+	memset(&c, 0, sizeof(c));
+	memset(&h, 0, sizeof(h));
+	c.kind = KINST_AGG_COUNT;
+	c.flags = KINST_AGGF_PROBE;
+	h.kind = KINST_AGG_LOG2;
+	uint64_t b;
+	ATF_REQUIRE_EQ(kinst::agg_slot_limit(c, 2, &b), 65536u);
+	ATF_REQUIRE_EQ(b, 2u * 2 * sizeof(struct kinst_agg_slot));
+	ATF_REQUIRE_EQ(kinst::agg_slot_limit(h, 2, &b), 16384u);
+	ATF_REQUIRE_EQ(b, 2u * 2 * (sizeof(struct kinst_agg_slot) +
+	    KINST_AGG_LOG2_BUCKETS * sizeof(uint64_t)));
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(latency_programs);
 ATF_TEST_CASE_BODY(latency_programs)
 {
@@ -494,6 +560,7 @@ ATF_TEST_CASE_BODY(merge_stacks)
 
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, slot_limit);
 	ATF_ADD_TEST_CASE(tcs, merge_stacks);
 	ATF_ADD_TEST_CASE(tcs, program);
 	ATF_ADD_TEST_CASE(tcs, latency_programs);
