@@ -426,10 +426,63 @@ stack_json(nlohmann::json &j, const StackSet &ss, const AggKey &k, StackSymboliz
 	j["stack_truncated"] = trunc;
 }
 
+// --folded: one line per stack, root first, frames joined by ';', a space
+// and the weight (FlameGraph's collapsed format, which speedscope and
+// inferno read).  Stacks that fold to the same line (--folded=functions)
+// are one line.  A stack cut at KINST_STACK_MAX frames gets a
+// "[truncated]" root, one not read "[unknown]".
+void
+print_folded(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
+    StackSymbolizer &sym, uint64_t (*weight)(const AggVal &))
+{
+	bool functions = o.folded == "functions";
+	std::map<std::string, uint64_t> lines;
+	for (const auto &r : m) {
+		uint64_t w = weight(r.second);
+		if (w == 0)
+			continue;
+		std::string line;
+		const AggKey &k = r.first;
+		if (k.k1 >= s.stacks.frames.size() || s.stacks.frames[k.k1].empty()) {
+			line = "[unknown]";
+		} else {
+			const std::vector<uint64_t> &f = s.stacks.frames[k.k1];
+			if (s.stacks.truncated[k.k1])
+				line = "[truncated]";
+			for (size_t i = f.size(); i-- > 0; ) {
+				if (!line.empty())
+					line += ';';
+				line += folded_frame(sym.frame(f[i], i), functions);
+			}
+		}
+		lines[line] += w;
+	}
+	for (const auto &l : lines)
+		out.line(l.first + " " + std::to_string(l.second));
+}
+
+uint64_t
+weight_count(const AggVal &v)
+{
+	return v.count;
+}
+
+// latency: the time spent (ns), what a flame graph of latency shows.
+uint64_t
+weight_sum(const AggVal &v)
+{
+	return (int64_t)v.sum > 0 ? v.sum : 0;
+}
+
 void
 print_count(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
     const std::map<uint32_t, ProbeDesc> &probes)
 {
+	if (!o.folded.empty()) {
+		StackSymbolizer sym;
+		print_folded(out, o, s, m, sym, weight_count);
+		return;
+	}
 	// Per probe: every armed instruction in address order for a whole
 	// function, else by count.
 	std::vector<std::pair<AggKey, AggVal>> rows(m.begin(), m.end());
@@ -527,6 +580,10 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 		b.push_back(o.linear.empty() ? log2_bucket(i) : linear_bucket(l, nlinear, i));
 	bool by_stack = o.by == "stack";
 	StackSymbolizer sym;
+	if (!o.folded.empty()) {
+		print_folded(out, o, s, m, sym, s.latency ? weight_sum : weight_count);
+		return;
+	}
 	for (const auto &r : m) {
 		const AggVal &v = r.second;
 		if (o.json) {
@@ -616,12 +673,29 @@ hist_quantile(const std::vector<Bucket> &b, const AggVal &v, double q)
 	return (double)v.max;
 }
 
-int
-run_agg(const AggOptions &o)
+std::string
+check_folded(const char *cmd, const std::string &folded, const std::string &by, bool json)
 {
+	if (folded.empty())
+		return "";
+	if (folded != "true" && folded != "offsets" && folded != "functions")
+		throw Error(Exit::usage, std::string(cmd) + ": --folded=" + folded +
+		    ": expected --folded (function+0xoff frames) or --folded=functions");
+	if (by != "stack")
+		throw Error(Exit::usage, std::string(cmd) + ": --folded needs --by stack");
+	if (json)
+		throw Error(Exit::usage, std::string(cmd) + ": --folded and --json exclude each other");
+	return folded == "functions" ? folded : "offsets";
+}
+
+int
+run_agg(const AggOptions &opts)
+{
+	AggOptions o = opts;
 	const char *cmd = o.hist ? "hist" : "count";
 	if (o.specs.empty())
 		throw Error(Exit::usage, std::string(cmd) + ": give at least one probe spec");
+	o.folded = check_folded(cmd, o.folded, o.by, o.json);
 	if (o.duration > 0 && !o.command.empty())
 		throw Error(Exit::usage, std::string(cmd) + ": --duration and -- COMMAND exclude each other");
 	std::vector<Spec> specs = probe_specs(o.specs, o.debug_files);

@@ -31,8 +31,16 @@ struct AggOptions {
 	bool json = false;
 	bool no_color = false;
 	bool no_optimize = false;	// --no-optimize: int3 probes only
+	// --folded with --by stack: "offsets" (function+0xoff frames) or
+	// "functions" (bare names); "" prints the table.
+	std::string folded;
 	Syntax syntax = Syntax::att;
 };
+
+// --folded's value checked against --by and --json; cmd names the
+// command.  Returns "", "offsets" or "functions".
+std::string check_folded(const char *cmd, const std::string &folded, const std::string &by,
+    bool json);
 
 struct Linear {
 	int64_t min = 0, max = 0, step = 0;

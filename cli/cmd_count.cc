@@ -50,6 +50,7 @@ add_agg_common(CLI::App *sub, AggOptions &o, OutputOptions &out, uint64_t &slots
 	    "; fewer with --by stack")
 	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
 	sub->add_flag("--no-optimize", o.no_optimize, no_optimize_help);
+	add_folded_option(sub, o.folded, "each stack's count");
 	sub->footer(std::string("After the specs, -- COMMAND [ARGS...] runs COMMAND and stops when it "
 	    "exits (its exit status is printed, not returned).\n") + spec_help);
 }

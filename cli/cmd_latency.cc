@@ -58,6 +58,7 @@ add_latency(CLI::App &app, Runner &run)
 	    "default 4096)")
 	    ->check(CLI::Range(1, KINST_TS_MAX_THREADS));
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
+	add_folded_option(sub, o->folded, "each stack's total nanoseconds");
 	sub->footer(std::string("After the specs, -- COMMAND [ARGS...] runs COMMAND and stops when it "
 	    "exits (its exit status is printed, not returned).\n") + spec_help);
 	sub->callback([&run, o, out]() {

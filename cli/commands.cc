@@ -18,6 +18,18 @@ const char *const spec_help =
     "Offsets must be instruction boundaries; ambiguous names (static duplicates)\n"
     "are listed with their addresses: pick one with MODULE: or 0xADDRESS.";
 
+void
+add_folded_option(CLI::App *app, std::string &folded, const std::string &weight)
+{
+	// A flag, so that the spec after it is never taken for its value:
+	// --folded alone is "true" (check_folded() reads it as offsets).
+	app->add_flag("--folded", folded,
+	    "with --by stack: folded stacks (FlameGraph's collapsed format, for flamegraph.pl, "
+	    "speedscope, inferno): one line per stack, frames root first joined by ';' "
+	    "(function+0xoff, or bare names with --folded=functions), a space and " + weight)
+	    ->option_text("[=functions]");
+}
+
 const char *const no_optimize_help =
     "every hit traps (int3).  Without it the module replaces, in the background, "
     "the int3 of each probe whose instruction window qualifies (kinstctl "

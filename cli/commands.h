@@ -33,6 +33,9 @@ void add_output_options(CLI::App *app, OutputOptions &o);
 extern const char *const spec_help;
 // The help text of --no-optimize (trace, count, hist).
 extern const char *const no_optimize_help;
+// --folded[=functions] (count, hist, latency with --by stack) into folded;
+// weight: what each line's number is.
+void add_folded_option(CLI::App *app, std::string &folded, const std::string &weight);
 
 void add_list_offsets(CLI::App &app, Runner &run);
 void add_list_inlines(CLI::App &app, Runner &run);

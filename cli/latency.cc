@@ -396,6 +396,7 @@ LatencyRun::compile_ends()
 	ao_.slots = o_.slots;
 	ao_.json = o_.json;
 	ao_.no_color = o_.no_color;
+	ao_.folded = o_.folded;
 	groups_ = by_return_condition(p_.ends);
 	planned_ends_ = p_.ends;
 	if (end_dwarf_) {
@@ -542,7 +543,9 @@ run_latency(const LatencyOptions &o)
 		throw Error(Exit::usage, "latency: --duration and -- COMMAND exclude each other");
 	if (!o.linear.empty())
 		(void)parse_linear(o.linear);
-	return LatencyRun(o).run();
+	LatencyOptions lo = o;
+	lo.folded = check_folded("latency", o.folded, o.by, o.json);
+	return LatencyRun(lo).run();
 }
 
 } // namespace kinst

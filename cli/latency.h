@@ -38,6 +38,7 @@ struct LatencyOptions {
 	bool json = false;
 	bool no_color = false;
 	bool no_optimize = false;
+	std::string folded;		// --folded (AggOptions::folded)
 	Syntax syntax = Syntax::att;
 };
 

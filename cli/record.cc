@@ -264,6 +264,22 @@ text_frame(const Frame &f)
 	return f.function + "+" + hex(f.offset) + " [" + f.module + "]";
 }
 
+std::string
+folded_frame(const Frame &f, bool functions)
+{
+	if (!f.resolved)
+		return hex(f.address);
+	std::string n = f.module.empty() || f.module == "kernel" ? "" : f.module + ":";
+	n += f.function;
+	if (!functions)
+		n += "+" + hex(f.offset);
+	// Symbol names have neither; a name that did would break the format.
+	for (char &c : n)
+		if (c == ' ' || c == ';' || c == '\t' || c == '\n')
+			c = '_';
+	return n;
+}
+
 nlohmann::json
 json_frame(const Frame &f)
 {

@@ -89,6 +89,10 @@ std::string c_quote(const std::string &s);
 std::string text_frame(const Frame &f);
 // {"address","function","offset","module"} (null when unresolved).
 nlohmann::json json_frame(const Frame &f);
+// A frame of a folded stack (FlameGraph's collapsed format): no space and
+// no ';' in it.  "function+0xoff", or "function" when functions; a
+// module's code "module:function..."; unresolved "0xaddr".
+std::string folded_frame(const Frame &f, bool functions);
 
 } // namespace kinst
 
