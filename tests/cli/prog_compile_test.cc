@@ -160,6 +160,11 @@ ATF_TEST_CASE_BODY(short_circuit_and_faults)
 	ATF_REQUIRE_EQ(eval("*(rax) == 1", h), -1);
 	ATF_REQUIRE_EQ(eval("*(u8)(0xffff800000000000 - 1)", h), -1);
 	ATF_REQUIRE_EQ(eval("*(0x7f0000000000 + 4093)", h), -1);	// runs off the page
+	// kinstctl(8)'s rule: a read that faults ends the predicate there (the
+	// hit does not match), whatever follows; one never evaluated does not.
+	ATF_REQUIRE_EQ(eval("*(u64)0x8000000000000000 == 0 || 1", h), -1);
+	ATF_REQUIRE_EQ(eval("1 || *(u64)0x8000000000000000 == 0", h), 1);
+	ATF_REQUIRE_EQ(eval("!(*(u64)0x8000000000000000 == 0)", h), -1);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(errors);
