@@ -613,7 +613,10 @@ struct kinst_ring_size {
  *   the records.
  *
  * Any other offset, length, protection or a private mapping is refused
- * (EINVAL; ENXIO before the rings exist).  The records are laid out as
+ * (EINVAL or EACCES; ENXIO before the rings exist).  On FreeBSD a later
+ * mprotect(2) can still make a mapping of a file opened read-write
+ * writable or executable (d_mmap_single cannot lower the maximum
+ * protection): that spoils only the reader's own records.  The records are laid out as
  * read(2) returns them, plus fillers: head and tail are free-running byte
  * positions, the byte at position x is data[x % size], every record starts
  * at a multiple of 8 and never wraps (a KINST_REC_PAD record fills the end

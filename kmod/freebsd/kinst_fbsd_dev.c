@@ -328,19 +328,21 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
  * nprot is vm_mmap_cdev()'s vm_prot_t (VM_PROT_* == PROT_*).  Execution is
  * refused (EACCES); writing asks kinst_dev_mmap() for write access, which
  * only the ctl page grants.  The mapping is always shared: vm_mmap_cdev()
- * refuses MAP_PRIVATE and MAP_COPY (EINVAL) before it calls us, and forces
- * MAP_SHARED, so d_mmap_single never sees a private request (were it ever
- * let through, a private copy would only hide the reader's own tail writes
- * from the kernel: harmless to anyone else).
+ * refuses MAP_PRIVATE and MAP_COPY before it calls us (EINVAL; EACCES for
+ * a writable one, which devfs_mmap_f() gives no write permission: seen
+ * live on 15.1), and forces MAP_SHARED, so d_mmap_single never sees a
+ * private request (were it ever let through, a private copy would only
+ * hide the reader's own tail writes from the kernel: harmless to anyone
+ * else).
  *
  * d_mmap_single cannot lower the mapping's maximum protection, which
  * devfs_mmap_f() derives from the file: VM_PROT_EXECUTE always (unless
  * /dev is mounted noexec), VM_PROT_WRITE when it was opened for writing.
  * So a reader that opened /dev/kinst read-write may mprotect() the data
- * writable (or either mapping executable): it can then only spoil its own
- * records, which the kernel never reads back except through read(2)'s
- * consumer, and that validates every record header
- * (common/kinst_ring.c, kinst_ring_take).
+ * writable, or either mapping executable (both seen live on 15.1): it can
+ * then only spoil its own records, which the kernel never reads back
+ * except through read(2)'s consumer, and that validates every record
+ * header (common/kinst_ring.c, kinst_ring_take).
  *
  * ENODEV has a meaning of its own here (vm_mmap_cdev: not implemented,
  * try the device pager), so a dying device answers ENXIO instead.
