@@ -61,7 +61,7 @@ header_json(const CaptureHeader &h)
 		j["probes"].push_back({{"id", p.first}, {"name", p.second.name},
 		    {"module", p.second.module}, {"function", p.second.function},
 		    {"offset", p.second.offset}, {"address", hex(p.second.addr)},
-		    {"insn", p.second.insn}});
+		    {"insn", p.second.insn}, {"target", p.second.target}});
 	return j;
 }
 
@@ -250,6 +250,9 @@ CaptureReader::parse_header()
 				bad("probe " + std::to_string(id) + ": address " + a);
 			d.addr = addr;
 			d.insn = p.at("insn").get<std::string>();
+			// (Captures before branch targets were named have none.)
+			if (p.contains("target"))
+				d.target = p.at("target").get<std::string>();
 			if (!h_.probes.emplace(id, d).second)
 				bad("probe " + std::to_string(id) + " twice in the header");
 		}

@@ -46,6 +46,7 @@ struct Decoded {
 	const Function *fn = nullptr;
 	std::vector<Insn> insns;
 	std::vector<std::string> texts;
+	std::vector<BranchTarget> targets;
 };
 
 // key word 0 = the arithmetic flags; word 1 = the class of %rcx (only when
@@ -90,8 +91,11 @@ decode(SymbolTable &syms, const Spec &sp, Disassembler &dis)
 			in.cls.reason = (uint8_t)r;
 		}
 	}
-	for (const auto &in : d.insns)
-		d.texts.push_back(insn_text(dis, m, *t.fn, in).text);
+	for (const auto &in : d.insns) {
+		InsnText it = insn_text(dis, syms, m, *t.fn, in);
+		d.texts.push_back(insn_display(it));
+		d.targets.push_back(it.target);
+	}
 	return d;
 }
 
@@ -256,6 +260,7 @@ build(const std::vector<Decoded> &fns, const std::map<uint32_t, ProbeDesc> &prob
 		for (size_t i = 0; i < d.insns.size(); i++) {
 			in[i].insn = &d.insns[i];
 			in[i].text = d.texts[i];
+			in[i].target = d.targets[i];
 			auto it = probe_at.find(d.insns[i].addr);
 			in[i].armed = it != probe_at.end();
 			if (in[i].armed)

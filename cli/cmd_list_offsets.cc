@@ -115,7 +115,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	std::vector<InsnText> txts;
 	txts.reserve(insns.size());
 	for (const auto &in : insns)
-		txts.push_back(insn_text(dis, m, *t.fn, in));
+		txts.push_back(insn_text(dis, syms, m, *t.fn, in));
 	qualify_jopt(syms, *t.fn, b, insns, txts);
 	std::map<uint32_t, ReturnPoint> rets;
 	for (const auto &r : return_points(syms, m, *t.fn, insns))

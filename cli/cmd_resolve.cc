@@ -47,7 +47,7 @@ Resolve::run()
 				refused++;
 				continue;
 			}
-			InsnText txt = insn_text(dis, m, *t.fn, in);
+			InsnText txt = insn_text(dis, syms, m, *t.fn, in);
 			if (out.json) {
 				nlohmann::json j = json_insn(syms, *t.fn, in, txt);
 				j["type"] = "probe";
@@ -58,7 +58,7 @@ Resolve::run()
 				if (s.size() < 40)
 					s.append(40 - s.size(), ' ');
 				s += " " + (m.relocatable() ? t.fn->section + "+" : std::string()) +
-				    hex(in.addr) + "  " + hex_bytes(in.bytes, in.len, " ") + "  " + txt.text +
+				    hex(in.addr) + "  " + hex_bytes(in.bytes, in.len, " ") + "  " + insn_display(txt) +
 				    "  " + text_verdict(in, st);
 				w.line(s);
 			}

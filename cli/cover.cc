@@ -136,6 +136,7 @@ cover_build(const std::string &module, const std::string &name, uint64_t addr,
 		c.addr = i.addr;
 		c.bytes = hex_bytes(i.bytes, i.len, "");
 		c.text = x.text;
+		c.target = x.target;
 		if (!i.unreachable)
 			c.fl = cover_flow(i.bytes, i.len, i.addr);
 		if (c.fl.has_target && c.fl.target >= addr && c.fl.target - addr < size &&
@@ -325,6 +326,14 @@ cover_json(const CoverFunction &f, const CoverRun &r)
 		o["address"] = hex(c.addr);
 		o["bytes"] = c.bytes;
 		o["text"] = c.text;
+		if (c.target.set) {
+			nlohmann::json t;
+			t["address"] = hex(c.target.address);
+			t["function"] = c.target.resolved ? nlohmann::json(c.target.function) : nlohmann::json();
+			t["module"] = c.target.resolved ? nlohmann::json(c.target.module) : nlohmann::json();
+			t["offset"] = c.target.resolved ? nlohmann::json(c.target.offset) : nlohmann::json();
+			o["target"] = t;
+		}
 		o["state"] = state_name(c.state);
 		if (c.state != CovState::counted)
 			o["reason"] = c.reason;

@@ -88,7 +88,8 @@ struct CoverInsn {
 	uint32_t offset = 0;
 	uint64_t addr = 0;
 	std::string bytes;		// hex, as list-offsets
-	std::string text;
+	std::string text;		// with the branch target's annotation
+	BranchTarget target;		// a direct branch out of the function
 	CovState state = CovState::counted;
 	std::string reason;		// refused / not armed: why
 	uint64_t count = 0;		// counted only
@@ -125,6 +126,7 @@ struct CoverFunction {
 struct CoverInput {
 	const Insn *insn = nullptr;
 	std::string text;
+	BranchTarget target;
 	bool armed = false;
 	std::vector<CoverKeyCount> keys;	// armed: every key seen
 };

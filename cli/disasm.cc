@@ -11,7 +11,8 @@ Disassembler::Disassembler(Syntax syntax)
 		throw Error(Exit::internal, "capstone: cannot open an x86-64 handle");
 	cs_option(handle_, CS_OPT_SYNTAX,
 	    syntax == Syntax::att ? CS_OPT_SYNTAX_ATT : CS_OPT_SYNTAX_INTEL);
-	cs_option(handle_, CS_OPT_DETAIL, CS_OPT_OFF);
+	// Details, for the operand of a direct branch (Text::target).
+	cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON);
 	insn_.reset(cs_malloc(handle_));
 	if (!insn_) {
 		cs_close(&handle_);
@@ -36,6 +37,13 @@ Disassembler::one(const uint8_t *code, size_t avail, uint64_t addr)
 		t.mnemonic = insn_->mnemonic;
 		t.operands = insn_->op_str;
 		t.len = insn_->size;
+		const cs_detail *d = insn_->detail;
+		if (d && (cs_insn_group(handle_, insn_.get(), CS_GRP_JUMP) ||
+		    cs_insn_group(handle_, insn_.get(), CS_GRP_CALL)) &&
+		    d->x86.op_count == 1 && d->x86.operands[0].type == X86_OP_IMM) {
+			t.branch = true;
+			t.target = (uint64_t)d->x86.operands[0].imm;
+		}
 	}
 	return t;
 }

@@ -70,6 +70,8 @@ insn_text(Disassembler &dis, const Insn &in)
 		t.mnemonic = d.mnemonic;
 		t.operands = d.operands;
 		t.text = d.operands.empty() ? d.mnemonic : d.mnemonic + " " + d.operands;
+		t.branch = d.branch;
+		t.branch_to = d.target;
 	} else {
 		t.mnemonic = "(bad)";
 		t.text = "(bad)";
@@ -77,13 +79,50 @@ insn_text(Disassembler &dis, const Insn &in)
 	return t;
 }
 
+std::string
+BranchTarget::annotation() const
+{
+	if (!set || !resolved)
+		return "";
+	std::string a = " <";
+	if (other_module)
+		a += module + ":";
+	a += function;
+	if (offset)
+		a += "+" + hex(offset);
+	return a + ">";
+}
+
 InsnText
-insn_text(Disassembler &dis, Module &m, const Function &f, const Insn &in)
+insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
+    const Insn &in)
 {
 	InsnText t = insn_text(dis, in);
-	if (m.relocatable())
+	if (m.relocatable()) {
+		// Unlinked: the branch's bytes are a relocation (t.reloc).
 		t.reloc = m.relocation(f, in.addr, in.len);
+		return t;
+	}
+	if (t.branch && (t.branch_to < f.addr || t.branch_to - f.addr >= f.size)) {
+		t.target.set = true;
+		t.target.address = t.branch_to;
+		std::vector<SymbolTable::Ref> c = syms.containing(t.branch_to);
+		if (!c.empty()) {
+			const Function &g = syms.function(c[0]);
+			t.target.resolved = true;
+			t.target.function = g.name;
+			t.target.offset = t.branch_to - g.addr;
+			t.target.module = syms.module(c[0].module).name();
+			t.target.other_module = c[0].module != f.module;
+		}
+	}
 	return t;
+}
+
+std::string
+insn_display(const InsnText &t)
+{
+	return t.text + t.target.annotation();
 }
 
 void
@@ -190,7 +229,7 @@ text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &
 	if (s.size() - mark < 24)
 		s.append(24 - (s.size() - mark), ' ');
 	s += "  ";
-	std::string txt = t.text;
+	std::string txt = insn_display(t);
 	if (t.disasm_len != in.len && t.disasm_len != 0)
 		txt += " [capstone: " + std::to_string(t.disasm_len) + " bytes]";
 	if (!t.reloc.empty())
@@ -330,6 +369,22 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 	if (!t.reloc.empty()) {
 		key(out, "reloc");
 		append_json_string(out, t.reloc);
+	}
+	if (t.target.set) {
+		// {"address","function","offset","module"}, null when no
+		// symbol covers the address.
+		key(out, "target");
+		out += "{\"address\":\"" + hex(t.target.address) + "\"";
+		if (t.target.resolved) {
+			out += ",\"function\":";
+			append_json_string(out, t.target.function);
+			out += ",\"module\":";
+			append_json_string(out, t.target.module);
+			out += ",\"offset\":" + std::to_string(t.target.offset);
+		} else {
+			out += ",\"function\":null,\"module\":null,\"offset\":null";
+		}
+		out += '}';
 	}
 	if (in.len_from != Insn::LenFrom::engine) {
 		key(out, "length_from");

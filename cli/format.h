@@ -27,14 +27,35 @@ std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
 
 // Capstone's text for an instruction the engine delimited; notes a length
 // disagreement ("(bad)" if Capstone cannot decode it).
+// Where a direct call or jump outside its function goes, by symbol.
+struct BranchTarget {
+	bool set = false;		// a direct branch leaving the function
+	bool resolved = false;		// a function contains the address
+	uint64_t address = 0, offset = 0;
+	std::string function, module;
+	bool other_module = false;	// not the branch's own module
+	// " <function+0xoff>" (<module:function...> in another module; the
+	// bare name at offset 0), "" when not set or not resolved.
+	std::string annotation() const;
+};
+
 struct InsnText {
 	std::string mnemonic, operands, text;
 	std::string reloc;		// unlinked module: relocation target(s), or ""
 	unsigned disasm_len = 0;	// Capstone's length, 0 if undecodable
+	bool branch = false;		// Capstone: a direct branch, to...
+	uint64_t branch_to = 0;
+	BranchTarget target;		// ...named (insn_text with syms)
 };
 InsnText insn_text(Disassembler &dis, const Insn &in);
-// The same, plus the relocation target in an unlinked module file.
-InsnText insn_text(Disassembler &dis, Module &m, const Function &f, const Insn &in);
+// The same, plus the relocation target in an unlinked module file and the
+// function a direct call or jump out of f reaches (from syms: live
+// kallsyms, or the file's symbols).
+InsnText insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
+    const Insn &in);
+// The text of an instruction as list-offsets and cover show it: with its
+// branch target's annotation.
+std::string insn_display(const InsnText &t);
 
 // Per-function or total counts of verdicts.
 struct Tally {

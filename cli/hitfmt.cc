@@ -174,6 +174,7 @@ HitFormatter::text(const HitRecord &full, const HitRecord &r, const ProbeDesc &d
 		out += name;
 	out += "  ";
 	out += d.insn;
+	out += d.target;
 	if (f_.latency_from) {
 		if (has_since) {
 			out += "  since=";

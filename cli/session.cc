@@ -827,9 +827,33 @@ Session::print_jump_summary(const JumpCounts &jc) const
 			    jc.per.at(n).second, jc.per.at(n).first);
 }
 
+
+// A branch's target outside the probe's function, as insn_display() names
+// it (live kallsyms; "" when no symbol covers it or it stays inside).
+static std::string
+branch_note(StackSymbolizer &sym, const ProbeDesc &d, uint64_t target)
+{
+	Frame f;
+	try {
+		f = sym.frame(target, 0);
+	} catch (const Error &) {
+		return "";
+	}
+	if (!f.resolved || (f.function == d.function && f.module == d.module))
+		return "";
+	BranchTarget bt;
+	bt.set = bt.resolved = true;
+	bt.function = f.function;
+	bt.offset = f.offset;
+	bt.module = f.module;
+	bt.other_module = f.module != d.module;
+	return bt.annotation();
+}
+
 std::map<uint32_t, ProbeDesc>
 Session::probes(Disassembler &dis)
 {
+	StackSymbolizer sym;
 	std::vector<struct kinst_probe_info> v = probe_infos();
 	std::map<uint32_t, ProbeDesc> m;
 	for (uint32_t i = 0; i < v.size(); i++) {
@@ -843,6 +867,8 @@ Session::probes(Disassembler &dis)
 		uint32_t n = pi.insn_len <= sizeof(pi.insn) ? pi.insn_len : sizeof(pi.insn);
 		Disassembler::Text t = dis.one(pi.insn, n, pi.addr);
 		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
+		if (t.len && t.branch)
+			d.target = branch_note(sym, d, t.target);
 		m[pi.probe_id] = d;
 	}
 	return m;

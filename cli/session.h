@@ -71,6 +71,10 @@ private:
 struct ProbeDesc {
 	std::string name;	// module:function+0xoff
 	std::string insn;	// disassembly
+	// A direct call or jump out of the function: " <function+0xoff>"
+	// (" <module:function...>" in another module), shown after insn in
+	// text; "" otherwise.
+	std::string target;
 	std::string module, function;
 	uint32_t offset = 0;
 	uint64_t addr = 0;

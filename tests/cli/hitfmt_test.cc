@@ -85,7 +85,7 @@ reference(const HitFormat &o, const std::map<uint32_t, ProbeDesc> &probes, const
 	    (unsigned long long)(h.timestamp_ns % 1000000000ull / 1000),
 	    h.cpu, h.pid, h.tid, comm.c_str());
 	std::string line = head;
-	line += o.st.paint("1", name) + "  " + d.insn;
+	line += o.st.paint("1", name) + "  " + d.insn + d.target;
 	if (o.latency_from)
 		line += has_since ? "  since=" + std::to_string(since) + "ns" : std::string("  since=-");
 	if (o.regs_all)
