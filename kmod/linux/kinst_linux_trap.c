@@ -348,6 +348,8 @@ NOKPROBE_SYMBOL(kinst_stack_capture);
 NOKPROBE_SYMBOL(kinst_ptable_lookup);
 NOKPROBE_SYMBOL(kinst_ring_put);
 NOKPROBE_SYMBOL(kinst_ring_count_drop);
+NOKPROBE_SYMBOL(kinst_ring_room);
+NOKPROBE_SYMBOL(kinst_ring_used);
 NOKPROBE_SYMBOL(kinst_emulate);
 NOKPROBE_SYMBOL(kinst_cond);
 NOKPROBE_SYMBOL(kinst_effective_addr);
