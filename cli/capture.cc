@@ -57,11 +57,15 @@ header_json(const CaptureHeader &h)
 		o["captures"].push_back({{"expr", c.expr}, {"str", c.str}, {"len", c.len}});
 	j["options"] = o;
 	j["probes"] = nlohmann::json::array();
-	for (const auto &p : h.probes)
-		j["probes"].push_back({{"id", p.first}, {"name", p.second.name},
+	for (const auto &p : h.probes) {
+		nlohmann::json e = {{"id", p.first}, {"name", p.second.name},
 		    {"module", p.second.module}, {"function", p.second.function},
 		    {"offset", p.second.offset}, {"address", hex(p.second.addr)},
-		    {"insn", p.second.insn}, {"target", p.second.target}});
+		    {"insn", p.second.insn}};
+		if (p.second.branch.set)
+			e["target"] = p.second.branch.json();
+		j["probes"].push_back(e);
+	}
 	return j;
 }
 
@@ -251,8 +255,22 @@ CaptureReader::parse_header()
 			d.addr = addr;
 			d.insn = p.at("insn").get<std::string>();
 			// (Captures before branch targets were named have none.)
-			if (p.contains("target"))
-				d.target = p.at("target").get<std::string>();
+			if (p.contains("target")) {
+				const nlohmann::json &t = p.at("target");
+				uint64_t ta;
+				std::string tas = t.at("address").get<std::string>();
+				if (!parse_number(tas, UINT64_MAX, &ta))
+					bad("probe " + std::to_string(id) + ": target address " + tas);
+				d.branch.set = true;
+				d.branch.address = ta;
+				if (!t.at("function").is_null()) {
+					d.branch.resolved = true;
+					d.branch.function = t.at("function").get<std::string>();
+					d.branch.module = t.at("module").get<std::string>();
+					d.branch.offset = t.at("offset").get<uint64_t>();
+					d.branch.other_module = d.branch.module != d.module;
+				}
+			}
 			if (!h_.probes.emplace(id, d).second)
 				bad("probe " + std::to_string(id) + " twice in the header");
 		}

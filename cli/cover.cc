@@ -326,14 +326,8 @@ cover_json(const CoverFunction &f, const CoverRun &r)
 		o["address"] = hex(c.addr);
 		o["bytes"] = c.bytes;
 		o["text"] = c.text;
-		if (c.target.set) {
-			nlohmann::json t;
-			t["address"] = hex(c.target.address);
-			t["function"] = c.target.resolved ? nlohmann::json(c.target.function) : nlohmann::json();
-			t["module"] = c.target.resolved ? nlohmann::json(c.target.module) : nlohmann::json();
-			t["offset"] = c.target.resolved ? nlohmann::json(c.target.offset) : nlohmann::json();
-			o["target"] = t;
-		}
+		if (c.target.set)
+			o["target"] = c.target.json();
 		o["state"] = state_name(c.state);
 		if (c.state != CovState::counted)
 			o["reason"] = c.reason;

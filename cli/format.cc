@@ -93,6 +93,17 @@ BranchTarget::annotation() const
 	return a + ">";
 }
 
+nlohmann::json
+BranchTarget::json() const
+{
+	nlohmann::json t;
+	t["address"] = hex(address);
+	t["function"] = resolved ? nlohmann::json(function) : nlohmann::json();
+	t["module"] = resolved ? nlohmann::json(module) : nlohmann::json();
+	t["offset"] = resolved ? nlohmann::json(offset) : nlohmann::json();
+	return t;
+}
+
 InsnText
 insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
     const Insn &in)

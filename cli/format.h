@@ -12,6 +12,7 @@
 
 #include "disasm.h"
 #include "output.h"
+#include "branch.h"
 #include "resolver.h"
 
 #include "abi.h"
@@ -27,18 +28,6 @@ std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
 
 // Capstone's text for an instruction the engine delimited; notes a length
 // disagreement ("(bad)" if Capstone cannot decode it).
-// Where a direct call or jump outside its function goes, by symbol.
-struct BranchTarget {
-	bool set = false;		// a direct branch leaving the function
-	bool resolved = false;		// a function contains the address
-	uint64_t address = 0, offset = 0;
-	std::string function, module;
-	bool other_module = false;	// not the branch's own module
-	// " <function+0xoff>" (<module:function...> in another module; the
-	// bare name at offset 0), "" when not set or not resolved.
-	std::string annotation() const;
-};
-
 struct InsnText {
 	std::string mnemonic, operands, text;
 	std::string reloc;		// unlinked module: relocation target(s), or ""

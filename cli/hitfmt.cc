@@ -19,13 +19,14 @@ namespace {
 enum Slot {
 	S_ADDRESS, S_ARGS, S_COMM, S_CPU, S_FUNCTION, S_INSN, S_MEM, S_MODULE,
 	S_OFFSET, S_PID, S_PROBE, S_PROBE_ID, S_REGS, S_SCHEMA, S_SINCE_NS,
-	S_STACK, S_STACK_TRUNCATED, S_STR, S_TID, S_TIME_NS, S_TYPE, S_VARS,
-	S_COUNT
+	S_STACK, S_STACK_TRUNCATED, S_STR, S_TARGET, S_TID, S_TIME_NS, S_TYPE,
+	S_VARS, S_COUNT
 };
 const char *const slot_keys[S_COUNT] = {
 	"address", "args", "comm", "cpu", "function", "insn", "mem", "module",
 	"offset", "pid", "probe", "probe_id", "regs", "schema", "since_ns",
-	"stack", "stack_truncated", "str", "tid", "time_ns", "type", "vars",
+	"stack", "stack_truncated", "str", "target", "tid", "time_ns", "type",
+	"vars",
 };
 
 Slot
@@ -174,7 +175,7 @@ HitFormatter::text(const HitRecord &full, const HitRecord &r, const ProbeDesc &d
 		out += name;
 	out += "  ";
 	out += d.insn;
-	out += d.target;
+	out += d.branch.annotation();
 	if (f_.latency_from) {
 		if (has_since) {
 			out += "  since=";
@@ -229,13 +230,15 @@ HitFormatter::cached(uint32_t probe_id)
 	ProbeDesc unknown;
 	const ProbeDesc &d = p != probes_.end() ? p->second : unknown;
 	std::string name = p != probes_.end() ? d.name : "probe#" + std::to_string(probe_id);
-	std::vector<std::string> v(6);
+	std::vector<std::string> v(7);
 	append_json_as_dump(v[0], d.function);
 	append_json_as_dump(v[1], d.insn);
 	append_json_as_dump(v[2], d.module);
 	append_u64(v[3], d.offset);
 	append_json_as_dump(v[4], name);
 	append_u64(v[5], probe_id);
+	if (d.branch.set)
+		v[6] = dump(d.branch.json());	// "" : no target member
 	return cache_.emplace(probe_id, std::move(v)).first->second;
 }
 
@@ -321,6 +324,12 @@ HitFormatter::json(const HitRecord &full, const HitRecord &r, const ProbeDesc *d
 			break;
 		case S_PROBE: key(S_PROBE); out += pc[4]; break;
 		case S_PROBE_ID: key(S_PROBE_ID); out += pc[5]; break;
+		case S_TARGET:
+			if (!pc[6].empty()) {
+				key(S_TARGET);
+				out += pc[6];
+			}
+			break;
 		case S_REGS: {
 			key(S_REGS);
 			for (const auto &rr : reg_order.v) {

@@ -828,26 +828,30 @@ Session::print_jump_summary(const JumpCounts &jc) const
 }
 
 
-// A branch's target outside the probe's function, as insn_display() names
-// it (live kallsyms; "" when no symbol covers it or it stays inside).
-static std::string
-branch_note(StackSymbolizer &sym, const ProbeDesc &d, uint64_t target)
+// A branch's target outside the probe's function, by live kallsyms (not
+// set when it stays inside; not resolved when no symbol covers it).
+static BranchTarget
+branch_of(StackSymbolizer &sym, const ProbeDesc &d, uint64_t target)
 {
+	BranchTarget bt;
 	Frame f;
 	try {
 		f = sym.frame(target, 0);
 	} catch (const Error &) {
-		return "";
+		f.resolved = false;
 	}
-	if (!f.resolved || (f.function == d.function && f.module == d.module))
-		return "";
-	BranchTarget bt;
-	bt.set = bt.resolved = true;
-	bt.function = f.function;
-	bt.offset = f.offset;
-	bt.module = f.module;
-	bt.other_module = f.module != d.module;
-	return bt.annotation();
+	if (f.resolved && f.function == d.function && f.module == d.module)
+		return bt;
+	bt.set = true;
+	bt.address = target;
+	if (f.resolved) {
+		bt.resolved = true;
+		bt.function = f.function;
+		bt.offset = f.offset;
+		bt.module = f.module;
+		bt.other_module = f.module != d.module;
+	}
+	return bt;
 }
 
 std::map<uint32_t, ProbeDesc>
@@ -868,7 +872,7 @@ Session::probes(Disassembler &dis)
 		Disassembler::Text t = dis.one(pi.insn, n, pi.addr);
 		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
 		if (t.len && t.branch)
-			d.target = branch_note(sym, d, t.target);
+			d.branch = branch_of(sym, d, t.target);
 		m[pi.probe_id] = d;
 	}
 	return m;

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "branch.h"
+
 #include "abi.h"
 #include "disasm.h"
 
@@ -71,10 +73,9 @@ private:
 struct ProbeDesc {
 	std::string name;	// module:function+0xoff
 	std::string insn;	// disassembly
-	// A direct call or jump out of the function: " <function+0xoff>"
-	// (" <module:function...>" in another module), shown after insn in
-	// text; "" otherwise.
-	std::string target;
+	// A direct call or jump out of the function: shown after insn in text
+	// (branch.annotation()), a "target" member in JSON.
+	BranchTarget branch;
 	std::string module, function;
 	uint32_t offset = 0;
 	uint64_t addr = 0;

@@ -73,6 +73,8 @@ reference(const HitFormat &o, const std::map<uint32_t, ProbeDesc> &probes, const
 		j["offset"] = d.offset;
 		j["address"] = hex(h.addr);
 		j["insn"] = d.insn;
+		if (d.branch.set)
+			j["target"] = d.branch.json();
 		j["regs"] = json_regs(h.regs);
 		if (o.latency_from)
 			j["since_ns"] = has_since ? nlohmann::json(since) : nlohmann::json(nullptr);
@@ -85,7 +87,7 @@ reference(const HitFormat &o, const std::map<uint32_t, ProbeDesc> &probes, const
 	    (unsigned long long)(h.timestamp_ns % 1000000000ull / 1000),
 	    h.cpu, h.pid, h.tid, comm.c_str());
 	std::string line = head;
-	line += o.st.paint("1", name) + "  " + d.insn + d.target;
+	line += o.st.paint("1", name) + "  " + d.insn + d.branch.annotation();
 	if (o.latency_from)
 		line += has_since ? "  since=" + std::to_string(since) + "ns" : std::string("  since=-");
 	if (o.regs_all)
@@ -162,6 +164,26 @@ random_hit(Gen &g, const std::vector<CaptureDesc> &capd, bool latency)
 	return r;
 }
 
+// A branch target for a third of the probes, unresolved for some, in
+// another module for some (fix: the header's strings are UTF-8).
+template <class G, class F>
+void
+random_branch(G &g, ProbeDesc &d, F fix)
+{
+	uint64_t k = g.small(6);
+	if (k > 1)
+		return;
+	d.branch.set = true;
+	d.branch.address = g.u64();
+	if (k == 1) {
+		d.branch.resolved = true;
+		d.branch.function = fix(g.str(20));
+		d.branch.offset = g.small(100);
+		d.branch.other_module = g.small(2) == 0;
+		d.branch.module = d.branch.other_module ? fix(g.str(12)) : d.module;
+	}
+}
+
 void
 compare(bool json, bool regs_all, bool latency, bool color, int n)
 {
@@ -174,6 +196,7 @@ compare(bool json, bool regs_all, bool latency, bool color, int n)
 		d.offset = (uint32_t)g.small(5000);
 		d.insn = g.str(30);
 		d.name = d.module + ":" + d.function + "+" + hex(d.offset);
+		random_branch(g, d, [](const std::string &x) { return x; });
 		probes[id] = d;
 	}
 	HitFormat f;
@@ -251,6 +274,7 @@ make_capture(size_t n, bool json, bool with_end, std::string &live)
 		d.insn = utf8(g.str(30));
 		d.name = d.module + ":" + d.function + "+" + hex(d.offset);
 		d.addr = g.u64();
+		random_branch(g, d, utf8);
 		ch.probes[id] = d;
 	}
 	ch.regs_all = true;

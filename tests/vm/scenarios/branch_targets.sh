@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: direct calls and jumps out of a function are named by the symbol they reach: list-offsets --json gives a target object whose function + offset is the address by /proc/kallsyms, the text shows "<function>", a trace of such a call shows it in each hit, and jumps inside the function get none
+# scenario: direct calls and jumps out of a function are named by the symbol they reach: list-offsets --json gives a target object whose function + offset is the address by /proc/kallsyms, the text shows "<function>", a trace of such a call shows it in each hit (text, and a JSON target object equal to list-offsets'), and jumps inside the function get none
 # scenario-needs: kinst
 # scenario-timeout: 300
 #
@@ -53,4 +53,16 @@ dd if=/dev/zero of=/dev/null bs=1 count=5 2>/dev/null
 kt_trace_stop || kt_fail "kinstctl trace $f+$1 failed: $(cat /tmp/t.err)"
 head -n 3 /tmp/t.txt
 kt_expect_eq "hits naming <$2>" 3 "$(grep -c " <$2>  rip=" /tmp/t.txt)"
+# The same as JSON: a target object equal to list-offsets'.
+want=$(jq -c "select(.type == \"insn\" and .offset == $1) | .target" /tmp/l.json)
+kt_trace_start /tmp/t.json /tmp/tj.err --json -n 3 "kernel:$f+$1"
+dd if=/dev/zero of=/dev/null bs=1 count=5 2>/dev/null
+kt_trace_stop || kt_fail "kinstctl trace --json $f+$1 failed: $(cat /tmp/tj.err)"
+kt_expect_eq "JSON hits whose target is list-offsets' $want" 3 \
+    "$(jq -c '.target' /tmp/t.json | grep -c -x -F "$want")"
+# A probe elsewhere has none.
+kt_trace_start /tmp/n.json /tmp/nj.err --json -n 1 "kernel:$f+$(kt_first_traceable "$f")"
+dd if=/dev/zero of=/dev/null bs=1 count=2 2>/dev/null
+kt_trace_stop || kt_fail "kinstctl trace --json at the first instruction failed"
+kt_expect_eq "JSON hits with a target at a non-branch" 0 "$(jq -c 'select(.target != null)' /tmp/n.json | grep -c .)"
 exit 0
