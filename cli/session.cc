@@ -313,6 +313,48 @@ Session::map_rings()
 	return true;
 }
 
+// The records of a chunk in time order.  Each CPU's ring is in order, but
+// a chunk (a read(2), a pass over the mapped rings) holds one ring's
+// records after another's: a thread that moved between CPUs, or probes
+// hit on several, would print out of order.  Records of another type keep
+// their place after the one before them; a malformed chunk is left as it
+// is, for consume() to report.
+void
+order_by_time(uint8_t *buf, size_t n)
+{
+	struct R { uint64_t t; size_t off; uint32_t size; };
+	std::vector<R> v;
+	uint64_t last = 0;
+	bool sorted = true;
+	for (size_t pos = 0; pos < n; ) {
+		struct kinst_rec_hdr h;
+		if (n - pos < sizeof(h))
+			return;
+		memcpy(&h, buf + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > n - pos)
+			return;
+		uint64_t t = last;
+		if (h.type == KINST_REC_HIT && h.size >= sizeof(struct kinst_hit_record))
+			memcpy(&t, buf + pos + offsetof(struct kinst_hit_record, timestamp_ns),
+			    sizeof(t));
+		if (t < last)
+			sorted = false;
+		last = t;
+		v.push_back({t, pos, h.size});
+		pos += h.size;
+	}
+	if (sorted)
+		return;
+	std::stable_sort(v.begin(), v.end(), [](const R &a, const R &b) { return a.t < b.t; });
+	std::vector<uint8_t> out(n);
+	size_t o = 0;
+	for (const R &r : v) {
+		memcpy(out.data() + o, buf + r.off, r.size);
+		o += r.size;
+	}
+	memcpy(buf, out.data(), n);
+}
+
 // Whole records from every mapped ring into buf, round robin, until they
 // are empty or buf is full; the room they took is freed in the rings.
 size_t
@@ -987,6 +1029,7 @@ Session::reader(void *vb, double duration)
 				if (n == 0)
 					continue;
 			}
+			order_by_time(buf.data(), (size_t)n);
 			std::vector<uint8_t> chunk(buf.begin(), buf.begin() + n);
 			std::lock_guard<std::mutex> lk(b.m);
 			b.bytes += (size_t)n;
@@ -1081,6 +1124,7 @@ Session::drain(const RecordSink &sink)
 			device_failed("read", errno);
 		if (n == 0)
 			return false;
+		order_by_time(buf.data(), (size_t)n);
 		if (consume(buf.data(), (size_t)n, sink))
 			return true;
 	}

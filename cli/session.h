@@ -257,6 +257,10 @@ uint32_t possible_cpus();
 // --help's words on --slots' maximum for su on this machine.
 std::string slot_limit_help(const struct kinst_agg_setup &su);
 
+// The records of a chunk read from the device (several CPUs' rings, one
+// after another) put in time order, stably; a malformed chunk is left.
+void order_by_time(uint8_t *buf, size_t n);
+
 // The hits, in a probe list (Session::probe_infos()), of the probes at
 // these (function, offset) places, or at these specs' instructions: the
 // hidden probes' hits that summaries tell apart.
