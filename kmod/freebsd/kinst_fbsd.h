@@ -18,6 +18,15 @@ struct trapframe;
 
 /* The engine and the control state (kinst_fbsd_dev.c). */
 extern struct kinst_engine *kinst_engine;
+
+/*
+ * kinst_fbsd_vm.c: the VM glue of mapped rings (kinst_os_ring_alloc/free
+ * of common/kinst_dev.h, and the object a mapping gets): set *object to
+ * m's VM object with a reference for the mapping, *offset to m->off.
+ */
+struct vm_object;
+void	kinst_fbsd_map_object(const struct kinst_dev_map *m,
+	    vm_ooffset_t *offset, struct vm_object **object);
 extern struct kinst_ctl kinst_ctl;
 
 /* kinst_hook.S */

@@ -90,12 +90,10 @@ static struct kinst_dev kinst_dev;
  */
 _Static_assert(KINST_ENOENT == ENOENT && KINST_EIO == EIO &&
     KINST_ENXIO == ENXIO && KINST_ENOMEM == ENOMEM && KINST_EFAULT == EFAULT &&
-    KINST_EACCES == EACCES &&
     KINST_EBUSY == EBUSY && KINST_EEXIST == EEXIST &&
     KINST_EINVAL == EINVAL && KINST_ENOTTY == ENOTTY && KINST_EFBIG == EFBIG &&
     KINST_ENOSPC == ENOSPC && KINST_EAGAIN == EAGAIN &&
     KINST_EOPNOTSUPP == EOPNOTSUPP, "kinst_dev.h errno values");
-_Static_assert(KINST_MAP_PAGE == PAGE_SIZE, "KINST_MAP_PAGE");
 
 static struct cdev *kinst_cdev;
 static eventhandler_tag kinst_kld_load_tag;
@@ -361,7 +359,7 @@ kinst_mmap_single(struct cdev *dev, vm_ooffset_t *offset, vm_size_t size,
 	if (error != 0)
 		return (error);
 	if ((nprot & VM_PROT_EXECUTE) != 0)
-		return (EACCES);
+		return (KINST_EACCES);
 	how = KINST_DEV_MAP_SHARED;
 	if ((nprot & VM_PROT_WRITE) != 0)
 		how |= KINST_DEV_MAP_WRITE;
@@ -371,9 +369,8 @@ kinst_mmap_single(struct cdev *dev, vm_ooffset_t *offset, vm_size_t size,
 		return (ENXIO);
 	if (error != 0)
 		return (error);
-	vm_object_reference(m.handle);	/* the mapping's; vm_mmap drops it */
-	*offset = (vm_ooffset_t)m.off;
-	*object = m.handle;
+	/* The object, with the mapping's reference (kinst_fbsd_vm.c). */
+	kinst_fbsd_map_object(&m, offset, object);
 	return (0);
 }
 
