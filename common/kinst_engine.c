@@ -106,19 +106,13 @@ record_caps(struct kinst_probe *p, struct kinst_session *s, uint32_t cpu,
 
 /*
  * After a record: is the ring at the session's watermark?  Measured after
- * the put, so the record that reaches it wakes the reader; a watermark
- * above half the ring counts as half (a ring of large records might never
- * hold more).
+ * the put, so the record that reaches it wakes the reader.
  */
 static inline bool
 wake_due(const struct kinst_ring *ring, const struct kinst_session *s)
 {
-	uint32_t wm;
 
-	wm = KINST_LOAD_RELAXED(&s->wake_bytes);
-	if (wm > ring->size / 2)
-		wm = ring->size / 2;
-	return (kinst_ring_used(ring) >= wm);
+	return (kinst_ring_reached(ring, KINST_LOAD_RELAXED(&s->wake_bytes)));
 }
 
 static void

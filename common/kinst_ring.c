@@ -223,13 +223,13 @@ kinst_ring_room(const struct kinst_ring *r, uint32_t len)
 	return (kinst_ring_inuse(r, head) + need <= r->size);
 }
 
-uint32_t
-kinst_ring_used(const struct kinst_ring *r)
+bool
+kinst_ring_reached(const struct kinst_ring *r, uint32_t mark)
 {
-	uint64_t used;
 
-	used = kinst_ring_inuse(r, KINST_LOAD_RELAXED(&r->head));
-	return (used <= r->size ? (uint32_t)used : r->size);
+	if (mark > r->size / 2)
+		mark = r->size / 2;
+	return (kinst_ring_inuse(r, KINST_LOAD_RELAXED(&r->head)) >= mark);
 }
 
 /*
@@ -377,8 +377,7 @@ kinst_rings_above(const struct kinst_ring *rings, uint32_t n, uint32_t min)
 	if (min == 0)
 		return (kinst_rings_have_data(rings, n));
 	for (i = 0; i < n; i++)
-		if (rings[i].ctl != NULL && kinst_ring_used(&rings[i]) >=
-		    (min <= rings[i].size / 2 ? min : rings[i].size / 2))
+		if (rings[i].ctl != NULL && kinst_ring_reached(&rings[i], min))
 			return (true);
 	return (false);
 }

@@ -70,10 +70,12 @@ size_t	kinst_ring_get(struct kinst_ring *r, void *dst, size_t cap);
 bool	kinst_ring_empty(const struct kinst_ring *r);
 
 /*
- * Producer (or a wake-up decision): bytes in use, from the producer's head
- * and the consumer's tail; a tail outside the ring counts as full.
+ * A wake-up decision (producer side, or poll): does the ring hold at least
+ * mark bytes, a mark above half the ring counting as half (a ring of large
+ * records might never hold more)?  Bytes in use are the producer's head
+ * less the consumer's tail; a tail outside the ring counts as full.
  */
-uint32_t kinst_ring_used(const struct kinst_ring *r);
+bool	kinst_ring_reached(const struct kinst_ring *r, uint32_t mark);
 
 /*
  * The consumer of a mapped ring (user space: the ctl page and the size
@@ -94,8 +96,8 @@ size_t	kinst_rings_drain(struct kinst_ring *rings, uint32_t n, uint32_t *next,
 	    void *dst, size_t cap, size_t min_room);
 
 /*
- * Is any of rings[0..n) non-empty?  Holding at least min bytes (or half
- * of it, if less)?
+ * Is any of rings[0..n) non-empty?  Has any reached min bytes
+ * (kinst_ring_reached; min 0: non-empty)?
  */
 bool	kinst_rings_have_data(const struct kinst_ring *rings, uint32_t n);
 bool	kinst_rings_above(const struct kinst_ring *rings, uint32_t n,

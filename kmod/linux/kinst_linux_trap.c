@@ -349,7 +349,7 @@ NOKPROBE_SYMBOL(kinst_ptable_lookup);
 NOKPROBE_SYMBOL(kinst_ring_put);
 NOKPROBE_SYMBOL(kinst_ring_count_drop);
 NOKPROBE_SYMBOL(kinst_ring_room);
-NOKPROBE_SYMBOL(kinst_ring_used);
+NOKPROBE_SYMBOL(kinst_ring_reached);
 NOKPROBE_SYMBOL(kinst_emulate);
 NOKPROBE_SYMBOL(kinst_cond);
 NOKPROBE_SYMBOL(kinst_effective_addr);
