@@ -2,7 +2,6 @@
 // kinstctl count SPEC... / kinstctl hist SPEC... : the command lines; the
 // work is in agg.cc.
 #include <cmath>
-#include <cstring>
 #include <memory>
 
 #include "agg.h"
@@ -37,16 +36,11 @@ add_agg_common(CLI::App *sub, AggOptions &o, OutputOptions &out, uint64_t &slots
 	    "kernel types for typed expressions from FILE (BTF, or CTF: raw, or an ELF "
 	    "file's .BTF or .SUNW_ctf) instead of the running kernel's")
 	    ->type_name("FILE");
-	struct kinst_agg_setup cs, hs;
-	memset(&cs, 0, sizeof(cs));
-	memset(&hs, 0, sizeof(hs));
-	cs.kind = KINST_AGG_COUNT;
-	cs.flags = KINST_AGGF_PROBE;
-	hs.kind = KINST_AGG_LOG2;
 	sub->add_option("--slots", slots,
 	    "keys per CPU the kernel preallocates (rounded up to a power of two; "
 	    "count: 8192, hist: 256; hits of further keys are counted as overflowed); "
-	    "count: " + slot_limit_help(cs) + "; hist: " + slot_limit_help(hs) +
+	    "count: " + slot_limit_help(KINST_AGG_COUNT, KINST_AGGF_PROBE) + "; hist: " +
+	    slot_limit_help(KINST_AGG_LOG2, 0) +
 	    "; fewer with --by stack")
 	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
 	sub->add_flag("--no-optimize", o.no_optimize, no_optimize_help);

@@ -388,14 +388,10 @@ add_cover(CLI::App &app, Runner &run)
 	sub->add_option("--html", o->html,
 	    "also write a self-contained HTML heat map of the counts to FILE")
 	    ->type_name("FILE");
-	struct kinst_agg_setup cs;
-	memset(&cs, 0, sizeof(cs));
-	cs.kind = KINST_AGG_COUNT;
-	cs.flags = KINST_AGGF_PROBE;
 	sub->add_option("--slots", o->slots,
 	    "keys per CPU the kernel preallocates (default 16384; a key is an instruction "
 	    "and the flags it saw; hits of further keys make the counts inexact, with a "
-	    "warning); " + slot_limit_help(cs))
+	    "warning); " + slot_limit_help(KINST_AGG_COUNT, KINST_AGGF_PROBE))
 	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
 	add_debug_options(sub, o->dbg);
 	sub->footer("After the functions, -- COMMAND [ARGS...] runs COMMAND and stops when it "

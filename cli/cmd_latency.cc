@@ -2,7 +2,6 @@
 // kinstctl latency FUNC | FROM TO: the command line; the work is in
 // latency.cc.
 #include <cmath>
-#include <cstring>
 #include <memory>
 
 #include "commands.h"
@@ -46,12 +45,9 @@ add_latency(CLI::App &app, Runner &run)
 	sub->add_option("--btf", o->btf,
 	    "kernel types for typed expressions from FILE (BTF or CTF) instead of the running kernel's")
 	    ->type_name("FILE");
-	struct kinst_agg_setup hs;
-	memset(&hs, 0, sizeof(hs));
-	hs.kind = KINST_AGG_LOG2;
 	sub->add_option("--slots", o->slots,
 	    "keys per CPU the kernel preallocates (rounded up to a power of two; default 256); " +
-	    slot_limit_help(hs))
+	    slot_limit_help(KINST_AGG_LOG2, 0))
 	    ->check(CLI::Range(1, KINST_AGG_MAX_SLOTS));
 	sub->add_option("--threads", o->threads,
 	    "threads the per-thread table holds at once (rounded up to a power of two; "

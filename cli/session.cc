@@ -679,10 +679,10 @@ agg_slot_limit(struct kinst_agg_setup su, uint32_t ncpus, uint64_t *slot_bytes)
 	return 0;
 }
 
-uint32_t
-possible_cpus()
+// "0-1", "0", "0-3,8-11": the highest id + 1.
+static uint32_t
+read_possible_cpus()
 {
-	// "0-1", "0", "0-3,8-11": the highest id + 1.
 	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
 	unsigned long hi = 0;
 	bool any = false;
@@ -709,9 +709,21 @@ possible_cpus()
 	return n > 0 ? (uint32_t)n : 1;
 }
 
-std::string
-slot_limit_help(const struct kinst_agg_setup &su)
+uint32_t
+possible_cpus()
 {
+	// Read once: every command's --help asks (kinstctl builds them all).
+	static const uint32_t n = read_possible_cpus();
+	return n;
+}
+
+std::string
+slot_limit_help(uint32_t kind, uint32_t flags)
+{
+	struct kinst_agg_setup su;
+	memset(&su, 0, sizeof(su));
+	su.kind = kind;
+	su.flags = flags;
 	uint32_t n = possible_cpus();
 	uint64_t b;
 	uint32_t max = agg_slot_limit(su, n, &b);

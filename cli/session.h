@@ -254,8 +254,9 @@ uint32_t agg_slot_limit(struct kinst_agg_setup su, uint32_t ncpus, uint64_t *slo
 // The CPU ids this machine may have (the module's rings and tables are
 // per possible CPU): /sys/devices/system/cpu/possible, else online ones.
 uint32_t possible_cpus();
-// --help's words on --slots' maximum for su on this machine.
-std::string slot_limit_help(const struct kinst_agg_setup &su);
+// --help's words on --slots' maximum on this machine for an aggregation
+// of this kind (KINST_AGG_*) and flags.
+std::string slot_limit_help(uint32_t kind, uint32_t flags);
 
 // The records of a chunk read from the device (several CPUs' rings, one
 // after another) put in time order, stably; a malformed chunk is left.
