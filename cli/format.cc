@@ -382,20 +382,8 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 		append_json_string(out, t.reloc);
 	}
 	if (t.target.set) {
-		// {"address","function","offset","module"}, null when no
-		// symbol covers the address.
 		key(out, "target");
-		out += "{\"address\":\"" + hex(t.target.address) + "\"";
-		if (t.target.resolved) {
-			out += ",\"function\":";
-			append_json_string(out, t.target.function);
-			out += ",\"module\":";
-			append_json_string(out, t.target.module);
-			out += ",\"offset\":" + std::to_string(t.target.offset);
-		} else {
-			out += ",\"function\":null,\"module\":null,\"offset\":null";
-		}
-		out += '}';
+		out += json_line(t.target.json());
 	}
 	if (in.len_from != Insn::LenFrom::engine) {
 		key(out, "length_from");
