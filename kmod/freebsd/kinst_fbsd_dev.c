@@ -38,7 +38,6 @@
 #include <sys/callout.h>
 
 #include <vm/vm.h>
-#include <vm/vm_object.h>
 
 #include "kinst_fbsd.h"
 
