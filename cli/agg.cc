@@ -377,6 +377,7 @@ print_summary(Writer &out, const AggOptions &o, const Totals &t)
 		j["hidden"] = t.hidden;
 		j["probes"] = t.probes;
 		j["jump_optimized"] = t.jump;
+		j["shared"] = t.shared;
 		out.line(json_line(j));
 	}
 	out.flush();
@@ -797,6 +798,7 @@ run_agg(const AggOptions &opts)
 	t.filtered -= t.hidden;
 	t.probes = jc.total;
 	t.jump = jc.jump;
+	t.shared = jc.shared;
 	Writer out(stdout);
 	if (o.hist)
 		print_hist(out, o, s, m);

@@ -134,6 +134,7 @@ struct Totals {
 	uint64_t hidden = 0;	// of filtered, the hits of hidden entry probes
 	uint32_t ncpus = 0;
 	uint32_t probes = 0, jump = 0;	// armed, and of them jump-optimized (at the end)
+	uint32_t shared = 0;	// of them, shared with other sessions (JumpCounts)
 };
 Totals totals(Session &dev, const AggState &s);
 // The summary line (stderr) and, with --json, its object.

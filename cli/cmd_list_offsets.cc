@@ -105,7 +105,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	for (auto &in : insns) {
 		if (!traceable(in) || in.unreachable)
 			continue;
-		int r = m.kernel_verdict(*t.fn, in.offset);
+		int r = m.kernel_verdict(*t.fn, in.offset, &in.sessions);
 		if (r > KINST_R_NONE && r < KINST_R_COUNT) {
 			in.cls.treatment = KINST_T_REFUSE;
 			in.cls.emul = KINST_EM_NONE;
@@ -155,6 +155,10 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 				}
 				line += "}";
 			}
+			if (in.sessions != 0 && !line.empty() && line.back() == '}') {
+				line.pop_back();
+				line += ",\"sessions\":" + std::to_string(in.sessions) + "}";
+			}
 			if (ann)
 				ann->json_fields(t.module, *t.fn, in, line);
 			w.line(line);
@@ -167,7 +171,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			}
 			auto ri = rets.find(in.offset);
 			w.line(text_insn_row(in, txt, m.relocatable(), st) +
-			    (ri != rets.end() ? "  [" + return_text(ri->second) + "]" : ""));
+			    (ri != rets.end() ? "  [" + return_text(ri->second) + "]" : "") +
+			    (in.sessions != 0 ? "  [traced now by " + std::to_string(in.sessions) +
+			    (in.sessions == 1 ? " session]" : " sessions]") : ""));
 		}
 	}
 	if (out.json)

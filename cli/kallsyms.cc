@@ -81,9 +81,11 @@ KallsymsModule::bytes(const Function &f)
 }
 
 int
-KallsymsModule::kernel_verdict(const Function &f, uint32_t offset)
+KallsymsModule::kernel_verdict(const Function &f, uint32_t offset, uint32_t *sessions)
 {
-	return verdict_ ? verdict_(name_, f.name, offset) : -1;
+	if (sessions)
+		*sessions = 0;
+	return verdict_ ? verdict_(name_, f.name, offset, sessions) : -1;
 }
 
 std::vector<std::unique_ptr<Module>>

@@ -41,16 +41,17 @@ using TextFetcher = std::function<std::vector<uint8_t>(const std::string &module
     const std::string &function, uint64_t addr)>;
 
 // Asks the running kernel for its verdict on (module, function, offset):
-// a KINST_R_* reason, or -1 if it cannot say.
+// a KINST_R_* reason, or -1 if it cannot say; *sessions (when not null):
+// how many kinst sessions trace the instruction now.
 using VerdictFetcher = std::function<int(const std::string &module,
-    const std::string &function, uint32_t offset)>;
+    const std::string &function, uint32_t offset, uint32_t *sessions)>;
 
 class KallsymsModule : public Module {
 public:
 	KallsymsModule(const std::string &name, std::vector<RawSymbol> raw, TextFetcher fetch,
 	    VerdictFetcher verdict = nullptr);
 	Bytes bytes(const Function &f) override;
-	int kernel_verdict(const Function &f, uint32_t offset) override;
+	int kernel_verdict(const Function &f, uint32_t offset, uint32_t *sessions) override;
 
 private:
 	TextFetcher fetch_;

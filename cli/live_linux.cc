@@ -87,11 +87,11 @@ load_live_symbols(SymbolTable &syms)
 	// The module's own verdict (KINST_ARM_CHECK, ABI 1.2): nothing is
 	// armed; -1 where the module is older or the request is not answerable.
 	VerdictFetcher verdict = [dev](const std::string &module, const std::string &func,
-	    uint32_t offset) -> int {
+	    uint32_t offset, uint32_t *sessions) -> int {
 		if (!*dev || !(*dev)->has(Feature::arm_check))
 			return -1;
 		return (*dev)->check(request_name(module, KINST_MODNAME_MAX),
-		    request_name(func, KINST_NAME_MAX), offset);
+		    request_name(func, KINST_NAME_MAX), offset, sessions);
 	};
 	for (auto &m : modules_from_kallsyms(p, fetch, verdict))
 		syms.add(std::move(m));

@@ -40,6 +40,8 @@ struct Insn {
 	// Jump-optimization qualification (common/kinst_jopt.h, KINST_JQ_*);
 	// 0 when not computed.
 	uint8_t jopt = 0;
+	// Live: the kinst sessions tracing it now (KINST_ARM_CHECK, ABI 1.13).
+	uint32_t sessions = 0;
 };
 const char *len_from_name(const Insn &i);	// "engine", "capstone", "one-byte"
 

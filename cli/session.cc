@@ -472,7 +472,8 @@ Session::live_text(const Spec &sp)
 }
 
 int
-Session::check(const std::string &module, const std::string &function, uint32_t offset)
+Session::check(const std::string &module, const std::string &function, uint32_t offset,
+    uint32_t *sessions)
 {
 	struct kinst_arm c;
 	memset(&c, 0, sizeof(c));
@@ -481,6 +482,8 @@ Session::check(const std::string &module, const std::string &function, uint32_t 
 	c.flags = KINST_ARM_CHECK;
 	if (ioctl(fd_, KINST_IOC_ARM, &c) != 0)
 		return -1;
+	if (sessions)
+		*sessions = c.sessions;
 	return (int)c.refuse_reason;
 }
 
@@ -602,7 +605,7 @@ Session::arm_failed(const Spec &sp, const struct kinst_arm &a, int e)
 		    " (see kinstctl list-offsets)");
 	}
 	case EEXIST:
-		throw Error(Exit::refused, what + ": already traced (by this or another kinstctl)");
+		throw Error(Exit::refused, what + ": already traced by this command (the same instruction twice)");
 	case ENOSPC:
 		throw Error(Exit::refused, what + ": too many probes armed (at most " +
 		    std::to_string(KINST_MAX_PROBES) + ")");
@@ -859,6 +862,10 @@ Session::jump_probes()
 			it = jc.per.emplace(name, std::make_pair(0u, 0u)).first;
 		}
 		it->second.first++;
+		if (pi.sessions_max > 1) {
+			jc.shared++;
+			jc.max_sessions = std::max(jc.max_sessions, pi.sessions_max);
+		}
 		if (pi.treatment & KINST_PI_JUMP) {
 			jc.jump++;
 			it->second.second++;
@@ -870,6 +877,10 @@ Session::jump_probes()
 void
 Session::print_jump_summary(const JumpCounts &jc) const
 {
+	if (jc.shared != 0)
+		fprintf(stderr, "kinstctl: %u of %u probe%s shared with other kinstctl sessions "
+		    "(up to %u sessions on one instruction; every count here is this session's own)\n",
+		    jc.shared, jc.total, jc.total == 1 ? "" : "s", jc.max_sessions);
 	if (!has(Feature::noopt) || jc.total == 0)
 		return;
 	fprintf(stderr, "kinstctl: %u of %u probe%s jump-optimized%s\n", jc.jump, jc.total,

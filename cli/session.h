@@ -85,6 +85,9 @@ struct ProbeDesc {
 // in all and per function ("module:function", in order of first appearance).
 struct JumpCounts {
 	uint32_t total = 0, jump = 0;
+	// Probes whose instruction another session traced too while they
+	// were armed (ABI 1.13), and the most sessions on one instruction.
+	uint32_t shared = 0, max_sessions = 0;
 	std::vector<std::string> names;
 	std::map<std::string, std::pair<uint32_t, uint32_t>> per;	// total, jump
 };
@@ -141,7 +144,8 @@ public:
 	    std::vector<uint8_t> &buf, uint64_t *addr, uint32_t *size);
 	// KINST_ARM_CHECK: the module's refuse reason for the instruction
 	// (KINST_R_NONE: it would arm it), nothing armed; -1 when not answered.
-	int check(const std::string &module, const std::string &function, uint32_t offset);
+	int check(const std::string &module, const std::string &function, uint32_t offset,
+	    uint32_t *sessions = nullptr);
 	// Puts every spec at its function's entry, where the arguments are still
 	// in their registers (btf_types.h entry_offset()): a spec without an
 	// offset moves there; one past it is refused, naming the entry.  what:

@@ -52,7 +52,14 @@ public:
 	// (a KINST_R_* reason, KINST_R_NONE if it would arm it), for the
 	// refusals only the kernel knows (ftrace sites, exception fixups,
 	// excluded functions, ...); -1 when there is no running kernel to ask.
-	virtual int kernel_verdict(const Function &, uint32_t) { return -1; }
+	// *sessions (when not null): the kinst sessions tracing it now (0
+	// when not asked).
+	virtual int kernel_verdict(const Function &, uint32_t, uint32_t *sessions = nullptr)
+	{
+		if (sessions)
+			*sessions = 0;
+		return -1;
+	}
 
 protected:
 	std::string name_, path_;

@@ -136,7 +136,8 @@ print_summary(Session &dev, uint32_t prog_id, uint64_t printed, uint64_t filtere
 		fprintf(stderr, "kinstctl: WARNING: %llu hits were dropped (the reader fell behind or hits nested)\n",
 		    (unsigned long long)tdr);
 	return {{"hits", th}, {"delivered", td}, {"dropped", tdr}, {"records", printed},
-	    {"filtered", filtered}, {"not_matching", tnm}, {"hidden", hidden}};
+	    {"filtered", filtered}, {"not_matching", tnm}, {"hidden", hidden},
+	    {"shared", jc.shared}};
 }
 
 // After drops: which knob would have avoided them.

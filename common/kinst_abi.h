@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	12	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	13	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -37,7 +37,11 @@
 					   (KINST_IOC_RING);
 					   1.12: mapped rings (mmap,
 					   struct kinst_ring_ctl), wake-up
-					   watermark (KINST_IOC_WAKE) */
+					   watermark (KINST_IOC_WAKE);
+					   1.13: probes shared by sessions
+					   (kinst_arm.sessions, kinst_probe_info.
+					   sessions/sessions_max, refuse reason
+					   shared-by-too-many) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -203,6 +207,11 @@ struct kinst_arm {
 	uint32_t	insn_len;	/* out */
 	uint32_t	prog_id;	/* in: with KINST_ARM_PROG, a program of
 					   this file (KINST_IOC_PROG_LOAD); else 0 */
+	uint32_t	sessions;	/* out: files whose probes share the
+					   instruction at addr, this one's
+					   included after an arm (KINST_ARM_CHECK:
+					   before it; 0: not traced) (ABI 1.13) */
+	uint32_t	_apad;
 };
 
 struct kinst_disarm {
@@ -222,6 +231,10 @@ struct kinst_probe_info {
 	uint32_t	insn_len;
 	uint32_t	treatment;	/* enum kinst_treatment in the low 16 bits;
 					   KINST_PI_* flags above */
+	uint32_t	sessions;	/* files tracing this instruction now,
+					   this one included (ABI 1.13) */
+	uint32_t	sessions_max;	/* the most at once while this probe
+					   was armed */
 };
 #define	KINST_PI_TREATMENT	0xffffu
 #define	KINST_PI_JUMP	0x10000u	/* jump-optimized now: its hits take

@@ -61,6 +61,7 @@ static const char *const reason_names[] = {
 	[KINST_R_ENDBR] = "endbr",
 	[KINST_R_TRAP_PATH] = "excluded-function (trap path)",
 	[KINST_R_CPU_BRINGUP] = "excluded-function (cpu bring-up)",
+	[KINST_R_SHARED_FULL] = "shared-by-too-many",
 };
 
 _Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");

@@ -62,6 +62,7 @@ enum kinst_reason {
 	KINST_R_ENDBR,		/* "endbr": an int3 on an indirect-branch target faults (#CP) under IBT */
 	KINST_R_TRAP_PATH,	/* "excluded-function (trap path)": reached by the #BP path or the handler (ABI 1.3) */
 	KINST_R_CPU_BRINGUP,	/* "excluded-function (cpu bring-up)": runs before a new CPU can take a #BP (ABI 1.3) */
+	KINST_R_SHARED_FULL,	/* "shared-by-too-many": KINST_SITE_SUBS sessions trace it already (ABI 1.13) */
 	KINST_R_COUNT
 };
 

@@ -90,6 +90,8 @@ kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
 {
 	c->engine = e;
 	c->nprobes = 0;
+	c->nsites = 0;
+	c->sites = NULL;
 	c->next_id = 1;
 	c->jhandler = 0;
 	c->jarg = 0;
@@ -133,12 +135,12 @@ ctl_new_id(struct kinst_ctl *c)
 static void
 ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 	struct kinst_probe *p;
 	uint64_t pa;
 	size_t i, k;
 
-	if (c->nprobes == 0)
+	if (c->nsites == 0)
 		return;
 	for (i = 0; i < len + 4; i++) {
 		if (i < 4 && addr < 4 - i)
@@ -149,11 +151,11 @@ ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
 		p = ctl_probe_at(c, pa);
 		if (p == NULL)
 			continue;
-		cp = (struct kinst_cprobe *)p;	/* p is its first member */
-		if (cp->jstate == KINST_JS_JUMP) {
+		st = ctl_site(p);
+		if (st->jstate == KINST_JS_JUMP) {
 			for (k = 0; k < KINST_JOPT_WINDOW; k++)
 				if (pa + k >= addr && pa + k < addr + len)
-					buf[pa + k - addr] = cp->jorig[k];
+					buf[pa + k - addr] = st->jorig[k];
 		} else if (i >= 4 && buf[i - 4] == 0xcc)
 			buf[i - 4] = p->orig[0];
 	}
@@ -168,14 +170,60 @@ ctl_names_ok(const char *module, const char *function)
 	return (function[0] != '\0');
 }
 
+/* A block of size bytes for trampolines or detours, with no site yet. */
+struct kinst_xblock *
+kinst_ctl_xblock_new(size_t size)
+{
+	struct kinst_xblock *b;
+
+	b = kinst_os_alloc(sizeof(*b));
+	if (b == NULL)
+		return (NULL);
+	b->mem = kinst_os_tramp_alloc(size, &b->addr);
+	if (b->mem == NULL) {
+		kinst_os_free(b, sizeof(*b));
+		return (NULL);
+	}
+	b->size = size;
+	b->refs = 0;
+	b->_xpad = 0;
+	return (b);
+}
+
+/* Drop a site's reference (or none: refs 0); the last frees the block. */
+void
+kinst_ctl_xblock_put(struct kinst_xblock *b)
+{
+	if (b == NULL)
+		return;
+	if (b->refs != 0 && --b->refs != 0)
+		return;
+	kinst_os_tramp_free(b->mem, b->size);
+	kinst_os_free(b, sizeof(*b));
+}
+
+/*
+ * Free a site no CPU can reach any more (out of the table, quiesced; and,
+ * when it has a detour, every task waited out).
+ */
+static void
+ctl_site_free(struct kinst_ctl *c, struct kinst_csite *st)
+{
+	*st->prevp = st->next;
+	if (st->next != NULL)
+		st->next->prevp = st->prevp;
+	c->nsites--;
+	kinst_ctl_xblock_put(st->tblock);
+	kinst_ctl_xblock_put(st->dblock);
+	kinst_os_free(st, sizeof(*st));
+}
+
 /* Free a group that has no live probe (after quiescence). */
 static void
 ctl_group_free(struct kinst_group *g)
 {
-	if (g->tramp != NULL)
-		kinst_os_tramp_free(g->tramp, g->tramp_size);
-	if (g->detour != NULL)
-		kinst_os_tramp_free(g->detour, g->detour_size);
+	if (g->tblock != NULL && g->tblock->refs == 0)
+		kinst_ctl_xblock_put(g->tblock);
 	kinst_os_func_release(&g->func);
 	kinst_os_free(g, g->alloc_size);
 }
@@ -238,9 +286,8 @@ ctl_candidates(const uint8_t *text, size_t size, const struct kinst_arm *a,
 }
 
 /*
- * Store a byte at every live probe of the first ngroups groups of the list
- * (ngroups < 0: all of them) whose id is id (or any, KINST_ALL_PROBES): the
- * int3 when arm is true, the original first byte otherwise.  Text lock held.
+ * Store a byte at every marked site (st->mark): the int3 when arm is true,
+ * the original first byte otherwise.  Text lock held.
  *
  * Every byte is stored, every CPU synchronized, and then both are done a
  * second time.  On hardware the second pass changes nothing: the
@@ -257,23 +304,16 @@ ctl_candidates(const uint8_t *text, size_t size, const struct kinst_arm *a,
  * the second store reads the same byte either way.
  */
 static void
-ctl_publish(struct kinst_group *groups, int ngroups, uint32_t id, bool arm)
+ctl_publish(struct kinst_ctl *c, bool arm)
 {
-	struct kinst_group *g;
-	struct kinst_cprobe *cp;
-	uint32_t i;
-	int n, pass;
+	struct kinst_csite *st;
+	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		for (g = groups, n = 0; g != NULL && n != ngroups;
-		    g = g->next, n++)
-			for (i = 0; i < g->nprobes; i++) {
-				cp = &g->probes[i];
-				if (cp->live && (id == KINST_ALL_PROBES ||
-				    cp->p.id == id))
-					kinst_os_text_write(cp->p.addr,
-					    arm ? 0xcc : cp->p.orig[0]);
-			}
+		for (st = c->sites; st != NULL; st = st->next)
+			if (st->mark)
+				kinst_os_text_write(st->p.addr,
+				    arm ? 0xcc : st->p.orig[0]);
 		kinst_os_text_sync();
 	}
 }
@@ -427,17 +467,25 @@ ctl_arm_check(struct ctl_arm_req *r)
 	uint8_t img[KINST_TRAMP_SIZE];
 	struct kinst_probe check;
 	struct kinst_arm *a = r->a;
+	struct kinst_csite *st;
 	uint64_t addr;
 	int reason;
 
 	addr = r->f.addr + a->offset;
 	reason = KINST_R_NONE;
-	if (ctl_probe_at(r->c, addr) == NULL) {
+	st = ctl_site_at(r->c, addr);
+	if (st == NULL) {
 		reason = kinst_probe_prepare(&check, r->text + a->offset,
 		    r->f.size - a->offset, addr, addr, img);
 		if (reason == KINST_R_NONE)
 			reason = kinst_os_insn_check(&r->f, addr,
 			    check.insn.len);
+	} else {
+		/* Traced: another subscriber may join, up to the limit. */
+		a->sessions = st->nsubs;
+		if (st->nsubs >= KINST_SITE_SUBS &&
+		    ctl_site_sub(st, &r->cs->s) == NULL)
+			reason = KINST_R_SHARED_FULL;
 	}
 	a->refuse_reason = (uint32_t)reason;
 	a->addr = addr;
@@ -458,7 +506,7 @@ ctl_arm_group(struct ctl_arm_req *r)
 	struct kinst_group *g;
 	size_t gsize, tsize;
 
-	if (r->ncand > KINST_MAX_PROBES - r->c->nprobes)
+	if (r->ncand > KINST_MAX_SUBSCRIBERS - r->c->nprobes)
 		return (KINST_E_NOSPC);
 	r->offs = kinst_os_alloc((size_t)r->ncand * sizeof(*r->offs));
 	gsize = sizeof(*g) + (size_t)r->ncand * sizeof(g->probes[0]);
@@ -472,26 +520,27 @@ ctl_arm_group(struct ctl_arm_req *r)
 	    &r->undecodable);
 	g->alloc_size = gsize;
 	g->func = r->f;
-	g->detour = NULL;
-	g->detour_addr = 0;
-	g->detour_size = 0;
 	g->opt_next = NULL;
 	g->opt_queued = 0;
+	g->noopt = (r->a->flags & KINST_ARM_NOOPT) != 0;
+	g->nprobes = 0;
+	g->nlive = 0;
 	ctl_strlcpy(g->function, r->a->function, sizeof(g->function));
 	tsize = (size_t)r->ncand * KINST_TRAMP_SIZE;
-	g->tramp = kinst_os_tramp_alloc(tsize, &g->tramp_addr);
-	if (g->tramp == NULL) {
+	g->tblock = kinst_ctl_xblock_new(tsize);
+	if (g->tblock == NULL) {
 		kinst_os_free(g, gsize);
 		return (KINST_E_NOMEM);
 	}
-	g->tramp_size = tsize;
 	r->g = g;
 	return (KINST_E_OK);
 }
 
 /*
- * Candidate i into the group's probe k and its trampoline slot: address
- * checks (kinst_os_insn_check), kinst_probe_prepare(), the image.  On
+ * Candidate i into the group's probe k: a subscriber of the site already
+ * at its address (sharing: nothing to build), or of a new site, prepared
+ * here (address checks, kinst_os_insn_check, kinst_probe_prepare) with
+ * its image in trampoline slot k, made by ctl_arm_insert().  On
  * KINST_E_REFUSED, *reason says why.
  */
 static int
@@ -500,7 +549,8 @@ ctl_arm_prepare_one(struct ctl_arm_req *r, uint32_t i, uint32_t k,
 {
 	uint8_t img[KINST_TRAMP_SIZE];
 	struct kinst_group *g = r->g;
-	struct kinst_cprobe *cp, *jc;
+	struct kinst_cprobe *cp;
+	struct kinst_csite *st, *jc;
 	uint64_t addr;
 	uint32_t off;
 
@@ -508,23 +558,44 @@ ctl_arm_prepare_one(struct ctl_arm_req *r, uint32_t i, uint32_t k,
 	addr = r->f.addr + off;
 	cp = &g->probes[k];
 	/*
-	 * Inside another probe's jump window: that probe goes back to
-	 * an int3 (the text here is its jmp's rel32 until then).
+	 * Inside another site's jump window: that site goes back to an int3
+	 * (the text here is its jmp's rel32 until then).
 	 */
 	if ((jc = kinst_ctl_jump_covering(r->c, addr)) != NULL)
 		kinst_ctl_unoptimize(r->c, &jc, 1);
 	*reason = KINST_R_NONE;
-	if (ctl_probe_at(r->c, addr) != NULL)
-		return (KINST_E_EXIST);
-	*reason = kinst_probe_prepare(&cp->p, r->text + off, r->f.size - off,
-	    addr, g->tramp_addr + (uint64_t)k * KINST_TRAMP_SIZE, img);
-	if (*reason == KINST_R_NONE)
-		*reason = kinst_os_insn_check(&r->f, addr, cp->p.insn.len);
-	if (*reason != KINST_R_NONE)
-		return (KINST_E_REFUSED);
+	st = ctl_site_at(r->c, addr);
+	if (st != NULL) {
+		if (ctl_site_sub(st, &r->cs->s) != NULL)
+			return (KINST_E_EXIST);
+		if (st->nsubs >= KINST_SITE_SUBS) {
+			*reason = KINST_R_SHARED_FULL;
+			return (KINST_E_REFUSED);
+		}
+		/* A subscriber that wants none: an int3 site for everybody. */
+		if (g->noopt && st->jstate == KINST_JS_JUMP)
+			kinst_ctl_unoptimize(r->c, &st, 1);
+		cp->p = st->p;		/* what runs the instruction, for LIST */
+		cp->site = st;
+	} else {
+		*reason = kinst_probe_prepare(&cp->p, r->text + off,
+		    r->f.size - off, addr, g->tblock->addr +
+		    (uint64_t)k * KINST_TRAMP_SIZE, img);
+		if (*reason == KINST_R_NONE)
+			*reason = kinst_os_insn_check(&r->f, addr,
+			    cp->p.insn.len);
+		if (*reason != KINST_R_NONE)
+			return (KINST_E_REFUSED);
+		kinst_copy((uint8_t *)g->tblock->mem +
+		    (size_t)k * KINST_TRAMP_SIZE, img, sizeof(img));
+		cp->site = NULL;	/* ctl_arm_insert() makes it */
+	}
 	cp->p.id = 0;
 	cp->p.offset = off;
 	cp->p.session = NULL;
+	cp->p.next = NULL;
+	cp->p.hits = 0;
+	cp->p.tripped = 0;
 	cp->p.os_priv = NULL;
 	cp->p.prog = r->prog;
 	cp->p.flags = ((r->a->flags & KINST_ARM_STACK) != 0 ?
@@ -532,12 +603,7 @@ ctl_arm_prepare_one(struct ctl_arm_req *r, uint32_t i, uint32_t k,
 	    ((r->a->flags & KINST_ARM_AGG) != 0 ? KINST_PF_AGG : 0);
 	cp->group = g;
 	cp->live = 0;
-	cp->jstate = KINST_JS_NONE;
-	cp->jlen = 0;
-	cp->jdetour = 0;
-	cp->jwindow = 0;
-	kinst_copy((uint8_t *)g->tramp + (size_t)k * KINST_TRAMP_SIZE, img,
-	    sizeof(img));
+	cp->sessions_max = 0;
 	return (KINST_E_OK);
 }
 
@@ -570,51 +636,131 @@ ctl_arm_prepare(struct ctl_arm_req *r, uint32_t *nprep)
 	if (k == 0)
 		return (KINST_E_OK);
 	r->g->nprobes = k;
-	if (kinst_os_tramp_seal(r->g->tramp, r->g->tramp_size) != 0)
+	if (kinst_os_tramp_seal(r->g->tblock->mem, r->g->tblock->size) != 0)
 		return (KINST_E_NOMEM);
 	return (KINST_E_OK);
 }
 
 /*
- * Insert every probe into the engine's table.  Nothing is written yet: a
- * failure takes them out again, drops the text lock and quiesces.
+ * A site for every new probe of the group (a copy of what
+ * kinst_probe_prepare() made, with no session of its own), inserted into
+ * the engine's table; every probe gets its id.  Nothing is written yet: a
+ * failure takes the new sites out again, drops the text lock, quiesces and
+ * frees them.
  */
 static int
 ctl_arm_insert(struct ctl_arm_req *r)
 {
 	struct kinst_group *g = r->g;
+	struct kinst_ctl *c = r->c;
 	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 	uint32_t i;
-	int res;
+	int err, res;
 
+	err = KINST_E_OK;
 	for (i = 0; i < g->nprobes; i++) {
 		cp = &g->probes[i];
-		cp->p.id = ctl_new_id(r->c);
-		KINST_STORE_RELEASE(&cp->p.session, &r->cs->s);
-		res = kinst_ptable_insert(&r->c->engine->table, &cp->p);
+		cp->p.id = ctl_new_id(c);
+		if (cp->site != NULL)
+			continue;
+		st = kinst_os_alloc(sizeof(*st));
+		if (st == NULL) {
+			err = KINST_E_NOMEM;
+			break;
+		}
+		kinst_bzero(st, sizeof(*st));
+		st->p = cp->p;
+		st->p.id = 0;
+		st->p.session = NULL;
+		st->p.prog = NULL;
+		st->p.flags = 0;
+		st->tblock = g->tblock;
+		g->tblock->refs++;
+		st->next = c->sites;
+		if (c->sites != NULL)
+			c->sites->prevp = &st->next;
+		st->prevp = &c->sites;
+		c->sites = st;
+		c->nsites++;
+		cp->site = st;
+		st->mark = 1;		/* new: its int3 is written */
+		res = kinst_ptable_insert(&c->engine->table, &st->p);
 		if (res != KINST_PT_OK) {
-			while (i-- > 0)
-				(void)kinst_ptable_remove(&r->c->engine->table,
-				    &g->probes[i].p);
-			kinst_os_text_unlock();
-			r->text_locked = false;
-			kinst_os_quiesce();
-			return (res == KINST_PT_EXISTS ? KINST_E_EXIST :
-			    KINST_E_NOSPC);
+			err = res == KINST_PT_EXISTS ? KINST_E_EXIST :
+			    KINST_E_NOSPC;
+			st->mark = 0;	/* not in the table */
+			break;
 		}
 	}
-	return (KINST_E_OK);
+	if (err == KINST_E_OK)
+		return (KINST_E_OK);
+	for (i = 0; i < g->nprobes; i++) {
+		st = g->probes[i].site;
+		if (st != NULL && st->nsubs == 0 && st->mark)
+			(void)kinst_ptable_remove(&c->engine->table, &st->p);
+		if (st != NULL && st->nsubs == 0) {
+			/* The group keeps its block (ctl_arm_done frees it). */
+			st->tblock->refs--;
+			st->tblock = NULL;
+		}
+	}
+	kinst_os_text_unlock();
+	r->text_locked = false;
+	kinst_os_quiesce();
+	for (i = 0; i < g->nprobes; i++) {
+		cp = &g->probes[i];
+		st = cp->site;
+		if (st != NULL && st->nsubs == 0) {
+			st->mark = 0;
+			ctl_site_free(c, st);
+		}
+		cp->site = NULL;
+	}
+	return (err);
 }
 
-/* Write every int3 (ctl_publish: stores and syncs), drop the text lock. */
+/* The most subscribers st has had, for each of its live subscribers. */
+static void
+ctl_site_seen(struct kinst_csite *st)
+{
+	struct kinst_probe *q;
+	struct kinst_cprobe *cp;
+
+	for (q = st->p.next; q != NULL; q = q->next) {
+		cp = (struct kinst_cprobe *)q;	/* q is its first member */
+		if (cp->sessions_max < st->nsubs)
+			cp->sessions_max = st->nsubs;
+	}
+}
+
+/*
+ * Subscribe every probe of the group to its site (release: a CPU walking
+ * the chain sees a complete subscriber), then write the int3s of the new
+ * sites (ctl_publish: stores and syncs), drop the text lock.
+ */
 static void
 ctl_arm_publish(struct ctl_arm_req *r)
 {
+	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 	uint32_t i;
 
+	for (i = 0; i < r->g->nprobes; i++) {
+		cp = &r->g->probes[i];
+		st = cp->site;
+		KINST_STORE_RELEASE(&cp->p.session, &r->cs->s);
+		cp->p.next = st->p.next;
+		KINST_STORE_RELEASE(&st->p.next, &cp->p);
+		cp->live = 1;
+		st->nsubs++;
+		if (r->g->noopt)
+			st->nnoopt++;
+		ctl_site_seen(st);
+	}
+	ctl_publish(r->c, true);
 	for (i = 0; i < r->g->nprobes; i++)
-		r->g->probes[i].live = 1;
-	ctl_publish(r->g, 1, KINST_ALL_PROBES, true);
+		r->g->probes[i].site->mark = 0;
 	kinst_os_text_unlock();
 	r->text_locked = false;
 }
@@ -642,8 +788,13 @@ ctl_arm_queue(struct ctl_arm_req *r)
 	a->probe_id = p->id;
 	a->narmed = g->nprobes;
 	a->addr = p->addr;
+	a->sessions = g->probes[0].site->nsubs;
 	kinst_copy(a->insn, p->orig, p->insn.len);
 	a->insn_len = p->insn.len;
+	/* The new sites hold the block now (or none does: freed here). */
+	if (g->tblock->refs == 0)
+		kinst_ctl_xblock_put(g->tblock);
+	g->tblock = NULL;
 	r->g = NULL;
 	r->resolved = false;
 }
@@ -733,47 +884,97 @@ kinst_ctl_arm(struct kinst_ctl *c, struct kinst_csession *cs,
 	return (err);
 }
 
+/* Is cp selected by id (or KINST_ALL_PROBES)? */
+static inline bool
+ctl_sel(const struct kinst_cprobe *cp, uint32_t id)
+{
+	return (cp->live && (id == KINST_ALL_PROBES || cp->p.id == id));
+}
+
+/* Take cp out of its site's chain (release; cp stays readable). */
+static void
+ctl_site_unlink(struct kinst_csite *st, struct kinst_cprobe *cp)
+{
+	struct kinst_probe *q;
+
+	for (q = &st->p; q->next != NULL; q = q->next)
+		if (q->next == &cp->p) {
+			KINST_STORE_RELEASE(&q->next, cp->p.next);
+			return;
+		}
+}
+
 /*
- * Disarm the session's probes with id (or all), control lock held.
- * Returns the number disarmed.
+ * A site's last KINST_ARM_NOOPT subscriber has left: queue the groups of
+ * the others for optimization again (kinst_ctl_optimize decides).
+ */
+static void
+ctl_site_requeue(struct kinst_ctl *c, struct kinst_csite *st)
+{
+	struct kinst_probe *q;
+	struct kinst_group *g;
+
+	if (st->dblock != NULL)
+		return;
+	for (q = st->p.next; q != NULL; q = q->next) {
+		g = ((struct kinst_cprobe *)q)->group;
+		if (!g->noopt && !g->opt_queued)
+			kinst_ctl_opt_queue(c, g);
+	}
+}
+
+/*
+ * Disarm the session's probes with id (or all), control lock held: each
+ * leaves its site; a site left with no subscriber is taken out of the text
+ * and the table (marked), and freed after quiescence.  Returns the number
+ * disarmed.
  */
 static uint32_t
 ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 {
 	struct kinst_group *g, **gp;
 	struct kinst_cprobe *cp;
+	struct kinst_csite *st, *nst;
 	uint32_t i, n;
-	bool pusher;
+	bool pusher, detours;
 
 	n = 0;
 	pusher = false;
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];
-			if (cp->live && (id == KINST_ALL_PROBES ||
-			    cp->p.id == id)) {
-				n++;
-				if (cp->p.prog != NULL &&
-				    (cp->p.prog->flags & KINST_PROGF_PUSH) != 0)
-					pusher = true;
-			}
+			if (!ctl_sel(cp, id))
+				continue;
+			n++;
+			if (cp->p.prog != NULL &&
+			    (cp->p.prog->flags & KINST_PROGF_PUSH) != 0)
+				pusher = true;
+			/* A session subscribes to a site once. */
+			if (cp->site->nsubs == 1)
+				cp->site->mark = 1;
 		}
 	if (n == 0)
 		return (0);
 
 	kinst_os_text_lock();
-	kinst_ctl_unoptimize_sel(c, cs, id);
-	ctl_publish(cs->groups, -1, id, false);
+	kinst_ctl_unoptimize_marked(c);
+	ctl_publish(c, false);
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];
-			if (cp->live && (id == KINST_ALL_PROBES ||
-			    cp->p.id == id)) {
+			if (!ctl_sel(cp, id))
+				continue;
+			st = cp->site;
+			if (st->mark)
 				(void)kinst_ptable_remove(&c->engine->table,
-				    &cp->p);
-				cp->live = 0;
-				g->nlive--;
-			}
+				    &st->p);
+			else
+				ctl_site_unlink(st, cp);
+			st->nsubs--;
+			if (g->noopt && --st->nnoopt == 0 && !st->mark)
+				ctl_site_requeue(c, st);
+			cp->live = 0;
+			g->nlive--;
 		}
 	kinst_os_text_unlock();
 
@@ -782,11 +983,17 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 	if (pusher && cs->s.ts != NULL)
 		kinst_ts_new_epoch(cs->s.ts);
 	/* A detour may hold threads preempted in it: wait them out. */
-	for (g = cs->groups; g != NULL; g = g->next)
-		if (g->nlive == 0 && g->detour != NULL)
-			break;
-	if (g != NULL)
+	detours = false;
+	for (st = c->sites; st != NULL; st = st->next)
+		if (st->mark && st->dblock != NULL)
+			detours = true;
+	if (detours)
 		kinst_os_sync_tasks();
+	for (st = c->sites; st != NULL; st = nst) {
+		nst = st->next;
+		if (st->mark)
+			ctl_site_free(c, st);
+	}
 
 	gp = &cs->groups;
 	while ((g = *gp) != NULL) {
@@ -820,7 +1027,7 @@ ctl_reap_tripped_locked(struct kinst_ctl *c, struct kinst_csession *cs)
 			for (i = 0; i < g->nprobes && id == 0; i++) {
 				cp = &g->probes[i];
 				if (cp->live && KINST_LOAD_RELAXED(
-				    &cp->p.tripped) != 0)
+				    &cp->site->p.tripped) != 0)
 					id = cp->p.id;
 			}
 		if (id == 0)
@@ -894,6 +1101,8 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				pi->offset = cp->p.offset;
 				pi->addr = cp->p.addr;
 				pi->hits = KINST_LOAD_RELAXED(&cp->p.hits);
+				pi->sessions = cp->site->nsubs;
+				pi->sessions_max = cp->sessions_max;
 				ctl_strlcpy(pi->module, g->func.module,
 				    sizeof(pi->module));
 				ctl_strlcpy(pi->function, g->function,
@@ -901,7 +1110,7 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				kinst_copy(pi->insn, cp->p.orig, cp->p.insn.len);
 				pi->insn_len = cp->p.insn.len;
 				pi->treatment = cp->p.cls.treatment |
-				    (cp->jstate == KINST_JS_JUMP ?
+				    (cp->site->jstate == KINST_JS_JUMP ?
 				    KINST_PI_JUMP : 0);
 			}
 			n++;
@@ -973,6 +1182,40 @@ out:
 	kinst_os_func_release(&f);
 	kinst_os_ctl_unlock();
 	return (err);
+}
+
+uint32_t
+kinst_ctl_sites(struct kinst_ctl *c, struct kinst_site_info *out,
+    uint32_t cap)
+{
+	struct kinst_site_info *si;
+	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
+	uint32_t n;
+
+	n = 0;
+	kinst_os_ctl_lock();
+	for (st = c->sites; st != NULL; st = st->next, n++) {
+		if (n >= cap)
+			continue;
+		si = &out[n];
+		kinst_bzero(si, sizeof(*si));
+		si->addr = st->p.addr;
+		si->hits = KINST_LOAD_RELAXED(&st->p.hits);
+		si->sessions = st->nsubs;
+		si->jump = st->jstate == KINST_JS_JUMP;
+		si->treatment = st->p.cls.treatment;
+		cp = (struct kinst_cprobe *)st->p.next;
+		if (cp != NULL) {
+			si->offset = cp->p.offset;
+			ctl_strlcpy(si->module, cp->group->func.module,
+			    sizeof(si->module));
+			ctl_strlcpy(si->function, cp->group->function,
+			    sizeof(si->function));
+		}
+	}
+	kinst_os_ctl_unlock();
+	return (n);
 }
 
 int

@@ -24,7 +24,8 @@
  *   (before the lock), ctl_arm_resolve, ctl_arm_read, ctl_arm_candidates
  *   (a KINST_ARM_CHECK request ends there, in ctl_arm_check: the verdict,
  *   nothing armed), ctl_arm_group, ctl_arm_prepare (and the seal),
- *   ctl_arm_insert, ctl_arm_publish (the int3s), ctl_arm_queue (the group
+ *   ctl_arm_insert (new sites into the table), ctl_arm_publish (the
+ *   int3s of new sites, the subscribers linked), ctl_arm_queue (the group
  *   joins the session and, without KINST_ARM_NOOPT, the optimizer's queue);
  *   ctl_arm_done drops the locks and frees what the request still holds.
  *
@@ -89,43 +90,92 @@ struct kinst_func {
 
 struct kinst_group;
 
-/* Control-side state of one probe. */
-struct kinst_cprobe {
-	struct kinst_probe p;		/* what the engine sees */
-	struct kinst_group *group;
-	uint8_t		live;		/* in the table / int3 written */
-	uint8_t		jstate;		/* KINST_JS_* (jump optimization) */
-	uint8_t		jlen;		/* the window's length (jstate != NONE) */
-	uint8_t		jorig[5];	/* the window's first 5 original bytes */
-	uint64_t	jdetour;	/* its detour's address (jstate != NONE) */
-	uint64_t	jwindow;	/* ... of the relocated window in it */
+/*
+ * A trampoline or detour block (kinst_os_tramp_alloc), shared by the sites
+ * built in it: freed when the last of them is.
+ */
+struct kinst_xblock {
+	void		*mem;		/* writable, then sealed */
+	uint64_t	addr;		/* its execution address */
+	size_t		size;
+	uint32_t	refs;		/* sites using it */
+	uint32_t	_xpad;
 };
 
-/* Jump optimization of one probe (docs/engine.md, "Installation"). */
+/* Jump optimization of one site (docs/engine.md, "Installation"). */
 enum kinst_jstate {
-	KINST_JS_NONE = 0,	/* an int3 probe */
+	KINST_JS_NONE = 0,	/* an int3 site */
 	KINST_JS_BUILT,		/* detour built and sealed; int3 path unchanged */
 	KINST_JS_RESUME,	/* int3 in; its hits resume in the detour (p.jresume) */
 	KINST_JS_JUMP,		/* the jmp is in */
 };
 
-/* One ARM request: its function, its trampoline block, its probes. */
+/*
+ * Sharing.  One instruction is patched once, however many sessions trace
+ * it: the site (struct kinst_csite) is what the engine's table holds and
+ * what runs the instruction; each session's interest in it is a
+ * subscriber (struct kinst_cprobe, in that session's group), chained on
+ * the site's p.next and walked by the engine without a lock.  Arming an
+ * instruction that has a site adds a subscriber (nothing is written to
+ * the text); disarming removes only that session's subscriber (unlinked,
+ * then freed after kinst_os_quiesce()); the last one restores the text
+ * and frees the site, in the disarm sequence above.  At most
+ * KINST_SITE_SUBS subscribers per site (KINST_R_SHARED_FULL past it); a
+ * session has at most one per site (KINST_E_EXIST).
+ *
+ * Jump optimization is the site's: a site is optimized when a group of
+ * one of its subscribers armed without KINST_ARM_NOOPT is, unless a
+ * KINST_ARM_NOOPT subscriber holds it (nnoopt): such a subscriber turns a
+ * jump site back into an int3 site when it joins, and the site may be
+ * optimized again once the last of them has left and it never had a
+ * detour (a site keeps its first detour until it is freed).
+ */
+#define	KINST_SITE_SUBS	16
+/* Subscribers, all sessions together (sites: KINST_MAX_PROBES, the table). */
+#define	KINST_MAX_SUBSCRIBERS	(4 * KINST_MAX_PROBES)
+
+/* One patched instruction (see "Sharing"). */
+struct kinst_csite {
+	struct kinst_probe p;		/* first: what the table holds; session
+					   NULL, subscribers chained on p.next */
+	struct kinst_csite *next;	/* kinst_ctl's list of sites */
+	struct kinst_csite **prevp;
+	struct kinst_xblock *tblock;	/* its trampoline's block */
+	struct kinst_xblock *dblock;	/* its detour's block, or NULL */
+	uint32_t	nsubs;		/* subscribers (sessions) */
+	uint32_t	nnoopt;		/* of them armed with KINST_ARM_NOOPT */
+	uint8_t		mark;		/* selected by the operation under way */
+	uint8_t		jstate;		/* KINST_JS_* */
+	uint8_t		jlen;		/* the window's length (jstate != NONE) */
+	uint8_t		jorig[5];	/* the window's first 5 original bytes */
+	uint64_t	jdetour;	/* its detour's address (dblock != NULL) */
+	uint64_t	jwindow;	/* ... of the relocated window in it */
+};
+
+/* One session's probe: a subscriber of a site. */
+struct kinst_cprobe {
+	struct kinst_probe p;		/* first: the subscriber the engine walks */
+	struct kinst_group *group;
+	struct kinst_csite *site;	/* while live */
+	uint32_t	sessions_max;	/* most subscribers its site had while
+					   this one was live */
+	uint8_t		live;		/* subscribed */
+	uint8_t		_cpad[3];
+};
+
+/* One ARM request: its function and its probes. */
 struct kinst_group {
 	struct kinst_group *next;	/* the session's list */
 	struct kinst_func func;
 	char		function[KINST_NAME_MAX];
-	void		*tramp;		/* writable/sealed block (kinst_os_tramp_alloc) */
-	uint64_t	tramp_addr;	/* its execution address */
-	size_t		tramp_size;
+	struct kinst_xblock *tblock;	/* while arming: the block new sites use */
 	size_t		alloc_size;	/* of this structure */
 	uint32_t	nprobes;	/* used entries of probes[] */
 	uint32_t	nlive;		/* armed probes */
-	void		*detour;	/* sealed detour block, or NULL */
-	uint64_t	detour_addr;
-	size_t		detour_size;
 	struct kinst_group *opt_next;	/* kinst_ctl's list of groups to optimize */
 	uint8_t		opt_queued;	/* on that list */
-	uint8_t		_gpad[7];
+	uint8_t		noopt;		/* armed with KINST_ARM_NOOPT */
+	uint8_t		_gpad[6];
 	struct kinst_cprobe probes[];
 };
 
@@ -141,7 +191,9 @@ struct kinst_csession {
 
 struct kinst_ctl {
 	struct kinst_engine *engine;
-	uint32_t	nprobes;	/* armed, all sessions */
+	uint32_t	nprobes;	/* armed (subscribers), all sessions */
+	uint32_t	nsites;		/* patched instructions (the table's) */
+	struct kinst_csite *sites;	/* all of them */
 	uint32_t	next_id;
 	/*
 	 * Jump optimization: the shim's detour handler, void (*)(void *arg,
@@ -152,7 +204,7 @@ struct kinst_ctl {
 	uint64_t	jhandler;
 	uint64_t	jarg;
 	struct kinst_group *opt_queue;
-	uint32_t	njump;
+	uint32_t	njump;		/* sites whose jump is in */
 	uint32_t	jsingle;	/* only windows of one instruction (FreeBSD) */
 };
 
@@ -224,6 +276,22 @@ int	kinst_ctl_filter(struct kinst_ctl *c, struct kinst_csession *cs,
 	    const struct kinst_filter *f);
 
 int	kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
+	    uint32_t cap);
+
+/* One patched instruction, for debugfs and tests (kinst_ctl_sites). */
+struct kinst_site_info {
+	uint64_t	addr;
+	uint64_t	hits;		/* every hit of the instruction */
+	uint32_t	offset;
+	uint32_t	sessions;	/* subscribers (one per session) */
+	uint32_t	jump;		/* 1: jump-optimized now */
+	uint32_t	treatment;	/* enum kinst_treatment */
+	char		module[KINST_MODNAME_MAX];
+	char		function[KINST_NAME_MAX];	/* a subscriber's name for it */
+};
+
+/* Fill out[0 .. cap-1] (kernel memory); returns the number of sites. */
+uint32_t kinst_ctl_sites(struct kinst_ctl *c, struct kinst_site_info *out,
 	    uint32_t cap);
 
 /*

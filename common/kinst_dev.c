@@ -388,7 +388,13 @@ arm_undo(struct kinst_dev *d, struct kinst_dev_file *f,
 static int
 ioc_disarm(struct kinst_dev *d, struct kinst_dev_file *f, void *arg)
 {
-	return (kinst_dev_errno(kinst_ctl_disarm(d->ctl, &f->cs, arg)));
+	int error;
+
+	error = kinst_dev_errno(kinst_ctl_disarm(d->ctl, &f->cs, arg));
+	/* A shared site its last KINST_ARM_NOOPT subscriber left. */
+	if (error == 0 && kinst_ctl_opt_pending(d->ctl))
+		kinst_os_opt_kick(d->ctl);
+	return (error);
 }
 
 static int

@@ -321,7 +321,7 @@ kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
 static int
 hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 {
-	struct kinst_probe *p;
+	struct kinst_probe *p, *q;
 	struct kinst_session *s;
 	uint32_t cpu, depth;
 	int res;
@@ -344,9 +344,20 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 		__atomic_store_n(&p->tripped, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&e->tripped, 1, __ATOMIC_RELAXED);
 	} else {
-		s = KINST_LOAD_ACQUIRE(&p->session);
-		if (s != NULL && cpu < s->ncpus)
-			record(e, p, s, cpu, regs, osctx);
+		/*
+		 * Every subscriber records for its own session, with its own
+		 * program, in the order of the chain; regs is not changed
+		 * before execute().  A chained subscriber counts its own hits
+		 * (the site's count covers every hit of the instruction).
+		 */
+		for (q = p; q != NULL; q = KINST_LOAD_ACQUIRE(&q->next)) {
+			if (q != p)
+				__atomic_fetch_add(&q->hits, 1,
+				    __ATOMIC_RELAXED);
+			s = KINST_LOAD_ACQUIRE(&q->session);
+			if (s != NULL && cpu < s->ncpus)
+				record(e, q, s, cpu, regs, osctx);
+		}
 	}
 	res = jump ? KINST_HIT_JUMP : execute(e, p, regs);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

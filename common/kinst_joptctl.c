@@ -61,133 +61,119 @@ kinst_ctl_opt_dequeue(struct kinst_ctl *c, struct kinst_group *g)
 }
 
 /*
- * One stage of a probe's jump, text lock held: stage 0 the int3, 1 the
+ * One stage of a site's jump, text lock held: stage 0 the int3, 1 the
  * original bytes 1..4, 2 the rel32, 3 the jmp opcode.
  */
 static void
-ctl_jwrite(struct kinst_cprobe *cp, int stage)
+ctl_jwrite(struct kinst_csite *st, int stage)
 {
 	uint32_t k, rel;
 
-	rel = (uint32_t)(cp->jdetour - (cp->p.addr + KINST_JOPT_WINDOW));
+	rel = (uint32_t)(st->jdetour - (st->p.addr + KINST_JOPT_WINDOW));
 	switch (stage) {
 	case 0:
-		kinst_os_text_write(cp->p.addr, 0xcc);
+		kinst_os_text_write(st->p.addr, 0xcc);
 		break;
 	case 1:
 		for (k = 1; k < KINST_JOPT_WINDOW; k++)
-			kinst_os_text_write(cp->p.addr + k, cp->jorig[k]);
+			kinst_os_text_write(st->p.addr + k, st->jorig[k]);
 		break;
 	case 2:
 		for (k = 1; k < KINST_JOPT_WINDOW; k++)
-			kinst_os_text_write(cp->p.addr + k,
+			kinst_os_text_write(st->p.addr + k,
 			    (uint8_t)(rel >> (8 * (k - 1))));
 		break;
 	default:
-		kinst_os_text_write(cp->p.addr, 0xe9);
+		kinst_os_text_write(st->p.addr, 0xe9);
 		break;
 	}
 }
 
 /*
- * One stage for cps[0 .. n-1].  Like ctl_publish() (kinst_control.c), every
- * batch is stored
- * again after a synchronization.
+ * One stage for sts[0 .. n-1].  Like ctl_publish() (kinst_control.c),
+ * every batch is stored again after a synchronization.
  */
 static void
-ctl_jtext(struct kinst_cprobe **cps, uint32_t n, int stage)
+ctl_jtext(struct kinst_csite **sts, uint32_t n, int stage)
 {
 	uint32_t i;
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++)
-			ctl_jwrite(cps[i], stage);
+			ctl_jwrite(sts[i], stage);
 		kinst_os_text_sync();
 	}
 }
 
 /*
- * Back to an int3 probe, text lock held: the int3 over the jmp's opcode,
+ * Back to an int3 site, text lock held: the int3 over the jmp's opcode,
  * then the original bytes under its rel32, then the int3 path goes back to
  * the trampoline.  Until then a hit traps and resumes in the detour, so no
  * thread enters the window's interior while it changes; threads already
  * in the detour leave it by its jmp back after the window.  The detour
- * stays allocated until its group is freed (after kinst_os_sync_tasks).
+ * stays allocated until its site is freed (after kinst_os_sync_tasks).
  */
 void
-kinst_ctl_unoptimize(struct kinst_ctl *c, struct kinst_cprobe **cps,
+kinst_ctl_unoptimize(struct kinst_ctl *c, struct kinst_csite **sts,
     uint32_t n)
 {
 	uint32_t i;
 
 	if (n == 0)
 		return;
-	ctl_jtext(cps, n, 0);
-	ctl_jtext(cps, n, 1);
+	ctl_jtext(sts, n, 0);
+	ctl_jtext(sts, n, 1);
 	for (i = 0; i < n; i++) {
-		KINST_STORE_RELEASE(&cps[i]->p.jresume, 0);
-		cps[i]->jstate = KINST_JS_NONE;
+		KINST_STORE_RELEASE(&sts[i]->p.jresume, 0);
+		sts[i]->jstate = KINST_JS_NONE;
 		c->njump--;
 	}
 }
 
-/* kinst_ctl_unoptimize() for the session's jump probes with id (or all). */
+/* kinst_ctl_unoptimize() for the marked sites whose jump is in. */
 void
-kinst_ctl_unoptimize_sel(struct kinst_ctl *c, struct kinst_csession *cs,
-    uint32_t id)
+kinst_ctl_unoptimize_marked(struct kinst_ctl *c)
 {
-	struct kinst_group *g;
-	struct kinst_cprobe *cp;
-	uint32_t i, n;
+	struct kinst_csite *st;
+	uint32_t n;
 	int stage, pass;
 
-#define	CTL_JSEL(cp)	((cp)->live && (cp)->jstate != KINST_JS_NONE && \
-	(id == KINST_ALL_PROBES || (cp)->p.id == id))
 	n = 0;
-	for (g = cs->groups; g != NULL; g = g->next)
-		for (i = 0; i < g->nprobes; i++)
-			if (CTL_JSEL(&g->probes[i]) &&
-			    g->probes[i].jstate == KINST_JS_JUMP)
-				n++;
-	for (stage = 0; stage < 2 && n != 0; stage++)
+	for (st = c->sites; st != NULL; st = st->next)
+		if (st->mark && st->jstate == KINST_JS_JUMP)
+			n++;
+	if (n == 0)
+		return;
+	for (stage = 0; stage < 2; stage++)
 		for (pass = 0; pass < 2; pass++) {
-			for (g = cs->groups; g != NULL; g = g->next)
-				for (i = 0; i < g->nprobes; i++) {
-					cp = &g->probes[i];
-					if (CTL_JSEL(cp) &&
-					    cp->jstate == KINST_JS_JUMP)
-						ctl_jwrite(cp, stage);
-				}
+			for (st = c->sites; st != NULL; st = st->next)
+				if (st->mark && st->jstate == KINST_JS_JUMP)
+					ctl_jwrite(st, stage);
 			kinst_os_text_sync();
 		}
-	for (g = cs->groups; g != NULL; g = g->next)
-		for (i = 0; i < g->nprobes; i++) {
-			cp = &g->probes[i];
-			if (!CTL_JSEL(cp))
-				continue;
-			KINST_STORE_RELEASE(&cp->p.jresume, 0);
-			if (cp->jstate == KINST_JS_JUMP)
-				c->njump--;
-			cp->jstate = KINST_JS_NONE;
+	for (st = c->sites; st != NULL; st = st->next)
+		if (st->mark && st->jstate == KINST_JS_JUMP) {
+			KINST_STORE_RELEASE(&st->p.jresume, 0);
+			st->jstate = KINST_JS_NONE;
+			c->njump--;
 		}
-#undef	CTL_JSEL
 }
 
-/* The jump probe whose window's interior holds addr, if any. */
-struct kinst_cprobe *
+/* The jump site whose window's interior holds addr, if any. */
+struct kinst_csite *
 kinst_ctl_jump_covering(struct kinst_ctl *c, uint64_t addr)
 {
-	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 	uint32_t d;
 
 	if (c->njump == 0)
 		return (NULL);
 	for (d = 1; d < KINST_JOPT_WINDOW && d <= addr; d++) {
-		cp = (struct kinst_cprobe *)ctl_probe_at(c, addr - d);
-		if (cp != NULL && cp->jstate == KINST_JS_JUMP &&
-		    d < cp->jlen)
-			return (cp);
+		st = ctl_site_at(c, addr - d);
+		if (st != NULL && st->jstate == KINST_JS_JUMP &&
+		    d < st->jlen)
+			return (st);
 	}
 	return (NULL);
 }
@@ -211,23 +197,38 @@ ctl_jopt_refusal(void *arg, uint32_t off)
 	    len));
 }
 
+/* May st, a site of a probe of g, be optimized now (before the checks)? */
+static bool
+ctl_opt_wanted(struct kinst_ctl *c, const struct kinst_csite *st)
+{
+	return (st->jstate == KINST_JS_NONE && st->dblock == NULL &&
+	    st->nnoopt == 0 &&
+	    (!c->jsingle || st->p.insn.len >= KINST_JOPT_WINDOW));
+}
+
 /*
- * Build and seal the detours of g's probes that qualify (control and text
- * locks held).  Returns how many; they are then KINST_JS_BUILT.
+ * Build and seal the detours of the sites of g's probes that qualify
+ * (control and text locks held); they are then KINST_JS_BUILT and appended
+ * to sts[*m ...] (room for every site).  A site shared with other groups
+ * is built once, by the first.
  */
-static uint32_t
-ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
+static void
+ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g,
+    struct kinst_csite **sts, uint32_t *m)
 {
 	struct kinst_detour_spec sp;
+	struct kinst_xblock *b;
 	struct ctl_jctx x;
 	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 	uint8_t *text, *v, *det;
-	uint64_t daddr, a;
-	uint32_t i, n, k, d, wlen, wstart, size;
+	uint64_t a;
+	uint32_t i, n, k, d, wlen, wstart, size, first;
 
 	size = (uint32_t)g->func.size;
 	text = kinst_os_alloc(size);
 	v = kinst_os_alloc(size);
+	first = *m;
 	k = 0;
 	if (text == NULL || v == NULL ||
 	    kinst_ctl_read_text(c, &g->func, text, size) != KINST_E_OK)
@@ -236,13 +237,13 @@ ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
 	x.text = text;
 	x.size = size;
 	(void)kinst_jopt_qualify(text, size, ctl_jopt_refusal, &x, v);
-	/* Qualified, and no other probe in the window (any session's). */
+	/* Qualified, and no other site in the window (any session's). */
 	n = 0;
 	for (i = 0; i < g->nprobes; i++) {
 		cp = &g->probes[i];
-		cp->jstate = KINST_JS_NONE;
-		if (!cp->live || v[cp->p.offset] != KINST_JQ_YES ||
-		    (c->jsingle && cp->p.insn.len < KINST_JOPT_WINDOW))
+		if (!cp->live || cp->site->mark ||
+		    v[cp->p.offset] != KINST_JQ_YES ||
+		    !ctl_opt_wanted(c, cp->site))
 			continue;
 		a = cp->p.addr;
 		for (d = 1; d < KINST_JOPT_WINDOW; d++)
@@ -250,63 +251,68 @@ ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g)
 				break;
 		if (d < KINST_JOPT_WINDOW)
 			continue;
-		cp->jstate = KINST_JS_BUILT;	/* tentatively: a candidate */
+		cp->site->mark = 1;	/* a candidate */
 		n++;
 	}
 	if (n == 0)
 		goto out;
-	g->detour_size = (size_t)n * KINST_DETOUR_SIZE;
-	det = kinst_os_tramp_alloc(g->detour_size, &daddr);
-	if (det == NULL) {
-		for (i = 0; i < g->nprobes; i++)
-			g->probes[i].jstate = KINST_JS_NONE;
-		goto out;
-	}
+	b = kinst_ctl_xblock_new((size_t)n * KINST_DETOUR_SIZE);
+	if (b == NULL)
+		goto unmark;
+	det = b->mem;
 	for (i = 0; i < g->nprobes; i++) {
 		cp = &g->probes[i];
-		if (cp->jstate != KINST_JS_BUILT)
+		st = cp->site;
+		if (!cp->live || !st->mark)
 			continue;
+		st->mark = 0;
 		kinst_bzero(&sp, sizeof(sp));
-		sp.addr = cp->p.addr;
-		sp.at = daddr + (uint64_t)k * KINST_DETOUR_SIZE;
+		sp.addr = st->p.addr;
+		sp.at = b->addr + (uint64_t)k * KINST_DETOUR_SIZE;
 		sp.handler = c->jhandler;
 		sp.arg = c->jarg;
 		sp.redzone = 0;		/* kernels: -mno-red-zone */
 		if (kinst_detour_build(text + cp->p.offset,
 		    size - cp->p.offset, &sp,
 		    det + (size_t)k * KINST_DETOUR_SIZE, &wlen, &wstart) !=
-		    KINST_RELOC_OK) {
-			cp->jstate = KINST_JS_NONE;
+		    KINST_RELOC_OK)
 			continue;
-		}
-		cp->jlen = (uint8_t)wlen;
-		kinst_copy(cp->jorig, text + cp->p.offset, KINST_JOPT_WINDOW);
-		cp->jdetour = sp.at;
-		cp->jwindow = sp.at + wstart;
+		st->jlen = (uint8_t)wlen;
+		kinst_copy(st->jorig, text + cp->p.offset, KINST_JOPT_WINDOW);
+		st->jdetour = sp.at;
+		st->jwindow = sp.at + wstart;
+		st->jstate = KINST_JS_BUILT;
+		sts[(*m)++] = st;
 		k++;
 	}
-	if (k == 0 || kinst_os_tramp_seal(det, g->detour_size) != 0) {
-		kinst_os_tramp_free(det, g->detour_size);
-		for (i = 0; i < g->nprobes; i++)
-			g->probes[i].jstate = KINST_JS_NONE;
-		k = 0;
+	if (k == 0 || kinst_os_tramp_seal(det, b->size) != 0) {
+		kinst_ctl_xblock_put(b);
+		for (i = first; i < *m; i++)
+			sts[i]->jstate = KINST_JS_NONE;
+		*m = first;
 		goto out;
 	}
-	g->detour = det;
-	g->detour_addr = daddr;
+	for (i = first; i < *m; i++) {
+		sts[i]->dblock = b;
+		b->refs++;
+	}
+	goto out;
+unmark:
+	for (i = 0; i < g->nprobes; i++)
+		if (g->probes[i].live)
+			g->probes[i].site->mark = 0;
 out:
 	if (text != NULL)
 		kinst_os_free(text, size);
 	if (v != NULL)
 		kinst_os_free(v, size);
-	return (k);
 }
 
 /*
- * Install the jumps of every queued group's qualifying probes (a worker of
- * the shim's; may sleep long).  The control lock is held throughout, so no
- * probe is armed or disarmed meanwhile; the text lock is dropped for the
- * wait.
+ * Install the jumps of the sites of every queued group's probes that
+ * qualify (a worker of the shim's; may sleep long).  The control lock is
+ * held throughout, so no probe is armed or disarmed meanwhile; the text
+ * lock is dropped for the wait.
  *
  *   1. build and seal each detour (ctl_opt_build);
  *   2. jresume: the int3 path now runs the whole window in the detour, so
@@ -320,54 +326,35 @@ out:
 uint32_t
 kinst_ctl_optimize(struct kinst_ctl *c)
 {
-	struct kinst_group *g, *ready;
-	struct kinst_cprobe *cp, **cps;
+	struct kinst_group *g;
+	struct kinst_csite *st, **sts;
 	uint8_t cur[KINST_JOPT_WINDOW];
-	uint32_t i, k, n, m;
+	uint32_t i, k, m, cap;
 
 	kinst_os_ctl_lock();
-	ready = NULL;
-	n = 0;
+	cap = c->nsites;
+	sts = cap != 0 && c->opt_queue != NULL && c->jhandler != 0 ?
+	    kinst_os_alloc((size_t)cap * sizeof(*sts)) : NULL;
+	m = 0;
 	while ((g = c->opt_queue) != NULL) {
 		c->opt_queue = g->opt_next;
 		g->opt_next = NULL;
 		g->opt_queued = 0;
-		if (c->jhandler == 0 || g->nlive == 0 || g->detour != NULL)
-			continue;
+		if (sts == NULL || g->nlive == 0)
+			continue;	/* no memory: they stay int3 sites */
 		kinst_os_text_lock();
-		k = ctl_opt_build(c, g);
+		ctl_opt_build(c, g, sts, &m);
 		kinst_os_text_unlock();
-		if (k != 0) {
-			g->opt_next = ready;
-			ready = g;
-			n += k;
-		}
 	}
-	cps = n != 0 ? kinst_os_alloc((size_t)n * sizeof(*cps)) : NULL;
-	if (cps == NULL) {
-		/* Nothing to do, or no memory: the probes stay int3 probes. */
-		for (g = ready; g != NULL; g = ready) {
-			ready = g->opt_next;
-			g->opt_next = NULL;
-			for (i = 0; i < g->nprobes; i++)
-				g->probes[i].jstate = KINST_JS_NONE;
-		}
+	if (m == 0) {
+		if (sts != NULL)
+			kinst_os_free(sts, (size_t)cap * sizeof(*sts));
 		kinst_os_ctl_unlock();
 		return (0);
 	}
-	m = 0;
-	for (g = ready; g != NULL; g = g->opt_next)
-		for (i = 0; i < g->nprobes; i++) {
-			cp = &g->probes[i];
-			if (cp->jstate != KINST_JS_BUILT)
-				continue;
-			KINST_STORE_RELEASE(&cp->p.jresume, cp->jwindow);
-			cp->jstate = KINST_JS_RESUME;
-			cps[m++] = cp;
-		}
-	for (g = ready; g != NULL; g = ready) {
-		ready = g->opt_next;
-		g->opt_next = NULL;
+	for (i = 0; i < m; i++) {
+		KINST_STORE_RELEASE(&sts[i]->p.jresume, sts[i]->jwindow);
+		sts[i]->jstate = KINST_JS_RESUME;
 	}
 	kinst_os_quiesce();
 	kinst_os_sync_tasks();
@@ -376,25 +363,25 @@ kinst_ctl_optimize(struct kinst_ctl *c)
 	/* Only windows exactly as the detours were built from. */
 	k = 0;
 	for (i = 0; i < m; i++) {
-		cp = cps[i];
-		if (kinst_os_read(cp->p.addr, cur, sizeof(cur)) != 0 ||
-		    cur[0] != 0xcc || !ctl_same(cur + 1, cp->jorig + 1,
+		st = sts[i];
+		if (kinst_os_read(st->p.addr, cur, sizeof(cur)) != 0 ||
+		    cur[0] != 0xcc || !ctl_same(cur + 1, st->jorig + 1,
 		    KINST_JOPT_WINDOW - 1)) {
-			KINST_STORE_RELEASE(&cp->p.jresume, 0);
-			cp->jstate = KINST_JS_NONE;
+			KINST_STORE_RELEASE(&st->p.jresume, 0);
+			st->jstate = KINST_JS_NONE;
 			continue;
 		}
-		cps[k++] = cp;
+		sts[k++] = st;
 	}
 	if (k != 0) {
-		ctl_jtext(cps, k, 2);
-		ctl_jtext(cps, k, 3);
+		ctl_jtext(sts, k, 2);
+		ctl_jtext(sts, k, 3);
 	}
 	for (i = 0; i < k; i++)
-		cps[i]->jstate = KINST_JS_JUMP;
+		sts[i]->jstate = KINST_JS_JUMP;
 	c->njump += k;
 	kinst_os_text_unlock();
 	kinst_os_ctl_unlock();
-	kinst_os_free(cps, (size_t)n * sizeof(*cps));
+	kinst_os_free(sts, (size_t)cap * sizeof(*sts));
 	return (k);
 }

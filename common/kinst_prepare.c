@@ -19,6 +19,8 @@ kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
 	p->addr = addr;
 	p->tramp = tramp;
 	p->hits = 0;
+	p->next = NULL;
+	p->tripped = 0;
 	p->jresume = 0;
 	p->native = 0;
 	for (i = 0; i < sizeof(p->orig); i++)

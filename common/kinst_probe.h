@@ -19,10 +19,28 @@
 struct kinst_session;
 struct kinst_prog;
 
+/*
+ * A probe plays two parts.  As a site -- what the table holds, one per
+ * patched instruction -- its addr, tramp, insn, cls, orig, native and
+ * jresume run the instruction, and hits and tripped count every hit of
+ * it.  As a subscriber -- one session's interest in that instruction --
+ * its session, id, offset, flags and prog make that session's record.  A
+ * site with a session is its own first subscriber (the engine tests' one
+ * probe per address); the control path's sites have none and chain every
+ * subscriber after them on next (kinst_control.h, "Sharing"): the engine
+ * walks the chain in trap context without a lock, each subscriber
+ * recording for its own session, then runs the instruction once.
+ */
 struct kinst_probe {
 	uint64_t	addr;		/* address of the probed instruction */
 	uint64_t	tramp;		/* trampoline address (KINST_TRAMP_SIZE bytes) */
-	struct kinst_session *session;	/* owner (the open file) */
+	struct kinst_session *session;	/* owner (the open file), or NULL (a site) */
+	/*
+	 * The next subscriber: loaded with acquire in trap context, stored
+	 * with release by the control path (which keeps a subscriber it
+	 * unlinks readable until kinst_os_quiesce() has returned).
+	 */
+	struct kinst_probe *next;
 	uint64_t	hits;		/* atomically incremented in trap context */
 	uint32_t	id;
 	uint32_t	offset;		/* offset inside its function */

@@ -79,6 +79,12 @@ kinst_opt_fn(struct work_struct *w)
 static DECLARE_DELAYED_WORK(kinst_opt_work, kinst_opt_fn);
 
 uint32_t
+kinst_linux_sites(struct kinst_site_info *out, uint32_t cap)
+{
+	return (kinst_ctl_sites(&kinst_ctl, out, cap));
+}
+
+uint32_t
 kinst_linux_njump(bool *optimizing)
 {
 	*optimizing = READ_ONCE(kinst_opt_running);

@@ -330,10 +330,41 @@ kinst_jump_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_jump);
 
+/*
+ * debugfs kinst/sites: every patched instruction, one line each: address,
+ * function+offset (a subscriber's name for it), module, how many sessions
+ * trace it, jump or int3, its hits (all sessions').
+ */
+static int
+kinst_sites_show(struct seq_file *m, void *v)
+{
+	struct kinst_site_info *si;
+	uint32_t i, n, cap;
+
+	(void)v;
+	cap = KINST_MAX_PROBES;
+	si = kvmalloc_array(cap, sizeof(*si), GFP_KERNEL);
+	if (si == NULL)
+		return (-ENOMEM);
+	n = kinst_linux_sites(si, cap);
+	seq_printf(m, "# %u sites: address function+offset module sessions "
+	    "kind hits\n", n);
+	for (i = 0; i < n && i < cap; i++)
+		seq_printf(m, "%016llx %s+0x%x %s %u %s %llu\n",
+		    (unsigned long long)si[i].addr, si[i].function,
+		    si[i].offset, si[i].module, si[i].sessions,
+		    si[i].jump ? "jump" : "int3",
+		    (unsigned long long)si[i].hits);
+	kvfree(si);
+	return (0);
+}
+DEFINE_SHOW_ATTRIBUTE(kinst_sites);
+
 void
 kinst_linux_debugfs_os(struct dentry *dir)
 {
 	debugfs_create_file("jump", 0400, dir, NULL, &kinst_jump_fops);
+	debugfs_create_file("sites", 0400, dir, NULL, &kinst_sites_fops);
 	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
 }
 

@@ -49,7 +49,12 @@ ATF_TC_BODY(arm_one_disarm_order, tc)
 	ATF_CHECK_STREQ(log_buf, "A R Wcc S Wcc S ");
 	p = kinst_ptable_lookup(&engine->table, TEXT_BASE + 4);
 	ATF_REQUIRE(p != NULL);
-	ATF_CHECK(p->session == &s.cs.s);
+	/* The table holds the site; the session's probe is its one subscriber. */
+	ATF_CHECK(p->session == NULL);
+	ATF_REQUIRE(p->next != NULL);
+	ATF_CHECK(p->next->session == &s.cs.s);
+	ATF_CHECK(p->next->next == NULL);
+	ATF_CHECK_EQ(p->next->id, a.probe_id);
 	ATF_CHECK_EQ(nrefs, 1);
 
 	log_len = 0;
@@ -230,21 +235,25 @@ ATF_TC_BODY(arm_all_and_refusals, tc)
 	fake_reset();
 	sess_init(&s);
 	sess_init(&s2);
-	/* Another session owns offset 1 already. */
+	/* Another session traces offset 4 already: s shares it. */
 	ATF_REQUIRE_EQ(arm(&s2, "f_fixup", 4, 0, &a), KINST_E_OK);
 	ATF_REQUIRE_EQ(arm(&s, "f_fixup", 0, KINST_ARM_ALL, &a), KINST_E_OK);
-	ATF_CHECK_EQ(a.narmed, 3);	/* 0, 8, 9 */
-	ATF_CHECK_EQ(a.nrefused, 2);	/* 1: fixup, 4: already armed */
+	ATF_CHECK_EQ(a.narmed, 4);	/* 0, 4 (shared), 8, 9 */
+	ATF_CHECK_EQ(a.nrefused, 1);	/* 1: fixup */
 	ATF_CHECK_EQ(text[FIXUP_OFF + 0], 0xcc);
 	ATF_CHECK_EQ(text[FIXUP_OFF + 1], 0x48);
 	ATF_CHECK_EQ(text[FIXUP_OFF + 4], 0xcc);
 	ATF_CHECK_EQ(text[FIXUP_OFF + 8], 0xcc);
 
 	n = kinst_ctl_list(&ctl, &s.cs, pi, 8);
-	ATF_CHECK_EQ(n, 3);
+	ATF_CHECK_EQ(n, 4);
 	ATF_CHECK_STREQ(pi[0].function, "f_fixup");
 	ATF_CHECK_STREQ(pi[0].module, "kernel");
-	ATF_CHECK_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 1), 3);
+	for (uint32_t i = 0; i < n && i < 8; i++) {
+		ATF_CHECK_EQ(pi[i].sessions, pi[i].offset == 4 ? 2 : 1);
+		ATF_CHECK_EQ(pi[i].sessions_max, pi[i].offset == 4 ? 2 : 1);
+	}
+	ATF_CHECK_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 1), 4);
 
 	/* TEXT hides every kinst int3, of any session. */
 	memset(&t, 0, sizeof(t));
@@ -308,7 +317,8 @@ ATF_TC_BODY(disarm_one_of_group, tc)
 	d.probe_id = KINST_ALL_PROBES;
 	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
 	ATF_CHECK_EQ(d.ndisarmed, 4);
-	ATF_CHECK_STREQ(log_buf, "W55 W48 W5d Wc3 S W55 W48 W5d Wc3 S Q F ");
+	/* Sites newest first. */
+	ATF_CHECK_STREQ(log_buf, "Wc3 W5d W48 W55 S Wc3 W5d W48 W55 S Q F ");
 	check_text_clean();
 	kinst_ctl_session_fini(&ctl, &s.cs);
 	check_no_leaks();
@@ -369,7 +379,7 @@ ATF_TC_BODY(jump_install_and_remove_order, tc)
 	struct kinst_arm a;
 	struct kinst_disarm d;
 	struct kinst_text t;
-	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 	uint8_t buf[SMALL_SIZE];
 	char want[256];
 	uint64_t det;
@@ -388,14 +398,14 @@ ATF_TC_BODY(jump_install_and_remove_order, tc)
 	log_buf[0] = '\0';
 	ATF_REQUIRE_EQ(kinst_ctl_optimize(&ctl), 1);
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
-	cp = (struct kinst_cprobe *)kinst_ptable_lookup(&engine->table,
+	st = (struct kinst_csite *)kinst_ptable_lookup(&engine->table,
 	    TEXT_BASE);
-	ATF_REQUIRE(cp != NULL);
-	ATF_CHECK_EQ(cp->jstate, KINST_JS_JUMP);
-	ATF_CHECK_EQ(cp->jlen, 8);
-	det = cp->jdetour;
-	ATF_CHECK(cp->p.jresume == cp->jwindow && cp->jwindow > det &&
-	    cp->jwindow < det + KINST_DETOUR_SIZE);
+	ATF_REQUIRE(st != NULL);
+	ATF_CHECK_EQ(st->jstate, KINST_JS_JUMP);
+	ATF_CHECK_EQ(st->jlen, 8);
+	det = st->jdetour;
+	ATF_CHECK(st->p.jresume == st->jwindow && st->jwindow > det &&
+	    st->jwindow < det + KINST_DETOUR_SIZE);
 	rel = (uint32_t)(det - (TEXT_BASE + 5));
 	snprintf(want, sizeof(want), "A R Q T W%02x W%02x W%02x W%02x S "
 	    "W%02x W%02x W%02x W%02x S We9 S We9 S ", rel & 0xff,
@@ -441,7 +451,7 @@ ATF_TC_BODY(jump_undone_by_probe_in_window, tc)
 {
 	struct sess s, s2;
 	struct kinst_arm a, b;
-	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
 
 	fake_reset();
 	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
@@ -455,11 +465,11 @@ ATF_TC_BODY(jump_undone_by_probe_in_window, tc)
 	ATF_REQUIRE_EQ(arm(&s2, "f_small", 4, 0, &b), KINST_E_OK);
 	ATF_CHECK_STREQ(log_buf, "A Wcc S Wcc S W48 W89 We5 W48 S "
 	    "W48 W89 We5 W48 S R Wcc S Wcc S ");
-	cp = (struct kinst_cprobe *)kinst_ptable_lookup(&engine->table,
+	st = (struct kinst_csite *)kinst_ptable_lookup(&engine->table,
 	    TEXT_BASE);
-	ATF_REQUIRE(cp != NULL);
-	ATF_CHECK_EQ(cp->jstate, KINST_JS_NONE);
-	ATF_CHECK_EQ(cp->p.jresume, 0);
+	ATF_REQUIRE(st != NULL);
+	ATF_CHECK_EQ(st->jstate, KINST_JS_NONE);
+	ATF_CHECK_EQ(st->p.jresume, 0);
 	ATF_CHECK_EQ(text[0], 0xcc);
 	ATF_CHECK(memcmp(text + 1, small_code + 1, 3) == 0);
 	ATF_CHECK_EQ(text[4], 0xcc);

@@ -497,8 +497,13 @@ ATF_TC_BODY(arm_list_close, tc)
 	ATF_REQUIRE_EQ(arm_fn(f, "f_small", 0, KINST_ARM_ALL, &a), 0);
 	ATF_CHECK_EQ(a.narmed, 5);
 	ATF_CHECK_EQ(text[SMALL_OFF + 1], 0xcc);
-	/* Another file's address is taken. */
-	ATF_CHECK_EQ(arm_fn(g, "f_small", 1, 0, &a), EEXIST);
+	/* The same file again: refused; another file shares the site. */
+	ATF_CHECK_EQ(arm_fn(f, "f_small", 1, 0, &a), EEXIST);
+	ATF_REQUIRE_EQ(arm_fn(g, "f_small", 1, 0, &a), 0);
+	ATF_CHECK_EQ(a.narmed, 1);
+	ATF_CHECK_EQ(a.sessions, 2);
+	ATF_CHECK_EQ(engine->table.count, 5);
+	ATF_CHECK_EQ(ctl.nprobes, 6);
 	memset(&l, 0, sizeof(l));
 	l.buf = (uintptr_t)pi;
 	l.cap = 3;
@@ -514,12 +519,21 @@ ATF_TC_BODY(arm_list_close, tc)
 	ATF_CHECK_EQ(l.count, 77);	/* no answer with an error */
 	user_reset();
 	memset(&l, 0, sizeof(l));
+	l.buf = (uintptr_t)pi;
+	l.cap = 8;
+	user_lend(pi, 8 * sizeof(pi[0]), 1);
 	ATF_CHECK_EQ(LIOCTL(g, KINST_IOC_LIST, &l), 0);
-	ATF_CHECK_EQ(l.count, 0);
+	ATF_CHECK_EQ(l.count, 1);
+	ATF_CHECK_EQ(pi[0].addr, TEXT_BASE + SMALL_OFF + 1);
+	ATF_CHECK_EQ(pi[0].sessions, 2);
+	user_reset();
 	d.probe_id = KINST_ALL_PROBES;
 	ATF_CHECK_EQ(LIOCTL(g, KINST_IOC_DISARM, &d), 0);
-	ATF_CHECK_EQ(d.ndisarmed, 0);
+	ATF_CHECK_EQ(d.ndisarmed, 1);
+	/* The other file's probe stays: so does the int3. */
+	ATF_CHECK_EQ(text[SMALL_OFF + 1], 0xcc);
 	ATF_CHECK_EQ(ctl.nprobes, 5);
+	ATF_CHECK_EQ(engine->table.count, 5);
 	dev_close_file(g);
 	ATF_CHECK_EQ(ctl.nprobes, 5);
 	dev_close_file(f);

@@ -288,7 +288,7 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 }
 
 /* The jump probe whose window's bytes 1..4 hold addr, if any. */
-struct kinst_cprobe *
+struct kinst_csite *
 jump_window_of(uint64_t addr)
 {
 	struct kinst_probe *p;
@@ -297,7 +297,7 @@ jump_window_of(uint64_t addr)
 	for (d = 1; d < 5; d++) {
 		p = kinst_ptable_lookup(&engine->table, addr - d);
 		if (p != NULL && p->addr == addr - d)
-			return ((struct kinst_cprobe *)p);
+			return ((struct kinst_csite *)p);
 	}
 	return (NULL);
 }
@@ -305,7 +305,7 @@ jump_window_of(uint64_t addr)
 void
 kinst_os_text_write(uint64_t addr, uint8_t byte)
 {
-	struct kinst_cprobe *cp;
+	struct kinst_csite *cp;
 	struct kinst_probe *p;
 
 	ATF_REQUIRE(text_locked);
@@ -327,7 +327,7 @@ kinst_os_text_write(uint64_t addr, uint8_t byte)
 		ATF_REQUIRE(cp->p.jresume == cp->jwindow && cp->jwindow != 0);
 	} else if (byte != text[addr - TEXT_BASE]) {
 		/* The probe is in the table whenever its int3 is written or removed. */
-		cp = (struct kinst_cprobe *)p;
+		cp = (struct kinst_csite *)p;
 		if (byte == 0xcc)
 			ATF_REQUIRE(text[addr - TEXT_BASE] != 0xcc);
 		else

@@ -47,7 +47,7 @@ extern long alloc_fail_after;
 
 void	tlog(const char *fmt, ...);
 void	fake_reset(void);
-struct kinst_cprobe *jump_window_of(uint64_t addr);
+struct kinst_csite *jump_window_of(uint64_t addr);
 
 struct sess {
 	struct kinst_csession cs;
