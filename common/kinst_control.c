@@ -936,10 +936,11 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 	struct kinst_cprobe *cp;
 	struct kinst_csite *st, *nst;
 	uint32_t i, n;
-	bool pusher, detours;
+	bool pusher, detours, dying;
 
 	n = 0;
 	pusher = false;
+	dying = false;
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];
@@ -950,15 +951,19 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 			    (cp->p.prog->flags & KINST_PROGF_PUSH) != 0)
 				pusher = true;
 			/* A session subscribes to a site once. */
-			if (cp->site->nsubs == 1)
+			if (cp->site->nsubs == 1) {
 				cp->site->mark = 1;
+				dying = true;
+			}
 		}
 	if (n == 0)
 		return (0);
 
 	kinst_os_text_lock();
-	kinst_ctl_unoptimize_marked(c);
-	ctl_publish(c, false);
+	if (dying) {
+		kinst_ctl_unoptimize_marked(c);
+		ctl_publish(c, false);
+	}
 	for (g = cs->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->nprobes; i++) {
 			cp = &g->probes[i];

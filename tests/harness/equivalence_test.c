@@ -249,6 +249,42 @@ ATF_TC_BODY(programs, tc)
 	ATF_CHECK_EQ(ps.str_checked, ps.records);
 }
 
+ATF_TC(shared_subscribers);
+ATF_TC_HEAD(shared_subscribers, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Two sessions on every instruction of "
+	    "each function (issue 25): one site, two subscribers, one "
+	    "recording every hit, one with a predicate on rax that leaves "
+	    "after the middle hit; each session's records, ids and counts "
+	    "equal the single-step ground truth for its own program");
+	atf_tc_set_md_var(tc, "timeout", "600");
+}
+ATF_TC_BODY(shared_subscribers, tc)
+{
+	struct kh_shared_stats ss = { 0 };
+	struct kh_stats st = { 0 };
+
+	setup_or_fail();
+	kh_check_shared(kh_corpus_asm, &ss, &st);
+	kh_check_shared(kh_corpus_o0, &ss, &st);
+	kh_check_shared(kh_corpus_o2, &ss, &st);
+	kh_check_shared(kh_corpus_o2np, &ss, &st);
+	kh_check_shared(kh_corpus_avx, &ss, &st);
+	printf("shared: %ju functions, %ju runs; session A %ju records; "
+	    "session B %ju records, %ju not matching, then unsubscribed for "
+	    "%ju hits\n", (uintmax_t)st.functions, (uintmax_t)ss.runs,
+	    (uintmax_t)ss.records_a, (uintmax_t)ss.records_b,
+	    (uintmax_t)ss.filtered_b, (uintmax_t)ss.unsubscribed);
+	ATF_CHECK_EQ(st.harness_errors, 0);
+	ATF_CHECK_EQ(st.divergences, 0);
+	ATF_CHECK(ss.records_a > 1000);
+	ATF_CHECK(ss.records_b > 500);
+	ATF_CHECK(ss.filtered_b > 500);
+	ATF_CHECK(ss.unsubscribed > 1000);
+	ATF_CHECK_EQ(ss.records_a, ss.records_b + ss.filtered_b +
+	    ss.unsubscribed);
+}
+
 ATF_TC(jump_probes);
 ATF_TC_HEAD(jump_probes, tc)
 {
@@ -454,6 +490,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, jopt_windows);
 	ATF_TP_ADD_TC(tp, jump_probes);
 	ATF_TP_ADD_TC(tp, programs);
+	ATF_TP_ADD_TC(tp, shared_subscribers);
 	ATF_TP_ADD_TC(tp, concurrent_threads);
 	ATF_TP_ADD_TC(tp, drops);
 	return (atf_no_error());

@@ -233,6 +233,14 @@ kh_sti_standin(int sig, const siginfo_t *si, ucontext_t *uc)
 	return (true);
 }
 
+/*
+ * Sharing (kh_check_shared): after the kh_unsub_at-th hit of a traced run
+ * (0: never), kh_unsub_b() takes session B's subscribers out of every
+ * chain, as the control path would between two hits.
+ */
+static uint64_t kh_unsub_at, kh_unsub_hits;
+static void kh_unsub_b(void);
+
 static void
 kh_on_trap(int sig, siginfo_t *si, void *ucv)
 {
@@ -284,6 +292,8 @@ kh_on_trap(int sig, siginfo_t *si, void *ucv)
 		if (kh_fake_clock)
 			kh_fake_now += kh_clock_weight(regs.rip);
 		res = kinst_engine_hit(&kh_eng, &regs);
+		if (kh_unsub_at != 0 && ++kh_unsub_hits == kh_unsub_at)
+			kh_unsub_b();
 		if (res == KINST_HIT_REDIRECT && kh_is_sti_variant(regs.rip))
 			__atomic_fetch_add(&kh_sti_expected, 1,
 			    __ATOMIC_RELAXED);
@@ -1748,6 +1758,235 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 	kh_sess.pstats = NULL;
 	free(capbuf);
 	ps->tf_tolerated = kh_tf_tolerated;
+}
+
+/*
+ * Two sessions on every instruction (issue 25, proof 1).  Every boundary of
+ * a function is one site (no session of its own) with two subscribers:
+ * session A records every hit, session B only those where the predicate
+ * (rax & 1) == 0 holds, and B is unsubscribed from every site after the
+ * middle hit of the run (kh_unsub_at).  A's records must be exactly the
+ * ground truth at the armed boundaries, with A's probe ids; B's exactly the
+ * ground-truth states among the first half where rax is even, with B's
+ * ids, and B's not-matching count the odd ones of that half; each
+ * session's hits its own (A: all, B: the first half); the site's the
+ * whole run's.  The chain order alternates between inputs.
+ */
+static struct kinst_session kh_sess_b;
+static struct kinst_ring kh_ring_b;
+static uint64_t kh_hits_b[1];
+static uint8_t *kh_ringbuf_b;
+static struct kinst_probe kh_sub_a[KH_MAX_BOUNDS], kh_sub_b[KH_MAX_BOUNDS];
+
+static void
+kh_unsub_b(void)
+{
+	struct kinst_probe *q;
+	uint32_t bi;
+
+	for (bi = 0; bi < kh_cur.nb; bi++) {
+		if (!kh_armed[bi])
+			continue;
+		for (q = &kh_probes[bi]; q->next != NULL; q = q->next)
+			if (q->next == &kh_sub_b[bi]) {
+				__atomic_store_n(&q->next, kh_sub_b[bi].next,
+				    __ATOMIC_RELEASE);
+				break;
+			}
+	}
+}
+
+/* A subscriber of site p for session s. */
+static void
+kh_sub_init(struct kinst_probe *q, const struct kinst_probe *p,
+    struct kinst_session *s, uint32_t id, const struct kinst_prog *prog)
+{
+	memset(q, 0, sizeof(*q));
+	q->addr = p->addr;
+	q->offset = p->offset;
+	q->insn = p->insn;
+	q->cls = p->cls;
+	q->session = s;
+	q->id = id;
+	q->prog = prog;
+}
+
+void
+kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
+    struct kh_stats *st)
+{
+	static const struct kinst_pinsn code[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RAX },
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_AND },
+		{ .op = KINST_OP_IMM, .imm = 0 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_prog prog;
+	struct kinst_prog_cpu_stats pst[KH_MT_THREADS];
+	const struct kinst_hit_record *r;
+	const struct kh_fn *fn;
+	struct kh_out ref, o;
+	uint32_t bi, in, i, bad_pc, nrec_a, nrec_b, nexp, half, exp_b,
+	    exp_f, k;
+	int reason[KH_MAX_BOUNDS];
+	uint64_t site_hits;
+	char why[256];
+	const char *d;
+	size_t got, n;
+
+	if (kinst_prog_verify(code, sizeof(code) / sizeof(code[0]), &prog,
+	    &bad_pc) != KINST_PV_OK) {
+		printf("HARNESS ERROR: the predicate is refused at %u\n",
+		    bad_pc);
+		st->harness_errors++;
+		return;
+	}
+	if (kh_ringbuf_b == NULL &&
+	    (kh_ringbuf_b = aligned_alloc(4096, KH_RING_SIZE)) == NULL) {
+		st->harness_errors++;
+		return;
+	}
+	kinst_ring_init(&kh_ring_b, kh_ringbuf_b, KH_RING_SIZE);
+	kinst_session_init(&kh_sess_b, &kh_ring_b, kh_hits_b, 1);
+	kh_sess_b.pstats = pst;
+	for (fn = tab; fn->name != NULL; fn++) {
+		if (kh_func_begin(fn, false, st) != 0)
+			continue;
+		for (bi = 0; bi < kh_cur.nb; bi++) {
+			uint8_t img[KINST_TRAMP_SIZE];
+
+			memset(&kh_probes[bi], 0, sizeof(kh_probes[bi]));
+			reason[bi] = kinst_probe_prepare(&kh_probes[bi],
+			    kh_cur.orig + kh_cur.off[bi],
+			    kh_cur.size - kh_cur.off[bi],
+			    kh_cur.start + kh_cur.off[bi],
+			    (uint64_t)(uintptr_t)kh_tramp_rx, img);
+			kh_armed[bi] = false;
+			kh_probe_of[bi] = bi;
+		}
+		for (in = 0; in < fn->ninputs; in++) {
+			if (kh_reference(fn, (int)in, &ref, st) != 0)
+				break;
+			kh_run(fn, fn->in[in], KH_IDLE, &o);
+			memcpy(kh_ref_scratch, &kh_scratch, sizeof(kh_scratch));
+			memcpy(kh_ref_stack, kh_stack, sizeof(kh_stack));
+			for (bi = 0; bi < kh_cur.nb; bi++) {
+				struct kinst_probe *p = &kh_probes[bi];
+
+				if (reason[bi] != KINST_R_NONE ||
+				    kh_arm(p, bi, bi, 0, st) != KINST_R_NONE)
+					continue;
+				/* A site: no session, two subscribers. */
+				p->session = NULL;
+				kh_sub_init(&kh_sub_a[bi], p, &kh_sess,
+				    4000 + bi, NULL);
+				kh_sub_init(&kh_sub_b[bi], p, &kh_sess_b,
+				    5000 + bi, &prog);
+				if ((in & 1) == 0) {
+					kh_sub_a[bi].next = &kh_sub_b[bi];
+					p->next = &kh_sub_a[bi];
+				} else {
+					kh_sub_b[bi].next = &kh_sub_a[bi];
+					p->next = &kh_sub_b[bi];
+				}
+				kh_armed[bi] = true;
+			}
+			/* The ground-truth hits at armed boundaries. */
+			nexp = 0;
+			for (i = 0; i < kh_ngt; i++) {
+				int b = kh_boundary_index(kh_gt[i].rip -
+				    kh_cur.start);
+
+				if (b >= 0 && kh_armed[b])
+					nexp++;
+			}
+			half = nexp / 2;
+			kh_unsub_at = half;
+			kh_unsub_hits = 0;
+			kinst_ring_init(&kh_ring_b, kh_ringbuf_b, KH_RING_SIZE);
+			kh_hits_b[0] = 0;
+			memset(pst, 0, sizeof(pst));
+			ss->runs++;
+			site_hits = 0;
+			kh_ring_reset();
+			kh_run(fn, fn->in[in], KH_TRACE, &o);
+			kh_unsub_at = 0;
+			d = kh_outcome_diff(&ref, &o, why, sizeof(why));
+			for (bi = 0; bi < kh_cur.nb; bi++)
+				if (kh_armed[bi])
+					site_hits += kh_probes[bi].hits;
+			/* Session A: the whole ground truth, A's ids. */
+			nrec_a = kh_ring_drain();
+			if (d == NULL && kh_compare_records(kh_armed, kh_sub_a,
+			    kh_probe_of, (int)in, nrec_a, st) != 0)
+				d = "session A's records differ";
+			if (d == NULL && (kh_hits[0] != nexp ||
+			    site_hits != nexp))
+				d = "session A's or the sites' hits differ";
+			/* Session B: the first half, where rax is even. */
+			for (got = 0; (n = kinst_ring_get(&kh_ring_b,
+			    kh_recbuf + got, KH_RING_SIZE - got)) > 0;
+			    got += n)
+				;
+			nrec_b = (uint32_t)(got / sizeof(*r));
+			exp_b = exp_f = k = 0;
+			r = (const struct kinst_hit_record *)kh_recbuf;
+			for (i = 0; i < kh_ngt && k < half && d == NULL;
+			    i++) {
+				int b = kh_boundary_index(kh_gt[i].rip -
+				    kh_cur.start);
+
+				if (b < 0 || !kh_armed[b])
+					continue;
+				k++;
+				if ((kh_gt[i].gpr[KINST_RAX] & 1) != 0) {
+					exp_f++;
+					continue;
+				}
+				if (exp_b >= nrec_b ||
+				    r[exp_b].hdr.size != sizeof(*r) ||
+				    r[exp_b].addr != kh_gt[i].rip ||
+				    r[exp_b].probe_id != 5000u + (uint32_t)b ||
+				    !kh_regs_equal(&kh_gt[i], &r[exp_b].regs))
+					d = "session B's records differ";
+				exp_b++;
+			}
+			if (d == NULL && (nrec_b != exp_b ||
+			    got != (size_t)nrec_b * sizeof(*r) ||
+			    pst[0].filtered != exp_f ||
+			    kh_hits_b[0] != half ||
+			    kinst_ring_dropped(&kh_ring_b) != 0 ||
+			    kinst_ring_dropped(&kh_ring) != 0))
+				d = "session B's counts differ";
+			ss->records_a += nrec_a;
+			ss->records_b += nrec_b;
+			ss->filtered_b += pst[0].filtered;
+			ss->unsubscribed += nexp - half;
+			for (bi = 0; bi < kh_cur.nb; bi++)
+				if (kh_armed[bi]) {
+					kh_disarm(&kh_probes[bi], st);
+					kh_armed[bi] = false;
+				}
+			kh_text_check(st);
+			if (d != NULL) {
+				st->divergences++;
+				if (kh_ndetail++ < KH_MAX_DETAIL)
+					printf("DIVERGENCE %s input #%u: %s "
+					    "(A: %u records, %ju hits; B: %u "
+					    "records, %ju hits, %ju not "
+					    "matching; ground truth %u hits, "
+					    "B's half %u: %u even, %u odd; "
+					    "site hits %ju)\n", fn->name, in,
+					    d, nrec_a, (uintmax_t)kh_hits[0],
+					    nrec_b, (uintmax_t)kh_hits_b[0],
+					    (uintmax_t)pst[0].filtered, nexp,
+					    half, exp_b, exp_f,
+					    (uintmax_t)site_hits);
+			}
+		}
+	}
 }
 
 /*

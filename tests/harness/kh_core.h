@@ -58,6 +58,17 @@ struct kh_prog_stats {
 void	kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 	    struct kh_stats *st);
 
+/* Two sessions on every instruction, one leaving mid-run (kh_core.c). */
+struct kh_shared_stats {
+	uint64_t	runs;
+	uint64_t	records_a;	/* session A (records every hit) */
+	uint64_t	records_b;	/* session B (predicate, first half) */
+	uint64_t	filtered_b;	/* B's hits its predicate refused */
+	uint64_t	unsubscribed;	/* hits after B left */
+};
+void	kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
+	    struct kh_stats *st);
+
 /* Jump-optimized probes (detours) against the ground truth (kh_core.c). */
 struct kh_jump_stats {
 	uint64_t	qualified;	/* instructions kinst_jopt_qualify accepts */

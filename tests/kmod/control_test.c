@@ -561,6 +561,256 @@ ATF_TC_BODY(jump_single_insn_only, tc)
 	check_no_leaks();
 }
 
+/* The probe ids of the records in s's CPU 0 ring, in order; how many. */
+static uint32_t
+ring_ids(struct sess *s, uint32_t *ids, uint32_t cap)
+{
+	static uint8_t buf[4096];
+	struct kinst_hit_record rec;
+	size_t len, off;
+	uint32_t n;
+
+	len = kinst_ring_get(&s->rings[0], buf, sizeof(buf));
+	n = 0;
+	for (off = 0; off + sizeof(rec) <= len; off += rec.hdr.size) {
+		memcpy(&rec, buf + off, sizeof(rec));
+		ATF_REQUIRE(rec.hdr.size >= sizeof(rec));
+		ATF_CHECK_EQ(rec.addr, TEXT_BASE + SMALL_OFF + 4);
+		if (n < cap)
+			ids[n] = rec.probe_id;
+		n++;
+	}
+	return (n);
+}
+
+/* A hit at f_small+4 with rdi (the engine as the trap handler calls it). */
+static int
+hit4(uint64_t rdi)
+{
+	struct kinst_regs r;
+
+	memset(&r, 0, sizeof(r));
+	r.rip = TEXT_BASE + SMALL_OFF + 4;
+	r.gpr[KINST_RDI] = rdi;
+	r.gpr[KINST_RSP] = 0x1000;
+	return (kinst_engine_hit(engine, &r));
+}
+
+/*
+ * Issue 25: two sessions on one instruction.  One site, patched once; a
+ * hit records in each session's ring with that session's probe id, each
+ * subscriber's predicate deciding for its own session only; the first
+ * session leaving writes nothing to the text (the other still traces);
+ * the last one restores it.
+ */
+ATF_TC_WITHOUT_HEAD(shared_site);
+ATF_TC_BODY(shared_site, tc)
+{
+	static const struct kinst_pinsn rdi_is_7[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_IMM, .imm = 7 },
+		{ .op = KINST_OP_EQ },
+		{ .op = KINST_OP_RET },
+	};
+	struct kinst_prog_load pl;
+	struct kinst_probe_info pi[2];
+	struct kinst_arm a, b, chk;
+	struct kinst_disarm d;
+	struct kinst_probe *site;
+	struct sess s1, s2;
+	uint32_t ids[8];
+
+	fake_reset();
+	sess_init(&s1);
+	sess_init(&s2);
+	/* s2's probe has a predicate, rdi == 7; s1's none. */
+	memset(&pl, 0, sizeof(pl));
+	pl.ninsns = 4;
+	prog_loading = 1;
+	ATF_REQUIRE_EQ(kinst_ctl_prog_load(&ctl, &s2.cs, &pl, rdi_is_7),
+	    KINST_E_OK);
+	prog_loading = 0;
+	ATF_REQUIRE_EQ(arm(&s1, "f_small", 4, 0, &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.sessions, 1);
+	log_len = 0;
+	log_buf[0] = '\0';
+	memset(&b, 0, sizeof(b));
+	strcpy(b.function, "f_small");
+	b.offset = 4;
+	b.flags = KINST_ARM_PROG;
+	b.prog_id = pl.prog_id;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s2.cs, &b), KINST_E_OK);
+	/* Nothing written to the text: the site is patched already. */
+	ATF_CHECK(strstr(log_buf, "W") == NULL);
+	ATF_CHECK_EQ(b.sessions, 2);
+	ATF_CHECK_EQ(b.addr, a.addr);
+	ATF_CHECK(b.probe_id != a.probe_id);
+	ATF_CHECK_EQ(engine->table.count, 1);
+	ATF_CHECK_EQ(ctl.nprobes, 2);
+	ATF_CHECK_EQ(ctl.nsites, 1);
+	site = kinst_ptable_lookup(&engine->table, TEXT_BASE + SMALL_OFF + 4);
+	ATF_REQUIRE(site != NULL && site->session == NULL);
+	/* The same session twice: refused, as before. */
+	ATF_CHECK_EQ(arm(&s1, "f_small", 4, 0, &chk), KINST_E_EXIST);
+	/* A check-only request sees the two sessions. */
+	ATF_REQUIRE_EQ(arm(&s1, "f_small", 4, KINST_ARM_CHECK, &chk),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(chk.refuse_reason, KINST_R_NONE);
+	ATF_CHECK_EQ(chk.sessions, 2);
+
+	/* rdi 7: both record; rdi 8: s1 only; each with its own id. */
+	ATF_CHECK_EQ(hit4(7), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(hit4(8), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(hit4(7), KINST_HIT_REDIRECT);
+	ATF_REQUIRE_EQ(ring_ids(&s1, ids, 8), 3);
+	ATF_CHECK(ids[0] == a.probe_id && ids[1] == a.probe_id &&
+	    ids[2] == a.probe_id);
+	ATF_REQUIRE_EQ(ring_ids(&s2, ids, 8), 2);
+	ATF_CHECK(ids[0] == b.probe_id && ids[1] == b.probe_id);
+	ATF_CHECK_EQ(s1.hits[0], 3);
+	ATF_CHECK_EQ(s2.hits[0], 3);	/* hits == delivered + not matching */
+	ATF_CHECK_EQ(kinst_ring_written(&s1.rings[0]), 3);
+	ATF_CHECK_EQ(kinst_ring_written(&s2.rings[0]), 2);
+	ATF_CHECK_EQ(site->hits, 3);
+	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s2.cs, pi, 2), 1);
+	ATF_CHECK_EQ(pi[0].hits, 3);
+	ATF_CHECK_EQ(pi[0].sessions, 2);
+	ATF_CHECK_EQ(pi[0].sessions_max, 2);
+
+	/* The first session leaves: no text write, s2 still records. */
+	log_len = 0;
+	log_buf[0] = '\0';
+	d.probe_id = a.probe_id;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s1.cs, &d), KINST_E_OK);
+	ATF_CHECK_EQ(d.ndisarmed, 1);
+	ATF_CHECK_STREQ(log_buf, "Q ");	/* no text write, no sync: a quiescence */
+	ATF_CHECK_EQ(text[SMALL_OFF + 4], 0xcc);
+	ATF_CHECK_EQ(engine->table.count, 1);
+	ATF_CHECK_EQ(ctl.nprobes, 1);
+	ATF_CHECK_EQ(hit4(7), KINST_HIT_REDIRECT);
+	ATF_CHECK_EQ(ring_ids(&s1, ids, 8), 0);
+	ATF_REQUIRE_EQ(ring_ids(&s2, ids, 8), 1);
+	ATF_CHECK_EQ(ids[0], b.probe_id);
+	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s2.cs, pi, 2), 1);
+	ATF_CHECK_EQ(pi[0].sessions, 1);
+	ATF_CHECK_EQ(pi[0].sessions_max, 2);
+
+	/* The last one restores the text. */
+	log_len = 0;
+	log_buf[0] = '\0';
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	ATF_CHECK_STREQ(log_buf, "W48 S W48 S Q F ");	/* the site's block */
+	ATF_CHECK_EQ(hit4(7), KINST_HIT_NOT_OURS);
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
+/*
+ * KINST_SITE_SUBS sessions share a site; one more is refused
+ * (shared-by-too-many), also when it asks check-only, and gets in once a
+ * session has left.  Whole-function arms skip the full site only.
+ */
+ATF_TC_WITHOUT_HEAD(shared_site_limit);
+ATF_TC_BODY(shared_site_limit, tc)
+{
+	static struct sess ss[KINST_SITE_SUBS + 1];
+	struct kinst_arm a;
+	uint32_t i;
+
+	fake_reset();
+	for (i = 0; i <= KINST_SITE_SUBS; i++)
+		sess_init(&ss[i]);
+	for (i = 0; i < KINST_SITE_SUBS; i++) {
+		ATF_REQUIRE_EQ(arm(&ss[i], "f_small", 4, 0, &a), KINST_E_OK);
+		ATF_CHECK_EQ(a.sessions, i + 1);
+	}
+	ATF_CHECK_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 4, 0, &a),
+	    KINST_E_REFUSED);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_SHARED_FULL);
+	ATF_CHECK_STREQ(kinst_reason_name(KINST_R_SHARED_FULL),
+	    "shared-by-too-many");
+	ATF_REQUIRE_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 4, KINST_ARM_CHECK,
+	    &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.refuse_reason, KINST_R_SHARED_FULL);
+	ATF_CHECK_EQ(a.sessions, KINST_SITE_SUBS);
+	/* Every instruction but the full one. */
+	ATF_REQUIRE_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 0, KINST_ARM_ALL,
+	    &a), KINST_E_OK);
+	ATF_CHECK_EQ(a.narmed, 4);
+	ATF_CHECK_EQ(a.nrefused, 1);
+	kinst_ctl_session_fini(&ctl, &ss[KINST_SITE_SUBS].cs);
+	kinst_ctl_session_fini(&ctl, &ss[0].cs);
+	ATF_CHECK_EQ(text[SMALL_OFF + 4], 0xcc);
+	ATF_REQUIRE_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 4, 0, &a),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(a.sessions, KINST_SITE_SUBS);
+	for (i = 1; i <= KINST_SITE_SUBS; i++) {
+		ATF_CHECK_EQ(text[SMALL_OFF + 4], 0xcc);
+		kinst_ctl_session_fini(&ctl, &ss[i].cs);
+	}
+	check_text_clean();
+	check_no_leaks();
+}
+
+/*
+ * A --no-optimize subscriber joining a jump site turns it back into an
+ * int3 site; a site a --no-optimize subscriber held is optimized once the
+ * last of them has left (requeued), unless it already had a detour.
+ */
+ATF_TC_WITHOUT_HEAD(shared_site_noopt);
+ATF_TC_BODY(shared_site_noopt, tc)
+{
+	struct sess s1, s2;
+	struct kinst_arm a, b;
+	struct kinst_disarm d;
+
+	fake_reset();
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
+	sess_init(&s1);
+	sess_init(&s2);
+	ATF_REQUIRE_EQ(arm(&s1, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(kinst_ctl_optimize(&ctl), 1);
+	ATF_REQUIRE_EQ(text[SMALL_OFF], 0xe9);
+	/* An optimizing subscriber keeps the jump. */
+	ATF_REQUIRE_EQ(arm(&s2, "f_small", 0, 0, &b), KINST_E_OK);
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xe9);
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	ATF_CHECK_EQ(ctl.njump, 1);
+	d.probe_id = b.probe_id;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s2.cs, &d), KINST_E_OK);
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xe9);
+	/* A --no-optimize one undoes it, for both. */
+	ATF_REQUIRE_EQ(arm(&s2, "f_small", 0, KINST_ARM_NOOPT, &b),
+	    KINST_E_OK);
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xcc);
+	ATF_CHECK(memcmp(text + SMALL_OFF + 1, small_code + 1, 4) == 0);
+	ATF_CHECK_EQ(ctl.njump, 0);
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	/* It had a detour: it stays an int3 site. */
+	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xcc);
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	check_text_clean();
+
+	/* --no-optimize first: the other's group waits for it to leave. */
+	sess_init(&s1);
+	sess_init(&s2);
+	ATF_REQUIRE_EQ(arm(&s2, "f_small", 0, KINST_ARM_NOOPT, &b),
+	    KINST_E_OK);
+	ATF_REQUIRE_EQ(arm(&s1, "f_small", 0, 0, &a), KINST_E_OK);
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 0);
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xcc);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	ATF_CHECK(kinst_ctl_opt_pending(&ctl));
+	ATF_CHECK_EQ(kinst_ctl_optimize(&ctl), 1);
+	ATF_CHECK_EQ(text[SMALL_OFF], 0xe9);
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
@@ -573,6 +823,9 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, disarm_one_of_group);
 	ATF_TP_ADD_TC(tp, name_list);
 	ATF_TP_ADD_TC(tp, jump_install_and_remove_order);
+	ATF_TP_ADD_TC(tp, shared_site);
+	ATF_TP_ADD_TC(tp, shared_site_limit);
+	ATF_TP_ADD_TC(tp, shared_site_noopt);
 	ATF_TP_ADD_TC(tp, jump_undone_by_probe_in_window);
 	ATF_TP_ADD_TC(tp, jump_not_installed);
 	ATF_TP_ADD_TC(tp, jump_single_insn_only);
