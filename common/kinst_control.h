@@ -31,11 +31,14 @@
  *
  * Disarm sequence (kinst_ctl_disarm, kinst_ctl_session_fini):
  *
- *   take the text lock -> write back every original first byte ->
+ *   take the text lock -> write back the original first byte of every
+ *   site the session's probes leave empty (none: no write, no sync) ->
  *   kinst_os_text_sync() -> write them back again -> kinst_os_text_sync() ->
- *   remove the probes from the table -> drop the text lock ->
- *   kinst_os_quiesce() -> free each request (group) whose last probe went:
- *   its trampoline block, its module reference, itself.
+ *   remove those sites from the table, unlink the session's subscribers
+ *   from the sites others still hold -> drop the text lock ->
+ *   kinst_os_quiesce() -> (a freed site had a detour: kinst_os_sync_tasks())
+ *   -> free the empty sites (and the blocks they were the last of) and each
+ *   request (group) whose last probe went: its module reference, itself.
  *
  *   The second store and synchronization (ctl_publish() in kinst_control.c
  *   says why) are for emulators that translate code: without them QEMU's
@@ -49,10 +52,10 @@
  *   CPU still looks at the probe or runs in its trampoline.
  *
  * Trampoline batching: one block per ARM request (a whole function with
- * KINST_ARM_ALL), probe i at block + i * KINST_TRAMP_SIZE.  The block is
- * freed when the request's last probe is disarmed (refcount = live probes).
- * Disarming one probe of a request keeps its trampoline slot (unused) until
- * then.
+ * KINST_ARM_ALL), the new site of probe i at block + i * KINST_TRAMP_SIZE
+ * (a probe that shares another session's site uses no slot).  The block is
+ * freed with the last site built in it (refcount = live sites), which may
+ * outlive the request.
  *
  * Locking: kinst_os_ctl_lock() serializes every function here (a sleepable
  * mutex/sx lock); the text lock (kinst_os_text_lock) nests inside it.  None
