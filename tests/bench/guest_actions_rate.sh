@@ -59,6 +59,17 @@
 # runs with /proc/sys/debug/kprobes-optimization = 0 (kp_*_noopt: an int3,
 # like kinst).
 #
+# Issue 25's cases (many sessions on one instruction), by name in CASES:
+#   count2, count4       2 or 4 kinstctl count sessions on the instruction
+#                        at once (one site, 2 or 4 subscribers; the first
+#                        session's hits and loop are measured)
+#   count2_noopt, count4_noopt   the same with --no-optimize (int3s)
+#   kp_hist, kp_hist2, kp_hist4  1, 2 or 4 kprobe events on the address,
+#                        each with a `hist:keys=common_pid` trigger (the
+#                        kernel's own in-kernel counting: count's peer)
+# and the goals "the second session costs less than the first":
+#   (ns/hit(count2) - ns/hit(count)) / ns/hit(count) < 1.
+#
 # Method (TCG's timing drifts ~3x over a run): a warm-up round (small N, each
 # case's output checked: records, stacks, captures are really there), then
 # R rounds, each running every case once in a rotated order.  Per case and
@@ -190,6 +201,41 @@ jump_wait() {
 	KJ_STATE=jump
 }
 
+# kinst_aggm M CALLS OUT ARGS...: kinst_agg with M sessions of kinstctl ARGS
+# on the same instruction at once (issue 25: one site, M subscribers); sets
+# what kinst_agg sets, from the first session (each must see every hit).
+kinst_aggm() {
+	_m=$1 _mcalls=$2 _mout=$3
+	shift 3
+	_pids=
+	_j=2
+	while [ $_j -le "$_m" ]; do
+		: >/tmp/a$_j.err
+		kinstctl "$@" "$spec" >/dev/null 2>/tmp/a$_j.err &
+		_pids="$_pids $!"
+		_i=0
+		while ! grep -q '^kinstctl: counting ' /tmp/a$_j.err 2>/dev/null; do
+			kill -0 $! 2>/dev/null || err "kinstctl $* (session $_j) exited: $(cat /tmp/a$_j.err)"
+			_i=$((_i + 1))
+			[ $_i -lt 600 ] || err "kinstctl $* (session $_j) did not start in 60 s"
+			sleep 0.1
+		done
+		_j=$((_j + 1))
+	done
+	kinst_agg "$_mcalls" "$_mout" "$@"
+	for _p in $_pids; do kill -INT "$_p"; done
+	_j=2
+	for _p in $_pids; do
+		kt_wait_pid "$_p" 90 "kinstctl $* (session $_j) after SIGINT" /tmp/a$_j.err ||
+		    err "kinstctl $* (session $_j) failed: $(cat /tmp/a$_j.err)"
+		grep -q "^kinstctl: 1 of 1 probe shared with other kinstctl sessions (up to $_m " /tmp/a$_j.err ||
+		    echo "WARNING: session $_j of $_m does not say its probe was shared by $_m: $(grep shared /tmp/a$_j.err)"
+		_h=$(sed -n 's/^kinstctl: \([0-9]*\) hits, .*/\1/p' /tmp/a$_j.err)
+		[ "${_h:-0}" -ge "$HITS" ] || echo "WARNING: session $_j of $_m: ${_h:-no} hits, the first session $HITS"
+		_j=$((_j + 1))
+	done
+}
+
 # --- kprobe peers ----------------------------------------------------------
 
 # kp_line: our kprobe's line in debugfs kprobes/list, found by address
@@ -270,6 +316,52 @@ kp_case() {
 	kp_gone
 }
 
+# kp_hist CALLS OPT M: the loop under M kprobe events on the same address,
+# each counting in the kernel (a `hist:keys=common_pid` trigger: the peer of
+# kinst count), kprobes-optimization OPT.  Sets LOOP_T, HITS (the first
+# event's, kprobe_profile), DROPS (missed), KP_STATE.
+kp_hist() {
+	_calls=$1 _opt=$2 _m=$3
+	[ "$_opt" = 1 ] || echo 0 >"$KPOPT" || err "cannot set $KPOPT to 0"
+	echo 0 >"$T/tracing_on"
+	: >"$T/trace"
+	_j=1
+	while [ $_j -le "$_m" ]; do
+		echo "p:$G/$EV$_j $f+$off" >>"$T/kprobe_events" ||
+		    err "cannot add kprobe event $_j (error_log: $(tail -n 3 "$T/error_log" 2>/dev/null))"
+		echo 'hist:keys=common_pid' >"$T/events/$G/$EV$_j/trigger" ||
+		    err "cannot set the hist trigger (CONFIG_HIST_TRIGGERS?)"
+		echo 1 >"$T/events/$G/$EV$_j/enable" || err "cannot enable kprobe event $_j"
+		_j=$((_j + 1))
+	done
+	echo 1 >"$T/tracing_on"
+	if [ "$_opt" = 1 ] && [ "$KP_OPTIMIZABLE" = 1 ]; then
+		_i=0
+		while ! kp_line | grep -q OPTIMIZED; do
+			_i=$((_i + 1))
+			[ $_i -lt 100 ] || break
+			sleep 0.1
+		done
+	fi
+	KP_STATE=$(kp_line)
+	[ -n "$KP_STATE" ] || err "the kprobe events are enabled but $KPLIST does not list $f+$hexoff"
+	loop "$_calls"
+	echo 0 >"$T/tracing_on"
+	cp "$T/events/$G/${EV}1/hist" /tmp/w.hist
+	set -- $(awk -v e="${EV}1" '$1 == e || $1 == "'"$G"'/" e { print $2, $3 }' "$T/kprobe_profile")
+	[ $# -eq 2 ] || err "no line for ${EV}1 in kprobe_profile: $(cat "$T/kprobe_profile")"
+	HITS=$1 DROPS=$2
+	_j=1
+	while [ $_j -le "$_m" ]; do
+		echo 0 >"$T/events/$G/$EV$_j/enable"
+		echo '!hist:keys=common_pid' >"$T/events/$G/$EV$_j/trigger"
+		echo "-:$G/$EV$_j" >>"$T/kprobe_events" || err "cannot remove kprobe event $_j"
+		_j=$((_j + 1))
+	done
+	[ "$_opt" = 1 ] || echo 1 >"$KPOPT"
+	kp_gone
+}
+
 # --- the cases ------------------------------------------------------------
 
 # run_case NAME CALLS OUT: one run of case NAME (OUT: where kinstctl's
@@ -288,6 +380,16 @@ run_case() {
 	stack) kinst_trace "$2" "$3" --stack --json ;;
 	mem) kinst_trace "$2" "$3" --mem rsp:64 --json ;;
 	count) kinst_agg "$2" "$3" count ;;
+	count2) kinst_aggm 2 "$2" "$3" count ;;
+	count4) kinst_aggm 4 "$2" "$3" count ;;
+	count2_noopt) kinst_aggm 2 "$2" "$3" count --no-optimize ;;
+	count4_noopt) kinst_aggm 4 "$2" "$3" count --no-optimize ;;
+	kp_hist) kp_hist "$2" 1 1 ;;
+	kp_hist2) kp_hist "$2" 1 2 ;;
+	kp_hist4) kp_hist "$2" 1 4 ;;
+	kp_hist_noopt) kp_hist "$2" 0 1 ;;
+	kp_hist2_noopt) kp_hist "$2" 0 2 ;;
+	kp_hist4_noopt) kp_hist "$2" 0 4 ;;
 	bycomm) kinst_agg "$2" "$3" count --by comm ;;
 	hist) kinst_agg "$2" "$3" hist --value rdi ;;
 	kp_regs) kp_case "$2" 1 regs $_rd ;;
@@ -384,9 +486,12 @@ check() {
 	mem)
 		_c=$(jq -c 'select(.mem != null)' /tmp/w.out | grep -c .)
 		_w="$_c records with a capture: $(head -n 1 /tmp/w.out | jq -c '.mem')" ;;
-	count|count_noopt|bycomm|hist)
+	count|count_noopt|count[24]|count[24]_noopt|bycomm|hist)
 		_c=$HITS
 		_w="$DELIV hits aggregated: $(sed 's/  */ /g' /tmp/w.out | tr '\n' '|')" ;;
+	kp_hist*)
+		_c=$(awk '/^ *Hits: / { print $2 }' /tmp/w.hist)
+		_w="${_c:-0} hits in the first event's hist: $(grep -m 1 common_pid /tmp/w.hist)" ;;
 	kp_filter*)
 		_c=$(grep -c "$EV:" /tmp/w.trace)
 		[ "$_c" = 0 ] || err "$1: $_c events recorded (the filter should be false)"
@@ -406,7 +511,7 @@ check() {
 	esac
 	[ "$_c" -gt 0 ] || err "$1: nothing recorded in the warm-up ($_w)"
 	echo "check: $1: $HITS hits; $_w"
-	case $1 in bare|count|bare_noopt|count_noopt) echo "check: $1: kinst probe: $KJ_STATE" ;; esac
+	case $1 in bare|count|bare_noopt|count_noopt|count[24]*) echo "check: $1: kinst probe: $KJ_STATE" ;; esac
 	case $1 in kp_*) echo "check: $1: $KP_STATE" ;; esac
 }
 for c in $cases; do
@@ -419,7 +524,7 @@ for c in $cases; do
 		if echo "$KP_STATE" | grep -q OPTIMIZED; then
 			echo "bench: the kprobe at $f+$hexoff is [OPTIMIZED] (a jump, no int3): the kp_* cases also run with $KPOPT = 0 (kp_*_noopt)"
 			noopt=
-			for _k in kp_regs kp_filter kp_stack kp_mem; do
+			for _k in kp_regs kp_filter kp_stack kp_mem kp_hist kp_hist2 kp_hist4; do
 				case " $cases " in *" $_k "*) noopt="$noopt ${_k}_noopt" ;; esac
 			done
 		else
@@ -476,7 +581,7 @@ while [ "$r" -le "$rounds" ]; do
 			echo "WARNING: round $r, $c: the kprobe was not optimized during the loop: $KP_STATE"
 		fi ;;
 		esac
-		case $c in bare|count|iffalse|ifload|stack|mem|bycomm|hist)
+		case $c in bare|count|count2|count4|iffalse|ifload|stack|mem|bycomm|hist)
 			[ "$KJ_STATE" = jump ] || [ -z "$JUMP_SEEN" ] ||
 			    echo "WARNING: round $r, $c: the kinst probe was not jump-optimized during the loop" ;;
 		esac
@@ -538,6 +643,29 @@ function goal(text, c, p, strict,    x) {
 	printf "goal: %s: median ratio %s (%s / %s): %s\n", text, fmtr(x), c, p,
 	    x == "-" ? "no figure" : ((strict ? (x < 1) : (x <= 1)) ? "met" : "not met")
 }
+# med_more(c2, c1): median over rounds of (ns/hit(c2) - ns/hit(c1)) /
+# ns/hit(c1): what the subscribers of c2 add, per hit, relative to c1
+function med_more(c2, c1,    r, k, a, x, y) {
+	k = 0
+	for (r = 1; r <= rounds; r++) {
+		if (!((r SUBSEP c2) in t) || !((r SUBSEP c1) in t))
+			continue
+		x = (t[r, c2] - t[r, "none"]) / hits[r, c2]
+		y = (t[r, c1] - t[r, "none"]) / hits[r, c1]
+		if (y > 0)
+			a[++k] = (x - y) / y
+	}
+	return median(a, k)
+}
+# goal_more(text, c2, c1, m): met when the m - 1 more subscribers of c2 cost
+# less than m - 1 times the first (the ratio above < m - 1)
+function goal_more(text, c2, c1, m,    x) {
+	if (!(c2 in seen) || !(c1 in seen))
+		return
+	x = med_more(c2, c1)
+	printf "goal: %s: median (%s - %s) / %s = %s: %s\n", text, c2, c1, c1, fmtr(x),
+	    x == "-" ? "no figure" : (x < m - 1 ? "met" : "not met")
+}
 # goal5(text, c, p): met when the ratio is <= 0.2
 function goal5(text, c, p,    x) {
 	if (!(c in seen) || !(p in seen))
@@ -562,6 +690,15 @@ END {
 	label["count"] = "kinst count"
 	label["bycomm"] = "kinst count --by comm"
 	label["hist"] = "kinst hist --value rdi"
+	label["count2"] = "kinst count, 2 sessions"
+	label["count4"] = "kinst count, 4 sessions"
+	label["count2_noopt"] = "kinst count, 2 sessions, --no-optimize"
+	label["count4_noopt"] = "kinst count, 4 sessions, --no-optimize"
+	label["kp_hist"] = "kprobe hist trigger"
+	label["kp_hist2"] = "kprobe hist trigger, 2 events"
+	label["kp_hist4"] = "kprobe hist trigger, 4 events"
+	peer["count2"] = "kp_hist2"; peer["count4"] = "kp_hist4"
+	peer["count2_noopt"] = "kp_hist2"; peer["count4_noopt"] = "kp_hist4"
 	label["kp_regs"] = "kprobe regs+flags"
 	label["kp_filter"] = "kprobe regs, false filter"
 	label["kp_stack"] = "kprobe regs + stacktrace"
@@ -570,6 +707,7 @@ END {
 	peer["stack"] = "kp_stack"; peer["mem"] = "kp_mem"
 	peer["count"] = "bare"; peer["bycomm"] = "bare"; peer["hist"] = "bare"
 	peer["bare_noopt"] = "kp_regs"; peer["count_noopt"] = "bare_noopt"
+	if ("kp_hist" in seen) peer["count"] = "kp_hist"
 	printf "\n%-36s %15s  %s\n", "case", "ns/hit(median)", "vs peer (median ratio)    [hits, dropped/missed over the rounds]"
 	nc = split(cases, cl, " ")
 	for (i = 1; i <= nc; i++) {
@@ -610,6 +748,11 @@ END {
 	goal("kinst record (jump) costs no more than the kprobe recording the same (optimized if it can be)", "bare", "kp_regs", 0)
 	goal5("kinst record: the jump at least 5x cheaper than the int3 (--no-optimize)", "bare", "bare_noopt")
 	goal5("kinst count: the jump at least 5x cheaper than the int3 (--no-optimize)", "count", "count_noopt")
+	goal_more("kinst: the second session on an instruction costs less than the first", "count2", "count", 2)
+	goal_more("kinst: 4 sessions cost less than 4 x the first", "count4", "count", 4)
+	goal_more("kinst --no-optimize: the second session costs less than the first", "count2_noopt", "count_noopt", 2)
+	goal_more("kprobes (informational): the second event costs less than the first", "kp_hist2", "kp_hist", 2)
+	goal_more("kprobes (informational): 4 events cost less than 4 x the first", "kp_hist4", "kp_hist", 4)
 	print "(goals are informational: timing under TCG; ratios are medians of per-round ratios)"
 }' "$RES"
 exit 0

@@ -602,7 +602,7 @@ cmd_refuse(void)
 	uint32_t size, off1, mid;
 	uint64_t addr;
 	size_t i;
-	int fd, r;
+	int fd, fd2, r;
 
 	fd = dev_open(0);
 	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
@@ -649,6 +649,20 @@ cmd_refuse(void)
 	CHECK(r == 0 && a.narmed == 1, "arm: %d", r);
 	r = do_arm(fd, os.getpid_fn, off1, 0, &a);
 	CHECK(r == -EEXIST, "arm twice: %d", r);
+	/* Another file shares it (ABI 1.13), and sees two sessions. */
+	fd2 = dev_open(0);
+	r = do_arm(fd2, os.getpid_fn, off1, 0, &a);
+	CHECK(r == 0 && a.narmed == 1 && a.sessions == 2,
+	    "arm from a second file: %d, %u armed, %u sessions", r,
+	    a.narmed, a.sessions);
+	r = do_arm(fd2, os.getpid_fn, off1, KINST_ARM_CHECK, &a);
+	CHECK(r == 0 && a.refuse_reason == 0 && a.sessions == 2,
+	    "check-only on a shared instruction: %d reason %u sessions %u",
+	    r, a.refuse_reason, a.sessions);
+	close(fd2);
+	r = do_arm(fd, os.getpid_fn, off1, KINST_ARM_CHECK, &a);
+	CHECK(r == 0 && a.sessions == 1, "after the second file closed: %d, "
+	    "%u sessions", r, a.sessions);
 	close(fd);
 	printf("refuse: %d failures\n", failures);
 	return (failures != 0);
