@@ -106,6 +106,9 @@ kinst_ctl_session_init(struct kinst_ctl *c, struct kinst_csession *cs)
 	uint32_t i;
 
 	(void)c;
+	cs->pid = -1;
+	for (i = 0; i < KINST_COMM_LEN; i++)
+		cs->comm[i] = '\0';
 	cs->groups = NULL;
 	cs->refusals = 0;
 	cs->nprobes = 0;
@@ -216,6 +219,33 @@ ctl_site_free(struct kinst_ctl *c, struct kinst_csite *st)
 	kinst_ctl_xblock_put(st->tblock);
 	kinst_ctl_xblock_put(st->dblock);
 	kinst_os_free(st, sizeof(*st));
+}
+
+static bool
+ctl_streq(const char *a, const char *b)
+{
+	size_t i;
+
+	for (i = 0; a[i] != '\0' && a[i] == b[i]; i++)
+		;
+	return (a[i] == b[i]);
+}
+
+/* Is module the kernel's name (not a loadable module)? */
+static bool
+ctl_is_kernel(const char *module)
+{
+	return (module[0] == '\0' || ctl_streq(module, "kernel"));
+}
+
+/* The first group of the list in module, if any. */
+static struct kinst_group *
+ctl_group_in(struct kinst_group *g, const char *module)
+{
+	for (; g != NULL; g = g->next)
+		if (ctl_streq(g->func.module, module))
+			return (g);
+	return (NULL);
 }
 
 /* Free a group that has no live probe (after quiescence). */
@@ -778,6 +808,10 @@ ctl_arm_queue(struct ctl_arm_req *r)
 	struct kinst_probe *p;
 
 	g->nlive = g->nprobes;
+	if (!ctl_is_kernel(g->func.module) &&
+	    ctl_group_in(r->cs->groups, g->func.module) == NULL)
+		kinst_os_log_hold(g->func.module, r->cs->pid, r->cs->comm,
+		    g->function, true);
 	g->next = r->cs->groups;
 	r->cs->groups = g;
 	if ((a->flags & KINST_ARM_NOOPT) == 0)
@@ -1005,6 +1039,11 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 		if (g->nlive == 0) {
 			*gp = g->next;
 			kinst_ctl_opt_dequeue(c, g);
+			/* The last group of the session in the module. */
+			if (!ctl_is_kernel(g->func.module) &&
+			    ctl_group_in(cs->groups, g->func.module) == NULL)
+				kinst_os_log_hold(g->func.module, cs->pid,
+				    cs->comm, g->function, false);
 			ctl_group_free(g);
 		} else
 			gp = &g->next;
@@ -1219,6 +1258,52 @@ kinst_ctl_sites(struct kinst_ctl *c, struct kinst_site_info *out,
 			    sizeof(si->function));
 		}
 	}
+	kinst_os_ctl_unlock();
+	return (n);
+}
+
+uint32_t
+kinst_ctl_holders(struct kinst_ctl *c, const char *module,
+    struct kinst_holder_info *out, uint32_t cap)
+{
+	struct kinst_holder_info *h;
+	struct kinst_csession *cs;
+	struct kinst_cprobe *cp;
+	struct kinst_csite *st;
+	struct kinst_probe *q;
+	const char *m;
+	uint32_t n, i;
+
+	n = 0;
+	kinst_os_ctl_lock();
+	for (st = c->sites; st != NULL; st = st->next)
+		for (q = st->p.next; q != NULL; q = q->next) {
+			cp = (struct kinst_cprobe *)q;	/* first member */
+			m = cp->group->func.module;
+			if (ctl_is_kernel(m) ||
+			    (module != NULL && !ctl_streq(m, module)))
+				continue;
+			/* The session embeds s first. */
+			cs = (struct kinst_csession *)(void *)q->session;
+			for (i = 0; i < n && i < cap; i++)
+				if (out[i].pid == cs->pid &&
+				    ctl_streq(out[i].module, m) &&
+				    ctl_streq(out[i].comm, cs->comm))
+					break;
+			if (i < n && i < cap) {
+				out[i].probes++;
+				continue;
+			}
+			if (n < cap) {
+				h = &out[n];
+				kinst_bzero(h, sizeof(*h));
+				ctl_strlcpy(h->module, m, sizeof(h->module));
+				ctl_strlcpy(h->comm, cs->comm, sizeof(h->comm));
+				h->pid = cs->pid;
+				h->probes = 1;
+			}
+			n++;
+		}
 	kinst_os_ctl_unlock();
 	return (n);
 }

@@ -184,7 +184,9 @@ struct kinst_group {
 
 /* The control-side session: embeds the engine's one. */
 struct kinst_csession {
-	struct kinst_session s;
+	struct kinst_session s;		/* first */
+	int32_t		pid;		/* the opener (-1: unknown) */
+	char		comm[KINST_COMM_LEN];	/* its command name */
 	struct kinst_group *groups;
 	uint64_t	refusals;	/* instructions / requests refused */
 	uint32_t	nprobes;	/* armed */
@@ -296,6 +298,25 @@ struct kinst_site_info {
 /* Fill out[0 .. cap-1] (kernel memory); returns the number of sites. */
 uint32_t kinst_ctl_sites(struct kinst_ctl *c, struct kinst_site_info *out,
 	    uint32_t cap);
+
+/*
+ * A session that holds a module (not the kernel) through its probes: the
+ * module cannot be unloaded until it disarms them (kinst_ctl_holders).
+ */
+struct kinst_holder_info {
+	char		module[KINST_MODNAME_MAX];
+	char		comm[KINST_COMM_LEN];
+	int32_t		pid;
+	uint32_t	probes;		/* its probes in the module */
+};
+
+/*
+ * Fill out[0 .. cap-1] (kernel memory) with every (session, module) pair,
+ * module NULL, or the sessions holding that module; returns how many
+ * there are (may exceed cap).
+ */
+uint32_t kinst_ctl_holders(struct kinst_ctl *c, const char *module,
+	    struct kinst_holder_info *out, uint32_t cap);
 
 /*
  * Per-thread state (kinst_tstate.c).  KINST_IOC_TS_SETUP: validate and

@@ -100,6 +100,7 @@ int
 kinst_dev_open(struct kinst_dev *d, struct kinst_dev_file *f,
     int32_t opener_pid, void *os_priv)
 {
+	int32_t pid, tid;
 	uint32_t i, n;
 
 	n = d->ncpus;
@@ -125,6 +126,9 @@ kinst_dev_open(struct kinst_dev *d, struct kinst_dev_file *f,
 	f->cs.s.os_priv = os_priv;
 	f->cs.s.exclude_pid = opener_pid;
 	kinst_ctl_session_init(d->ctl, &f->cs);
+	/* Who holds what, for the kernel log and the holders list. */
+	kinst_os_thread(&pid, &tid, f->cs.comm);
+	f->cs.pid = opener_pid;
 	return (0);
 nomem:
 	kinst_dev_free(f);

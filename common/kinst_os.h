@@ -108,6 +108,15 @@ void	kinst_os_func_release(struct kinst_func *f);
 int	kinst_os_func_check(const struct kinst_func *f, const char *function);
 
 /*
+ * Control path, for the kernel log: the session opened by pid (comm) now
+ * holds module (never "kernel") through its probes in function, which
+ * keep the module from being unloaded (held), or holds it no longer (held
+ * false; function is then the last one it traced there).
+ */
+void	kinst_os_log_hold(const char *module, int32_t pid, const char *comm,
+	    const char *function, bool held);
+
+/*
  * Text lock: held across the per-instruction checks and the writes so that
  * no other patcher of kernel text (kprobes, ftrace, jump labels, static
  * calls on Linux) can act in between.  Nests inside the control lock.

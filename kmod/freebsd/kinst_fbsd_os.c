@@ -418,7 +418,8 @@ kinst_kld_unload_try(void *arg, linker_file_t lf, int *error)
 		if (m->lf == lf && m->refs != 0) {
 			*error = EBUSY;
 			printf("kinst: %s has armed kinst probes; "
-			    "close kinstctl first\n", lf->filename);
+			    "close kinstctl first (earlier \"kinst: pid\" "
+			    "lines name the sessions)\n", lf->filename);
 			break;
 		}
 	mtx_unlock(&kinst_modref_mtx);
@@ -589,6 +590,20 @@ kinst_os_func_release(struct kinst_func *f)
 	if (f->os_ref != NULL)
 		kinst_modref_put(f->os_ref);
 	f->os_ref = NULL;
+}
+
+/* Who holds a module, for the kldunload refusal's reader (kinst(4)). */
+void
+kinst_os_log_hold(const char *module, int32_t pid, const char *comm,
+    const char *function, bool held)
+{
+	if (held)
+		printf("kinst: pid %d (%.16s) traces %s:%s: %s cannot be "
+		    "unloaded until it stops\n", pid, comm, module, function,
+		    module);
+	else
+		printf("kinst: pid %d (%.16s) no longer holds %s\n", pid,
+		    comm, module);
 }
 
 int

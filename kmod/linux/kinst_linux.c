@@ -85,6 +85,12 @@ kinst_linux_sites(struct kinst_site_info *out, uint32_t cap)
 }
 
 uint32_t
+kinst_linux_holders(struct kinst_holder_info *out, uint32_t cap)
+{
+	return (kinst_ctl_holders(&kinst_ctl, NULL, out, cap));
+}
+
+uint32_t
 kinst_linux_njump(bool *optimizing)
 {
 	*optimizing = READ_ONCE(kinst_opt_running);

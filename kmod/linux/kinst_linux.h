@@ -17,6 +17,8 @@ void	kinst_linux_jump_init(struct kinst_ctl *c);
 uint32_t kinst_linux_njump(bool *optimizing);
 struct kinst_site_info;
 uint32_t kinst_linux_sites(struct kinst_site_info *out, uint32_t cap);
+struct kinst_holder_info;
+uint32_t kinst_linux_holders(struct kinst_holder_info *out, uint32_t cap);
 /* kinst_linux_trap.c */
 bool	kinst_linux_read_ok(uint64_t addr, size_t len);
 void	kinst_linux_jhandler(void *arg, struct kinst_regs *kr);

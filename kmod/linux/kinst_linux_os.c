@@ -360,11 +360,38 @@ kinst_sites_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_sites);
 
+/*
+ * debugfs kinst/holders: the sessions whose probes keep a module from
+ * being unloaded (rmmod fails with EAGAIN meanwhile): module, pid, command,
+ * probes in it.
+ */
+static int
+kinst_holders_show(struct seq_file *m, void *v)
+{
+	struct kinst_holder_info *h;
+	uint32_t i, n, cap;
+
+	(void)v;
+	cap = 1024;
+	h = kvmalloc_array(cap, sizeof(*h), GFP_KERNEL);
+	if (h == NULL)
+		return (-ENOMEM);
+	n = kinst_linux_holders(h, cap);
+	seq_printf(m, "# module pid comm probes (%u)\n", n);
+	for (i = 0; i < n && i < cap; i++)
+		seq_printf(m, "%s %d %.16s %u\n", h[i].module, h[i].pid,
+		    h[i].comm, h[i].probes);
+	kvfree(h);
+	return (0);
+}
+DEFINE_SHOW_ATTRIBUTE(kinst_holders);
+
 void
 kinst_linux_debugfs_os(struct dentry *dir)
 {
 	debugfs_create_file("jump", 0400, dir, NULL, &kinst_jump_fops);
 	debugfs_create_file("sites", 0400, dir, NULL, &kinst_sites_fops);
+	debugfs_create_file("holders", 0400, dir, NULL, &kinst_holders_fops);
 	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
 }
 
@@ -609,6 +636,24 @@ kinst_os_func_release(struct kinst_func *f)
 	if (f->os_ref != NULL)
 		module_put(f->os_ref);
 	f->os_ref = NULL;
+}
+
+/*
+ * rmmod of a module kinst holds fails with a bare EAGAIN ("Resource
+ * temporarily unavailable") that kinst cannot change: say here, when a
+ * session starts and stops holding one, who it is.
+ */
+void
+kinst_os_log_hold(const char *module, int32_t pid, const char *comm,
+    const char *function, bool held)
+{
+	if (held)
+		pr_info("kinst: pid %d (%.16s) traces %s:%s: module %s cannot be "
+		    "unloaded until it stops (debugfs kinst/holders)\n", pid,
+		    comm, module, function, module);
+	else
+		pr_info("kinst: pid %d (%.16s) no longer holds module %s\n",
+		    pid, comm, module);
 }
 
 int

@@ -25,6 +25,9 @@ void kinst_os_free(void *p, size_t s) { (void)p; (void)s; unexpected(__func__); 
 int kinst_os_func_resolve(const char *m, const char *f, struct kinst_func *k)
 { (void)m; (void)f; (void)k; unexpected(__func__); return (KINST_E_NOENT); }
 void kinst_os_func_release(struct kinst_func *f) { (void)f; unexpected(__func__); }
+void kinst_os_log_hold(const char *m, int32_t p, const char *c, const char *f,
+    bool h)
+{ (void)m; (void)p; (void)c; (void)f; (void)h; unexpected(__func__); }
 int kinst_os_func_check(const struct kinst_func *f, const char *n)
 { (void)f; (void)n; unexpected(__func__); return (0); }
 void kinst_os_text_lock(void) { unexpected(__func__); }

@@ -811,6 +811,68 @@ ATF_TC_BODY(shared_site_noopt, tc)
 	check_no_leaks();
 }
 
+/*
+ * Issue 26, item 6: who holds a module.  A session's first probe in a
+ * module is logged (pid, comm, function), its last one's going too; the
+ * holders list has one row per (session, module) with its probe count; the
+ * kernel itself is never listed.
+ */
+ATF_TC_WITHOUT_HEAD(module_holders);
+ATF_TC_BODY(module_holders, tc)
+{
+	struct kinst_holder_info h[4];
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct sess s1, s2;
+	uint32_t id_small;
+
+	fake_reset();
+	sess_init(&s1);
+	sess_init(&s2);
+	s1.cs.pid = 101;
+	strcpy(s1.cs.comm, "tracer1");
+	s2.cs.pid = 202;
+	strcpy(s2.cs.comm, "tracer2");
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "fakemod");
+	strcpy(a.function, "f_small");
+	a.flags = KINST_ARM_ALL;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	id_small = a.probe_id;
+	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;");
+	/* A second function of the same module: no second line. */
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "fakemod");
+	strcpy(a.function, "f_imm");
+	a.flags = KINST_ARM_ALL;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;");
+	/* The kernel: never logged, never listed. */
+	ATF_REQUIRE_EQ(arm(&s2, "f_fixup", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;");
+	ATF_REQUIRE_EQ(kinst_ctl_holders(&ctl, NULL, h, 4), 1);
+	ATF_CHECK_STREQ(h[0].module, "fakemod");
+	ATF_CHECK_EQ(h[0].pid, 101);
+	ATF_CHECK_STREQ(h[0].comm, "tracer1");
+	ATF_CHECK_EQ(h[0].probes, s1.cs.nprobes);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "fakemod", h, 4), 1);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "othermod", h, 4), 0);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "kernel", h, 4), 0);
+	/* Dropping one function keeps the module held. */
+	d.probe_id = id_small;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s1.cs, &d), KINST_E_OK);
+	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;");
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "fakemod", h, 4), 1);
+	ATF_CHECK_EQ(h[0].probes, s1.cs.nprobes);
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;"
+	    "-fakemod 101 tracer1 f_small;");
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, NULL, h, 4), 0);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
@@ -826,6 +888,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, shared_site);
 	ATF_TP_ADD_TC(tp, shared_site_limit);
 	ATF_TP_ADD_TC(tp, shared_site_noopt);
+	ATF_TP_ADD_TC(tp, module_holders);
 	ATF_TP_ADD_TC(tp, jump_undone_by_probe_in_window);
 	ATF_TP_ADD_TC(tp, jump_not_installed);
 	ATF_TP_ADD_TC(tp, jump_single_insn_only);

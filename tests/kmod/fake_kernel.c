@@ -82,6 +82,7 @@ fake_reset(void)
 	size_t i;
 
 	memset(text, 0xcc, sizeof(text));
+	hold_log[0] = '\0';
 	memcpy(text + SMALL_OFF, small_code, SMALL_SIZE);
 	memcpy(text + EXCL_OFF, small_code, SMALL_SIZE);
 	memcpy(text + FIXUP_OFF, small_code, SMALL_SIZE);
@@ -247,18 +248,35 @@ kinst_os_func_resolve(const char *module, const char *function,
 
 	ATF_REQUIRE(ctl_locked);
 	memset(f, 0, sizeof(*f));
-	if (module[0] != '\0' && strcmp(module, "kernel") != 0)
+	/* "fakemod": a module whose functions are the kernel's (holders). */
+	if (module[0] != '\0' && strcmp(module, "kernel") != 0 &&
+	    strcmp(module, "fakemod") != 0)
 		return (KINST_E_NOENT);
 	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if (strcmp(fns[i].name, function) == 0) {
 			f->addr = TEXT_BASE + fns[i].off;
 			f->size = fns[i].size;
-			strcpy(f->module, "kernel");
+			strcpy(f->module, strcmp(module, "fakemod") == 0 ?
+			    "fakemod" : "kernel");
 			f->os_ref = (void *)1;
 			nrefs++;
 			return (KINST_E_OK);
 		}
 	return (KINST_E_NOENT);
+}
+
+/* kinst_os_log_hold's lines, "+module pid comm function" / "-module ...". */
+char hold_log[1024];
+
+void
+kinst_os_log_hold(const char *module, int32_t pid, const char *comm,
+    const char *function, bool held)
+{
+	size_t l = strlen(hold_log);
+
+	ATF_REQUIRE(ctl_locked);
+	snprintf(hold_log + l, sizeof(hold_log) - l, "%c%s %d %s %s;",
+	    held ? '+' : '-', module, pid, comm, function);
 }
 
 void

@@ -39,6 +39,7 @@ extern char log_buf[1 << 16];
 extern size_t log_len;
 extern uint64_t fixup_addr;
 extern uint8_t xlat[sizeof(text)];
+extern char hold_log[1024];
 extern int pending[sizeof(text)];
 /* kinst_os_alloc outside the control lock is allowed (a verifier, a device) */
 extern int prog_loading;
