@@ -367,6 +367,8 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 	if (!traceable(in)) {
 		key(out, "reason");
 		append_json_string(out, reason_name(in));
+		key(out, "refusal_class");
+		append_json_string(out, refusal_class(reason_name(in)));
 	} else if (in.jopt != 0) {
 		key(out, "probe");
 		out += in.jopt == KINST_JQ_YES ? "\"jump\"" : "\"trap\"";

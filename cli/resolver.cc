@@ -71,6 +71,27 @@ reason_name(const Insn &i)
 }
 
 std::string
+refusal_class(const std::string &reason)
+{
+	static const std::string excl = "excluded-function";
+	if (reason.empty())
+		return "";
+	if (reason.compare(0, excl.size(), excl) == 0) {
+		// "excluded-function (CLASS)": the list or derivation and why.
+		size_t o = reason.find('('), c = reason.rfind(')');
+		if (o != std::string::npos && c != std::string::npos && c > o)
+			return reason.substr(o + 1, c - o - 1);
+		return "excluded";
+	}
+	if (reason == "text-patched" || reason == "exception-fixup" ||
+	    reason == "onfault-function")
+		return "kernel text";
+	if (reason == "shared-by-too-many")
+		return "sharing";
+	return "instruction";
+}
+
+std::string
 emulation_name(const Insn &i)
 {
 	if (i.unreachable || i.cls.treatment != KINST_T_EMULATE)

@@ -48,6 +48,11 @@ const char *len_from_name(const Insn &i);	// "engine", "capstone", "one-byte"
 // Stable verdict names used in text and JSON (docs/json.md).
 const char *verdict_name(const Insn &i);	// out-of-line, out-of-line-riprel, emulated, refused
 std::string reason_name(const Insn &i);		// refused: engine reason, or "after-undecodable"
+// A refusal's class: for "excluded-function (CLASS)" the CLASS (which list
+// or derivation excluded the function, and why); "excluded" for a bare
+// excluded-function; "kernel text" (text-patched, exception-fixup,
+// onfault-function), "sharing" (shared-by-too-many), else "instruction".
+std::string refusal_class(const std::string &reason);
 std::string emulation_name(const Insn &i);	// emulated: engine kind
 bool traceable(const Insn &i);
 

@@ -62,6 +62,21 @@ static const char *const reason_names[] = {
 	[KINST_R_TRAP_PATH] = "excluded-function (trap path)",
 	[KINST_R_CPU_BRINGUP] = "excluded-function (cpu bring-up)",
 	[KINST_R_SHARED_FULL] = "shared-by-too-many",
+	[KINST_R_EXCL_SELF] = "excluded-function (kinst itself)",
+	[KINST_R_EXCL_ENTRY] = "excluded-function (entry code)",
+	[KINST_R_EXCL_NOINSTR] =
+	    "excluded-function (noinstr: NMI and exception entry)",
+	[KINST_R_EXCL_IDLE] = "excluded-function (idle with interrupts off)",
+	[KINST_R_EXCL_BLACKLIST] = "excluded-function (kprobe blacklist)",
+	[KINST_R_EXCL_THUNK] = "excluded-function (thunks and static calls)",
+	[KINST_R_EXCL_BREAKPOINT] = "excluded-function (breakpoint path)",
+	[KINST_R_EXCL_DEBUGGER] = "excluded-function (oops and debugger)",
+	[KINST_R_EXCL_HANDLER] =
+	    "excluded-function (called by kinst's handler)",
+	[KINST_R_EXCL_FAULT] =
+	    "excluded-function (page-fault path of a no-fault read)",
+	[KINST_R_EXCL_PATCHING] = "excluded-function (text patching)",
+	[KINST_R_EXCL_SCHED] = "excluded-function (context switch)",
 };
 
 _Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");

@@ -63,6 +63,22 @@ enum kinst_reason {
 	KINST_R_TRAP_PATH,	/* "excluded-function (trap path)": reached by the #BP path or the handler (ABI 1.3) */
 	KINST_R_CPU_BRINGUP,	/* "excluded-function (cpu bring-up)": runs before a new CPU can take a #BP (ABI 1.3) */
 	KINST_R_SHARED_FULL,	/* "shared-by-too-many": KINST_SITE_SUBS sessions trace it already (ABI 1.13) */
+	/*
+	 * excluded-function, by the list or derivation that excluded it and
+	 * why (ABI 1.13; KINST_R_EXCLUDED stays for anything else).
+	 */
+	KINST_R_EXCL_SELF,	/* "excluded-function (kinst itself)" */
+	KINST_R_EXCL_ENTRY,	/* "excluded-function (entry code)": entry, irqentry, softirqentry text; FreeBSD's exception vectors */
+	KINST_R_EXCL_NOINSTR,	/* "excluded-function (noinstr: NMI and exception entry)" */
+	KINST_R_EXCL_IDLE,	/* "excluded-function (idle with interrupts off)": cpuidle text */
+	KINST_R_EXCL_BLACKLIST,	/* "excluded-function (kprobe blacklist)": NOKPROBE_SYMBOL, kprobes text */
+	KINST_R_EXCL_THUNK,	/* "excluded-function (thunks and static calls)" */
+	KINST_R_EXCL_BREAKPOINT,	/* "excluded-function (breakpoint path)": do_int3, kprobes, die notifiers */
+	KINST_R_EXCL_DEBUGGER,	/* "excluded-function (oops and debugger)" */
+	KINST_R_EXCL_HANDLER,	/* "excluded-function (called by kinst's handler)": clock, wake-up IPI, mem*, unwinder */
+	KINST_R_EXCL_FAULT,	/* "excluded-function (page-fault path of a no-fault read)" */
+	KINST_R_EXCL_PATCHING,	/* "excluded-function (text patching)": text_poke, sync_core, cross-CPU calls */
+	KINST_R_EXCL_SCHED,	/* "excluded-function (context switch)": FreeBSD's cpu_switch, savectx... */
 	KINST_R_COUNT
 };
 

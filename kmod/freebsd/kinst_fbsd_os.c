@@ -614,10 +614,10 @@ kinst_os_func_check(const struct kinst_func *f, const char *function)
 
 	m = f->os_ref;
 	if (m != NULL && m->self)
-		return (KINST_R_EXCLUDED);
+		return (KINST_R_EXCL_SELF);
 	a = (vm_offset_t)f->addr;
 	if (kinst_exc_start != 0 && a >= kinst_exc_start && a < kinst_exc_end)
-		return (KINST_R_EXCLUDED);
+		return (KINST_R_EXCL_ENTRY);
 	return (kinst_fbsd_func_reason(function));
 }
 

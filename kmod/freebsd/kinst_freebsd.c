@@ -153,17 +153,31 @@ const size_t kinst_fbsd_nonfault = KINST_NELEM(kinst_fbsd_onfault);
  *
  * "X*" also refuses the few C functions whose name starts with a capital
  * X (e.g. zstd's XXH*): refusing too much is safe, too little is not.
+ *
+ * Each group below is refused with its own class (ABI 1.13),
+ * "excluded-function (CLASS)": entry code, breakpoint path, noinstr (the
+ * NMI paths), oops and debugger, kinst itself, called by kinst's handler,
+ * context switch, text patching.
  */
-const char *const kinst_fbsd_excluded[] = {
+static const char *const fbsd_excl_entry[] = {
 	"X*", "alltraps*", "calltrap", "doreti*", "fast_syscall*",
 	"mchk_calltrap", "fork_trampoline", "handle_ibrs_*",
+};
+static const char *const fbsd_excl_breakpoint[] = {
 	"trap", "trap_check", "trap_fatal", "trap_pfault", "dblfault_handler",
+};
+static const char *const fbsd_excl_nmi[] = {
 	"ipi_nmi_handler", "nmi_*", "cpustop_handler", "cpususpend_handler",
 	"mca_intr",
-	"kdb_*", "db_*", "gdb_*", "dtrace_*", "kinst_*",
+};
+static const char *const fbsd_excl_debugger[] = {
+	"kdb_*", "db_*", "gdb_*", "dtrace_*",
+};
+static const char *const fbsd_excl_self[] = {
+	"kinst_*",
+};
+static const char *const fbsd_excl_handler[] = {
 	"owner_mtx", "owner_rm", "owner_rw", "owner_sx",
-	"cpu_switch", "cpu_throw", "savectx", "resumectx",
-	"disable_wp", "restore_wp", "smp_rendezvous*",
 	"binuptime", "sbinuptime", "tsc_get_timecount*", "hpet_get_timecount",
 	"acpi_timer_get_timecount*", "i8254_get_timecount", "kvm_clock_*",
 	"pvclock_*", "hyperv_get_timecount", "hyperv_tsc_timecount*",
@@ -171,15 +185,40 @@ const char *const kinst_fbsd_excluded[] = {
 	"memcpy*", "memmove*", "memset*", "bcopy*", "bzero*", "__memcpy*",
 	"__memset*", "__memmove*",
 };
+static const char *const fbsd_excl_switch[] = {
+	"cpu_switch", "cpu_throw", "savectx", "resumectx",
+};
+static const char *const fbsd_excl_patching[] = {
+	"disable_wp", "restore_wp", "smp_rendezvous*",
+};
+const struct kinst_fbsd_excl kinst_fbsd_excluded[] = {
+	{ fbsd_excl_entry, KINST_NELEM(fbsd_excl_entry), KINST_R_EXCL_ENTRY },
+	{ fbsd_excl_breakpoint, KINST_NELEM(fbsd_excl_breakpoint),
+	    KINST_R_EXCL_BREAKPOINT },
+	{ fbsd_excl_nmi, KINST_NELEM(fbsd_excl_nmi), KINST_R_EXCL_NOINSTR },
+	{ fbsd_excl_debugger, KINST_NELEM(fbsd_excl_debugger),
+	    KINST_R_EXCL_DEBUGGER },
+	{ fbsd_excl_self, KINST_NELEM(fbsd_excl_self), KINST_R_EXCL_SELF },
+	{ fbsd_excl_handler, KINST_NELEM(fbsd_excl_handler),
+	    KINST_R_EXCL_HANDLER },
+	{ fbsd_excl_switch, KINST_NELEM(fbsd_excl_switch),
+	    KINST_R_EXCL_SCHED },
+	{ fbsd_excl_patching, KINST_NELEM(fbsd_excl_patching),
+	    KINST_R_EXCL_PATCHING },
+};
 const size_t kinst_fbsd_nexcluded = KINST_NELEM(kinst_fbsd_excluded);
 
 int
 kinst_fbsd_func_reason(const char *name)
 {
+	size_t i;
+
 	if (kinst_name_listed(name, kinst_fbsd_onfault, kinst_fbsd_nonfault))
 		return (KINST_R_ONFAULT);
-	if (kinst_name_listed(name, kinst_fbsd_excluded, kinst_fbsd_nexcluded))
-		return (KINST_R_EXCLUDED);
+	for (i = 0; i < kinst_fbsd_nexcluded; i++)
+		if (kinst_name_listed(name, kinst_fbsd_excluded[i].names,
+		    kinst_fbsd_excluded[i].n))
+			return (kinst_fbsd_excluded[i].reason);
 	return (KINST_R_NONE);
 }
 

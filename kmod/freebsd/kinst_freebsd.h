@@ -115,15 +115,23 @@ void	kinst_fbsd_regs_to_frame(const struct kinst_regs *r, void *tf);
 
 /*
  * Function-level refusal on FreeBSD by name: KINST_R_ONFAULT (runs with
- * pcb_onfault armed), KINST_R_EXCLUDED (trap path, debugger, what the
- * handler calls), or KINST_R_NONE.
+ * pcb_onfault armed), an excluded-function class (KINST_R_EXCL_*: entry
+ * code, breakpoint path, debugger, what the handler calls, ...), or
+ * KINST_R_NONE.
  */
 int	kinst_fbsd_func_reason(const char *name);
+
+/* One list of excluded names and the refusal (class) it gives. */
+struct kinst_fbsd_excl {
+	const char *const *names;
+	size_t		n;
+	int		reason;
+};
 
 /* The name lists behind kinst_fbsd_func_reason (for tests and docs). */
 extern const char *const kinst_fbsd_onfault[];
 extern const size_t kinst_fbsd_nonfault;
-extern const char *const kinst_fbsd_excluded[];
+extern const struct kinst_fbsd_excl kinst_fbsd_excluded[];
 extern const size_t kinst_fbsd_nexcluded;
 
 /*

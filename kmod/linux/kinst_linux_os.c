@@ -128,7 +128,15 @@ static const char *const kinst_sections[][2] = {
 	{ "__indirect_thunk_start", "__indirect_thunk_end" },
 	{ "__static_call_text_start", "__static_call_text_end" },
 };
+/* The refusal (class) of each section above, in order. */
+static const uint8_t kinst_section_reason[] = {
+	KINST_R_EXCL_ENTRY, KINST_R_EXCL_ENTRY, KINST_R_EXCL_ENTRY,
+	KINST_R_EXCL_NOINSTR, KINST_R_EXCL_BLACKLIST, KINST_R_EXCL_IDLE,
+	KINST_R_EXCL_THUNK, KINST_R_EXCL_THUNK,
+};
 #define	KINST_NSECTIONS	ARRAY_SIZE(kinst_sections)
+_Static_assert(ARRAY_SIZE(kinst_section_reason) == KINST_NSECTIONS,
+    "a reason per section");
 static unsigned long kinst_sect[KINST_NSECTIONS][2];
 static unsigned long kinst_stext, kinst_etext;
 
@@ -151,30 +159,69 @@ static unsigned long kinst_stext, kinst_etext;
  *   on_each_cpu/smp_call_function* and the IPI handler side
  *   (generic_smp_call_function*, flush_smp_call_function*).
  * Entry and noinstr code is refused by section (kinst_sections) and
- * NOKPROBE_SYMBOL functions by the kprobe blacklist.
+ * NOKPROBE_SYMBOL functions by the kprobe blacklist.  Each list, section
+ * and the blacklist has its own refusal, "excluded-function (CLASS)", so
+ * that a user learns which one refused a function and why.
  */
-static const char *const kinst_excluded[] = {
+static const char *const kinst_excl_breakpoint[] = {
 	"do_int3", "do_int3_user", "exc_int3", "poke_int3_handler",
 	"kprobe_*", "get_kprobe", "kprobes_*", "arch_*kprobe*",
 	"notify_die", "atomic_notifier_call_chain", "notifier_call_chain",
-	"register_die_notifier", "unregister_die_notifier",
-	"die", "die_addr", "__die", "__die_*", "oops_*", "do_trap",
+	"register_die_notifier", "unregister_die_notifier", "do_trap",
+};
+static const char *const kinst_excl_debugger[] = {
+	"die", "die_addr", "__die", "__die_*", "oops_*",
 	"kgdb_*", "kdb_*", "dbg_*",
+};
+static const char *const kinst_excl_handler[] = {
 	"ktime_get_mono_fast_ns", "ktime_get_raw_fast_ns",
-	"fixup_exception", "ex_handler_*", "search_exception_tables",
-	"search_extable", "search_kernel_exception_table",
-	"search_module_extables", "cmp_ex_search", "bsearch",
-	"kernelmode_fixup_or_oops",
 	"irq_work_*", "__irq_work_*", "arch_irq_work_raise",
 	"x2apic_*", "__x2apic_*", "native_apic_*", "default_send_IPI_*",
 	"__default_send_IPI_*", "native_x2apic_*",
 	"memcpy", "__memcpy", "memset", "__memset", "memmove", "__memmove",
 	"memcpy_*", "memset_*",
+	"__unwind_start", "unwind_*", "orc_*", "__orc_*", "get_stack_info*",
+};
+static const char *const kinst_excl_fault[] = {
+	"fixup_exception", "ex_handler_*", "search_exception_tables",
+	"search_extable", "search_kernel_exception_table",
+	"search_module_extables", "cmp_ex_search", "bsearch",
+	"kernelmode_fixup_or_oops",
+};
+static const char *const kinst_excl_patching[] = {
 	"text_poke*", "__text_poke", "do_sync_core", "sync_core*",
 	"on_each_cpu*", "smp_call_function*", "generic_smp_call_function*",
 	"flush_smp_call_function*", "__flush_smp_call_function_queue",
-	"__unwind_start", "unwind_*", "orc_*", "__orc_*", "get_stack_info*",
 };
+/* The lists above, each with its refusal (class). */
+static const struct {
+	const char *const *names;
+	size_t	n;
+	int	reason;
+} kinst_excluded[] = {
+	{ kinst_excl_breakpoint, ARRAY_SIZE(kinst_excl_breakpoint),
+	    KINST_R_EXCL_BREAKPOINT },
+	{ kinst_excl_debugger, ARRAY_SIZE(kinst_excl_debugger),
+	    KINST_R_EXCL_DEBUGGER },
+	{ kinst_excl_handler, ARRAY_SIZE(kinst_excl_handler),
+	    KINST_R_EXCL_HANDLER },
+	{ kinst_excl_fault, ARRAY_SIZE(kinst_excl_fault), KINST_R_EXCL_FAULT },
+	{ kinst_excl_patching, ARRAY_SIZE(kinst_excl_patching),
+	    KINST_R_EXCL_PATCHING },
+};
+
+/* The refusal of a name on one of the lists, or KINST_R_NONE. */
+static int
+kinst_excluded_reason(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinst_excluded); i++)
+		if (kinst_name_listed(name, kinst_excluded[i].names,
+		    kinst_excluded[i].n))
+			return (kinst_excluded[i].reason);
+	return (KINST_R_NONE);
+}
 
 int
 kinst_linux_syms_init(void)
@@ -665,17 +712,16 @@ kinst_os_func_check(const struct kinst_func *f, const char *function)
 	int r;
 
 	if (within_module(a, THIS_MODULE))
-		return (KINST_R_EXCLUDED);
+		return (KINST_R_EXCL_SELF);
 	/* Derived from the live text at load: more precise than the rest. */
 	if ((r = kinst_linux_derived_check(a)) != KINST_R_NONE)
 		return (r);
 	for (i = 0; i < KINST_NSECTIONS; i++)
 		if (kinst_sect[i][0] != 0 && a >= kinst_sect[i][0] &&
 		    a < kinst_sect[i][1])
-			return (KINST_R_EXCLUDED);
-	if (kinst_name_listed(function, kinst_excluded,
-	    ARRAY_SIZE(kinst_excluded)))
-		return (KINST_R_EXCLUDED);
+			return (kinst_section_reason[i]);
+	if ((r = kinst_excluded_reason(function)) != KINST_R_NONE)
+		return (r);
 	/*
 	 * The name kallsyms gives the address too: an alias (another symbol
 	 * at the same address) must not get around the list.
@@ -683,10 +729,10 @@ kinst_os_func_check(const struct kinst_func *f, const char *function)
 	sprint_symbol_no_offset(sym, a);
 	if ((p = strchr(sym, ' ')) != NULL)
 		*p = '\0';		/* " [module]" */
-	if (kinst_name_listed(sym, kinst_excluded, ARRAY_SIZE(kinst_excluded)))
-		return (KINST_R_EXCLUDED);
+	if ((r = kinst_excluded_reason(sym)) != KINST_R_NONE)
+		return (r);
 	if (k_within_kprobe_blacklist(a))
-		return (KINST_R_EXCLUDED);
+		return (KINST_R_EXCL_BLACKLIST);
 	return (KINST_R_NONE);
 }
 
@@ -795,10 +841,10 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 	for (i = 0; i < KINST_NSECTIONS; i++)
 		if (kinst_sect[i][0] != 0 && last >= kinst_sect[i][0] &&
 		    a < kinst_sect[i][1])
-			return (KINST_R_EXCLUDED);
+			return (kinst_section_reason[i]);
 	fs = kinst_func_sites(f);
 	if (fs.blacklisted || (!fs.cached && k_within_kprobe_blacklist(a)))
-		return (KINST_R_EXCLUDED);
+		return (KINST_R_EXCL_BLACKLIST);
 	if (k_search_exception_tables(a) != NULL)
 		return (KINST_R_FIXUP);
 	if (k_ftrace_location_range != NULL &&

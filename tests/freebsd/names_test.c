@@ -58,9 +58,48 @@ ATF_TC_BODY(excluded, tc)
 	};
 	size_t i;
 
-	for (i = 0; i < KINST_NELEM(names); i++)
-		ATF_CHECK_EQ_MSG(kinst_fbsd_func_reason(names[i]),
-		    KINST_R_EXCLUDED, "%s", names[i]);
+	int r;
+
+	for (i = 0; i < KINST_NELEM(names); i++) {
+		r = kinst_fbsd_func_reason(names[i]);
+		/* Every one with its class, none a bare excluded-function. */
+		ATF_CHECK_MSG(r != KINST_R_NONE && r != KINST_R_EXCLUDED &&
+		    strncmp(kinst_reason_name(r), "excluded-function (",
+		    19) == 0, "%s: %d (%s)", names[i], r,
+		    kinst_reason_name(r));
+	}
+}
+
+/* Issue 26, item 5: the class says which list, and why. */
+ATF_TC_WITHOUT_HEAD(excluded_classes);
+ATF_TC_BODY(excluded_classes, tc)
+{
+	static const struct {
+		const char *name;
+		int reason;
+	} want[] = {
+		{ "Xbpt", KINST_R_EXCL_ENTRY },
+		{ "doreti_iret", KINST_R_EXCL_ENTRY },
+		{ "trap", KINST_R_EXCL_BREAKPOINT },
+		{ "trap_check", KINST_R_EXCL_BREAKPOINT },
+		{ "nmi_handle_intr", KINST_R_EXCL_NOINSTR },
+		{ "cpustop_handler", KINST_R_EXCL_NOINSTR },
+		{ "kdb_trap", KINST_R_EXCL_DEBUGGER },
+		{ "dtrace_probe", KINST_R_EXCL_DEBUGGER },
+		{ "kinst_invop", KINST_R_EXCL_SELF },
+		{ "binuptime", KINST_R_EXCL_HANDLER },
+		{ "memcpy_erms", KINST_R_EXCL_HANDLER },
+		{ "owner_mtx", KINST_R_EXCL_HANDLER },
+		{ "cpu_switch", KINST_R_EXCL_SCHED },
+		{ "smp_rendezvous_cpus", KINST_R_EXCL_PATCHING },
+		{ "disable_wp", KINST_R_EXCL_PATCHING },
+	};
+	size_t i;
+
+	for (i = 0; i < KINST_NELEM(want); i++)
+		ATF_CHECK_EQ_MSG(kinst_fbsd_func_reason(want[i].name),
+		    want[i].reason, "%s: %s", want[i].name,
+		    kinst_reason_name(kinst_fbsd_func_reason(want[i].name)));
 }
 
 /* Ordinary kernel functions, several chosen to sit next to a prefix. */
@@ -107,13 +146,27 @@ ATF_TC_BODY(lists_well_formed, tc)
 {
 	size_t i;
 
+	size_t j, k;
+
 	check_list(kinst_fbsd_onfault, kinst_fbsd_nonfault, "onfault");
-	check_list(kinst_fbsd_excluded, kinst_fbsd_nexcluded, "excluded");
-	/* No onfault function is shadowed into a mere "excluded". */
-	for (i = 0; i < kinst_fbsd_nonfault; i++)
-		ATF_CHECK_MSG(!kinst_name_listed(kinst_fbsd_onfault[i],
-		    kinst_fbsd_excluded, kinst_fbsd_nexcluded),
-		    "%s in both lists", kinst_fbsd_onfault[i]);
+	for (j = 0; j < kinst_fbsd_nexcluded; j++) {
+		check_list(kinst_fbsd_excluded[j].names,
+		    kinst_fbsd_excluded[j].n, "excluded");
+		ATF_CHECK(kinst_fbsd_excluded[j].reason != KINST_R_EXCLUDED);
+		/* No onfault function is shadowed into a mere "excluded". */
+		for (i = 0; i < kinst_fbsd_nonfault; i++)
+			ATF_CHECK_MSG(!kinst_name_listed(kinst_fbsd_onfault[i],
+			    kinst_fbsd_excluded[j].names,
+			    kinst_fbsd_excluded[j].n),
+			    "%s in both lists", kinst_fbsd_onfault[i]);
+		/* A name gets the class of its own list, not an earlier one's. */
+		for (k = 0; k < kinst_fbsd_excluded[j].n; k++)
+			if (strchr(kinst_fbsd_excluded[j].names[k], '*') == NULL)
+				ATF_CHECK_EQ_MSG(kinst_fbsd_func_reason(
+				    kinst_fbsd_excluded[j].names[k]),
+				    kinst_fbsd_excluded[j].reason, "%s",
+				    kinst_fbsd_excluded[j].names[k]);
+	}
 }
 
 ATF_TC_WITHOUT_HEAD(modname);
@@ -168,6 +221,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, onfault);
 	ATF_TP_ADD_TC(tp, excluded);
+	ATF_TP_ADD_TC(tp, excluded_classes);
 	ATF_TP_ADD_TC(tp, traceable);
 	ATF_TP_ADD_TC(tp, lists_well_formed);
 	ATF_TP_ADD_TC(tp, modname);

@@ -159,11 +159,11 @@ static const struct os_names os = {
 	.private_rw_errno = EACCES,
 	.zero_read_einval = 0,
 	.refused = {
-		{ "trap", KINST_R_EXCLUDED },
-		{ "trap_check", KINST_R_EXCLUDED },
-		{ "kdb_trap", KINST_R_EXCLUDED },
-		{ "cpu_switch", KINST_R_EXCLUDED },
-		{ "smp_rendezvous_cpus", KINST_R_EXCLUDED },
+		{ "trap", KINST_R_EXCL_BREAKPOINT },
+		{ "trap_check", KINST_R_EXCL_BREAKPOINT },
+		{ "kdb_trap", KINST_R_EXCL_DEBUGGER },
+		{ "cpu_switch", KINST_R_EXCL_SCHED },
+		{ "smp_rendezvous_cpus", KINST_R_EXCL_PATCHING },
 		{ "fubyte_nosmap", KINST_R_ONFAULT },
 	},
 };
@@ -189,9 +189,12 @@ static const struct os_names os = {
 		{ "notify_die", KINST_R_TRAP_PATH },
 		{ "exc_int3", KINST_R_TRAP_PATH },	/* noinstr */
 		{ "irq_work_queue", KINST_R_TRAP_PATH },
-		/* Entry text, and by name. */
-		{ "entry_SYSCALL_64", KINST_R_EXCLUDED },
-		{ "do_int3", KINST_R_EXCLUDED },
+		/* Entry text, and by name, each with its class (1.13). */
+		{ "entry_SYSCALL_64", KINST_R_EXCL_ENTRY },
+		{ "do_int3", KINST_R_EXCL_BREAKPOINT },
+		{ "text_poke", KINST_R_EXCL_PATCHING },
+		{ "default_idle", KINST_R_EXCL_IDLE },
+		{ "do_user_addr_fault", KINST_R_EXCL_BLACKLIST },
 	},
 };
 #endif
@@ -461,7 +464,7 @@ cmd_fuzz(long iters)
 	strcpy(a.function, "kinst_engine_hit");
 	r = xioctl(fd, KINST_IOC_ARM, &a);
 	CHECK(r == -EOPNOTSUPP && (!os.copyout_on_error ||
-	    a.refuse_reason == KINST_R_EXCLUDED),
+	    a.refuse_reason == KINST_R_EXCL_SELF),
 	    "own module: %d reason %u", r, a.refuse_reason);
 	memset(&a, 0, sizeof(a));
 	strcpy(a.function, "a:b");

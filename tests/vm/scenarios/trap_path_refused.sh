@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: functions on kinst's own #BP path and on a secondary CPU's bring-up path are refused with the new reasons (list-offsets and trace), the kernel stays healthy; a CPU offline/online with whole allowed bring-up functions armed
+# scenario: functions on kinst's own #BP path and on a secondary CPU's bring-up path are refused with the new reasons (list-offsets and trace); every other exclusion names its class (kprobe blacklist, text patching, breakpoint path, idle, entry code, debugger, kinst itself) in the reason and refusal_class; the kernel stays healthy; a CPU offline/online with whole allowed bring-up functions armed
 # scenario-needs: kinst
 # scenario-timeout: 400
 #
@@ -56,6 +56,28 @@ done
 for f in $bringup_members; do
 	check_refused "$f" "excluded-function (cpu bring-up)"
 done
+
+# Issue 26, item 5: the other exclusions name their class too (which list
+# or derivation, and why), in the reason and in refusal_class.
+for fc in "nmi_cpu_backtrace:kprobe blacklist" "do_user_addr_fault:kprobe blacklist" \
+    "text_poke:text patching" "do_int3:breakpoint path" \
+    "default_idle:idle with interrupts off" "entry_SYSCALL_64:entry code" \
+    "die:oops and debugger" "smp_call_function_single:text patching" \
+    "kinst:kinst_engine_hit:kinst itself"; do
+	f=${fc%:*} c=${fc##*:}
+	check_refused "$f" "excluded-function ($c)"
+	kt_expect_eq "$f: refusal_class of its excluded-function rows" "$c" \
+	    "$(jq -r 'select(.type == "insn" and (.reason | startswith("excluded-function"))) | .refusal_class' /tmp/lo.json | sort -u)"
+done
+# Every refused row has a class; none is a bare excluded-function.
+kinstctl list-offsets --json ksys_read vfs_read nmi_cpu_backtrace exc_int3 start_secondary >/tmp/lo.json ||
+    kt_fail "list-offsets of a sample failed"
+kt_expect_eq "refused rows without refusal_class" 0 \
+    "$(jq -c 'select(.type == "insn" and (.verdict | startswith("refused")) and .refusal_class == null)' /tmp/lo.json | grep -c .)"
+kt_expect_eq "rows refused as a bare excluded-function" 0 \
+    "$(jq -c 'select(.type == "insn" and .reason == "excluded-function")' /tmp/lo.json | grep -c .)"
+kt_expect_eq "refusal_class of int3 padding" instruction \
+    "$(jq -r 'select(.type == "insn" and .reason == "int3") | .refusal_class' /tmp/lo.json | sort -u)"
 
 # The kernel is healthy: a workload runs, syscalls are traceable.
 kt_trace_start /tmp/h.out /tmp/h.err -n 5 ksys_read
