@@ -40,6 +40,12 @@ add_trace(CLI::App &app, Runner &run)
 	    "write the records to FILE as the module delivered them (a capture: no "
 	    "formatting while tracing), for kinstctl print FILE [--json] later")
 	    ->type_name("FILE");
+	sub->add_option("--perfetto", o->perfetto,
+	    "write the hits to FILE as Chrome's Trace Event Format JSON, which "
+	    "ui.perfetto.dev and chrome://tracing open: one instant event per hit on its "
+	    "thread's track (probe, CPU, registers as args), processes and threads named "
+	    "by comm, timestamps in microseconds of the monotonic clock; nothing is printed")
+	    ->type_name("FILE");
 	auto bufsz = std::make_shared<std::string>();
 	auto backlog = std::make_shared<std::string>();
 	sub->add_option("--buffer-size", *bufsz,

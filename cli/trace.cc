@@ -17,6 +17,7 @@
 
 #include "btf_types.h"
 #include "capture.h"
+#include "perfetto.h"
 #include "error.h"
 #include "format.h"
 #include "hitfmt.h"
@@ -212,6 +213,14 @@ run_trace(const TraceOptions &o)
 				    sp.text + ") are not supported");
 	}
 
+	if (!o.perfetto.empty()) {
+		const char *no = !o.output.empty() ? "--output" : o.json ? "--json" :
+		    o.args ? "--args" : tv.active() ? "--var/--vars and $variables" :
+		    o.stack ? "--stack" : !capd.empty() ? "--mem/--str" : nullptr;
+		if (no)
+			throw Error(Exit::usage, std::string("trace --perfetto: ") + no +
+			    " is not supported with it (the events carry the registers)");
+	}
 	if (!o.output.empty()) {
 		const char *no = o.args ? "--args" : tv.active() ? "--var/--vars and $variables" :
 		    o.stack ? "--stack" : o.json ? "--json (give it to kinstctl print)" : nullptr;
@@ -325,6 +334,22 @@ run_trace(const TraceOptions &o)
 		printed++;
 		return !(o.count && printed >= o.count);	// the -n limit
 	};
+	// --perfetto: trace events instead of the text.
+	std::unique_ptr<PerfettoWriter> pf;
+	if (!o.perfetto.empty()) {
+		pf = std::make_unique<PerfettoWriter>(o.perfetto);
+		sink.hit = [&](const HitRecord &r) {
+			const struct kinst_hit_record &h = r.hit;
+			if (filtered_out(h)) {
+				filtered++;
+				return true;
+			}
+			auto it = probes.find(h.probe_id);
+			pf->hit(r, it != probes.end() ? &it->second : nullptr);
+			printed++;
+			return !(o.count && printed >= o.count);
+		};
+	}
 	// --output: the records as they came, unparsed.
 	std::unique_ptr<CaptureWriter> cap;
 	if (!o.output.empty()) {
@@ -371,9 +396,15 @@ run_trace(const TraceOptions &o)
 	}
 	out.flush();
 	nlohmann::json sum = print_summary(dev, prog_id, printed, filtered, jc, hidden,
-	    cap ? "written" : "printed");
+	    cap || pf ? "written" : "printed");
 	if (sum["dropped"].get<uint64_t>() != 0)
 		drop_advice(dev, o, ring, ncpus);
+	if (pf) {
+		pf->finish();
+		fprintf(stderr, "kinstctl: %llu events written to %s (Trace Event Format: "
+		    "ui.perfetto.dev, chrome://tracing)\n", (unsigned long long)pf->events(),
+		    o.perfetto.c_str());
+	}
 	if (cap) {
 		cap->finish(sum);
 		fprintf(stderr, "kinstctl: %llu records written to %s (kinstctl print %s)\n",

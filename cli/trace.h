@@ -35,6 +35,7 @@ struct TraceOptions {
 	std::vector<std::string> debug_files;	// --debug-file (source specs)
 	std::string latency_from;	// --latency-from SPEC: time since its hit
 	std::string output;		// --output FILE: a capture (capture.h)
+	std::string perfetto;		// --perfetto FILE: Trace Event Format (perfetto.h)
 	uint64_t buffer_size = 0;	// --buffer-size: ring bytes per CPU (0: default)
 	uint64_t backlog = (uint64_t)256 << 20;	// --backlog: bytes read, not yet printed
 };

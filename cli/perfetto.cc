@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// trace --perfetto FILE (perfetto.h).
+#include "perfetto.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+
+namespace kinst {
+
+namespace {
+
+const char *const gpr_names[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+std::string
+hex64(uint64_t v)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	return b;
+}
+
+std::string
+comm_of(const struct kinst_hit_record &h)
+{
+	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
+}
+
+} // namespace
+
+PerfettoWriter::PerfettoWriter(const std::string &path) : path_(path)
+{
+	f_ = fopen(path.c_str(), "w");
+	if (f_ == nullptr)
+		throw Error(Exit::file, "--perfetto " + path + ": " + strerror(errno));
+	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"kinstctl trace\","
+	    "\"clock\":\"monotonic\"},\"traceEvents\":[\n", f_);
+}
+
+PerfettoWriter::~PerfettoWriter()
+{
+	if (f_ != nullptr)
+		fclose(f_);
+}
+
+void
+PerfettoWriter::event(const std::string &json)
+{
+	if (!first_)
+		fputs(",\n", f_);
+	first_ = false;
+	fputs(json.c_str(), f_);
+}
+
+void
+PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
+{
+	const struct kinst_hit_record &h = r.hit;
+	std::string comm = comm_of(h);
+	if (pids_.insert(h.pid).second) {
+		nlohmann::json m = {{"ph", "M"}, {"name", "process_name"}, {"pid", h.pid},
+		    {"tid", h.pid}, {"args", {{"name", comm}}}};
+		event(m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+	}
+	if (tids_.insert({h.pid, h.tid}).second) {
+		nlohmann::json m = {{"ph", "M"}, {"name", "thread_name"}, {"pid", h.pid},
+		    {"tid", h.tid}, {"args", {{"name", comm}}}};
+		event(m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+	}
+	nlohmann::json regs = nlohmann::json::object();
+	for (int i = 0; i < 16; i++)
+		regs[gpr_names[i]] = hex64(h.regs.gpr[i]);
+	regs["rip"] = hex64(h.regs.rip);
+	regs["rflags"] = hex64(h.regs.rflags);
+	nlohmann::json args = {{"cpu", h.cpu}, {"probe_id", h.probe_id},
+	    {"address", hex64(h.addr)}, {"regs", regs}};
+	if (p != nullptr)
+		args["insn"] = p->insn;
+	// Microseconds, to the nanosecond (the format's unit).
+	char ts[32];
+	snprintf(ts, sizeof(ts), "%" PRIu64 ".%03" PRIu64, h.timestamp_ns / 1000,
+	    h.timestamp_ns % 1000);
+	nlohmann::json e = {{"ph", "i"}, {"s", "t"}, {"cat", "kinst"},
+	    {"name", p != nullptr ? p->name : hex64(h.addr)}, {"pid", h.pid},
+	    {"tid", h.tid}, {"args", args}};
+	std::string s = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+	// ts as a JSON number with exactly the digits above (a double could
+	// round them).
+	s.pop_back();
+	s += ",\"ts\":";
+	s += ts;
+	s += '}';
+	event(s);
+	events_++;
+}
+
+void
+PerfettoWriter::finish()
+{
+	if (done_)
+		return;
+	done_ = true;
+	fputs("\n]}\n", f_);
+	bool bad = fflush(f_) != 0 || ferror(f_);
+	int e = errno;
+	if (fclose(f_) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	f_ = nullptr;
+	if (bad)
+		throw Error(Exit::file, "--perfetto " + path_ + ": " + strerror(e));
+}
+
+} // namespace kinst
