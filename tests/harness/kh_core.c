@@ -1296,6 +1296,28 @@ static struct kh_out kh_refs[KH_MAXIN];
 static struct kinst_regs *kh_gts[KH_MAXIN];
 static uint32_t kh_ngts[KH_MAXIN];
 
+/*
+ * Prepare every boundary of the current function into kh_probes[] (the
+ * trampoline address a placeholder: kh_arm() prepares again), its
+ * verdict in reason[]; nothing armed, probe i is boundary i's.
+ */
+static void
+kh_prepare_all(int *reason)
+{
+	uint8_t img[KINST_TRAMP_SIZE];
+	uint32_t bi;
+
+	for (bi = 0; bi < kh_cur.nb; bi++) {
+		memset(&kh_probes[bi], 0, sizeof(kh_probes[bi]));
+		reason[bi] = kinst_probe_prepare(&kh_probes[bi],
+		    kh_cur.orig + kh_cur.off[bi], kh_cur.size - kh_cur.off[bi],
+		    kh_cur.start + kh_cur.off[bi],
+		    (uint64_t)(uintptr_t)kh_tramp_rx, img);
+		kh_armed[bi] = false;
+		kh_probe_of[bi] = bi;
+	}
+}
+
 static void
 kh_text_check(struct kh_stats *st)
 {
@@ -1429,19 +1451,11 @@ kh_check_function(const struct kh_fn *fn, bool whole, struct kh_stats *st)
 	st->reached += nreached;
 
 	/* Classification of every boundary (prepared once to count it). */
+	kh_prepare_all(reason);
 	for (bi = 0; bi < kh_cur.nb; bi++) {
-		uint8_t img[KINST_TRAMP_SIZE];
-
-		memset(&kh_probes[bi], 0, sizeof(kh_probes[bi]));
-		reason[bi] = kinst_probe_prepare(&kh_probes[bi],
-		    kh_cur.orig + kh_cur.off[bi], kh_cur.size - kh_cur.off[bi],
-		    kh_cur.start + kh_cur.off[bi],
-		    (uint64_t)(uintptr_t)kh_tramp_rx, img);
 		kh_count_treatment(&kh_probes[bi], reason[bi], st);
 		if (reason[bi] == KINST_R_NONE)
 			narm++;
-		kh_armed[bi] = false;
-		kh_probe_of[bi] = bi;
 	}
 
 	if (!whole) {
@@ -1651,18 +1665,7 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 	for (fn = tab; fn->name != NULL; fn++) {
 		if (kh_func_begin(fn, false, st) != 0)
 			continue;
-		for (bi = 0; bi < kh_cur.nb; bi++) {
-			uint8_t img[KINST_TRAMP_SIZE];
-
-			memset(&kh_probes[bi], 0, sizeof(kh_probes[bi]));
-			reason[bi] = kinst_probe_prepare(&kh_probes[bi],
-			    kh_cur.orig + kh_cur.off[bi],
-			    kh_cur.size - kh_cur.off[bi],
-			    kh_cur.start + kh_cur.off[bi],
-			    (uint64_t)(uintptr_t)kh_tramp_rx, img);
-			kh_armed[bi] = false;
-			kh_probe_of[bi] = bi;
-		}
+		kh_prepare_all(reason);
 		for (in = 0; in < fn->ninputs; in++) {
 			kh_gt_snap = 1;
 			i = (uint32_t)kh_reference(fn, (int)in, &ref, st);
@@ -1854,18 +1857,7 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 	for (fn = tab; fn->name != NULL; fn++) {
 		if (kh_func_begin(fn, false, st) != 0)
 			continue;
-		for (bi = 0; bi < kh_cur.nb; bi++) {
-			uint8_t img[KINST_TRAMP_SIZE];
-
-			memset(&kh_probes[bi], 0, sizeof(kh_probes[bi]));
-			reason[bi] = kinst_probe_prepare(&kh_probes[bi],
-			    kh_cur.orig + kh_cur.off[bi],
-			    kh_cur.size - kh_cur.off[bi],
-			    kh_cur.start + kh_cur.off[bi],
-			    (uint64_t)(uintptr_t)kh_tramp_rx, img);
-			kh_armed[bi] = false;
-			kh_probe_of[bi] = bi;
-		}
+		kh_prepare_all(reason);
 		for (in = 0; in < fn->ninputs; in++) {
 			if (kh_reference(fn, (int)in, &ref, st) != 0)
 				break;
