@@ -313,3 +313,40 @@ kt_trace_summary() {
 		kt_expect_eq "lines of kinstctl output in $2" "$KT_PRINTED" "$(grep -c . "$2")"
 	fi
 }
+
+# kt_text_of FUNC: FUNC's bytes read from memory itself (debugfs kinst/read,
+# 16 bytes at a time, one "ok ..." line each), not through kinst's unpatched
+# view; its address and size from `kinstctl list-offsets --json FUNC`,
+# asked once and kept in /tmp/kt_fn.FUNC.
+kt_text_of() {
+	[ -s "/tmp/kt_fn.$1" ] || kinstctl list-offsets --json "$1" >"/tmp/kt_fn.$1" || return 1
+	_a=$(jq -r 'select(.type == "function") | .address' "/tmp/kt_fn.$1")
+	_n=$(jq -r 'select(.type == "function") | .size' "/tmp/kt_fn.$1")
+	_o=0
+	while [ $_o -lt "$_n" ]; do
+		_l=$(( _n - _o < 16 ? _n - _o : 16 ))
+		echo "$(printf '%x' $(( _a + _o ))) $_l" >/sys/kernel/debug/kinst/read || return 1
+		cat /sys/kernel/debug/kinst/read
+		_o=$(( _o + 16 ))
+	done
+}
+
+# kt_count_start OUT ERR ARGS...: `kinstctl count ARGS...` in the
+# background, stdout to OUT and stderr to ERR; returns once it says it is
+# counting, fails the scenario if it exits or has not armed within 60 s.
+# $KT_COUNT_PID is its pid.
+kt_count_start() {
+	_o=$1 _e=$2
+	shift 2
+	: >"$_e"
+	[ "$_o" = /dev/null ] || : >"$_o"
+	kinstctl count "$@" >"$_o" 2>"$_e" &
+	KT_COUNT_PID=$!
+	_n=0
+	until grep -q '^kinstctl: counting ' "$_e"; do
+		kill -0 $KT_COUNT_PID 2>/dev/null || kt_fail "kinstctl count $* exited: $(cat "$_e")"
+		_n=$((_n + 1))
+		[ $_n -lt 600 ] || kt_fail "kinstctl count $* did not start in 60 s"
+		sleep 0.1
+	done
+}

@@ -99,24 +99,11 @@ kt_log "optimized and --no-optimize: $k identical snapshots each"
 rmmod kinst_gprtest || kt_fail "rmmod kinst_gprtest failed"
 
 # ---- 2. arm, optimize, SIGKILL, on both CPUs ----
-# The text is read from memory itself (debugfs kinst/read, 16 bytes at a
-# time), not through kinst's unpatched view.
-H=/sys/kernel/debug/kinst/read
-text_of() {	# text_of FUNC: its bytes, one line of up to 16
-	_a=$(jq -r 'select(.type == "function") | .address' /tmp/fn.$1)
-	_n=$(jq -r 'select(.type == "function") | .size' /tmp/fn.$1)
-	_o=0
-	while [ $_o -lt "$_n" ]; do
-		_l=$(( _n - _o < 16 ? _n - _o : 16 ))
-		echo "$(printf '%x' $(( _a + _o ))) $_l" >"$H" || return 1
-		cat "$H"
-		_o=$(( _o + 16 ))
-	done
-}
+# The text is read from memory itself (kt_text_of), not through kinst's
+# unpatched view.
 funcs="vfs_read ksys_read __x64_sys_getpid"
 for f in $funcs; do
-	kinstctl list-offsets --json "$f" >/tmp/fn.$f || kt_fail "list-offsets $f failed"
-	text_of "$f" >/tmp/before.$f || kt_fail "cannot read the text of $f"
+	kt_text_of "$f" >/tmp/before.$f || kt_fail "cannot read the text of $f"
 	grep -qv '^ok ' /tmp/before.$f && kt_fail "reading the text of $f: $(grep -v '^ok ' /tmp/before.$f | head -n 1)"
 done
 ( while :; do cat /proc/self/stat >/dev/null; done ) &
@@ -160,7 +147,7 @@ for d in opt 0 0.3 1 2.5; do
 		sleep 0.1
 	done
 	for f in $funcs; do
-		text_of "$f" >/tmp/after.$f
+		kt_text_of "$f" >/tmp/after.$f
 		cmp -s /tmp/before.$f /tmp/after.$f ||
 		    kt_fail "round $r: the text of $f differs after the kill: $(diff /tmp/before.$f /tmp/after.$f | head -n 6)"
 	done

@@ -19,31 +19,15 @@ m=kinst_gprtest
 fn=kinst_gprtest_body
 kt_expect_eq "holders before any session" 0 "$(grep -vc '^#' "$HO")"
 
-# count_start ERR ARGS...: kinstctl count in the background until it says it
-# is counting; $CPID.
-count_start() {
-	_e=$1
-	shift
-	: >"$_e"
-	kinstctl count "$@" >/dev/null 2>"$_e" &
-	CPID=$!
-	_n=0
-	until grep -q '^kinstctl: counting ' "$_e"; do
-		kill -0 $CPID 2>/dev/null || kt_fail "kinstctl count $* exited: $(cat "$_e")"
-		_n=$((_n + 1))
-		[ $_n -lt 600 ] || kt_fail "kinstctl count $* did not start in 60 s"
-		sleep 0.1
-	done
-}
 probes_of() {	# probes_of ERR: "counting N probes"
 	sed -n 's/^kinstctl: counting \([0-9]*\) probe.*/\1/p' "$1"
 }
 
 dmesg -c >/dev/null
-count_start /tmp/a.err "$m:$fn"
-A=$CPID
-count_start /tmp/b.err "$m:$fn+0" "$m:$fn"
-B=$CPID
+kt_count_start /dev/null /tmp/a.err "$m:$fn"
+A=$KT_COUNT_PID
+kt_count_start /dev/null /tmp/b.err "$m:$fn+0" "$m:$fn"
+B=$KT_COUNT_PID
 cat "$HO"
 kt_expect_eq "holders of $m" 2 "$(grep -c "^$m " "$HO")"
 kt_expect_eq "holder A: pid, command, probes" "$m $A kinstctl $(probes_of /tmp/a.err)" \

@@ -11,7 +11,6 @@ kt_need_kinst
 
 S=/sys/kernel/debug/kinst/sites
 J=/sys/kernel/debug/kinst/jump
-H=/sys/kernel/debug/kinst/read
 [ -r "$S" ] || kt_fail "$S is missing"
 jv() { sed -n "s/^$1 //p" "$J"; }
 sites() { grep -vc '^#' "$S"; }
@@ -24,26 +23,14 @@ off=$(kt_first_traceable "$f") || kt_fail "no traceable instruction in $f"
 hoff=$(printf '0x%x' "$off")
 W='comm == "syscall_loop"'
 
-text_of() {	# text_of FUNC: its bytes, read from memory, one line of up to 16
-	_a=$(jq -r 'select(.type == "function") | .address' /tmp/fn.$1)
-	_n=$(jq -r 'select(.type == "function") | .size' /tmp/fn.$1)
-	_o=0
-	while [ $_o -lt "$_n" ]; do
-		_l=$(( _n - _o < 16 ? _n - _o : 16 ))
-		echo "$(printf '%x' $(( _a + _o ))) $_l" >"$H" || return 1
-		cat "$H"
-		_o=$(( _o + 16 ))
-	done
-}
 funcs="ksys_read vfs_read __x64_sys_read"
 for g in $funcs; do
-	kinstctl list-offsets --json "$g" >/tmp/fn.$g || kt_fail "list-offsets $g failed"
-	text_of "$g" >/tmp/before.$g || kt_fail "cannot read the text of $g"
+	kt_text_of "$g" >/tmp/before.$g || kt_fail "cannot read the text of $g"
 	grep -qv '^ok ' /tmp/before.$g && kt_fail "reading the text of $g: $(grep -v '^ok ' /tmp/before.$g | head -n 1)"
 done
 text_same() {	# text_same WHEN: every function's text as before
 	for g in $funcs; do
-		text_of "$g" >/tmp/after.$g
+		kt_text_of "$g" >/tmp/after.$g
 		cmp -s /tmp/before.$g /tmp/after.$g ||
 		    kt_fail "$1: the text of $g differs: $(diff /tmp/before.$g /tmp/after.$g | head -n 6)"
 	done
@@ -51,23 +38,6 @@ text_same() {	# text_same WHEN: every function's text as before
 # The entry offset of FUNC in a count --json output (kt_first_traceable's).
 entry_off() { kt_first_traceable "$1"; }
 
-# count_start OUT ERR ARGS...: kinstctl count in the background until it
-# says it is counting; $CPID.
-count_start() {
-	_o=$1 _e=$2
-	shift 2
-	: >"$_o"
-	: >"$_e"
-	kinstctl count "$@" >"$_o" 2>"$_e" &
-	CPID=$!
-	_n=0
-	until grep -q '^kinstctl: counting ' "$_e"; do
-		kill -0 $CPID 2>/dev/null || kt_fail "kinstctl count $* exited: $(cat "$_e")"
-		_n=$((_n + 1))
-		[ $_n -lt 600 ] || kt_fail "kinstctl count $* did not start in 60 s"
-		sleep 0.1
-	done
-}
 # count_at FILE FUNC OFF: the count row of FUNC+OFF in a count --json output.
 count_at() {
 	jq -r --arg f "$2" --argjson o "$3" \
@@ -80,7 +50,7 @@ rnd() { echo $(( $1 + $(od -An -tu2 -N2 /dev/urandom) % $1 )); }
 k=$(rnd 100)
 kt_log "1. trace $f+$hoff and count $f, each --if comm, K = $k reads"
 kt_trace_start /tmp/t.json /tmp/t.err --json --if "$W" "$f+$off"
-count_start /tmp/c.json /tmp/c.err --json --if "$W" "$f"
+kt_count_start /tmp/c.json /tmp/c.err --json --if "$W" "$f"
 kt_expect_eq "debugfs sites: sessions on $f+$hoff" 2 "$(site_sessions "$f+$hoff")"
 kt_expect_eq "debugfs sites: sessions on another instruction of $f" 1 \
     "$(awk -v f="$f+$hoff" '$2 != f && $2 ~ /^ksys_read\+/ { print $4 }' "$S" | sort -u)"
@@ -90,8 +60,8 @@ kt_expect_eq "list-offsets --json: sessions on $f+$hoff" 2 \
 kinstctl list-offsets "$f+$off" | grep -q 'traced now by 2 sessions' ||
     kt_fail "list-offsets does not say the instruction is traced by 2 sessions"
 reads "$k"
-kill -INT $CPID
-kt_wait_pid $CPID 90 "kinstctl count" || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
+kill -INT $KT_COUNT_PID
+kt_wait_pid $KT_COUNT_PID 90 "kinstctl count" || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
 kt_trace_stop || kt_fail "kinstctl trace failed: $(cat "$KT_TRACE_ERR")"
 cat /tmp/t.err /tmp/c.err
 kt_trace_summary /tmp/t.err /tmp/t.json
@@ -110,11 +80,11 @@ for victim in count trace; do
 	k1=$(rnd 50) k2=$(rnd 50)
 	kt_log "2. kill -9 of $victim mid-way: K1 = $k1 before, K2 = $k2 after"
 	kt_trace_start /tmp/t.json /tmp/t.err --json --if "$W" "$f+$off"
-	count_start /tmp/c.json /tmp/c.err --json --if "$W" "$f"
+	kt_count_start /tmp/c.json /tmp/c.err --json --if "$W" "$f"
 	reads "$k1"
 	if [ $victim = count ]; then
-		kill -9 $CPID
-		wait $CPID 2>/dev/null
+		kill -9 $KT_COUNT_PID
+		wait $KT_COUNT_PID 2>/dev/null
 		kt_expect_eq "after kill -9 of count: sites" 1 "$(sites)"
 		kt_expect_eq "after kill -9 of count: sessions on $f+$hoff" 1 "$(site_sessions "$f+$hoff")"
 		reads "$k2"
@@ -129,8 +99,8 @@ for victim in count trace; do
 		    "$(sed -n 's/^kinstctl: ksys_read: \([0-9]*\) instructions armed.*/\1/p' /tmp/c.err)" \
 		    "$(sites)"
 		reads "$k2"
-		kill -INT $CPID
-		kt_wait_pid $CPID 90 "kinstctl count" || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
+		kill -INT $KT_COUNT_PID
+		kt_wait_pid $KT_COUNT_PID 90 "kinstctl count" || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
 		kt_expect_eq "count after trace's kill -9: $f+$hoff" $((k1 + k2)) \
 		    "$(count_at /tmp/c.json "$f" "$off")"
 	fi
@@ -140,7 +110,7 @@ done
 
 # ---- 3. a jump site shared: one leaves mid-workload; --no-optimize ----
 kt_log "3. jump-optimized $f+$hoff shared by two sessions"
-count_start /tmp/c.json /tmp/c.err --json --if "$W" "$f+$off"
+kt_count_start /tmp/c.json /tmp/c.err --json --if "$W" "$f+$off"
 n=0
 until [ "$(site_kind "$f+$hoff")" = jump ]; do
 	n=$((n + 1))
@@ -151,27 +121,38 @@ kt_trace_start /tmp/t.json /tmp/t.err --json --if "$W" "$f+$off"
 kt_expect_eq "shared jump site: kind" jump "$(site_kind "$f+$hoff")"
 kt_expect_eq "shared jump site: sessions" 2 "$(site_sessions "$f+$hoff")"
 h0=$(jv hits)
-k1=$(rnd 8000)
-syscall_loop read "$k1" 7 >/dev/null &
+# The workload: runs of 100 reads until told to stop; /tmp/wl.n counts the
+# runs completed (replaced by a rename: never read half written).
+rm -f /tmp/wl.stop
+echo 0 >/tmp/wl.n
+( i=0; while [ ! -e /tmp/wl.stop ]; do syscall_loop read 100 7 >/dev/null || exit 1
+	i=$((i + 1)); echo $i >/tmp/wl.n.t; mv /tmp/wl.n.t /tmp/wl.n; done ) &
 wl=$!
-# count leaves once the workload's reads are coming through the jump.
+# count leaves once the workload's reads are coming through the jump...
 n=0
 until [ $(( $(jv hits) - h0 )) -ge 50 ]; do
 	n=$((n + 1))
 	[ $n -lt 600 ] || kt_fail "no hit through the jump in 60 s"
 	sleep 0.1
 done
-kill -INT $CPID
-kt_wait_pid $CPID 90 "kinstctl count" || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
-mid=no
-kill -0 $wl 2>/dev/null && mid=yes
-kt_wait_pid $wl 300 "the workload" || kt_fail "the workload failed"
+kill -INT $KT_COUNT_PID
+kt_wait_pid $KT_COUNT_PID 90 "kinstctl count" || kt_fail "kinstctl count failed: $(cat /tmp/c.err)"
+# ... and the workload goes on: two more runs complete after count is gone.
+r0=$(cat /tmp/wl.n)
+n=0
+until [ "$(cat /tmp/wl.n)" -ge $((r0 + 2)) ]; do
+	n=$((n + 1))
+	kill -0 $wl 2>/dev/null || kt_fail "the workload stopped: runs $(cat /tmp/wl.n)"
+	[ $n -lt 1200 ] || kt_fail "the workload made no progress for 120 s after count left"
+	sleep 0.1
+done
+touch /tmp/wl.stop
+kt_wait_pid $wl 120 "the workload" || kt_fail "the workload failed"
+k1=$(( 100 * $(cat /tmp/wl.n) ))
 c1=$(count_at /tmp/c.json "$f" "$off")
-kt_log "count left after ${c1:-?} of the $k1 reads (workload still running when count exited: $mid)"
-# Subscribed before the workload began: fewer hits than reads means it
-# left while the workload ran.
-[ -n "$c1" ] && [ "$c1" -gt 0 ] && [ "$c1" -lt "$k1" ] ||
-    kt_fail "count's probe: '$c1' hits of $k1 reads: it did not leave mid-run"
+kt_log "count left after ${c1:-?} of the workload's $k1 reads (at least 200 after it)"
+[ -n "$c1" ] && [ "$c1" -gt 0 ] && [ "$c1" -le $((100 * (r0 + 1))) ] ||
+    kt_fail "count's probe: '$c1' hits, the workload $k1 reads, $((100 * (r0 + 1))) at most before count left"
 kt_expect_eq "after one left: kind" jump "$(site_kind "$f+$hoff")"
 kt_expect_eq "after one left: sessions" 1 "$(site_sessions "$f+$hoff")"
 k2=$(rnd 50)
@@ -180,15 +161,15 @@ reads "$k2"
 [ $(( $(jv hits) - h0 )) -ge $((k1 + k2)) ] ||
     kt_fail "hits through the jump: $(( $(jv hits) - h0 )), fewer than the workload's $((k1 + k2)) reads"
 # A --no-optimize subscriber: an int3 site for everybody.
-count_start /tmp/n.json /tmp/n.err --json --no-optimize --if "$W" "$f+$off"
+kt_count_start /tmp/n.json /tmp/n.err --json --no-optimize --if "$W" "$f+$off"
 kt_expect_eq "with a --no-optimize subscriber: kind" int3 "$(site_kind "$f+$hoff")"
 kt_expect_eq "with a --no-optimize subscriber: jumps installed" 0 "$(jv installed)"
 k3=$(rnd 50)
 h0=$(jv hits)
 reads "$k3"
 kt_expect_eq "hits through a jump with --no-optimize" 0 $(( $(jv hits) - h0 ))
-kill -INT $CPID
-kt_wait_pid $CPID 90 "kinstctl count --no-optimize" || kt_fail "count --no-optimize failed: $(cat /tmp/n.err)"
+kill -INT $KT_COUNT_PID
+kt_wait_pid $KT_COUNT_PID 90 "kinstctl count --no-optimize" || kt_fail "count --no-optimize failed: $(cat /tmp/n.err)"
 kt_expect_eq "--no-optimize count" "$k3" "$(count_at /tmp/n.json "$f" "$off")"
 kt_trace_stop || kt_fail "kinstctl trace failed: $(cat /tmp/t.err)"
 kt_trace_summary /tmp/t.err /tmp/t.json
@@ -201,12 +182,12 @@ text_same "after the shared jump site"
 CPU=/sys/devices/system/cpu/cpu1/online
 [ -w "$CPU" ] || kt_fail "$CPU is not writable (2 CPUs expected)"
 kt_log "4. three sessions on overlapping whole functions; cpu1 offline and online between workloads"
-count_start /tmp/a.json /tmp/a.err --json --if "$W" ksys_read vfs_read
-A=$CPID
-count_start /tmp/b.json /tmp/b.err --json --if "$W" vfs_read __x64_sys_read
-B=$CPID
-count_start /tmp/c.json /tmp/c.err --json --if "$W" __x64_sys_read ksys_read
-C=$CPID
+kt_count_start /tmp/a.json /tmp/a.err --json --if "$W" ksys_read vfs_read
+A=$KT_COUNT_PID
+kt_count_start /tmp/b.json /tmp/b.err --json --if "$W" vfs_read __x64_sys_read
+B=$KT_COUNT_PID
+kt_count_start /tmp/c.json /tmp/c.err --json --if "$W" __x64_sys_read ksys_read
+C=$KT_COUNT_PID
 kt_expect_eq "sessions on vfs_read's entry" 2 "$(site_sessions "vfs_read+$(printf '0x%x' "$(entry_off vfs_read)")")"
 k1=$(rnd 30) k2=$(rnd 30) k3=$(rnd 30)
 reads "$k1"
