@@ -398,6 +398,8 @@ ctl_arm_validate(struct kinst_arm *a)
 	a->addr = 0;
 	kinst_bzero(a->insn, sizeof(a->insn));
 	a->insn_len = 0;
+	a->sessions = 0;
+	a->_apad = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
 	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
 	    KINST_ARM_PROG | KINST_ARM_STACK | KINST_ARM_AGG |

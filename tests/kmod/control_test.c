@@ -657,6 +657,14 @@ ATF_TC_BODY(shared_site, tc)
 	    KINST_E_OK);
 	ATF_CHECK_EQ(chk.refuse_reason, KINST_R_NONE);
 	ATF_CHECK_EQ(chk.sessions, 2);
+	/* ... and none where nobody traces: whatever the caller left there. */
+	memset(&chk, 0, sizeof(chk));
+	strcpy(chk.function, "f_small");
+	chk.offset = 1;
+	chk.flags = KINST_ARM_CHECK;
+	chk.sessions = 77;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &chk), KINST_E_OK);
+	ATF_CHECK_EQ(chk.sessions, 0);
 
 	/* rdi 7: both record; rdi 8: s1 only; each with its own id. */
 	ATF_CHECK_EQ(hit4(7), KINST_HIT_REDIRECT);
