@@ -608,7 +608,8 @@ Session::arm_failed(const Spec &sp, const struct kinst_arm &a, int e)
 		throw Error(Exit::refused, what + ": already traced by this command (the same instruction twice)");
 	case ENOSPC:
 		throw Error(Exit::refused, what + ": too many probes armed (at most " +
-		    std::to_string(KINST_MAX_PROBES) + ")");
+		    std::to_string(KINST_MAX_PROBES) + " instructions, " +
+		    std::to_string(4 * KINST_MAX_PROBES) + " probes of all sessions together)");
 	default:
 		device_failed(what + ": arm", e);
 	}

@@ -193,15 +193,21 @@ kinst_ctl_xblock_new(size_t size)
 	return (b);
 }
 
-/* Drop a site's reference (or none: refs 0); the last frees the block. */
+/*
+ * Drop a site's reference; the last frees the block.  A block no site held
+ * (refs 0: never published) goes back as unused.
+ */
 void
 kinst_ctl_xblock_put(struct kinst_xblock *b)
 {
 	if (b == NULL)
 		return;
-	if (b->refs != 0 && --b->refs != 0)
+	if (b->refs == 0)
+		kinst_os_tramp_unused(b->mem, b->size);
+	else if (--b->refs == 0)
+		kinst_os_tramp_free(b->mem, b->size);
+	else
 		return;
-	kinst_os_tramp_free(b->mem, b->size);
 	kinst_os_free(b, sizeof(*b));
 }
 
@@ -769,7 +775,7 @@ ctl_site_seen(struct kinst_csite *st)
 /*
  * Subscribe every probe of the group to its site (release: a CPU walking
  * the chain sees a complete subscriber), then write the int3s of the new
- * sites (ctl_publish: stores and syncs), drop the text lock.
+ * sites, if any (ctl_publish: stores and syncs), drop the text lock.
  */
 static void
 ctl_arm_publish(struct ctl_arm_req *r)
@@ -777,10 +783,13 @@ ctl_arm_publish(struct ctl_arm_req *r)
 	struct kinst_cprobe *cp;
 	struct kinst_csite *st;
 	uint32_t i;
+	bool any;
 
+	any = false;
 	for (i = 0; i < r->g->nprobes; i++) {
 		cp = &r->g->probes[i];
 		st = cp->site;
+		any |= st->mark != 0;
 		KINST_STORE_RELEASE(&cp->p.session, &r->cs->s);
 		cp->p.next = st->p.next;
 		KINST_STORE_RELEASE(&st->p.next, &cp->p);
@@ -790,7 +799,9 @@ ctl_arm_publish(struct ctl_arm_req *r)
 			st->nnoopt++;
 		ctl_site_seen(st);
 	}
-	ctl_publish(r->c, true);
+	/* Only shared sites: no text write, no CPU to synchronize. */
+	if (any)
+		ctl_publish(r->c, true);
 	for (i = 0; i < r->g->nprobes; i++)
 		r->g->probes[i].site->mark = 0;
 	kinst_os_text_unlock();

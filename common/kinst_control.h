@@ -74,7 +74,7 @@ enum kinst_ctl_err {
 	KINST_E_NOENT,		/* ENOENT: no such function, module or probe id */
 	KINST_E_REFUSED,	/* EOPNOTSUPP: refused, refuse_reason says why */
 	KINST_E_EXIST,		/* EEXIST: this session already has a probe at that address */
-	KINST_E_NOSPC,		/* ENOSPC: KINST_MAX_PROBES reached */
+	KINST_E_NOSPC,		/* ENOSPC: KINST_MAX_PROBES sites or KINST_MAX_SUBSCRIBERS probes reached */
 	KINST_E_NOMEM,		/* ENOMEM */
 	KINST_E_FAULT,		/* EFAULT: kernel text could not be read */
 	KINST_E_TOOBIG,		/* EFBIG: function larger than KINST_FUNC_MAX */

@@ -170,5 +170,13 @@ void	kinst_os_quiesce(void);
 void	*kinst_os_tramp_alloc(size_t size, uint64_t *addr);
 int	kinst_os_tramp_seal(void *mem, size_t size);
 void	kinst_os_tramp_free(void *mem, size_t size);
+/*
+ * A block no site ever held (never published: no breakpoint led to it, no
+ * CPU ran it), given back at once.  FreeBSD retires what kinst_os_tramp_free
+ * gets (a thread may sleep in a trampoline) and counts it against its cap;
+ * this one it unmaps, so arms that patch nothing (a shared instruction,
+ * EEXIST, every instruction refused) cost nothing.
+ */
+void	kinst_os_tramp_unused(void *mem, size_t size);
 
 #endif /* !KINST_OS_H */

@@ -827,8 +827,8 @@ kinst_fbsd_gate_alloc(uint64_t **word)
 	if (kinst_os_tramp_seal(mem, PAGE_SIZE) != 0 ||
 	    kinst_fbsd_protect(mem + PAGE_SIZE, PAGE_SIZE,
 	    VM_PROT_READ | VM_PROT_WRITE) != 0) {
-		/* Never installed: retiring is all that is needed. */
-		kinst_os_tramp_free(mem, 2 * PAGE_SIZE);
+		/* Never installed: given back. */
+		kinst_os_tramp_unused(mem, 2 * PAGE_SIZE);
 		return (NULL);
 	}
 	return (mem);
@@ -846,6 +846,22 @@ kinst_os_tramp_free(void *mem, size_t size)
 {
 	(void)mem;
 	kinst_fbsd_tramp_retire(&kinst_tramps, round_page(size));
+}
+
+/*
+ * Never published: no CPU can be in it, so it is unmapped (kmem_back()'s
+ * pages too) and no longer counts against the cap.
+ */
+void
+kinst_os_tramp_unused(void *mem, size_t size)
+{
+	vm_offset_t va;
+
+	va = (vm_offset_t)mem;
+	size = round_page(size);
+	kmem_unback(kernel_object, va, size);
+	(void)vm_map_remove(kernel_map, va, va + size);
+	kinst_fbsd_tramp_cancel(&kinst_tramps, size);
 }
 
 /* ---- setup ---- */

@@ -1123,3 +1123,10 @@ kinst_os_tramp_free(void *mem, size_t size)
 	(void)k_set_memory_rw((unsigned long)mem, n);
 	k_module_memfree(mem);
 }
+
+/* Linux frees every block at once (after quiescence): nothing different. */
+void
+kinst_os_tramp_unused(void *mem, size_t size)
+{
+	kinst_os_tramp_free(mem, size);
+}

@@ -45,3 +45,4 @@ void *kinst_os_tramp_alloc(size_t s, uint64_t *a)
 { (void)s; (void)a; unexpected(__func__); return (NULL); }
 int kinst_os_tramp_seal(void *m, size_t s) { (void)m; (void)s; unexpected(__func__); return (-1); }
 void kinst_os_tramp_free(void *m, size_t s) { (void)m; (void)s; unexpected(__func__); }
+void kinst_os_tramp_unused(void *m, size_t s) { (void)m; (void)s; unexpected(__func__); }

@@ -640,8 +640,14 @@ ATF_TC_BODY(shared_site, tc)
 	b.flags = KINST_ARM_PROG;
 	b.prog_id = pl.prog_id;
 	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s2.cs, &b), KINST_E_OK);
-	/* Nothing written to the text: the site is patched already. */
+	/*
+	 * Nothing written to the text: the site is patched already; the
+	 * request's trampoline block, which no site took, is given back as
+	 * unused (FreeBSD would otherwise keep it mapped, counted against
+	 * its cap, for every session that shares).
+	 */
 	ATF_CHECK(strstr(log_buf, "W") == NULL);
+	ATF_CHECK_STREQ(log_buf, "A R U ");
 	ATF_CHECK_EQ(b.sessions, 2);
 	ATF_CHECK_EQ(b.addr, a.addr);
 	ATF_CHECK(b.probe_id != a.probe_id);
@@ -650,8 +656,11 @@ ATF_TC_BODY(shared_site, tc)
 	ATF_CHECK_EQ(ctl.nsites, 1);
 	site = kinst_ptable_lookup(&engine->table, TEXT_BASE + SMALL_OFF + 4);
 	ATF_REQUIRE(site != NULL && site->session == NULL);
-	/* The same session twice: refused, as before. */
+	/* The same session twice: refused, as before; its block unused. */
+	log_len = 0;
+	log_buf[0] = '\0';
 	ATF_CHECK_EQ(arm(&s1, "f_small", 4, 0, &chk), KINST_E_EXIST);
+	ATF_CHECK_STREQ(log_buf, "A U ");
 	/* A check-only request sees the two sessions. */
 	ATF_REQUIRE_EQ(arm(&s1, "f_small", 4, KINST_ARM_CHECK, &chk),
 	    KINST_E_OK);

@@ -451,6 +451,19 @@ kinst_os_tramp_free(void *mem, size_t size)
 	free(t);
 }
 
+/* "U": a block no site held, given back (FreeBSD unmaps it, uncounted). */
+void
+kinst_os_tramp_unused(void *mem, size_t size)
+{
+	struct tramp *t = tramp_of(mem);
+
+	ATF_REQUIRE(t->magic == 0x7472616d70ull && t->size == size);
+	t->magic = 0;
+	ntramps--;
+	tlog("U ");
+	free(t);
+}
+
 /* ---- helpers ---- */
 
 
