@@ -65,6 +65,7 @@ const struct {
 	{ Feature::noopt, 9, "jump-optimize probes" },
 	{ Feature::ring_size, 11, "size a session's rings (--buffer-size)" },
 	{ Feature::mmap, 12, "map its rings" },
+	{ Feature::sharing, 13, "share probes between sessions" },
 };
 
 const auto &
@@ -482,8 +483,9 @@ Session::check(const std::string &module, const std::string &function, uint32_t 
 	c.flags = KINST_ARM_CHECK;
 	if (ioctl(fd_, KINST_IOC_ARM, &c) != 0)
 		return -1;
+	// Check-only, 1.13: narmed is the sessions tracing the instruction.
 	if (sessions)
-		*sessions = c.sessions;
+		*sessions = has(Feature::sharing) ? c.narmed : 0;
 	return (int)c.refuse_reason;
 }
 
@@ -863,9 +865,10 @@ Session::jump_probes()
 			it = jc.per.emplace(name, std::make_pair(0u, 0u)).first;
 		}
 		it->second.first++;
-		if (pi.sessions_max > 1) {
+		if (KINST_PI_SESSIONS_MAX(pi.treatment) > 1) {
 			jc.shared++;
-			jc.max_sessions = std::max(jc.max_sessions, pi.sessions_max);
+			jc.max_sessions = std::max(jc.max_sessions,
+			    (uint32_t)KINST_PI_SESSIONS_MAX(pi.treatment));
 		}
 		if (pi.treatment & KINST_PI_JUMP) {
 			jc.jump++;

@@ -45,6 +45,7 @@ enum class Feature {
 	noopt,		// 1.9 jump-optimized probes, KINST_ARM_NOOPT
 	ring_size,	// 1.11 KINST_IOC_RING
 	mmap,		// 1.12 mapped rings, KINST_IOC_WAKE
+	sharing,	// 1.13 probes shared by sessions (KINST_PI_SESSIONS)
 };
 // The minor version that brought f.
 unsigned feature_minor(Feature f);

@@ -39,9 +39,12 @@
 					   struct kinst_ring_ctl), wake-up
 					   watermark (KINST_IOC_WAKE);
 					   1.13: probes shared by sessions
-					   (kinst_arm.sessions, kinst_probe_info.
-					   sessions/sessions_max, refuse reason
-					   shared-by-too-many) */
+					   (KINST_PI_SESSIONS in kinst_probe_info.
+					   treatment, kinst_arm.narmed with
+					   KINST_ARM_CHECK), refuse reason
+					   shared-by-too-many and the classes of
+					   excluded-function (no structure
+					   changed size) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -199,7 +202,9 @@ struct kinst_arm {
 	uint32_t	offset;		/* in: ignored with KINST_ARM_ALL */
 	uint32_t	flags;		/* in: KINST_ARM_* */
 	uint32_t	probe_id;	/* out: id of the (first) probe armed */
-	uint32_t	narmed;		/* out: probes armed */
+	uint32_t	narmed;		/* out: probes armed; with
+					   KINST_ARM_CHECK (ABI 1.13), the files
+					   tracing the instruction now (0: none) */
 	uint32_t	nrefused;	/* out: instructions refused (ARM_ALL) */
 	uint32_t	refuse_reason;	/* out: reason when a single offset was refused */
 	uint64_t	addr;		/* out: address of the (first) probe */
@@ -207,11 +212,6 @@ struct kinst_arm {
 	uint32_t	insn_len;	/* out */
 	uint32_t	prog_id;	/* in: with KINST_ARM_PROG, a program of
 					   this file (KINST_IOC_PROG_LOAD); else 0 */
-	uint32_t	sessions;	/* out: files whose probes share the
-					   instruction at addr, this one's
-					   included after an arm (KINST_ARM_CHECK:
-					   before it; 0: not traced) (ABI 1.13) */
-	uint32_t	_apad;
 };
 
 struct kinst_disarm {
@@ -230,16 +230,21 @@ struct kinst_probe_info {
 	uint8_t		insn[16];
 	uint32_t	insn_len;
 	uint32_t	treatment;	/* enum kinst_treatment in the low 16 bits;
-					   KINST_PI_* flags above */
-	uint32_t	sessions;	/* files tracing this instruction now,
-					   this one included (ABI 1.13) */
-	uint32_t	sessions_max;	/* the most at once while this probe
-					   was armed */
+					   KINST_PI_* flags and counts above */
 };
 #define	KINST_PI_TREATMENT	0xffffu
 #define	KINST_PI_JUMP	0x10000u	/* jump-optimized now: its hits take
 					   the jmp to its detour, no trap
 					   (since ABI 1.9) */
+/*
+ * Since ABI 1.13, in bits 20-25 the files tracing the probe's instruction
+ * now (this one included), in bits 26-31 the most that did at once while
+ * the probe was armed (0 from an older module).
+ */
+#define	KINST_PI_SESSIONS(t)	(((t) >> 20) & 0x3fu)
+#define	KINST_PI_SESSIONS_MAX(t)	(((t) >> 26) & 0x3fu)
+#define	KINST_PI_MK_SESSIONS(now, max)	\
+	((((uint32_t)(now) & 0x3fu) << 20) | (((uint32_t)(max) & 0x3fu) << 26))
 
 struct kinst_list {
 	uint64_t	buf;		/* in: user pointer to struct kinst_probe_info[cap] */

@@ -12,6 +12,9 @@
 #include "kinst_prog.h"
 #include "kinst_jopt.h"
 
+_Static_assert(KINST_SITE_SUBS <= 0x3f,
+    "KINST_PI_SESSIONS has 6 bits");
+
 static void
 ctl_strlcpy(char *dst, const char *src, size_t size)
 {
@@ -404,8 +407,6 @@ ctl_arm_validate(struct kinst_arm *a)
 	a->addr = 0;
 	kinst_bzero(a->insn, sizeof(a->insn));
 	a->insn_len = 0;
-	a->sessions = 0;
-	a->_apad = 0;
 	if (!ctl_names_ok(a->module, a->function) ||
 	    (a->flags & ~(KINST_ARM_ALL | KINST_ARM_CHECK |
 	    KINST_ARM_PROG | KINST_ARM_STACK | KINST_ARM_AGG |
@@ -520,7 +521,7 @@ ctl_arm_check(struct ctl_arm_req *r)
 			    check.insn.len);
 	} else {
 		/* Traced: another subscriber may join, up to the limit. */
-		a->sessions = st->nsubs;
+		a->narmed = st->nsubs;	/* check-only: the sessions (1.13) */
 		if (st->nsubs >= KINST_SITE_SUBS &&
 		    ctl_site_sub(st, &r->cs->s) == NULL)
 			reason = KINST_R_SHARED_FULL;
@@ -835,7 +836,6 @@ ctl_arm_queue(struct ctl_arm_req *r)
 	a->probe_id = p->id;
 	a->narmed = g->nprobes;
 	a->addr = p->addr;
-	a->sessions = g->probes[0].site->nsubs;
 	kinst_copy(a->insn, p->orig, p->insn.len);
 	a->insn_len = p->insn.len;
 	/* The new sites hold the block now (or none does: freed here). */
@@ -1158,8 +1158,7 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				pi->offset = cp->p.offset;
 				pi->addr = cp->p.addr;
 				pi->hits = KINST_LOAD_RELAXED(&cp->p.hits);
-				pi->sessions = cp->site->nsubs;
-				pi->sessions_max = cp->sessions_max;
+
 				ctl_strlcpy(pi->module, g->func.module,
 				    sizeof(pi->module));
 				ctl_strlcpy(pi->function, g->function,
@@ -1168,7 +1167,9 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				pi->insn_len = cp->p.insn.len;
 				pi->treatment = cp->p.cls.treatment |
 				    (cp->site->jstate == KINST_JS_JUMP ?
-				    KINST_PI_JUMP : 0);
+				    KINST_PI_JUMP : 0) |
+				    KINST_PI_MK_SESSIONS(cp->site->nsubs,
+				    cp->sessions_max);
 			}
 			n++;
 		}

@@ -250,8 +250,12 @@ ATF_TC_BODY(arm_all_and_refusals, tc)
 	ATF_CHECK_STREQ(pi[0].function, "f_fixup");
 	ATF_CHECK_STREQ(pi[0].module, "kernel");
 	for (uint32_t i = 0; i < n && i < 8; i++) {
-		ATF_CHECK_EQ(pi[i].sessions, pi[i].offset == 4 ? 2 : 1);
-		ATF_CHECK_EQ(pi[i].sessions_max, pi[i].offset == 4 ? 2 : 1);
+		ATF_CHECK_EQ(KINST_PI_SESSIONS(pi[i].treatment),
+		    pi[i].offset == 4 ? 2 : 1);
+		ATF_CHECK_EQ(KINST_PI_SESSIONS_MAX(pi[i].treatment),
+		    pi[i].offset == 4 ? 2 : 1);
+		ATF_CHECK((pi[i].treatment & KINST_PI_TREATMENT) !=
+		    KINST_T_REFUSE);
 	}
 	ATF_CHECK_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 1), 4);
 
@@ -358,7 +362,8 @@ list_flags(struct sess *s, uint32_t id)
 	n = kinst_ctl_list(&ctl, &s->cs, pi, 8);
 	for (i = 0; i < n && i < 8; i++)
 		if (pi[i].probe_id == id)
-			return (pi[i].treatment & ~KINST_PI_TREATMENT);
+			return (pi[i].treatment & ~KINST_PI_TREATMENT &
+			    ~KINST_PI_MK_SESSIONS(0x3f, 0x3f));
 	atf_tc_fail("probe %u not listed", id);
 	return (0);
 }
@@ -561,6 +566,20 @@ ATF_TC_BODY(jump_single_insn_only, tc)
 	check_no_leaks();
 }
 
+/* The sessions tracing f_small+off (a check-only arm from a new session). */
+static uint32_t
+sessions_at(uint32_t off)
+{
+	struct kinst_arm a;
+	struct sess q;
+
+	sess_init(&q);
+	ATF_REQUIRE_EQ(arm(&q, "f_small", off, KINST_ARM_CHECK, &a),
+	    KINST_E_OK);
+	kinst_ctl_session_fini(&ctl, &q.cs);
+	return (a.narmed);
+}
+
 /* The probe ids of the records in s's CPU 0 ring, in order; how many. */
 static uint32_t
 ring_ids(struct sess *s, uint32_t *ids, uint32_t cap)
@@ -631,7 +650,7 @@ ATF_TC_BODY(shared_site, tc)
 	    KINST_E_OK);
 	prog_loading = 0;
 	ATF_REQUIRE_EQ(arm(&s1, "f_small", 4, 0, &a), KINST_E_OK);
-	ATF_CHECK_EQ(a.sessions, 1);
+	ATF_CHECK_EQ(sessions_at(4), 1);
 	log_len = 0;
 	log_buf[0] = '\0';
 	memset(&b, 0, sizeof(b));
@@ -648,7 +667,7 @@ ATF_TC_BODY(shared_site, tc)
 	 */
 	ATF_CHECK(strstr(log_buf, "W") == NULL);
 	ATF_CHECK_STREQ(log_buf, "A R U ");
-	ATF_CHECK_EQ(b.sessions, 2);
+	ATF_CHECK_EQ(sessions_at(4), 2);
 	ATF_CHECK_EQ(b.addr, a.addr);
 	ATF_CHECK(b.probe_id != a.probe_id);
 	ATF_CHECK_EQ(engine->table.count, 1);
@@ -665,15 +684,15 @@ ATF_TC_BODY(shared_site, tc)
 	ATF_REQUIRE_EQ(arm(&s1, "f_small", 4, KINST_ARM_CHECK, &chk),
 	    KINST_E_OK);
 	ATF_CHECK_EQ(chk.refuse_reason, KINST_R_NONE);
-	ATF_CHECK_EQ(chk.sessions, 2);
+	ATF_CHECK_EQ(chk.narmed, 2);	/* check-only: the sessions */
 	/* ... and none where nobody traces: whatever the caller left there. */
 	memset(&chk, 0, sizeof(chk));
 	strcpy(chk.function, "f_small");
 	chk.offset = 1;
 	chk.flags = KINST_ARM_CHECK;
-	chk.sessions = 77;
+	chk.narmed = 77;
 	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &chk), KINST_E_OK);
-	ATF_CHECK_EQ(chk.sessions, 0);
+	ATF_CHECK_EQ(chk.narmed, 0);
 
 	/* rdi 7: both record; rdi 8: s1 only; each with its own id. */
 	ATF_CHECK_EQ(hit4(7), KINST_HIT_REDIRECT);
@@ -691,8 +710,8 @@ ATF_TC_BODY(shared_site, tc)
 	ATF_CHECK_EQ(site->hits, 3);
 	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s2.cs, pi, 2), 1);
 	ATF_CHECK_EQ(pi[0].hits, 3);
-	ATF_CHECK_EQ(pi[0].sessions, 2);
-	ATF_CHECK_EQ(pi[0].sessions_max, 2);
+	ATF_CHECK_EQ(KINST_PI_SESSIONS(pi[0].treatment), 2);
+	ATF_CHECK_EQ(KINST_PI_SESSIONS_MAX(pi[0].treatment), 2);
 
 	/* The first session leaves: no text write, s2 still records. */
 	log_len = 0;
@@ -709,8 +728,8 @@ ATF_TC_BODY(shared_site, tc)
 	ATF_REQUIRE_EQ(ring_ids(&s2, ids, 8), 1);
 	ATF_CHECK_EQ(ids[0], b.probe_id);
 	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s2.cs, pi, 2), 1);
-	ATF_CHECK_EQ(pi[0].sessions, 1);
-	ATF_CHECK_EQ(pi[0].sessions_max, 2);
+	ATF_CHECK_EQ(KINST_PI_SESSIONS(pi[0].treatment), 1);
+	ATF_CHECK_EQ(KINST_PI_SESSIONS_MAX(pi[0].treatment), 2);
 
 	/* The last one restores the text. */
 	log_len = 0;
@@ -740,7 +759,7 @@ ATF_TC_BODY(shared_site_limit, tc)
 		sess_init(&ss[i]);
 	for (i = 0; i < KINST_SITE_SUBS; i++) {
 		ATF_REQUIRE_EQ(arm(&ss[i], "f_small", 4, 0, &a), KINST_E_OK);
-		ATF_CHECK_EQ(a.sessions, i + 1);
+		ATF_CHECK_EQ(sessions_at(4), i + 1);
 	}
 	ATF_CHECK_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 4, 0, &a),
 	    KINST_E_REFUSED);
@@ -750,7 +769,7 @@ ATF_TC_BODY(shared_site_limit, tc)
 	ATF_REQUIRE_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 4, KINST_ARM_CHECK,
 	    &a), KINST_E_OK);
 	ATF_CHECK_EQ(a.refuse_reason, KINST_R_SHARED_FULL);
-	ATF_CHECK_EQ(a.sessions, KINST_SITE_SUBS);
+	ATF_CHECK_EQ(a.narmed, KINST_SITE_SUBS);
 	/* Every instruction but the full one. */
 	ATF_REQUIRE_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 0, KINST_ARM_ALL,
 	    &a), KINST_E_OK);
@@ -761,7 +780,7 @@ ATF_TC_BODY(shared_site_limit, tc)
 	ATF_CHECK_EQ(text[SMALL_OFF + 4], 0xcc);
 	ATF_REQUIRE_EQ(arm(&ss[KINST_SITE_SUBS], "f_small", 4, 0, &a),
 	    KINST_E_OK);
-	ATF_CHECK_EQ(a.sessions, KINST_SITE_SUBS);
+	ATF_CHECK_EQ(sessions_at(4), KINST_SITE_SUBS);
 	for (i = 1; i <= KINST_SITE_SUBS; i++) {
 		ATF_CHECK_EQ(text[SMALL_OFF + 4], 0xcc);
 		kinst_ctl_session_fini(&ctl, &ss[i].cs);

@@ -501,7 +501,6 @@ ATF_TC_BODY(arm_list_close, tc)
 	ATF_CHECK_EQ(arm_fn(f, "f_small", 1, 0, &a), EEXIST);
 	ATF_REQUIRE_EQ(arm_fn(g, "f_small", 1, 0, &a), 0);
 	ATF_CHECK_EQ(a.narmed, 1);
-	ATF_CHECK_EQ(a.sessions, 2);
 	ATF_CHECK_EQ(engine->table.count, 5);
 	ATF_CHECK_EQ(ctl.nprobes, 6);
 	memset(&l, 0, sizeof(l));
@@ -525,7 +524,7 @@ ATF_TC_BODY(arm_list_close, tc)
 	ATF_CHECK_EQ(LIOCTL(g, KINST_IOC_LIST, &l), 0);
 	ATF_CHECK_EQ(l.count, 1);
 	ATF_CHECK_EQ(pi[0].addr, TEXT_BASE + SMALL_OFF + 1);
-	ATF_CHECK_EQ(pi[0].sessions, 2);
+	ATF_CHECK_EQ(KINST_PI_SESSIONS(pi[0].treatment), 2);
 	user_reset();
 	d.probe_id = KINST_ALL_PROBES;
 	ATF_CHECK_EQ(LIOCTL(g, KINST_IOC_DISARM, &d), 0);
