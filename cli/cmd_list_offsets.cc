@@ -106,7 +106,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		if (!traceable(in) || in.unreachable)
 			continue;
 		int r = m.kernel_verdict(*t.fn, in.offset, &in.sessions);
-		if (r > KINST_R_NONE && r < KINST_R_COUNT) {
+		// A reason this kinstctl does not know (a newer module's) is
+		// still a refusal, shown as reason-N.
+		if (r > KINST_R_NONE && r <= UINT8_MAX) {
 			in.cls.treatment = KINST_T_REFUSE;
 			in.cls.emul = KINST_EM_NONE;
 			in.cls.reason = (uint8_t)r;

@@ -66,6 +66,8 @@ reason_name(const Insn &i)
 		return "";
 	if (i.cls.treatment != KINST_T_REFUSE)
 		return "unclassified";
+	if (i.cls.reason >= KINST_R_COUNT)	// a newer module's
+		return "reason-" + std::to_string(i.cls.reason);
 	const char *n = kinst_reason_name(i.cls.reason);
 	return n != nullptr && *n != '\0' ? n : "reason-" + std::to_string(i.cls.reason);
 }
