@@ -255,6 +255,24 @@ kp_gone() {
 	done
 }
 
+# kp_armed OPT WHAT: the kprobe at the address is armed (WHAT, for the
+# error): with OPT 1, wait until it is optimized -- an optimizable kprobe is
+# optimized a few jiffies after it is armed (plus an RCU-tasks grace period)
+# -- so the loop times one kind of probe; sets KP_STATE (its kprobes/list
+# line).
+kp_armed() {
+	if [ "$1" = 1 ] && [ "$KP_OPTIMIZABLE" = 1 ]; then
+		_i=0
+		while ! kp_line | grep -q OPTIMIZED; do
+			_i=$((_i + 1))
+			[ $_i -lt 100 ] || break
+			sleep 0.1
+		done
+	fi
+	KP_STATE=$(kp_line)
+	[ -n "$KP_STATE" ] || err "$2 but $KPLIST does not list $f+$hexoff"
+}
+
 # kp_case CALLS OPT KIND READER: the loop under the kprobe event of KIND
 # (regs, filter, stack, mem) with kprobes-optimization OPT (1 or 0); READER
 # 1: `cat trace_pipe >/dev/null` runs during the loop, 0: the buffer is kept
@@ -276,19 +294,7 @@ kp_case() {
 	esac
 	echo 1 >"$_ev/enable" || err "cannot enable the kprobe event"
 	echo 1 >"$T/tracing_on"
-	# An optimizable kprobe is optimized a few jiffies after it is armed
-	# (plus an RCU-tasks grace period): wait for it, so the loop times
-	# one kind of probe.
-	if [ "$_opt" = 1 ] && [ "$KP_OPTIMIZABLE" = 1 ]; then
-		_i=0
-		while ! kp_line | grep -q OPTIMIZED; do
-			_i=$((_i + 1))
-			[ $_i -lt 100 ] || break
-			sleep 0.1
-		done
-	fi
-	KP_STATE=$(kp_line)
-	[ -n "$KP_STATE" ] || err "the kprobe event is enabled but $KPLIST does not list $f+$hexoff"
+	kp_armed "$_opt" "the kprobe event is enabled"
 	_rp=
 	if [ "$_reader" = 1 ]; then
 		cat "$T/trace_pipe" >/dev/null &
@@ -335,16 +341,7 @@ kp_hist() {
 		_j=$((_j + 1))
 	done
 	echo 1 >"$T/tracing_on"
-	if [ "$_opt" = 1 ] && [ "$KP_OPTIMIZABLE" = 1 ]; then
-		_i=0
-		while ! kp_line | grep -q OPTIMIZED; do
-			_i=$((_i + 1))
-			[ $_i -lt 100 ] || break
-			sleep 0.1
-		done
-	fi
-	KP_STATE=$(kp_line)
-	[ -n "$KP_STATE" ] || err "the kprobe events are enabled but $KPLIST does not list $f+$hexoff"
+	kp_armed "$_opt" "the kprobe events are enabled"
 	loop "$_calls"
 	echo 0 >"$T/tracing_on"
 	cp "$T/events/$G/${EV}1/hist" /tmp/w.hist
