@@ -9,28 +9,23 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "format.h"
 
 namespace kinst {
 
 namespace {
 
-const char *const gpr_names[16] = {
-	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-};
-
-std::string
-hex64(uint64_t v)
-{
-	char b[24];
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	return b;
-}
-
 std::string
 comm_of(const struct kinst_hit_record &h)
 {
 	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
+}
+
+// Compact JSON; a comm that is not UTF-8 gets U+FFFD, not an exception.
+std::string
+dumped(const nlohmann::json &j)
+{
+	return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace
@@ -67,20 +62,20 @@ PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
 	if (pids_.insert(h.pid).second) {
 		nlohmann::json m = {{"ph", "M"}, {"name", "process_name"}, {"pid", h.pid},
 		    {"tid", h.pid}, {"args", {{"name", comm}}}};
-		event(m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+		event(dumped(m));
 	}
 	if (tids_.insert({h.pid, h.tid}).second) {
 		nlohmann::json m = {{"ph", "M"}, {"name", "thread_name"}, {"pid", h.pid},
 		    {"tid", h.tid}, {"args", {{"name", comm}}}};
-		event(m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+		event(dumped(m));
 	}
 	nlohmann::json regs = nlohmann::json::object();
-	for (int i = 0; i < 16; i++)
-		regs[gpr_names[i]] = hex64(h.regs.gpr[i]);
-	regs["rip"] = hex64(h.regs.rip);
-	regs["rflags"] = hex64(h.regs.rflags);
+	for (int i = 0; i < KINST_NGPR; i++)
+		regs[gpr_names[i]] = hex(h.regs.gpr[i]);
+	regs["rip"] = hex(h.regs.rip);
+	regs["rflags"] = hex(h.regs.rflags);
 	nlohmann::json args = {{"cpu", h.cpu}, {"probe_id", h.probe_id},
-	    {"address", hex64(h.addr)}, {"regs", regs}};
+	    {"address", hex(h.addr)}, {"regs", regs}};
 	if (p != nullptr)
 		args["insn"] = p->insn;
 	// Microseconds, to the nanosecond (the format's unit).
@@ -88,9 +83,9 @@ PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
 	snprintf(ts, sizeof(ts), "%" PRIu64 ".%03" PRIu64, h.timestamp_ns / 1000,
 	    h.timestamp_ns % 1000);
 	nlohmann::json e = {{"ph", "i"}, {"s", "t"}, {"cat", "kinst"},
-	    {"name", p != nullptr ? p->name : hex64(h.addr)}, {"pid", h.pid},
+	    {"name", p != nullptr ? p->name : hex(h.addr)}, {"pid", h.pid},
 	    {"tid", h.tid}, {"args", args}};
-	std::string s = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+	std::string s = dumped(e);
 	// ts as a JSON number with exactly the digits above (a double could
 	// round them).
 	s.pop_back();
