@@ -161,19 +161,28 @@ kinst_trace() {
 
 # kinst_agg CALLS OUT ARGS...: the loop under kinstctl ARGS SPEC (count,
 # hist); sets LOOP_T, HITS, DROPS (overflowed + nested), DELIV (aggregated).
+# agg_start OUT ERR ARGS...: kinstctl ARGS SPEC (count, hist) in the
+# background until it says it is counting; $AGG_PID.
+agg_start() {
+	_ao=$1 _ae=$2
+	shift 2
+	: >"$_ae"	# not the last case's 'counting' line (see kt_trace_start)
+	kinstctl "$@" "$spec" >"$_ao" 2>"$_ae" &
+	AGG_PID=$!
+	_i=0
+	while ! grep -q '^kinstctl: counting ' "$_ae" 2>/dev/null; do
+		kill -0 "$AGG_PID" 2>/dev/null || err "kinstctl $* exited: $(cat "$_ae")"
+		_i=$((_i + 1))
+		[ $_i -lt 600 ] || err "kinstctl $* did not start in 60 s: $(cat "$_ae")"
+		sleep 0.1
+	done
+}
+
 kinst_agg() {
 	_calls=$1 _out=$2
 	shift 2
-	: >/tmp/a.err	# not the last case's 'counting' line (see kt_trace_start)
-	kinstctl "$@" "$spec" >"$_out" 2>/tmp/a.err &
-	_p=$!
-	_i=0
-	while ! grep -q '^kinstctl: counting ' /tmp/a.err 2>/dev/null; do
-		kill -0 "$_p" 2>/dev/null || err "kinstctl $* exited: $(cat /tmp/a.err)"
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || err "kinstctl $* did not start in 60 s: $(cat /tmp/a.err)"
-		sleep 0.1
-	done
+	agg_start "$_out" /tmp/a.err "$@"
+	_p=$AGG_PID
 	jump_wait "$*"
 	loop "$_calls"
 	kill -INT "$_p"
@@ -210,16 +219,8 @@ kinst_aggm() {
 	_pids=
 	_j=2
 	while [ $_j -le "$_m" ]; do
-		: >/tmp/a$_j.err
-		kinstctl "$@" "$spec" >/dev/null 2>/tmp/a$_j.err &
-		_pids="$_pids $!"
-		_i=0
-		while ! grep -q '^kinstctl: counting ' /tmp/a$_j.err 2>/dev/null; do
-			kill -0 $! 2>/dev/null || err "kinstctl $* (session $_j) exited: $(cat /tmp/a$_j.err)"
-			_i=$((_i + 1))
-			[ $_i -lt 600 ] || err "kinstctl $* (session $_j) did not start in 60 s"
-			sleep 0.1
-		done
+		agg_start /dev/null /tmp/a$_j.err "$@"
+		_pids="$_pids $AGG_PID"
 		_j=$((_j + 1))
 	done
 	kinst_agg "$_mcalls" "$_mout" "$@"
