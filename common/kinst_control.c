@@ -340,7 +340,10 @@ ctl_candidates(const uint8_t *text, size_t size, const struct kinst_arm *a,
  * a new int3 is never taken.  Every CPU has finished any translation it had
  * started once the first synchronization returns, so the second store
  * invalidates whatever was linked stale, and a translation that races with
- * the second store reads the same byte either way.
+ * the second store reads the same byte either way.  The first
+ * synchronization must itself return while a CPU loops on a stale int3
+ * with interrupts off: the shim's kinst_os_text_sync() stores the bytes
+ * again while a CPU is slow to answer (Linux: kinst_linux_os.c).
  */
 static void
 ctl_publish(struct kinst_ctl *c, bool arm)

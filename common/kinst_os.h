@@ -134,7 +134,12 @@ int	kinst_os_insn_check(const struct kinst_func *f, uint64_t addr,
 /* Write one byte of kernel text (text lock held); no cross-CPU sync yet. */
 void	kinst_os_text_write(uint64_t addr, uint8_t byte);
 
-/* Make every CPU see the writes so far and serialize its instruction stream. */
+/*
+ * Make every CPU see the writes so far and serialize its instruction stream.
+ * It must return even if a CPU runs a stale translation of the old bytes
+ * with interrupts off (an emulator's): the Linux shim stores the bytes
+ * written since the last sync again while a CPU is slow to answer.
+ */
 void	kinst_os_text_sync(void);
 
 /*

@@ -10,8 +10,9 @@
  * - kallsyms_lookup_name() is not exported since 5.7; it is found through a
  *   kprobe on it (register_kprobe fills kp.addr), and everything else this
  *   file needs that is not exported is found through it (kinst_sym[]).
- * - text_poke() (must hold text_mutex) writes through a temporary mapping;
- *   text_poke_sync() is on_each_cpu(do_sync_core, wait).  Every other kernel
+ * - text_poke() (must hold text_mutex) writes through a temporary mapping
+ *   of the local CPU only (no IPI); the synchronization after it is kinst's
+ *   own (kinst_os_text_sync, "Text writes" below).  Every other kernel
  *   text patcher (kprobes' arm/disarm, ftrace, jump labels, static calls)
  *   writes under text_mutex too, so kinst's checks and its writes, all done
  *   under text_mutex, cannot interleave with theirs.
@@ -49,6 +50,7 @@
 #include <asm/unaligned.h>
 #include <linux/jump_label.h>
 #include <asm/irqflags.h>
+#include <asm/sync_core.h>
 
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
@@ -61,7 +63,6 @@ static unsigned long (*k_lookup_name)(const char *name);
 static int (*k_lookup_size_offset)(unsigned long addr, unsigned long *size,
     unsigned long *off);
 static void *(*k_text_poke)(void *addr, const void *opcode, size_t len);
-static void (*k_text_poke_sync)(void);
 static struct mutex *k_text_mutex;
 static void *(*k_module_alloc)(unsigned long size);
 static void (*k_module_memfree)(void *p);
@@ -94,7 +95,6 @@ static struct {
 } kinst_sym[] = {
 	{ "kallsyms_lookup_size_offset", &k_lookup_size_offset, false },
 	{ "text_poke", &k_text_poke, false },
-	{ "text_poke_sync", &k_text_poke_sync, false },
 	{ "text_mutex", &k_text_mutex, false },
 	{ "module_alloc", &k_module_alloc, false },
 	{ "module_memfree", &k_module_memfree, false },
@@ -377,6 +377,34 @@ kinst_jump_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_jump);
 
+/* For debugfs kinst/textsync (kinst_os_text_sync; written with the control lock held). */
+static uint64_t kinst_sync_count, kinst_sync_slow, kinst_sync_restores,
+    kinst_sync_bytes, kinst_sync_lost;
+static uint64_t kinst_sync_max_us;
+
+/*
+ * debugfs kinst/textsync: the text synchronizations since load
+ * (kinst_os_text_sync), those that found a CPU slow to answer (1 ms), how
+ * often the written bytes were stored again meanwhile and how many bytes,
+ * batches that overflowed the write log, and the longest synchronization.
+ * Read racily.
+ */
+static int
+kinst_textsync_show(struct seq_file *m, void *v)
+{
+	(void)v;
+	seq_printf(m, "syncs %llu\nslow %llu\nrestores %llu\nbytes_restored %llu\n"
+	    "log_overflows %llu\nmax_us %llu\n",
+	    (unsigned long long)READ_ONCE(kinst_sync_count),
+	    (unsigned long long)READ_ONCE(kinst_sync_slow),
+	    (unsigned long long)READ_ONCE(kinst_sync_restores),
+	    (unsigned long long)READ_ONCE(kinst_sync_bytes),
+	    (unsigned long long)READ_ONCE(kinst_sync_lost),
+	    (unsigned long long)READ_ONCE(kinst_sync_max_us));
+	return (0);
+}
+DEFINE_SHOW_ATTRIBUTE(kinst_textsync);
+
 /*
  * debugfs kinst/sites: every patched instruction, one line each: address,
  * function+offset (a subscriber's name for it), module, how many sessions
@@ -437,6 +465,7 @@ void
 kinst_linux_debugfs_os(struct dentry *dir)
 {
 	debugfs_create_file("jump", 0400, dir, NULL, &kinst_jump_fops);
+	debugfs_create_file("textsync", 0400, dir, NULL, &kinst_textsync_fops);
 	debugfs_create_file("sites", 0400, dir, NULL, &kinst_sites_fops);
 	debugfs_create_file("holders", 0400, dir, NULL, &kinst_holders_fops);
 	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
@@ -1039,17 +1068,121 @@ kinst_linux_jump_init(struct kinst_ctl *c)
 	    false);
 }
 
+/*
+ * Text writes and their synchronization, made safe against a translating
+ * emulator's stale code.
+ *
+ * A text write is text_poke() (text_mutex held); the synchronization that
+ * follows a batch of them is an IPI to every other online CPU that
+ * serializes it (sync_core), which is what text_poke_sync() does.  The
+ * engine stores every batch twice with a synchronization between
+ * (ctl_publish, kinst_control.c): QEMU's multi-threaded TCG can link a
+ * translation made from the old byte while the first store lands, and the
+ * second store invalidates it.  That argument needs the first
+ * synchronization to finish, and text_poke_sync() cannot when the CPU
+ * holding the stale translation runs it with interrupts off: a stale int3
+ * over a byte that no longer is one traps, kprobes' int3 handler answers
+ * "breakpoint gone, run the instruction again" (it is asked before kinst),
+ * the CPU returns to the same stale int3, and it never reaches an
+ * instruction boundary with IF set where the IPI could be taken; the
+ * control CPU waits for it forever (the soak's CI failure of 2026-12-03:
+ * exit_to_user_mode_prepare, prepare_to_wait_event under a spin lock).
+ *
+ * So the synchronization here does not wait blindly: it sends the IPIs
+ * without waiting (smp_call_function_many, wait false), and while a CPU has
+ * not answered it stores again, every so often (1 ms, doubling up to
+ * 100 ms), each byte written since the last synchronization that completed
+ * (the write log).  On QEMU that store invalidates the stale translation,
+ * the CPU executes the real byte and goes on to take the IPI.  On hardware
+ * the store changes nothing (the same byte); the CPU is only slow to
+ * answer.  The log holds every write of a batch: at most one per site for
+ * an int3 batch and KINST_JOPT_WINDOW - 1 per site for a jump stage; a
+ * batch that overflowed it (it cannot, by those bounds) is counted and
+ * re-stored as far as it was logged.  All of this runs with the control
+ * lock held (CPU hotplug held off) and text_mutex held.
+ */
+#define	KINST_WLOG_MAX	(KINST_MAX_PROBES * KINST_JOPT_WINDOW)
+
+static uint64_t kinst_wlog[KINST_WLOG_MAX];	/* addresses written */
+static uint32_t kinst_wlog_n;
+static bool kinst_wlog_lost;
+static atomic_t kinst_sync_left;	/* CPUs that have not answered */
+
 void
 kinst_os_text_write(uint64_t addr, uint8_t byte)
 {
 	lockdep_assert_held(k_text_mutex);
 	k_text_poke((void *)(uintptr_t)addr, &byte, 1);
+	if (kinst_wlog_n < KINST_WLOG_MAX)
+		kinst_wlog[kinst_wlog_n++] = addr;
+	else
+		kinst_wlog_lost = true;
+}
+
+static void
+kinst_sync_ipi(void *arg)
+{
+	(void)arg;
+	sync_core();
+	smp_mb__before_atomic();
+	atomic_dec(&kinst_sync_left);
+}
+
+/* Store every logged byte again: the byte the text holds now, as written. */
+static void
+kinst_wlog_restore(void)
+{
+	uint32_t i;
+	uint8_t b;
+
+	for (i = 0; i < kinst_wlog_n; i++) {
+		b = READ_ONCE(*(const uint8_t *)(uintptr_t)kinst_wlog[i]);
+		k_text_poke((void *)(uintptr_t)kinst_wlog[i], &b, 1);
+	}
+	kinst_sync_restores++;
+	kinst_sync_bytes += kinst_wlog_n;
 }
 
 void
 kinst_os_text_sync(void)
 {
-	k_text_poke_sync();
+	ktime_t start, next;
+	uint64_t us;
+	unsigned int step_us;
+	int others;
+
+	lockdep_assert_held(k_text_mutex);
+	start = ktime_get();
+	preempt_disable();
+	others = (int)num_online_cpus() - 1;
+	atomic_set(&kinst_sync_left, others);
+	if (others > 0)
+		smp_call_function_many(cpu_online_mask, kinst_sync_ipi, NULL,
+		    false);
+	sync_core();
+	preempt_enable();
+
+	step_us = 1000;
+	next = ktime_add_us(start, step_us);
+	while (atomic_read(&kinst_sync_left) > 0) {
+		cpu_relax();
+		if (ktime_before(ktime_get(), next))
+			continue;
+		if (step_us == 1000)
+			kinst_sync_slow++;
+		kinst_wlog_restore();
+		step_us = min(step_us * 2, 100000U);
+		next = ktime_add_us(ktime_get(), step_us);
+	}
+	smp_mb__after_atomic();
+	if (kinst_wlog_lost)
+		kinst_sync_lost++;
+	kinst_wlog_n = 0;
+	kinst_wlog_lost = false;
+	kinst_sync_count++;
+	us = (uint64_t)ktime_us_delta(ktime_get(), start);
+	if (us > kinst_sync_max_us)
+		kinst_sync_max_us = us;
 }
 
 static void
