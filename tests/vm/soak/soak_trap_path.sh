@@ -266,5 +266,9 @@ done
 wait $wd
 kt_expect_eq "CPUs online" "0-1" "$(cat /sys/devices/system/cpu/online)"
 [ "$b" -gt 0 ] || kt_fail "no batch ran within the budget"
+# The text synchronizations: how many found a CPU slow to answer and had to
+# store the written bytes again (kinst_linux_os.c, "Text writes").
+ts=/sys/kernel/debug/kinst/textsync
+[ -r $ts ] && kt_log "text synchronizations: $(tr '\n' ' ' <$ts)(informational)"
 note "soak covered: seed $seed ($mode), $tot_funcs functions, $tot_probes probes in $b of $nb batches ($skipped not started: budget ${budget}s), $tot_hits hits, $funcs_hit functions hit, $(( $(cut -d. -f1 /proc/uptime) - t0 )) s of batches; CPU hotplug between batches: $hot (informational)"
 exit 0
