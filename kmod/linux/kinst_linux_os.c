@@ -1128,16 +1128,25 @@ kinst_sync_ipi(void *arg)
 	atomic_dec(&kinst_sync_left);
 }
 
-/* Store every logged byte again: the byte the text holds now, as written. */
+/*
+ * Store every logged byte again: the byte the text holds now, which is the
+ * byte written (text_mutex is held: nobody else writes).  Runs of
+ * consecutive addresses (a jump stage's four bytes) go in one text_poke().
+ */
 static void
 kinst_wlog_restore(void)
 {
-	uint32_t i;
-	uint8_t b;
+	uint8_t buf[16];
+	uint64_t a;
+	uint32_t i, n;
 
-	for (i = 0; i < kinst_wlog_n; i++) {
-		b = READ_ONCE(*(const uint8_t *)(uintptr_t)kinst_wlog[i]);
-		k_text_poke((void *)(uintptr_t)kinst_wlog[i], &b, 1);
+	for (i = 0; i < kinst_wlog_n; i += n) {
+		a = kinst_wlog[i];
+		for (n = 1; n < sizeof(buf) && i + n < kinst_wlog_n &&
+		    kinst_wlog[i + n] == a + n; n++)
+			;
+		memcpy(buf, (const void *)(uintptr_t)a, n);
+		k_text_poke((void *)(uintptr_t)a, buf, n);
 	}
 	kinst_sync_restores++;
 	kinst_sync_bytes += kinst_wlog_n;
@@ -1165,6 +1174,7 @@ kinst_os_text_sync(void)
 	step_us = 1000;
 	next = ktime_add_us(start, step_us);
 	while (atomic_read(&kinst_sync_left) > 0) {
+		cond_resched();
 		cpu_relax();
 		if (ktime_before(ktime_get(), next))
 			continue;

@@ -18,6 +18,9 @@ ko=/kinst/files/kinst_irqtest.ko
 [ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
 [ "$(cat /sys/devices/system/cpu/online)" = 0-1 ] || kt_fail "needs CPUs 0-1 online: $(cat /sys/devices/system/cpu/online)"
 insmod "$ko" || kt_fail "insmod kinst_irqtest.ko failed"
+# This shell and kinstctl on CPU 0: a kinstctl last run on CPU 1 could be
+# woken there by the stop and disarm only after the spin.
+taskset -p 1 $$ >/dev/null || kt_fail "taskset: cannot pin the scenario to CPU 0"
 P=/sys/module/kinst_irqtest/parameters
 TS=/sys/kernel/debug/kinst/textsync
 [ -r $TS ] || kt_fail "$TS missing"
