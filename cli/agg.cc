@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cover.h"
 #include "debuginfo.h"
 #include "error.h"
 #include "format.h"
@@ -260,6 +261,78 @@ render_hist(const std::vector<Bucket> &b, const std::vector<uint64_t> &counts)
 		out += head + std::string(bar, '@') + std::string(width - bar, ' ') + "|\n";
 	}
 	return out;
+}
+
+std::string
+html_title(const char *cmd, const std::vector<std::string> &specs)
+{
+	std::string t = std::string("kinst ") + cmd;
+	for (const auto &sp : specs)
+		t += " " + sp;
+	return t;
+}
+
+std::string
+hist_html(const std::string &title, const std::string &note,
+    const std::vector<Bucket> &b, const std::vector<HistPanel> &panels)
+{
+	const int label_w = 170, bar_w = 520, row_h = 20, width = 800;
+	std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	    "<title>" + html_escape(title) + "</title>\n<style>\n"
+	    "body{font-family:sans-serif;margin:1em}\n"
+	    "section.hist{margin-bottom:1.5em}\n"
+	    "svg.hist text{font-family:monospace;font-size:12px}\n"
+	    "svg.hist rect{fill:#4a7bd0}\n"
+	    "svg.hist g.bucket:hover rect{fill:#d0704a}\n"
+	    ".note,.summary{color:#555}\n"
+	    "</style>\n</head>\n<body>\n<h1>" + html_escape(title) + "</h1>\n";
+	if (!note.empty())
+		h += "<p class=\"note\">" + html_escape(note) + "</p>\n";
+	if (panels.empty())
+		h += "<p class=\"note\">(no samples)</p>\n";
+	for (const auto &p : panels) {
+		size_t first = p.counts.size(), last = 0;
+		uint64_t top = 0;
+		for (size_t i = 0; i < p.counts.size(); i++)
+			if (p.counts[i] != 0) {
+				first = std::min(first, i);
+				last = i;
+				top = std::max(top, p.counts[i]);
+			}
+		h += "<section class=\"hist\" data-key=\"" + html_escape(p.key) + "\">\n";
+		if (!p.key.empty())
+			h += "<h2><code>" + html_escape(p.key) + "</code></h2>\n";
+		size_t rows = top == 0 ? 0 : last - first + 1;
+		h += "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+		    std::to_string(width) + "\" height=\"" + std::to_string(rows * row_h + 4) +
+		    "\" role=\"img\" aria-label=\"" + html_escape("histogram" +
+		    (p.key.empty() ? std::string() : " of " + p.key)) + "\">\n";
+		for (size_t i = first; top != 0 && i <= last && i < b.size(); i++) {
+			uint64_t c = p.counts[i];
+			// A non-empty bucket is at least one pixel long.
+			long w = (long)((double)c * bar_w / (double)top + 0.5);
+			if (c != 0 && w == 0)
+				w = 1;
+			int y = (int)(i - first) * row_h;
+			h += "<g class=\"bucket\"";
+			if (b[i].has_low)
+				h += " data-low=\"" + std::to_string(b[i].low) + "\"";
+			if (b[i].has_high)
+				h += " data-high=\"" + std::to_string(b[i].high) + "\"";
+			h += " data-count=\"" + std::to_string(c) + "\" transform=\"translate(0," +
+			    std::to_string(y) + ")\"><title>" + html_escape(b[i].label) + ": " +
+			    std::to_string(c) + "</title><text class=\"label\" x=\"" +
+			    std::to_string(label_w - 6) + "\" y=\"15\" text-anchor=\"end\">" +
+			    html_escape(b[i].label) + "</text><rect x=\"" + std::to_string(label_w) +
+			    "\" y=\"3\" width=\"" + std::to_string(w) + "\" height=\"" +
+			    std::to_string(row_h - 6) + "\"></rect><text class=\"count\" x=\"" +
+			    std::to_string(label_w + w + 6) + "\" y=\"15\">" + std::to_string(c) +
+			    "</text></g>\n";
+		}
+		h += "</svg>\n<p class=\"summary\">" + html_escape(p.summary) + "</p>\n</section>\n";
+	}
+	h += "</body>\n</html>\n";
+	return h;
 }
 
 std::string
@@ -567,9 +640,49 @@ print_count(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m
 
 } // namespace
 
-void
-print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
+namespace {
+
+// The line under a histogram: count, sum, min, max, avg, or with latency
+// nanoseconds, mean and approximate percentiles.
+std::string
+hist_summary(const AggState &s, const AggVal &v, const std::vector<Bucket> &b)
 {
+	if (s.latency) {
+		char l[256];
+		snprintf(l, sizeof(l), "count %" PRIu64 ", min %" PRId64 " ns, max %" PRId64
+		    " ns, mean %.0f ns, p50 ~%.0f ns, p90 ~%.0f ns, p99 ~%.0f ns", v.count,
+		    v.min, v.max, v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0,
+		    hist_quantile(b, v, 0.50), hist_quantile(b, v, 0.90),
+		    hist_quantile(b, v, 0.99));
+		return l;
+	}
+	return "count " + std::to_string(v.count) + ", sum " +
+	    std::to_string((int64_t)v.sum) + ", min " + std::to_string(v.min) +
+	    ", max " + std::to_string(v.max) + ", avg " +
+	    std::to_string(v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0);
+}
+
+HistPanel
+hist_panel(const AggOptions &o, const AggState &s, const AggKey &k, const AggVal &v,
+    const std::vector<Bucket> &b, StackSymbolizer &sym)
+{
+	HistPanel p;
+	if (o.by == "stack")
+		p.key = stack_text(s.stacks, k, sym);
+	else if (!o.by.empty())
+		p.key = key_text(o.by, k, s.by_signed);
+	p.counts = v.buckets;
+	p.summary = hist_summary(s, v, b);
+	return p;
+}
+
+} // namespace
+
+void
+print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
+    std::string *html, const std::string &title)
+{
+	std::vector<HistPanel> panels;
 	Linear l;
 	uint32_t nlinear = 0;
 	if (!o.linear.empty()) {
@@ -587,6 +700,8 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 	}
 	for (const auto &r : m) {
 		const AggVal &v = r.second;
+		if (html != nullptr)
+			panels.push_back(hist_panel(o, s, r.first, v, b, sym));
 		if (o.json) {
 			nlohmann::json j;
 			j["schema"] = KINST_JSON_SCHEMA;
@@ -628,22 +743,15 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m)
 		else if (!o.by.empty())
 			out.line("@[" + key_text(o.by, r.first, s.by_signed) + "]:");
 		out.put(render_hist(b, v.buckets));
-		if (s.latency) {
-			char l[256];
-			snprintf(l, sizeof(l), "count %" PRIu64 ", min %" PRId64 " ns, max %" PRId64
-			    " ns, mean %.0f ns, p50 ~%.0f ns, p90 ~%.0f ns, p99 ~%.0f ns", v.count,
-			    v.min, v.max, v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0,
-			    hist_quantile(b, v, 0.50), hist_quantile(b, v, 0.90),
-			    hist_quantile(b, v, 0.99));
-			out.line(l);
-			out.line("");
-			continue;
-		}
-		out.line("count " + std::to_string(v.count) + ", sum " +
-		    std::to_string((int64_t)v.sum) + ", min " + std::to_string(v.min) +
-		    ", max " + std::to_string(v.max) + ", avg " +
-		    std::to_string(v.count ? (double)(int64_t)v.sum / (double)v.count : 0.0));
+		out.line(hist_summary(s, v, b));
 		out.line("");
+	}
+	if (html != nullptr) {
+		std::string note = (s.latency ? std::string("nanoseconds") :
+		    "value " + o.value_expr) + (o.linear.empty() ? ", log2 buckets" :
+		    ", linear buckets " + o.linear) + (o.by.empty() ? std::string() :
+		    "; one histogram per --by " + o.by);
+		*html = hist_html(title, note, b, panels);
 	}
 }
 
@@ -699,6 +807,8 @@ run_agg(const AggOptions &opts)
 	o.folded = check_folded(cmd, o.folded, o.by, o.json);
 	if (o.duration > 0 && !o.command.empty())
 		throw Error(Exit::usage, std::string(cmd) + ": --duration and -- COMMAND exclude each other");
+	if (!o.html.empty() && !o.folded.empty())
+		throw Error(Exit::usage, std::string(cmd) + ": --html and --folded exclude each other");
 	std::vector<Spec> specs = probe_specs(o.specs, o.debug_files);
 	if (!o.linear.empty())
 		(void)parse_linear(o.linear);	// a usage error before the device
@@ -730,6 +840,7 @@ run_agg(const AggOptions &opts)
 		code = agg_program(o, &env, &by_signed);
 	}
 
+	HtmlFile html(o.html);
 	Session dev = Session::open(cmd);
 	dev.require(Feature::agg, cmd);
 	if (o.by == "stack")
@@ -800,9 +911,12 @@ run_agg(const AggOptions &opts)
 	t.jump = jc.jump;
 	t.shared = jc.shared;
 	Writer out(stdout);
-	if (o.hist)
-		print_hist(out, o, s, m);
-	else
+	if (o.hist) {
+		std::string page;
+		print_hist(out, o, s, m, html.wanted() ? &page : nullptr, html_title("hist", o.specs));
+		if (html.wanted())
+			html.write(page);
+	} else
 		print_count(out, o, s, m, probes);
 	print_summary(out, o, t);
 	dev.print_jump_summary(jc);

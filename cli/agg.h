@@ -34,6 +34,7 @@ struct AggOptions {
 	// --folded with --by stack: "offsets" (function+0xoff frames) or
 	// "functions" (bare names); "" prints the table.
 	std::string folded;
+	std::string html;		// --html FILE (hist, latency)
 	Syntax syntax = Syntax::att;
 };
 
@@ -108,6 +109,24 @@ Bucket linear_bucket(const Linear &l, uint32_t nlinear, uint32_t i);
 std::string render_hist(const std::vector<Bucket> &b,
     const std::vector<uint64_t> &counts);
 
+// One histogram of an --html page: its key as printed ("" without --by),
+// its bucket counts, and the line printed under it.
+struct HistPanel {
+	std::string key;
+	std::vector<uint64_t> counts;
+	std::string summary;
+};
+// --html's page: self-contained (inline CSS, one inline SVG bar chart per
+// panel, no script, no external reference).  Each chart has a bar for
+// every bucket from the first to the last non-empty one, as render_hist:
+// a <g class="bucket"> with data-low, data-high (absent at an open end)
+// and data-count, the bucket's label, a <rect> as long as the count
+// relative to the panel's largest, and the count.
+std::string hist_html(const std::string &title, const std::string &note,
+    const std::vector<Bucket> &b, const std::vector<HistPanel> &panels);
+// "kinst CMD SPEC..." (an --html page's title).
+std::string html_title(const char *cmd, const std::vector<std::string> &specs);
+
 // The key as printed: comm as a string, pid and expressions in decimal.
 std::string key_text(const std::string &by, const AggKey &k, bool sgn = false);
 
@@ -140,8 +159,10 @@ Totals totals(Session &dev, const AggState &s);
 // The summary line (stderr) and, with --json, its object.
 void print_summary(Writer &out, const AggOptions &o, const Totals &t);
 // One histogram per key (text or JSON); with s.latency, each with its
-// mean and approximate percentiles.
-void print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m);
+// mean and approximate percentiles.  With html, also the --html page of
+// the same histograms (hist_html; title names the command and specs).
+void print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
+    std::string *html = nullptr, const std::string &title = "");
 
 // The approximate q-quantile (0 < q <= 1) of a histogram: the value at
 // rank ceil(q * count), interpolated linearly inside its bucket [low,

@@ -77,6 +77,10 @@ add_agg(CLI::App &app, Runner &run, bool hist)
 		lin = sub->add_option("--linear", o->linear,
 		    "linear buckets [MIN, MAX) of STEP, plus one below and one at or above")
 		    ->type_name("MIN,MAX,STEP");
+		sub->add_option("--html", o->html,
+		    "also write a self-contained HTML page of the histograms (an SVG bar chart "
+		    "per key, no script) to FILE")
+		    ->type_name("FILE");
 	} else {
 		sub->add_option("--value", o->value_expr,
 		    "also sum, min and max of this expression per row")

@@ -150,45 +150,6 @@ read_counts(Session &dev, uint32_t ncpus, uint32_t slots, uint32_t esize)
 	return m;
 }
 
-// --html FILE: checked writable before anything is armed (an existing
-// file is left as it is until the end); a file created for the run and
-// not written (an error, a signal before the counts) is removed again.
-class HtmlFile {
-public:
-	explicit HtmlFile(const std::string &path) : path_(path)
-	{
-		if (path.empty())
-			return;
-		int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-		created_ = fd >= 0;
-		if (fd < 0 && errno == EEXIST)
-			fd = open(path.c_str(), O_WRONLY);
-		if (fd < 0)
-			throw Error(Exit::file, path + ": cannot write: " + strerror(errno));
-		close(fd);
-	}
-	~HtmlFile()
-	{
-		if (created_ && !done_)
-			unlink(path_.c_str());
-	}
-	HtmlFile(const HtmlFile &) = delete;
-	HtmlFile &operator=(const HtmlFile &) = delete;
-	void write(const std::string &doc)
-	{
-		std::ofstream f(path_, std::ios::out | std::ios::trunc);
-		f << doc;
-		f.close();
-		if (!f)
-			throw Error(Exit::file, path_ + ": write failed");
-		done_ = true;
-	}
-
-private:
-	std::string path_;
-	bool created_ = false, done_ = false;
-};
-
 std::vector<Spec>
 cover_specs(const CoverOptions &o, const std::vector<std::string> &command)
 {

@@ -55,6 +55,10 @@ add_latency(CLI::App &app, Runner &run)
 	    ->check(CLI::Range(1, KINST_TS_MAX_THREADS));
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	add_folded_option(sub, o->folded, "each stack's total nanoseconds");
+	sub->add_option("--html", o->html,
+	    "also write a self-contained HTML page of the histograms (an SVG bar chart "
+	    "per key, no script) to FILE")
+	    ->type_name("FILE");
 	sub->footer(std::string("After the specs, -- COMMAND [ARGS...] runs COMMAND and stops when it "
 	    "exits (its exit status is printed, not returned).\n") + spec_help);
 	sub->callback([&run, o, out]() {

@@ -296,6 +296,7 @@ private:
 	std::map<std::string, std::vector<struct kinst_pinsn>> end_code_;
 	std::vector<Spec> planned_ends_;
 	AggState s_;
+	std::unique_ptr<HtmlFile> html_;
 };
 
 const char *const args_at_end = "latency: --by/--if are evaluated at the end point, "
@@ -505,7 +506,11 @@ LatencyRun::report(const std::vector<struct kinst_probe_info> &pis, const JumpCo
 	if (why.empty())
 		why = "not timed";
 	Writer out(stdout);
-	print_hist(out, ao_, s_, m);
+	std::string page;
+	print_hist(out, ao_, s_, m, html_->wanted() ? &page : nullptr,
+	    html_title("latency", o_.specs));
+	if (html_->wanted())
+		html_->write(page);
 	if (m.empty() && !o_.json)
 		out.line("(no samples)");
 	print_latency_summary(out, o_, sm, why);
@@ -519,6 +524,7 @@ LatencyRun::run()
 	open_for_planning();
 	compile_start();
 	compile_ends();
+	html_ = std::make_unique<HtmlFile>(o_.html);
 	// Before arming: a SIGINT sent on seeing the "timing" line, or while
 	// arming, must find the handler.
 	SignalGuard sg;
@@ -545,6 +551,8 @@ run_latency(const LatencyOptions &o)
 		(void)parse_linear(o.linear);
 	LatencyOptions lo = o;
 	lo.folded = check_folded("latency", o.folded, o.by, o.json);
+	if (!lo.html.empty() && !lo.folded.empty())
+		throw Error(Exit::usage, "latency: --html and --folded exclude each other");
 	return LatencyRun(lo).run();
 }
 

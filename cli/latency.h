@@ -39,6 +39,7 @@ struct LatencyOptions {
 	bool no_color = false;
 	bool no_optimize = false;
 	std::string folded;		// --folded (AggOptions::folded)
+	std::string html;		// --html FILE (AggOptions::html)
 	Syntax syntax = Syntax::att;
 };
 

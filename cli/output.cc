@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "output.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "error.h"
 
@@ -57,6 +59,36 @@ Style::paint(const char *sgr, const std::string &s) const
 	if (!color)
 		return s;
 	return std::string("\033[") + sgr + "m" + s + "\033[0m";
+}
+
+HtmlFile::HtmlFile(const std::string &path) : path_(path)
+{
+	if (path.empty())
+		return;
+	int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+	created_ = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path.c_str(), O_WRONLY);
+	if (fd < 0)
+		throw Error(Exit::file, path + ": cannot write: " + strerror(errno));
+	close(fd);
+}
+
+HtmlFile::~HtmlFile()
+{
+	if (created_ && !done_)
+		unlink(path_.c_str());
+}
+
+void
+HtmlFile::write(const std::string &doc)
+{
+	std::ofstream f(path_, std::ios::out | std::ios::trunc);
+	f << doc;
+	f.close();
+	if (!f)
+		throw Error(Exit::file, path_ + ": write failed");
+	done_ = true;
 }
 
 } // namespace kinst

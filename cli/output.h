@@ -39,6 +39,24 @@ struct Style {
 	std::string paint(const char *sgr, const std::string &s) const;
 };
 
+// --html FILE (cover, hist, latency): checked writable before anything is
+// armed (an existing file is left as it is until the end); a file created
+// for the run and not written (an error, a signal before the results) is
+// removed again.  An empty path does nothing.  Throws Error(Exit::file).
+class HtmlFile {
+public:
+	explicit HtmlFile(const std::string &path);
+	~HtmlFile();
+	HtmlFile(const HtmlFile &) = delete;
+	HtmlFile &operator=(const HtmlFile &) = delete;
+	bool wanted() const { return !path_.empty(); }
+	void write(const std::string &doc);
+
+private:
+	std::string path_;
+	bool created_ = false, done_ = false;
+};
+
 } // namespace kinst
 
 #endif

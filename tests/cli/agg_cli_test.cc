@@ -492,6 +492,43 @@ ATF_TEST_CASE_BODY(merge_and_render)
 	    "[2, 4)                      2 |@@@@@@@@@@@@@                                       |\n");
 }
 
+// hist --html: a bar per bucket from the first to the last non-empty one,
+// with its bounds (none at an open end) and count, lengths relative to the
+// panel's largest (a non-empty bucket at least 1), keys and labels escaped,
+// no script.
+ATF_TEST_CASE_WITHOUT_HEAD(hist_html);
+ATF_TEST_CASE_BODY(hist_html)
+{
+	std::vector<kinst::Bucket> b = {kinst::log2_bucket(0), kinst::log2_bucket(1),
+	    kinst::log2_bucket(2), kinst::log2_bucket(3), kinst::log2_bucket(4)};
+	// b[0] is (..., 0): open below.
+	std::vector<kinst::HistPanel> ps = {
+		{"a<b", {2, 0, 1000, 0, 0}, "count 1002"},
+		{"", {0, 0, 0, 0, 3}, "count 3"},
+	};
+	std::string h = kinst::hist_html("kinst hist f", "value rdx", b, ps);
+	auto count = [&](const std::string &what) {
+		size_t n = 0;
+		for (size_t i = h.find(what); i != std::string::npos; i = h.find(what, i + 1))
+			n++;
+		return n;
+	};
+	ATF_REQUIRE(h.rfind("<!DOCTYPE html>", 0) == 0);
+	ATF_REQUIRE_EQ(count("<script"), 0u);
+	ATF_REQUIRE_EQ(count("<section class=\"hist\""), 2u);
+	ATF_REQUIRE_EQ(count("<g class=\"bucket\""), 4u);	// 3 + 1: trailing zeros cut
+	ATF_REQUIRE(h.find("data-key=\"a&lt;b\"") != std::string::npos);
+	ATF_REQUIRE(h.find("<g class=\"bucket\" data-high=\"0\" data-count=\"2\"") !=
+	    std::string::npos);
+	// 2 of 1000 is 1.04 px: rounded to 1; 1000 is the full 520.
+	ATF_REQUIRE(h.find("data-count=\"2\"") < h.find("width=\"1\" height"));
+	ATF_REQUIRE(h.find("width=\"520\" height") != std::string::npos);
+	ATF_REQUIRE(h.find("data-low=\"0\" data-high=\"1\" data-count=\"0\"") !=
+	    std::string::npos);
+	ATF_REQUIRE(h.find("<p class=\"summary\">count 1002</p>") != std::string::npos);
+	ATF_REQUIRE(kinst::hist_html("t", "", b, {}).find("(no samples)") != std::string::npos);
+}
+
 // --by stack: each CPU's entries name its own stacks by hash; the same
 // frames merge across CPUs whatever their hashes, different frames never
 // do even when two CPUs used the same hash; a hash naming no stack read
@@ -569,4 +606,5 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, linear);
 	ATF_ADD_TEST_CASE(tcs, buckets);
 	ATF_ADD_TEST_CASE(tcs, merge_and_render);
+	ATF_ADD_TEST_CASE(tcs, hist_html);
 }

@@ -13,6 +13,12 @@ KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils \
  dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake"
 
+# The browser the HTML checks render kinstctl's pages in (cover --html,
+# hist/latency --html: tests/vm/browser.py).  Installed on its own: when it
+# cannot be, those checks say so and are skipped (tests/run --strict then
+# fails the run).
+KINST_BROWSER_PACKAGES="chromium fonts-dejavu-core"
+
 export KINST_BUILD KINST_CACHE
 
 # Debian's kernel: the linux-image package that linux-image-amd64 points

@@ -2,26 +2,31 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Host side of the cover_counts scenario (tests/vm/scenarios/cover_counts.sh).
 
+usage: cover_html_check.py VM_OUT [SCREENSHOT_DIR]
+
 The guest has no python: the scenario prints kinstctl cover's --json lines
 and its --html file between markers; this parses the HTML (html.parser, with
 a strict check that every element is closed in order), and requires one
 table row per instruction holding the same count, state and taken /
-not-taken counts as the JSON.  Exit 0 when they agree, 1 with a reason.
+not-taken counts as the JSON.  With SCREENSHOT_DIR it then renders the page
+in headless Chromium (browser.py): no script error, the rendered DOM holds
+the same rows and counts, a click on the "count" header sorts the rows by
+count, largest first, the executed rows are painted (a background colour)
+and the never-executed ones in the "never" colour, and a screenshot goes to
+SCREENSHOT_DIR/cover_counts.png.  Exit 0 when all agree, 1 with a reason,
+77 (skip) when Chromium is not installed (after the HTML checks passed).
 """
+import html
 import html.parser
 import json
+import os
 import sys
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser  # noqa: E402
+
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr"}
-
-
-def section(lines, name):
-    try:
-        a = lines.index("=== cover-%s-begin ===" % name)
-        b = lines.index("=== cover-%s-end ===" % name)
-    except ValueError:
-        sys.exit("cover_html_check: no %s section in the guest's output" % name)
-    return lines[a + 1:b]
 
 
 class Rows(html.parser.HTMLParser):
@@ -62,24 +67,7 @@ class Rows(html.parser.HTMLParser):
             self.cell += data
 
 
-def main():
-    out = open(sys.argv[1], encoding="utf-8", errors="replace").read().replace("\r", "")
-    lines = out.split("\n")
-    objs = [json.loads(l) for l in section(lines, "json") if l.strip()]
-    doc = "\n".join(section(lines, "html"))
-    p = Rows()
-    p.feed(doc)
-    p.close()
-    fail = []
-    if not doc.startswith("<!DOCTYPE html>"):
-        fail.append("no <!DOCTYPE html>")
-    if p.errors:
-        fail.append("malformed HTML: " + "; ".join(p.errors[:3]))
-    if p.stack:
-        fail.append("unclosed elements: " + " ".join(p.stack))
-    if p.external:
-        fail.append("external references: " + "; ".join(p.external[:3]))
-    insns = [o for o in objs if o.get("type") == "cover_insn"]
+def check_rows(p, insns, fail):
     rows = {int(r["attrs"]["data-offset"]): r for r in p.rows}
     if len(rows) != len(insns) or not insns:
         fail.append("%d rows in the HTML, %d instructions in the JSON" % (len(rows), len(insns)))
@@ -102,11 +90,79 @@ def main():
         never = "never" in a.get("class", "").split()
         if never != (o["count"] == 0):
             fail.append("+%#x: 'never' class %s with count %s" % (o["offset"], never, o["count"]))
+
+
+# Run in the page: click "count", record the rows' counts in their new
+# order and the painted colours of executed and never-executed rows.
+PROBE = """
+var t=document.querySelector('table.cover');
+t.querySelector('th[data-sort=count]').click();
+var rows=Array.prototype.slice.call(t.tBodies[0].rows);
+document.body.setAttribute('data-sorted', rows.map(function(r){return r.getAttribute('data-count');}).join(','));
+var bg=function(f){return JSON.stringify(rows.filter(f).map(function(r){return getComputedStyle(r).backgroundColor;}));};
+document.body.setAttribute('data-hot', bg(function(r){return Number(r.getAttribute('data-count'))>0;}));
+document.body.setAttribute('data-never', bg(function(r){return r.classList.contains('never');}));
+"""
+
+
+def check_rendered(doc, insns, shot):
+    dom, errors = browser.render(doc, PROBE, shot)
+    fail = ["script error: " + e for e in errors]
+    p = Rows()
+    p.feed(dom)
+    p.close()
+    check_rows(p, insns, fail)
+    i = dom.find("<body")
+    body = dom[i:dom.find(">", i) + 1] if i >= 0 else ""
+    attrs = {}
+    for k in ("data-sorted", "data-hot", "data-never"):
+        i = body.find(k + '="')
+        attrs[k] = html.unescape(body[i + len(k) + 2:body.find('"', i + len(k) + 2)]) if i >= 0 else None
+    if attrs["data-sorted"] is None:
+        fail.append("the click on 'count' was not recorded")
+        return fail
+    order = [int(x) for x in attrs["data-sorted"].split(",") if x]
+    if order != sorted(order, reverse=True) or len(order) != len(insns):
+        fail.append("after a click on 'count' the rows are not sorted by count, largest first: %s" % order[:12])
+    hot = json.loads(attrs["data-hot"] or "[]")
+    if not hot or any(c in ("rgba(0, 0, 0, 0)", "transparent") for c in hot):
+        fail.append("executed rows without a heat colour: %s" % hot[:4])
+    never = json.loads(attrs["data-never"] or "[]")
+    if any(c != "rgb(248, 200, 200)" for c in never):
+        fail.append("never-executed rows not painted #f8c8c8: %s" % never[:4])
+    return fail
+
+
+def main():
+    out = open(sys.argv[1], encoding="utf-8", errors="replace").read().replace("\r", "")
+    lines = out.split("\n")
+    objs = [json.loads(l) for l in browser.section(lines, "cover-json") if l.strip()]
+    doc = "\n".join(browser.section(lines, "cover-html"))
+    p = Rows()
+    p.feed(doc)
+    p.close()
+    fail = browser.markup_failures(doc, p)
+    insns = [o for o in objs if o.get("type") == "cover_insn"]
+    check_rows(p, insns, fail)
     if fail:
         for f in fail[:20]:
             print("cover_html_check: " + f)
         return 1
     print("cover_html_check: %d HTML rows hold the JSON's counts, states and branch counts" % len(insns))
+    if len(sys.argv) < 3:
+        return 0
+    if browser.chromium() is None:
+        print(browser.no_browser())
+        return 77
+    shot = os.path.join(sys.argv[2], "cover_counts.png")
+    fail = check_rendered(doc, insns, shot)
+    for f in fail[:20]:
+        print("cover_html_check (Chromium): " + f)
+    if fail:
+        return 1
+    print("cover_html_check: rendered in %s: no script error, the same %d rows and counts, "
+          "sorted by count on a click, heat and 'never' colours painted; screenshot %s" % (
+              browser.chromium(), len(insns), shot))
     return 0
 
 

@@ -17,7 +17,8 @@
 #                                  the script to load (kt_load_kernel_module)
 #   # scenario-host-check: CMD     after a pass, run CMD on the host (in the
 #                                  work directory, with the guest's output in
-#                                  vm.out); its failure fails the test
+#                                  vm.out); its failure fails the test, exit
+#                                  77 skips it (its "SKIP: reason" line)
 #
 # The script runs in the guest with run-in-guest; exit 0 passes, 77 skips
 # (its "SKIP: reason" line is the reason), anything else fails, as does
@@ -50,9 +51,15 @@ scenario_run() {
 	vm_run "$@"
 	case $vm_status in
 	0)	hc=$(scenario_field "$file" -host-check)
-		if [ -n "$hc" ] && ! eval "$hc"; then
-			atf_fail "scenario $(basename "$file"): the host check failed: $hc"
-		fi ;;
+		[ -n "$hc" ] || return 0
+		hs=0
+		eval "$hc" >hc.out 2>&1 || hs=$?
+		cat hc.out
+		case $hs in
+		0)	;;
+		77)	atf_skip "scenario $(basename "$file"): $(sed -n 's/^SKIP: //p' hc.out | head -n 1)" ;;
+		*)	atf_fail "scenario $(basename "$file"): the host check failed (exit $hs): $hc" ;;
+		esac ;;
 	77)	atf_skip "$(sed -n 's/^SKIP: //p' vm.out | head -n 1)" ;;
 	*)	vm_show_logs
 		atf_fail "scenario $(basename "$file") failed (exit $vm_status): $(grep -h '^FAIL: ' vm.out vm.err | head -n 3 | tr '\n' ' ')" ;;

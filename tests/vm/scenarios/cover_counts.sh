@@ -4,7 +4,7 @@
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_covtest.ko"
-# scenario-host-check: python3 "$KINST_DEFAULT_SRCDIR/tests/vm/cover_html_check.py" vm.out
+# scenario-host-check: python3 "$KINST_DEFAULT_SRCDIR/tests/vm/cover_html_check.py" vm.out "$KINST_DEFAULT_BUILDDIR/tests/vm/screenshots"
 #
 # tests/vm/testmod/kinst_covtest.c is the module: its comment lists
 # kinst_covtest_body instruction by instruction (fixed offsets, it is
