@@ -1180,7 +1180,8 @@ kinst_os_text_sync(void)
 			continue;
 		if (step_us == 1000)
 			kinst_sync_slow++;
-		kinst_wlog_restore();
+		if (kinst_wlog_n != 0)
+			kinst_wlog_restore();
 		step_us = min(step_us * 2, 100000U);
 		next = ktime_add_us(ktime_get(), step_us);
 	}
