@@ -4,14 +4,10 @@
 // the disassembly with counts, blocks and branch counts as text, JSON or
 // HTML.  The aggregation itself is count's (agg.cc, kinst_agg.c), through
 // the device session (session.h).
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
 #include "agg.h"
 #include "commands.h"
