@@ -4,11 +4,13 @@ hist_html_check.py): the guest output's sections, the markup verdict, and
 rendering in headless Chromium (Debian's chromium package).
 
 section(lines, name) is the lines between "=== NAME-begin ===" and
-"=== NAME-end ===" of the guest's output.  markup_failures(doc, parser)
-says what is wrong with a page an html.parser subclass has read that keeps
-.stack (open elements), .errors (misnested end tags) and .external
-(src/href attributes): no doctype, bad nesting, unclosed elements,
-references outside the file.
+"=== NAME-end ===" of the guest's output.  Strict is the html.parser both
+checks read pages with: it keeps .stack (open elements), .errors
+(misnested end tags), .external (src/href attributes), .scripts and .body
+(the <body>'s attributes), and calls a subclass's start(tag, attrs) once an
+element is open and end(tag) once it is closed.  markup_failures(doc, p)
+says what is wrong with a page Strict has read: no doctype, bad nesting,
+unclosed elements, references outside the file.
 
 render(doc, probe_js, screenshot) loads doc from a file:// URL with two
 scripts added: one first in <head> that records every uncaught error and
@@ -22,6 +24,7 @@ saves a screenshot of the page as it is.
 When Chromium is not installed the caller skips: no_browser() is the reason
 (exit 77 is a skip for scenarios_test).
 """
+import html.parser
 import json
 import os
 import re
@@ -49,6 +52,58 @@ def section(lines, name):
     except ValueError:
         sys.exit("%s: no %s section in the guest's output" % (os.path.basename(sys.argv[0]), name))
     return lines[a + 1:b]
+
+
+VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr"}
+
+
+class Strict(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack = []
+        self.errors = []
+        self.external = []
+        self.scripts = 0
+        self.body = {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("src", "href"):
+            if k in a:
+                self.external.append("%s %s=%s" % (tag, k, a[k]))
+        if tag == "script":
+            self.scripts += 1
+        elif tag == "body":
+            self.body = a
+        if tag not in VOID:
+            self.stack.append(tag)
+        self.start(tag, a)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append("</%s> closes <%s>" % (tag, self.stack[-1] if self.stack else "nothing"))
+            return
+        self.stack.pop()
+        self.end(tag)
+
+    def start(self, tag, attrs):
+        pass
+
+    def end(self, tag):
+        pass
+
+
+def parse(parser, doc):
+    parser.feed(doc)
+    parser.close()
+    return parser
 
 
 def markup_failures(doc, p):
@@ -110,12 +165,11 @@ def render(doc, probe_js, screenshot=None, size=(1200, 1600)):
         for line in r.stderr.splitlines():
             if "CONSOLE" in line and re.search(r"Uncaught|Error", line):
                 errors.append(line.split("] ", 1)[-1])
-        m = re.search(r'<body[^>]*\sdata-kinst-errors="([^"]*)"', dom)
-        if m is None:
+        recorded = parse(Strict(), dom).body.get("data-kinst-errors")
+        if recorded is None:
             errors.append("the probe script did not run (no data-kinst-errors on <body>)")
         else:
-            import html
-            errors += json.loads(html.unescape(m.group(1)))
+            errors += json.loads(recorded)
         if screenshot:
             os.makedirs(os.path.dirname(screenshot), exist_ok=True)
             plain = os.path.join(d, "plain.html")

@@ -16,8 +16,6 @@ and the never-executed ones in the "never" colour, and a screenshot goes to
 SCREENSHOT_DIR/cover_counts.png.  Exit 0 when all agree, 1 with a reason,
 77 (skip) when Chromium is not installed (after the HTML checks passed).
 """
-import html
-import html.parser
 import json
 import os
 import sys
@@ -26,38 +24,21 @@ sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser  # noqa: E402
 
-VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr"}
+class Rows(browser.Strict):
+    """The cover table's rows: their attributes and their cells' text."""
 
-
-class Rows(html.parser.HTMLParser):
     def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack = []
+        super().__init__()
         self.rows = []
         self.cell = None
-        self.errors = []
-        self.external = []
 
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        for k in ("src", "href"):
-            if k in a:
-                self.external.append("%s %s=%s" % (tag, k, a[k]))
-        if tag in VOID:
-            return
-        self.stack.append(tag)
+    def start(self, tag, a):
         if tag == "tr" and "data-offset" in a:
             self.rows.append({"attrs": a, "cells": []})
-        elif tag == "td" and self.rows and "tr" in self.stack and self.rows[-1] is not None:
+        elif tag == "td" and self.rows and "tr" in self.stack:
             self.cell = ""
 
-    def handle_endtag(self, tag):
-        if tag in VOID:
-            return
-        if not self.stack or self.stack[-1] != tag:
-            self.errors.append("</%s> closes <%s>" % (tag, self.stack[-1] if self.stack else "nothing"))
-            return
-        self.stack.pop()
+    def end(self, tag):
         if tag == "td" and self.cell is not None:
             self.rows[-1]["cells"].append(self.cell)
             self.cell = None
@@ -108,16 +89,9 @@ document.body.setAttribute('data-never', bg(function(r){return r.classList.conta
 def check_rendered(doc, insns, shot):
     dom, errors = browser.render(doc, PROBE, shot)
     fail = ["script error: " + e for e in errors]
-    p = Rows()
-    p.feed(dom)
-    p.close()
+    p = browser.parse(Rows(), dom)
     check_rows(p, insns, fail)
-    i = dom.find("<body")
-    body = dom[i:dom.find(">", i) + 1] if i >= 0 else ""
-    attrs = {}
-    for k in ("data-sorted", "data-hot", "data-never"):
-        i = body.find(k + '="')
-        attrs[k] = html.unescape(body[i + len(k) + 2:body.find('"', i + len(k) + 2)]) if i >= 0 else None
+    attrs = {k: p.body.get(k) for k in ("data-sorted", "data-hot", "data-never")}
     if attrs["data-sorted"] is None:
         fail.append("the click on 'count' was not recorded")
         return fail
@@ -138,9 +112,7 @@ def main():
     lines = out.split("\n")
     objs = [json.loads(l) for l in browser.section(lines, "cover-json") if l.strip()]
     doc = "\n".join(browser.section(lines, "cover-html"))
-    p = Rows()
-    p.feed(doc)
-    p.close()
+    p = browser.parse(Rows(), doc)
     fail = browser.markup_failures(doc, p)
     insns = [o for o in objs if o.get("type") == "cover_insn"]
     check_rows(p, insns, fail)

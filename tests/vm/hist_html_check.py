@@ -20,7 +20,6 @@ the order of the counts, and a screenshot SCREENSHOT_DIR/NAME.png.
 Exit 0 when all agree, 1 with the reasons, 77 (skip) when Chromium is not
 installed (after the HTML checks passed).
 """
-import html.parser
 import json
 import os
 import re
@@ -30,31 +29,20 @@ sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser  # noqa: E402
 
-VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr"}
 BAR = 520
 
 
-class Page(html.parser.HTMLParser):
+class Page(browser.Strict):
     """Sections, their buckets (with the rect's width and, once rendered,
-    data-rendered-width), summaries; and what is wrong with the markup."""
+    data-rendered-width), summaries."""
 
     def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack = []
-        self.errors = []
-        self.external = []
-        self.scripts = 0
+        super().__init__()
         self.panels = []
         self.bucket = None
         self.in_summary = False
 
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        for k in ("src", "href"):
-            if k in a:
-                self.external.append("%s %s=%s" % (tag, k, a[k]))
-        if tag == "script":
-            self.scripts += 1
+    def start(self, tag, a):
         if tag == "section" and "hist" in a.get("class", "").split():
             self.panels.append({"key": a.get("data-key", ""), "buckets": [], "summary": ""})
         elif tag == "g" and a.get("class") == "bucket" and self.panels:
@@ -66,21 +54,8 @@ class Page(html.parser.HTMLParser):
             self.bucket["width"] = int(a.get("width", "-1"))
         elif tag == "p" and a.get("class") == "summary" and self.panels:
             self.in_summary = True
-        if tag not in VOID:
-            self.stack.append(tag)
 
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag not in VOID:
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag):
-        if tag in VOID:
-            return
-        if not self.stack or self.stack[-1] != tag:
-            self.errors.append("</%s> closes <%s>" % (tag, self.stack[-1] if self.stack else "nothing"))
-            return
-        self.stack.pop()
+    def end(self, tag):
         if tag == "g":
             self.bucket = None
         elif tag == "p":
@@ -92,10 +67,7 @@ class Page(html.parser.HTMLParser):
 
 
 def parse(doc):
-    p = Page()
-    p.feed(doc)
-    p.close()
-    return p
+    return browser.parse(Page(), doc)
 
 
 def num(v):
