@@ -700,8 +700,12 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
 	}
 	for (const auto &r : m) {
 		const AggVal &v = r.second;
+		// The key as text and the summary line: the text output's and the page's.
+		HistPanel p;
+		if (!o.json || html != nullptr)
+			p = hist_panel(o, s, r.first, v, b, sym);
 		if (html != nullptr)
-			panels.push_back(hist_panel(o, s, r.first, v, b, sym));
+			panels.push_back(p);
 		if (o.json) {
 			nlohmann::json j;
 			j["schema"] = KINST_JSON_SCHEMA;
@@ -739,11 +743,11 @@ print_hist(Writer &out, const AggOptions &o, const AggState &s, const AggMap &m,
 			continue;
 		}
 		if (by_stack)
-			out.put("@[\n" + stack_text(s.stacks, r.first, sym) + "]:\n");
+			out.put("@[\n" + p.key + "]:\n");
 		else if (!o.by.empty())
-			out.line("@[" + key_text(o.by, r.first, s.by_signed) + "]:");
+			out.line("@[" + p.key + "]:");
 		out.put(render_hist(b, v.buckets));
-		out.line(hist_summary(s, v, b));
+		out.line(p.summary);
 		out.line("");
 	}
 	if (html != nullptr) {
