@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	13	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	14	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -44,7 +44,10 @@
 					   KINST_ARM_CHECK), refuse reason
 					   shared-by-too-many and the classes of
 					   excluded-function (no structure
-					   changed size) */
+					   changed size);
+					   1.14: sample records of an
+					   aggregation (KINST_AGGF_RECORD,
+					   KINST_SEC_AGG, KINST_SECF_OVERFLOW) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
@@ -138,6 +141,9 @@ struct kinst_rec_sec {
 #define	KINST_SEC_VAL	4	/* a value capture (1.10): struct kinst_rec_cap
 				   (addr 0), then size (8, or 0 with a flag)
 				   bytes: the value, little-endian */
+#define	KINST_SEC_AGG	5	/* a sample (1.14): struct kinst_rec_agg, the
+				   key and value a KINST_AGGF_RECORD
+				   aggregation took from this hit */
 #define	KINST_SECF_TRUNCATED	0x0001u	/* STACK: more frames than KINST_STACK_MAX;
 					   STR: no NUL within the capture's MAX
 					   bytes (cut there) */
@@ -151,6 +157,9 @@ struct kinst_rec_sec {
 					   value needed this thread's state
 					   (a soft KINST_OP_TS_GET) and there
 					   was none: size 0 */
+#define	KINST_SECF_OVERFLOW	0x0010u	/* AGG (1.14): the key found no slot (or its
+					   stack none) and the hit was counted as
+					   overflow: not in the tables */
 
 /*
  * The payload of a MEM or STR section: which capture of the probe's
@@ -163,6 +172,17 @@ struct kinst_rec_cap {
 	uint64_t	addr;
 	uint32_t	index;
 	uint32_t	size;
+};
+
+/*
+ * The payload of an AGG section (1.14): the key the hit was added to, as
+ * KINST_IOC_AGG_READ's entries name it (with KINST_AGGF_STACK, key[1] is
+ * the hash of a stack in this CPU's stack table, KINST_IOC_AGG_STACKS;
+ * the probe id, with KINST_AGGF_PROBE, is the record's), and the value.
+ */
+struct kinst_rec_agg {
+	uint64_t	key[2];
+	uint64_t	value;
 };
 
 #define	KINST_STACK_MAX	64	/* frames in a STACK section, at most */
@@ -459,6 +479,15 @@ struct kinst_prog_stats {
  * nested.  So, per CPU, hits == delivered + dropped + filtered +
  * aggregated + overflow + nested (KINST_IOC_AGG_STATS).
  *
+ * Sample records (since ABI 1.14): with KINST_AGGF_RECORD, every hit that
+ * reaches the tables (aggregated, or overflow) also makes a record in the
+ * CPU's ring, as a hit does without aggregation (the fixed hit record, its
+ * timestamp taken after the program ran), with a KINST_SEC_AGG section: the
+ * key and the value it added, KINST_SECF_OVERFLOW when it was not added.
+ * A full ring drops it (counted in dropped: the tables have the hit all the
+ * same).  Per CPU then, hits == filtered + aggregated + overflow + nested
+ * and delivered + dropped == aggregated + overflow.
+ *
  * Stacks as keys (since ABI 1.8): with KINST_AGGF_STACK, the session also
  * preallocates, per CPU, a table of nstacks stacks.  A hit takes the kernel
  * stack (as KINST_ARM_STACK: frame 0 the probed instruction, then return
@@ -480,6 +509,9 @@ enum kinst_agg_kind {
 
 #define	KINST_AGGF_PROBE	0x0001u	/* the probe id is part of the key */
 #define	KINST_AGGF_STACK	0x0002u	/* key word 1 is the stack's hash (1.8) */
+#define	KINST_AGGF_RECORD	0x0004u	/* every hit the tables take (not nested)
+					   also makes a record, its key and value
+					   in a KINST_SEC_AGG section (1.14) */
 
 #define	KINST_AGG_MAX_SLOTS	65536	/* keys per CPU */
 #define	KINST_AGG_MAX_LINEAR	1024	/* linear buckets (+ 2 outside the range) */
@@ -719,6 +751,7 @@ KINST_ABI_ASSERT(sizeof(struct kinst_arm) % 8 == 0, "kinst_arm layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_probe_info) % 8 == 0, "probe_info layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_pinsn) == 16, "pinsn layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_rec_cap) == 16, "rec_cap layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_rec_agg) == 24, "rec_agg layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_prog_load) == 32, "prog_load layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_prog_stats) == 16, "prog_stats layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_agg_setup) == 48, "agg_setup layout");

@@ -107,7 +107,7 @@ agg_find(struct kinst_agg *a, uint32_t t, uint32_t cpu, uint32_t probe_id,
 /* Single-writer counter: a whole store for concurrent readers, no RMW. */
 #define	AGG_INC(p, d)	KINST_STORE_RELAXED((p), KINST_LOAD_RELAXED(p) + (d))
 
-void
+bool
 kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
     uint32_t probe_id, const struct kinst_agg_val *v)
 {
@@ -119,7 +119,7 @@ kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	sl = agg_find(a, t, cpu, probe_id, v);
 	if (sl == NULL) {
 		AGG_INC(&st->overflow, 1);
-		return;
+		return (false);
 	}
 	x = (int64_t)v->value;
 	AGG_INC(&sl->count, 1);
@@ -133,6 +133,7 @@ kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 		AGG_INC(b, 1);
 	}
 	AGG_INC(&st->aggregated, 1);
+	return (true);
 }
 
 uint64_t
@@ -234,6 +235,51 @@ agg_stack_key(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	    truncated ? KINST_SECF_TRUNCATED : 0, &v->key[1]));
 }
 
+/*
+ * KINST_AGGF_RECORD: the hit's record, with its key and value (added:
+ * whether the tables took it), in this CPU's ring; a full ring drops it.
+ * Called at record depth 1 only, like every ring write.
+ */
+static void
+agg_sample(const struct kinst_probe *p, struct kinst_session *s,
+    uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
+    const struct kinst_regs *regs, const struct kinst_agg_val *v, bool added)
+{
+	struct {
+		struct kinst_hit_record h;
+		struct kinst_rec_sec sec;
+		struct kinst_rec_agg agg;
+	} r;
+	struct kinst_ring *ring;
+	int i;
+
+	if (cpu >= s->ncpus)
+		return;
+	ring = &s->rings[cpu];
+	r.h.hdr.size = sizeof(r);
+	r.h.hdr.type = KINST_REC_HIT;
+	r.h.hdr.flags = 0;
+	r.h.cpu = cpu;
+	r.h.probe_id = p->id;
+	r.h.timestamp_ns = kinst_os_now_ns();
+	r.h.addr = p->addr;
+	r.h.pid = pid;
+	r.h.tid = tid;
+	for (i = 0; i < KINST_COMM_LEN; i++)
+		r.h.comm[i] = comm[i];
+	r.h.regs = *regs;
+	r.h.regs._pad = 0;	/* never leak the caller's stack */
+	r.sec.type = KINST_SEC_AGG;
+	r.sec.flags = added ? 0 : KINST_SECF_OVERFLOW;
+	r.sec.len = sizeof(r.agg);
+	r.agg.key[0] = v->key[0];
+	r.agg.key[1] = v->key[1];
+	r.agg.value = v->value;
+	if (kinst_ring_put(ring, &r, sizeof(r)) == 0 &&
+	    kinst_session_wake_due(ring, s))
+		kinst_os_wake_deferred(s);
+}
+
 void
 kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
     struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
@@ -246,6 +292,7 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 	struct kinst_agg *a;
 	uint64_t res;
 	uint32_t depth, t;
+	bool added;
 	int r;
 
 	/* Set up before any KINST_ARM_AGG probe was armed (kinst_aggctl.c). */
@@ -270,7 +317,10 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 			return;
 		}
 	}
-	/* Only the outermost hit on this CPU writes its table. */
+	/*
+	 * Only the outermost hit on this CPU writes its table (and, with
+	 * KINST_AGGF_RECORD, its ring).
+	 */
 	depth = ++e->depth[cpu];
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (depth != 1) {
@@ -278,11 +328,15 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 	} else {
 		t = KINST_LOAD_ACQUIRE(&a->active);
 		if ((a->flags & KINST_AGGF_STACK) != 0 &&
-		    !agg_stack_key(a, t, cpu, p, regs, osctx, &v))
+		    !agg_stack_key(a, t, cpu, p, regs, osctx, &v)) {
 			AGG_INC(&a->stats[cpu].overflow, 1);
-		else
-			kinst_agg_add(a, t, cpu,
+			added = false;
+		} else {
+			added = kinst_agg_add(a, t, cpu,
 			    (a->flags & KINST_AGGF_PROBE) != 0 ? p->id : 0, &v);
+		}
+		if ((a->flags & KINST_AGGF_RECORD) != 0)
+			agg_sample(p, s, cpu, pid, tid, comm, regs, &v, added);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->depth[cpu]--;

@@ -128,8 +128,11 @@ uint64_t kinst_agg_stack_hash(const uint64_t *frames, uint32_t nframes);
 struct kinst_agg_stack_slot *kinst_agg_stack_slot(const struct kinst_agg *a,
 	    uint32_t t, uint32_t cpu, uint32_t i);
 
-/* Add one hit to table set t of cpu (trap context; tests call it too). */
-void	kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
+/*
+ * Add one hit to table set t of cpu (trap context; tests call it too);
+ * false when its key found no slot (counted as overflow).
+ */
+bool	kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	    uint32_t probe_id, const struct kinst_agg_val *v);
 
 /*

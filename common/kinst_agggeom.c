@@ -30,7 +30,8 @@ kinst_agg_geometry(const struct kinst_agg_setup *su, uint32_t ncpus,
 	uint32_t n;
 
 	if (su->kind == 0 || su->kind >= KINST_AGG_KIND_COUNT_ ||
-	    (su->flags & ~(KINST_AGGF_PROBE | KINST_AGGF_STACK)) != 0 ||
+	    (su->flags & ~(KINST_AGGF_PROBE | KINST_AGGF_STACK |
+	    KINST_AGGF_RECORD)) != 0 ||
 	    su->nslots == 0 || su->nslots > KINST_AGG_MAX_SLOTS ||
 	    ncpus == 0)
 		return (KINST_E_INVAL);

@@ -104,17 +104,6 @@ record_caps(struct kinst_probe *p, struct kinst_session *s, uint32_t cpu,
 	return (kinst_ring_put(&s->rings[cpu], b, len));
 }
 
-/*
- * After a record: is the ring at the session's watermark?  Measured after
- * the put, so the record that reaches it wakes the reader.
- */
-static inline bool
-wake_due(const struct kinst_ring *ring, const struct kinst_session *s)
-{
-
-	return (kinst_ring_reached(ring, KINST_LOAD_RELAXED(&s->wake_bytes)));
-}
-
 static void
 record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
     uint32_t cpu, const struct kinst_regs *regs, void *osctx)
@@ -199,7 +188,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 			    p->offset);
 		else
 			put = kinst_ring_put(ring, &rec, sizeof(rec));
-		if (put == 0 && wake_due(ring, s))
+		if (put == 0 && kinst_session_wake_due(ring, s))
 			kinst_os_wake_deferred(s);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

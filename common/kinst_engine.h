@@ -58,6 +58,18 @@ struct kinst_session {
 	struct kinst_tstate *ts;
 };
 
+/*
+ * After a record: is the ring at the session's watermark?  Measured after
+ * the put, so the record that reaches it wakes the reader.
+ */
+static inline bool
+kinst_session_wake_due(const struct kinst_ring *ring,
+    const struct kinst_session *s)
+{
+
+	return (kinst_ring_reached(ring, KINST_LOAD_RELAXED(&s->wake_bytes)));
+}
+
 struct kinst_engine {
 	struct kinst_ptable table;
 	uint32_t	ncpus;

@@ -18,6 +18,7 @@
 #include "kinst_engine.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
+#include "kinst_ring.h"
 
 /* ---- the control-path OS functions kinst_aggctl.c uses ---- */
 static int quiesces;
@@ -30,6 +31,7 @@ int kinst_os_read(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; re
 int kinst_os_read_user(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
 void kinst_os_thread_key(uint64_t k[2]) { k[0] = k[1] = 1; }
 uint64_t kinst_os_now_ns(void) { return (0); }
+void kinst_os_wake_deferred(struct kinst_session *s) { (void)s; }
 
 static struct kinst_csession cs;
 
@@ -363,6 +365,10 @@ ATF_TC_BODY(setup_validation, tc)
 	    KINST_E_INVAL);
 	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 2, 8, 0, 0, 0, &su),
 	    KINST_E_INVAL);
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, KINST_AGGF_RECORD << 1, 8, 0, 0,
+	    0, &su), KINST_E_INVAL);	/* an unknown flag */
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, KINST_AGGF_RECORD, 8, 0, 0, 0,
+	    &su), KINST_E_OK);
 	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 0, 0, 0, 0, 0, &su),
 	    KINST_E_INVAL);
 	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 0, KINST_AGG_MAX_SLOTS + 1, 0,
@@ -474,6 +480,135 @@ ATF_TC_BODY(engine_step, tc)
 	/* Nothing on CPU 0. */
 	ATF_CHECK_EQ(readcpu(0, buf, 64), 0);
 	cs.s.pstats = NULL;
+	kinst_ctl_agg_fini(&cs);
+}
+
+/*
+ * KINST_AGGF_RECORD: every hit the tables take, or count as overflow, also
+ * makes a hit record in its CPU's ring with an AGG section (its key, its
+ * value, KINST_SECF_OVERFLOW when the tables had no slot); a filtered or a
+ * nested hit makes none; a full ring drops the record and counts it, the
+ * tables having the hit all the same: delivered + dropped == aggregated +
+ * overflow.
+ */
+ATF_TC_WITHOUT_HEAD(record_samples);
+ATF_TC_BODY(record_samples, tc)
+{
+	/* key rdi, value rdx; if rdx != 7 */
+	static const struct kinst_pinsn code[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RDI },
+		{ .op = KINST_OP_KEY, .arg = 0 },
+		{ .op = KINST_OP_REG, .arg = KINST_RDX },
+		{ .op = KINST_OP_VALUE },
+		{ .op = KINST_OP_REG, .arg = KINST_RDX },
+		{ .op = KINST_OP_IMM, .imm = 7 },
+		{ .op = KINST_OP_NE },
+		{ .op = KINST_OP_RET },
+	};
+	struct sample {
+		struct kinst_hit_record h;
+		struct kinst_rec_sec sec;
+		struct kinst_rec_agg agg;
+	};
+	static struct kinst_engine eng;
+	static struct kinst_prog prog;
+	static struct kinst_ring rings[2];
+	static uint8_t rb[2][1024];
+	static uint8_t out[8192];
+	static const char comm[KINST_COMM_LEN] = "dd";
+	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_agg_cpu_stats *st;
+	struct kinst_agg_setup su;
+	struct kinst_probe p;
+	struct kinst_regs r;
+	static const uint32_t seq[] = { 0, 1, 2, 3, 5, 6, 7, 8, 9 };
+	const struct sample *sm;
+	uint32_t bad, i, hits, got, ovf, pos;
+	size_t n;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(code, 8, &prog, &bad), KINST_PV_OK);
+	/* Two slots: the third key overflows. */
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, KINST_AGGF_PROBE |
+	    KINST_AGGF_RECORD, 2, 0, 0, 0, &su), KINST_E_OK);
+	for (i = 0; i < 2; i++)
+		ATF_REQUIRE_EQ(kinst_ring_init(&rings[i], rb[i], sizeof(rb[i])), 0);
+	cs.s.rings = rings;
+	memset(ps, 0, sizeof(ps));
+	cs.s.pstats = ps;
+	memset(&p, 0, sizeof(p));
+	p.id = 5;
+	p.addr = 0xffffffff81000010ull;
+	p.prog = &prog;
+	p.flags = KINST_PF_AGG;
+	memset(&r, 0, sizeof(r));
+	r.rip = p.addr;
+	hits = 0;
+	/* Ten hits: keys 0, 1, 2 (2 overflows), value 100 + i, 7 filtered. */
+	for (i = 0; i < 10; i++) {
+		r.gpr[KINST_RDI] = i % 3;
+		r.gpr[KINST_RDX] = i == 4 ? 7 : 100 + i;
+		kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11 + i, comm, &r, NULL,
+		    NULL);
+		hits++;
+	}
+	/* A nested hit: counted, not recorded. */
+	eng.depth[1] = 1;
+	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, comm, &r, NULL, NULL);
+	hits++;
+	eng.depth[1] = 0;
+	st = &cs.s.agg->stats[1];
+	ATF_CHECK_EQ(ps[1].filtered, 1);
+	ATF_CHECK_EQ(st->nested, 1);
+	ATF_CHECK_EQ(st->aggregated, 6);	/* i = 0 1 3 6 7 9 */
+	ATF_CHECK_EQ(st->overflow, 3);		/* i = 2 5 8 */
+	ATF_CHECK_EQ(ps[1].filtered + st->aggregated + st->overflow +
+	    st->nested, hits);
+	/* CPU 0's ring has nothing; CPU 1's one record per sample. */
+	ATF_CHECK_EQ(kinst_ring_get(&rings[0], out, sizeof(out)), 0);
+	n = kinst_ring_get(&rings[1], out, sizeof(out));
+	got = ovf = 0;
+	for (pos = 0; pos + sizeof(*sm) <= n; pos += sm->h.hdr.size) {
+		sm = (const struct sample *)(out + pos);
+		ATF_REQUIRE_EQ(sm->h.hdr.size, sizeof(*sm));
+		ATF_CHECK_EQ(sm->h.hdr.type, KINST_REC_HIT);
+		ATF_CHECK_EQ(sm->h.cpu, 1);
+		ATF_CHECK_EQ(sm->h.probe_id, 5);
+		ATF_CHECK_EQ(sm->h.addr, p.addr);
+		ATF_CHECK_EQ(sm->h.pid, 10);
+		ATF_CHECK_STREQ(sm->h.comm, "dd");
+		ATF_CHECK_EQ(sm->sec.type, KINST_SEC_AGG);
+		ATF_CHECK_EQ(sm->sec.len, sizeof(sm->agg));
+		/* The hit's own key and value (tid 11 + i says which i). */
+		i = (uint32_t)(sm->h.tid - 11);
+		ATF_CHECK(i < 10 && i != 4);
+		ATF_CHECK_EQ(sm->agg.key[0], i % 3);
+		ATF_CHECK_EQ(sm->agg.key[1], 0);
+		ATF_CHECK_EQ(sm->agg.value, 100 + i);
+		ATF_CHECK_EQ(sm->h.regs.gpr[KINST_RDX], 100 + i);
+		ATF_CHECK_EQ(sm->sec.flags, i % 3 == 2 ? KINST_SECF_OVERFLOW : 0);
+		ovf += (sm->sec.flags & KINST_SECF_OVERFLOW) != 0;
+		/* In the order of the hits: the first ones fit. */
+		ATF_REQUIRE(got < 9);
+		ATF_CHECK_EQ(i, seq[got]);
+		got++;
+	}
+	ATF_CHECK_EQ(pos, n);
+	ATF_CHECK_EQ(ovf, got > 2 ? 1 : 0);	/* i = 2 */
+	ATF_CHECK_EQ(got + kinst_ring_dropped(&rings[1]),
+	    st->aggregated + st->overflow);
+	/* The ring holds as many as fit (fewer than 9), drops the rest. */
+	ATF_CHECK_EQ(got, sizeof(rb[1]) / sizeof(*sm));
+	ATF_CHECK(got < 9);
+	/* Without the flag: no record. */
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, KINST_AGGF_PROBE, 2, 0, 0, 0,
+	    &su), KINST_E_OK);
+	cs.s.rings = rings;
+	cs.s.pstats = ps;
+	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, comm, &r, NULL, NULL);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 1);
+	ATF_CHECK_EQ(kinst_ring_get(&rings[1], out, sizeof(out)), 0);
+	cs.s.pstats = NULL;
+	cs.s.rings = NULL;
 	kinst_ctl_agg_fini(&cs);
 }
 
@@ -722,7 +857,7 @@ ATF_TC_BODY(stack_validation, tc)
 	ATF_CHECK_EQ(setup_stacks(2, 8, KINST_AGG_MAX_STACKS + 1, &su),
 	    KINST_E_INVAL);
 	ATF_CHECK_EQ(setup_stacks(2, 8, 0xffffffffu, &su), KINST_E_INVAL);
-	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 4, 8, 0, 0, 0, &su),
+	ATF_CHECK_EQ(setup(2, KINST_AGG_COUNT, 8, 8, 0, 0, 0, &su),
 	    KINST_E_INVAL);	/* unknown flag */
 	/* Over the memory budget through the stacks alone. */
 	ATF_CHECK_EQ(setup_stacks(64, 1, KINST_AGG_MAX_STACKS, &su),
@@ -766,6 +901,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, stack_clear);
 	ATF_TP_ADD_TC(tp, stack_validation);
 	ATF_TP_ADD_TC(tp, engine_step);
+	ATF_TP_ADD_TC(tp, record_samples);
 	ATF_TP_ADD_TC(tp, counts_and_keys);
 	ATF_TP_ADD_TC(tp, log2_edges);
 	ATF_TP_ADD_TC(tp, linear_edges);

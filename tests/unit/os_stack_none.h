@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * kinst_os_stack() for user-space tests that link kinst_agg.c (whose stack
- * keys, KINST_AGGF_STACK, call the OS unwinder) but take no stacks: no
- * frames.  Include once per program, at file scope (in C++, inside the
- * extern "C" block of the other kinst_os_* stubs).
+ * What kinst_agg.c needs of the OS that user-space tests linking it do not
+ * use: kinst_os_stack() (stack keys, KINST_AGGF_STACK, call the unwinder):
+ * no frames; kinst_os_wake_deferred() (sample records, KINST_AGGF_RECORD,
+ * wake the reader): nothing to wake.  Include once per program, at file
+ * scope (in C++, inside the extern "C" block of the other kinst_os_* stubs).
  */
 #ifndef KINST_TEST_OS_STACK_NONE_H
 #define KINST_TEST_OS_STACK_NONE_H
@@ -19,6 +20,12 @@ kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
 	(void)max;
 	*truncated = false;
 	return 0;
+}
+
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	(void)s;
 }
 
 #endif
