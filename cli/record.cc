@@ -58,6 +58,22 @@ parse_capture_sec(HitRecord &r, const struct kinst_rec_sec &s, const uint8_t *pa
 	r.caps.push_back(std::move(d));
 }
 
+// A KINST_SEC_AGG section: exactly one struct kinst_rec_agg, once.
+void
+parse_agg_sec(HitRecord &r, const struct kinst_rec_sec &s, const uint8_t *p)
+{
+	if (s.len != sizeof(r.agg))
+		malformed("AGG section of " + std::to_string(s.len) + " bytes, not " +
+		    std::to_string(sizeof(r.agg)));
+	if (r.has_agg)
+		malformed("two AGG sections");
+	if ((s.flags & ~KINST_SECF_OVERFLOW) != 0)
+		malformed("AGG section with flags " + std::to_string(s.flags));
+	memcpy(&r.agg, p, sizeof(r.agg));
+	r.has_agg = true;
+	r.agg_overflow = (s.flags & KINST_SECF_OVERFLOW) != 0;
+}
+
 } // namespace
 
 HitRecord
@@ -83,6 +99,8 @@ parse_hit_record(const uint8_t *p, size_t size)
 		else if (s.type == KINST_SEC_MEM || s.type == KINST_SEC_STR ||
 		    s.type == KINST_SEC_VAL)
 			parse_capture_sec(r, s, p + pos);
+		else if (s.type == KINST_SEC_AGG)
+			parse_agg_sec(r, s, p + pos);
 		else
 			r.unknown_sections++;
 		pos += (size_t)padded;

@@ -35,6 +35,11 @@ struct HitRecord {
 	bool has_stack = false;
 	bool stack_truncated = false;
 	std::vector<uint64_t> stack;	// [0] = the probed instruction
+	// A sample of an aggregation (KINST_SEC_AGG, ABI 1.14): the key and
+	// value the tables took from this hit; overflow: they did not.
+	bool has_agg = false;
+	bool agg_overflow = false;
+	struct kinst_rec_agg agg = {};
 	unsigned unknown_sections = 0;	// skipped
 };
 

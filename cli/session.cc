@@ -66,6 +66,7 @@ const struct {
 	{ Feature::ring_size, 11, "size a session's rings (--buffer-size)" },
 	{ Feature::mmap, 12, "map its rings" },
 	{ Feature::sharing, 13, "share probes between sessions" },
+	{ Feature::agg_record, 14, "record the samples it aggregates" },
 };
 
 const auto &
@@ -1095,9 +1096,10 @@ Session::stream(double duration, const RecordSink &sink)
 				// A stop (signal, --duration): what the reader
 				// took is printed by drain(), after the disarm,
 				// so that no hit is dropped meanwhile.
-				while (b.q.empty() && !b.reader_done && !g_stop)
+				while (b.q.empty() && !b.reader_done && !g_stop &&
+				    !(sink.stop && sink.stop()))
 					b.data.wait_for(lk, std::chrono::milliseconds(100));
-				if (b.reader_done || g_stop)
+				if (b.reader_done || g_stop || (sink.stop && sink.stop()))
 					break;
 				chunk = std::move(b.q.front());
 				b.q.pop_front();
@@ -1205,6 +1207,7 @@ probe_specs(const std::vector<std::string> &args, const std::vector<std::string>
 void
 Workload::start()
 {
+	t0_ = now_s();
 	if (command_.empty())
 		return;
 	std::vector<char *> argv;
@@ -1226,30 +1229,38 @@ Workload::start()
 	child_ = pid;
 }
 
+bool
+Workload::done()
+{
+	if (over_)
+		return true;
+	if (t0_ == 0)
+		t0_ = now_s();
+	if (child_ > 0) {
+		int st;
+		pid_t r = waitpid(child_, &st, WNOHANG);
+		if (r == child_) {
+			if (WIFEXITED(st))
+				fprintf(stderr, "kinstctl: %s exited with status %d\n",
+				    command_[0].c_str(), WEXITSTATUS(st));
+			else if (WIFSIGNALED(st))
+				fprintf(stderr, "kinstctl: %s killed by signal %d\n",
+				    command_[0].c_str(), WTERMSIG(st));
+			// Reaped: its pid is free for another process now.
+			child_ = -1;
+			over_ = true;
+		}
+	}
+	if (duration_ > 0 && now_s() - t0_ >= duration_)
+		over_ = true;
+	return over_;
+}
+
 void
 Workload::wait()
 {
-	double t0 = now_s();
-	while (!g_stop) {
-		if (child_ > 0) {
-			int st;
-			pid_t r = waitpid(child_, &st, WNOHANG);
-			if (r == child_) {
-				if (WIFEXITED(st))
-					fprintf(stderr, "kinstctl: %s exited with status %d\n",
-					    command_[0].c_str(), WEXITSTATUS(st));
-				else if (WIFSIGNALED(st))
-					fprintf(stderr, "kinstctl: %s killed by signal %d\n",
-					    command_[0].c_str(), WTERMSIG(st));
-				// Reaped: its pid is free for another process now.
-				child_ = -1;
-				return;
-			}
-		}
-		if (duration_ > 0 && now_s() - t0 >= duration_)
-			return;
+	while (!g_stop && !done())
 		poll(nullptr, 0, 20);
-	}
 }
 
 void

@@ -46,6 +46,7 @@ enum class Feature {
 	ring_size,	// 1.11 KINST_IOC_RING
 	mmap,		// 1.12 mapped rings, KINST_IOC_WAKE
 	sharing,	// 1.13 probes shared by sessions (KINST_PI_SESSIONS)
+	agg_record,	// 1.14 KINST_AGGF_RECORD, KINST_SEC_AGG
 };
 // The minor version that brought f.
 unsigned feature_minor(Feature f);
@@ -111,6 +112,10 @@ struct RecordSink {
 	// trace --output), and returns false to end the stream.
 	std::function<bool(const uint8_t *, size_t)> raw;
 	std::function<void()> batch;
+	// If set, asked between reads (at least every 100 ms): true ends the
+	// stream as a signal does (what was read and not handed on is left
+	// for drain()).
+	std::function<bool()> stop;
 };
 
 class Session {
@@ -291,6 +296,10 @@ public:
 	void start();
 	// Until Ctrl-C (g_stop), the duration, or the command's exit (reported).
 	void wait();
+	// The same without waiting: whether the run is over now (the command
+	// exited, reaped and reported, or the duration is up; once over, it
+	// stays so).  Not g_stop.
+	bool done();
 	// After disarming: an interrupted run does not leave the command behind
 	// (it got the same signal from the terminal, or none at all).
 	void finish();
@@ -301,6 +310,8 @@ public:
 private:
 	std::vector<std::string> command_;
 	double duration_;
+	double t0_ = 0;		// start()'s time (the duration's origin)
+	bool over_ = false;	// done() said so (it stays so)
 	pid_t child_ = -1;
 };
 

@@ -6,6 +6,7 @@
 #include <atf-c++.hpp>
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iostream>
@@ -345,7 +346,7 @@ ATF_TEST_CASE_BODY(record_sections)
 
 	// Unknown sections around the stack are skipped.
 	b = make_record({{9, 0, {1, 2}, 0}, {KINST_SEC_STACK, 0, {0x10, 0x20, 0x30}, 0},
-	    {5, 0, {7}, -3}});
+	    {17, 0, {7}, -3}});
 	r = parse_hit_record(b.data(), b.size());
 	ATF_REQUIRE(r.has_stack && !r.stack_truncated);
 	ATF_REQUIRE(r.stack == std::vector<uint64_t>({0x10, 0x20, 0x30}));
@@ -370,7 +371,7 @@ ATF_TEST_CASE_BODY(record_malformed)
 	// A length past the record's end, and a huge one (no wrap-around).
 	b = make_record({{KINST_SEC_STACK, 0, {1, 2}, 8}});
 	ATF_REQUIRE(record_error(b, b.size()).find("claims 24 bytes") != std::string::npos);
-	b = make_record({{5, 0, {1}, -9}});
+	b = make_record({{17, 0, {1}, -9}});
 	ATF_REQUIRE(record_error(b, b.size()).find("claims") != std::string::npos);
 	// Stack sections: not whole frames, empty, over the limit, twice.
 	b = make_record({{KINST_SEC_STACK, 0, {1, 2}, -4}});
@@ -381,6 +382,37 @@ ATF_TEST_CASE_BODY(record_malformed)
 	ATF_REQUIRE(record_error(b, b.size()).find("stack section of 520 bytes") != std::string::npos);
 	b = make_record({{KINST_SEC_STACK, 0, {1}, 0}, {KINST_SEC_STACK, 0, {2}, 0}});
 	ATF_REQUIRE(record_error(b, b.size()).find("two stack sections") != std::string::npos);
+}
+
+// AGG sections (ABI 1.14): the key and value of a sample, its overflow
+// flag; a section of another size, twice, or with another flag is a
+// malformed record.
+ATF_TEST_CASE_WITHOUT_HEAD(record_agg);
+ATF_TEST_CASE_BODY(record_agg)
+{
+	std::vector<uint8_t> b = make_record({{KINST_SEC_AGG, 0, {0x11, 0x22, 12345}, 0}});
+	HitRecord r = parse_hit_record(b.data(), b.size());
+	ATF_REQUIRE(r.has_agg && !r.agg_overflow);
+	ATF_REQUIRE_EQ(r.agg.key[0], 0x11u);
+	ATF_REQUIRE_EQ(r.agg.key[1], 0x22u);
+	ATF_REQUIRE_EQ(r.agg.value, 12345u);
+	ATF_REQUIRE_EQ(r.unknown_sections, 0u);
+	b = make_record({{KINST_SEC_STACK, 0, {0x10}, 0},
+	    {KINST_SEC_AGG, KINST_SECF_OVERFLOW, {1, 2, 3}, 0}});
+	r = parse_hit_record(b.data(), b.size());
+	ATF_REQUIRE(r.has_agg && r.agg_overflow && r.has_stack);
+	ATF_REQUIRE_EQ(r.agg.value, 3u);
+	// Without one: no sample.
+	b = make_record({});
+	ATF_REQUIRE(!parse_hit_record(b.data(), b.size()).has_agg);
+	b = make_record({{KINST_SEC_AGG, 0, {1, 2}, 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("AGG section of 16 bytes") != std::string::npos);
+	b = make_record({{KINST_SEC_AGG, 0, {1, 2, 3, 4}, 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("AGG section of 32 bytes") != std::string::npos);
+	b = make_record({{KINST_SEC_AGG, 0, {1, 2, 3}, 0}, {KINST_SEC_AGG, 0, {1, 2, 3}, 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("two AGG sections") != std::string::npos);
+	b = make_record({{KINST_SEC_AGG, KINST_SECF_TRUNCATED, {1, 2, 3}, 0}});
+	ATF_REQUIRE(record_error(b, b.size()).find("AGG section with flags 1") != std::string::npos);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(stack_frame_text);
@@ -501,7 +533,8 @@ ATF_TEST_CASE_BODY(session_features)
 	const std::pair<Feature, unsigned> minors[] = {
 		{ Feature::filter, 1 }, { Feature::arm_check, 2 }, { Feature::stack, 4 },
 		{ Feature::prog, 5 }, { Feature::agg, 6 }, { Feature::mem_capture, 7 },
-		{ Feature::agg_stack, 8 }, { Feature::noopt, 9 },
+		{ Feature::agg_stack, 8 }, { Feature::noopt, 9 }, { Feature::sharing, 13 },
+		{ Feature::agg_record, 14 },
 	};
 	for (const auto &fm : minors) {
 		uint32_t v = (1u << 16) | fm.second;
@@ -527,6 +560,9 @@ ATF_TEST_CASE_BODY(session_features)
 		    "cannot aggregate; load one of ABI 1.6 or later" },
 		{ 0x10007, Feature::agg_stack, "hist", "hist: the loaded kinst module (ABI 1.7) "
 		    "cannot count by stack; load one of ABI 1.8 or later" },
+		{ 0x1000d, Feature::agg_record, "latency --perfetto", "latency --perfetto: the "
+		    "loaded kinst module (ABI 1.13) cannot record the samples it aggregates; "
+		    "load one of ABI 1.14 or later" },
 	};
 	for (const auto &m : missing)
 		ATF_REQUIRE_EQ(feature_missing(m.v, m.f, m.what), m.msg);
@@ -558,10 +594,39 @@ ATF_TEST_CASE_BODY(workload_reaped)
 	ATF_REQUIRE(!v.running());
 }
 
+// done(), the non-blocking wait (latency --perfetto reads records until
+// it): false while the command runs, true once it exited (reaped), and
+// it stays true; with a duration, true once it is up.
+ATF_TEST_CASE_WITHOUT_HEAD(workload_done);
+ATF_TEST_CASE_BODY(workload_done)
+{
+	Workload w({ "sh", "-c", "sleep 0.3; exit 3" }, 0);
+	w.start();
+	ATF_REQUIRE(!w.done());
+	ATF_REQUIRE(w.running());
+	int n = 0;
+	while (!w.done() && n++ < 500)
+		usleep(10000);
+	ATF_REQUIRE(w.done());
+	ATF_REQUIRE(!w.running());
+	ATF_REQUIRE(n > 5);	// it waited for the command
+	ATF_REQUIRE(w.done());	// sticky
+	Workload d({}, 0.2);
+	d.start();
+	ATF_REQUIRE(!d.done());
+	usleep(250000);
+	ATF_REQUIRE(d.done());
+	ATF_REQUIRE(d.done());
+	w.finish();
+	d.finish();
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
 	ATF_ADD_TEST_CASE(tcs, record_malformed);
+	ATF_ADD_TEST_CASE(tcs, record_agg);
+	ATF_ADD_TEST_CASE(tcs, workload_done);
 	ATF_ADD_TEST_CASE(tcs, record_captures);
 	ATF_ADD_TEST_CASE(tcs, stack_frame_text);
 	ATF_ADD_TEST_CASE(tcs, spec_forms);
