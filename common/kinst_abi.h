@@ -482,8 +482,11 @@ struct kinst_prog_stats {
  * Sample records (since ABI 1.14): with KINST_AGGF_RECORD, every hit that
  * reaches the tables (aggregated, or overflow) also makes a record in the
  * CPU's ring, as a hit does without aggregation (the fixed hit record, its
- * timestamp taken after the program ran), with a KINST_SEC_AGG section: the
- * key and the value it added, KINST_SECF_OVERFLOW when it was not added.
+ * timestamp the clock reading the program's per-thread state ops used, so
+ * that a latency sample ends at its timestamp and starts its value earlier,
+ * or, if they read none, taken after the program ran), with a KINST_SEC_AGG
+ * section: the key and the value it added, KINST_SECF_OVERFLOW when it was
+ * not added.
  * A full ring drops it (counted in dropped: the tables have the hit all the
  * same).  Per CPU then, hits == filtered + aggregated + overflow + nested
  * and delivered + dropped == aggregated + overflow.

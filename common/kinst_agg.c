@@ -30,6 +30,13 @@ kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg, uint64_t v)
 		out->value = v;
 }
 
+void
+kinst_agg_clock(struct kinst_agg_val *out, uint64_t now)
+{
+	if (out != NULL)
+		out->now = now;
+}
+
 uint32_t
 kinst_agg_bucket(const struct kinst_agg *a, int64_t v)
 {
@@ -261,7 +268,8 @@ agg_sample(const struct kinst_probe *p, struct kinst_session *s,
 	r.h.hdr.flags = 0;
 	r.h.cpu = cpu;
 	r.h.probe_id = p->id;
-	r.h.timestamp_ns = kinst_os_now_ns();
+	/* A latency ends where its program read the clock. */
+	r.h.timestamp_ns = v->now != 0 ? v->now : kinst_os_now_ns();
 	r.h.addr = p->addr;
 	r.h.pid = pid;
 	r.h.tid = tid;
@@ -287,7 +295,7 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
     struct kinst_tstate *ts)
 {
 	struct kinst_prog_cpu_stats *ps;
-	struct kinst_agg_val v = { { 0, 0 }, 0 };
+	struct kinst_agg_val v = { { 0, 0 }, 0, 0 };
 	struct kinst_prog_ctx c;
 	struct kinst_agg *a;
 	uint64_t res;

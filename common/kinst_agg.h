@@ -40,6 +40,13 @@ struct kinst_tstate;
 struct kinst_agg_val {
 	uint64_t	key[2];
 	uint64_t	value;
+	/*
+	 * The clock reading the program's per-thread state ops used (the one
+	 * a latency's VALUE was computed from), 0: it read none.  A sample
+	 * record (KINST_AGGF_RECORD) carries it as its timestamp, so that the
+	 * sample ends exactly at it.
+	 */
+	uint64_t	now;
 };
 
 #define	KINST_AGG_EMPTY	0u	/* slot state: free */
@@ -98,6 +105,8 @@ struct kinst_agg_slot *kinst_agg_slot(const struct kinst_agg *a, uint32_t t,
  */
 void	kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg,
 	    uint64_t v);
+/* The program read the clock: out->now (nothing if out is NULL). */
+void	kinst_agg_clock(struct kinst_agg_val *out, uint64_t now);
 
 /*
  * The engine's aggregation step (kinst_engine.c record(), trap context),

@@ -403,12 +403,15 @@ kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 			if (c->ts == NULL)
 				break;
 			prog_thread(key, &now, &keyed);
+			kinst_agg_clock(c->out, now);
 			(void)kinst_ts_push(c->ts, c->cpu, key, now, in->imm,
 			    st[sp], &st[sp + 1], in->arg);
 			break;
 		case KINST_OP_TS_GET:
-			if (c->ts != NULL)
+			if (c->ts != NULL) {
 				prog_thread(key, &now, &keyed);
+				kinst_agg_clock(c->out, now);
+			}
 			if (c->ts == NULL || kinst_ts_get(c->ts, c->cpu, key,
 			    now, in->imm, st[sp - 1], in->arg & KINST_TSF_ITEM,
 			    (in->arg & KINST_TSF_CLOSE) != 0, &st[sp - 1]) != 0) {

@@ -19,6 +19,7 @@
 #include "kinst_os.h"
 #include "kinst_prog.h"
 #include "kinst_ring.h"
+#include "kinst_tstate.h"
 
 /* ---- the control-path OS functions kinst_aggctl.c uses ---- */
 static int quiesces;
@@ -30,7 +31,19 @@ void kinst_os_quiesce(void) { quiesces++; }
 int kinst_os_read(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
 int kinst_os_read_user(uint64_t a, void *b, size_t n) { (void)a; (void)b; (void)n; return (-1); }
 void kinst_os_thread_key(uint64_t k[2]) { k[0] = k[1] = 1; }
-uint64_t kinst_os_now_ns(void) { return (0); }
+/* A clock that moves 1000 ns a reading; the readings are kept. */
+static uint64_t clock_reads[16];
+static uint32_t nclock_reads;
+uint64_t
+kinst_os_now_ns(void)
+{
+	uint64_t t = 1000 * (uint64_t)(nclock_reads + 1);
+
+	if (nclock_reads < 16)
+		clock_reads[nclock_reads] = t;
+	nclock_reads++;
+	return (t);
+}
 void kinst_os_wake_deferred(struct kinst_session *s) { (void)s; }
 
 static struct kinst_csession cs;
@@ -90,7 +103,7 @@ setup(uint32_t ncpus, uint32_t kind, uint32_t flags, uint32_t nslots,
 static void
 add(uint32_t cpu, uint32_t probe, uint64_t k0, uint64_t k1, uint64_t value)
 {
-	struct kinst_agg_val v = { { k0, k1 }, value };
+	struct kinst_agg_val v = { { k0, k1 }, value, 0 };
 	struct kinst_agg *a = cs.s.agg;
 
 	kinst_agg_add(a, a->active, cpu, probe, &v);
@@ -612,6 +625,97 @@ ATF_TC_BODY(record_samples, tc)
 	kinst_ctl_agg_fini(&cs);
 }
 
+/*
+ * A sample record's timestamp: the clock reading its program's per-thread
+ * state op used (a latency ends where it was measured, and starts at its
+ * timestamp minus its value: the start's own reading), else one taken
+ * after the program.
+ */
+ATF_TC_WITHOUT_HEAD(record_clock);
+ATF_TC_BODY(record_clock, tc)
+{
+	/* The start: open activation 5 at frame rsp; filtered (no sample). */
+	static const struct kinst_pinsn start[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_TS_PUSH, .arg = 0, .imm = 5 },
+		{ .op = KINST_OP_IMM, .imm = 0 },
+		{ .op = KINST_OP_RET },
+	};
+	/* The end: the time since, closing it. */
+	static const struct kinst_pinsn end[] = {
+		{ .op = KINST_OP_REG, .arg = KINST_RSP },
+		{ .op = KINST_OP_TS_GET, .arg = KINST_TS_ELAPSED | KINST_TSF_CLOSE,
+		  .imm = 5 },
+		{ .op = KINST_OP_VALUE },
+		{ .op = KINST_OP_IMM, .imm = 1 },
+		{ .op = KINST_OP_RET },
+	};
+	static struct kinst_ts_slot slots[4];
+	static struct kinst_ts_stats tst[2];
+	static struct kinst_tstate ts = {
+		.nslots = 4, .ncpus = 2, .idle_ns = 1000000000, .epoch = 1,
+		.slots = slots, .stats = tst,
+	};
+	static struct kinst_engine eng;
+	static struct kinst_prog ps_, pe;
+	static struct kinst_ring rings[2];
+	static uint8_t rb[2][1024];
+	static const char comm[KINST_COMM_LEN] = "lat";
+	struct {
+		struct kinst_hit_record h;
+		struct kinst_rec_sec sec;
+		struct kinst_rec_agg agg;
+	} out[2];
+	struct kinst_prog_cpu_stats pst[2];
+	struct kinst_agg_setup su;
+	struct kinst_probe p, q;
+	struct kinst_regs r;
+	uint32_t bad, i;
+
+	ATF_REQUIRE_EQ(kinst_prog_verify(start, 4, &ps_, &bad), KINST_PV_OK);
+	ATF_REQUIRE_EQ(kinst_prog_verify(end, 5, &pe, &bad), KINST_PV_OK);
+	ATF_REQUIRE_EQ(setup(2, KINST_AGG_LOG2, KINST_AGGF_RECORD, 8, 0, 0, 0,
+	    &su), KINST_E_OK);
+	for (i = 0; i < 2; i++)
+		ATF_REQUIRE_EQ(kinst_ring_init(&rings[i], rb[i], sizeof(rb[i])), 0);
+	cs.s.rings = rings;
+	memset(pst, 0, sizeof(pst));
+	cs.s.pstats = pst;
+	memset(&p, 0, sizeof(p));
+	p.id = 1;
+	p.prog = &ps_;
+	p.flags = KINST_PF_AGG;
+	q = p;
+	q.id = 2;
+	q.prog = &pe;
+	memset(&r, 0, sizeof(r));
+	r.gpr[KINST_RSP] = 0xffffc90000123f00ull;
+	nclock_reads = 0;
+	kinst_agg_hit(&eng, &p, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
+	kinst_agg_hit(&eng, &q, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
+	ATF_CHECK_EQ(pst[0].filtered, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 1);
+	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], out, sizeof(out)),
+	    sizeof(out[0]));
+	ATF_CHECK_EQ(out[0].h.probe_id, 2);
+	ATF_REQUIRE(nclock_reads >= 2);
+	/* The end's reading; minus the value, the start's. */
+	ATF_CHECK_EQ(out[0].h.timestamp_ns, clock_reads[1]);
+	ATF_CHECK_EQ(out[0].h.timestamp_ns - out[0].agg.value, clock_reads[0]);
+	ATF_CHECK(out[0].agg.value > 0);
+	/* A program that reads no clock: a reading taken after it. */
+	q.prog = NULL;
+	nclock_reads = 0;
+	kinst_agg_hit(&eng, &q, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
+	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], out, sizeof(out)),
+	    sizeof(out[0]));
+	ATF_CHECK_EQ(nclock_reads, 1);
+	ATF_CHECK_EQ(out[0].h.timestamp_ns, clock_reads[0]);
+	cs.s.pstats = NULL;
+	cs.s.rings = NULL;
+	kinst_ctl_agg_fini(&cs);
+}
+
 /* ---- KINST_AGGF_STACK ---- */
 
 static int
@@ -902,6 +1006,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, stack_validation);
 	ATF_TP_ADD_TC(tp, engine_step);
 	ATF_TP_ADD_TC(tp, record_samples);
+	ATF_TP_ADD_TC(tp, record_clock);
 	ATF_TP_ADD_TC(tp, counts_and_keys);
 	ATF_TP_ADD_TC(tp, log2_edges);
 	ATF_TP_ADD_TC(tp, linear_edges);
