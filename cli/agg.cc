@@ -380,6 +380,8 @@ setup_agg(Session &dev, AggState &s, const AggOptions &o)
 		s.su.nslots = o.slots ? o.slots : o.hist ? 256 : 1024;
 		s.su.nstacks = std::min<uint32_t>(s.su.nslots, KINST_AGG_MAX_STACKS);
 	}
+	if (o.record)
+		s.su.flags |= KINST_AGGF_RECORD;
 	if (!o.linear.empty()) {
 		Linear l = parse_linear(o.linear);
 		s.su.lin_min = l.min;

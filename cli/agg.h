@@ -35,6 +35,8 @@ struct AggOptions {
 	// "functions" (bare names); "" prints the table.
 	std::string folded;
 	std::string html;		// --html FILE (hist, latency)
+	// Every sample also as a record (KINST_AGGF_RECORD: latency --perfetto).
+	bool record = false;
 	Syntax syntax = Syntax::att;
 };
 

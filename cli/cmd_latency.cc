@@ -59,6 +59,11 @@ add_latency(CLI::App &app, Runner &run)
 	    "also write a self-contained HTML page of the histograms (an SVG bar chart "
 	    "per key, no script) to FILE")
 	    ->type_name("FILE");
+	sub->add_option("--perfetto", o->perfetto,
+	    "also write every sample to FILE as a span (Trace Event Format, \"ph\":\"X\": "
+	    "its thread, start, duration, end point and --by key), for ui.perfetto.dev and "
+	    "chrome://tracing")
+	    ->type_name("FILE");
 	sub->footer(std::string("After the specs, -- COMMAND [ARGS...] runs COMMAND and stops when it "
 	    "exits (its exit status is printed, not returned).\n") + spec_help);
 	sub->callback([&run, o, out]() {

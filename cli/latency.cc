@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include "error.h"
 #include "format.h"
 #include "output.h"
+#include "perfetto.h"
 #include "prog_compile.h"
 #include "record.h"
 #include "returns.h"
@@ -272,6 +274,9 @@ private:
 	void compile_start();
 	void compile_ends();
 	void arm();
+	void stream_samples(Workload &w);
+	void sample(const HitRecord &r);
+	void write_stack_samples(StackSymbolizer &sym);
 	void report(const std::vector<struct kinst_probe_info> &pis, const JumpCounts &jc);
 
 	const LatencyOptions &o_;
@@ -297,6 +302,20 @@ private:
 	std::vector<Spec> planned_ends_;
 	AggState s_;
 	std::unique_ptr<HtmlFile> html_;
+	// --perfetto: the file, the spans' name, the end points' names by
+	// probe id, and (--by stack) the samples kept until the stacks are
+	// read at the end.
+	std::unique_ptr<PerfettoWriter> pf_;
+	std::string span_name_;
+	std::map<uint32_t, std::string> end_names_;
+	struct StackSample {
+		uint64_t end_ns, dur_ns, hash;
+		int32_t pid, tid;
+		uint32_t cpu, probe_id;
+		char comm[KINST_COMM_LEN];
+		bool overflow;
+	};
+	std::vector<StackSample> stack_samples_;
 };
 
 const char *const args_at_end = "latency: --by/--if are evaluated at the end point, "
@@ -453,6 +472,11 @@ LatencyRun::arm()
 			    "of " + p_.start.function + " is one of its return points");
 	dev.filter("latency", -1, -1);
 	dev.ts_setup(o_.threads ? o_.threads : default_threads, "latency");
+	if (!o_.perfetto.empty()) {
+		dev.require(Feature::agg_record, "latency --perfetto");
+		(void)dev.ring_size(0, "latency --perfetto");
+		ao_.record = true;
+	}
 	s_.latency = true;
 	s_.by_signed = by_signed_;
 	setup_agg(dev, s_, ao_);
@@ -477,6 +501,114 @@ LatencyRun::arm()
 	    spec_label(p_.start).c_str(), p_.framed ? " to its returns" : " to ",
 	    p_.framed ? "" : spec_label(p_.ends[0]).c_str(), armed, armed == 1 ? "" : "s",
 	    o_.command.empty() ? "; Ctrl-C to stop" : (" while " + o_.command[0] + " runs").c_str());
+}
+
+// --perfetto: one sample record (KINST_SEC_AGG: the key and the time
+// since the start) as a span on its thread's track, ending at the record's
+// time; --by stack's wait for the stack tables (write_stack_samples()).
+void
+LatencyRun::sample(const HitRecord &r)
+{
+	if (!r.has_agg)
+		return;		// not a sample: no other probe of this session records
+	const struct kinst_hit_record &h = r.hit;
+	if (o_.by == "stack") {
+		StackSample ss;
+		ss.end_ns = h.timestamp_ns;
+		ss.dur_ns = r.agg.value;
+		ss.hash = r.agg.key[1];
+		ss.pid = h.pid;
+		ss.tid = h.tid;
+		ss.cpu = h.cpu;
+		ss.probe_id = h.probe_id;
+		memcpy(ss.comm, h.comm, sizeof(ss.comm));
+		ss.overflow = r.agg_overflow;
+		stack_samples_.push_back(ss);
+		return;
+	}
+	nlohmann::json args = {{"cpu", h.cpu}, {"latency_ns", r.agg.value}};
+	auto it = end_names_.find(h.probe_id);
+	args["end"] = it != end_names_.end() ? it->second : hex(h.addr);
+	if (!o_.by.empty()) {
+		AggKey k;
+		k.k0 = r.agg.key[0];
+		k.k1 = r.agg.key[1];
+		args["by"] = key_text(o_.by, k, by_signed_);
+	}
+	if (r.agg_overflow)
+		args["overflow"] = true;	// not in the histograms: --slots
+	pf_->span(h, r.agg.value, span_name_, args);
+}
+
+// The samples --by stack kept: each one's stack from its CPU's table (read
+// after the run, as the histograms are), symbolized.
+void
+LatencyRun::write_stack_samples(StackSymbolizer &sym)
+{
+	if (stack_samples_.empty())
+		return;
+	std::map<std::pair<uint32_t, uint64_t>, std::vector<std::string>> frames;
+	std::set<std::pair<uint32_t, uint64_t>> truncated;
+	std::set<uint32_t> cpus;
+	for (const auto &ss : stack_samples_)
+		cpus.insert(ss.cpu);
+	std::vector<struct kinst_agg_stack> stk(s_.su.nstacks);
+	for (uint32_t c : cpus) {
+		uint32_t n = std::min(dev_->agg_stacks(c, stk.data(), s_.su.nstacks), s_.su.nstacks);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct kinst_agg_stack &st = stk[i];
+			std::vector<std::string> &f = frames[{ c, st.hash }];
+			uint32_t nf = std::min<uint32_t>(st.nframes, KINST_STACK_MAX);
+			for (uint32_t j = 0; j < nf; j++)
+				f.push_back(text_frame(sym.frame(st.frames[j], j)));
+			if (st.flags & KINST_SECF_TRUNCATED)
+				truncated.insert({ c, st.hash });
+		}
+	}
+	for (const auto &ss : stack_samples_) {
+		struct kinst_hit_record h;
+		memset(&h, 0, sizeof(h));
+		h.timestamp_ns = ss.end_ns;
+		h.pid = ss.pid;
+		h.tid = ss.tid;
+		h.cpu = ss.cpu;
+		memcpy(h.comm, ss.comm, sizeof(h.comm));
+		nlohmann::json args = {{"cpu", ss.cpu}, {"latency_ns", ss.dur_ns}};
+		auto it = end_names_.find(ss.probe_id);
+		args["end"] = it != end_names_.end() ? it->second : std::string("?");
+		auto f = frames.find({ ss.cpu, ss.hash });
+		if (ss.overflow || f == frames.end()) {
+			args["stack"] = nlohmann::json::array();
+			args["stack_unknown"] = true;	// the table was full
+		} else {
+			args["stack"] = f->second;
+			args["stack_truncated"] = truncated.count({ ss.cpu, ss.hash }) != 0;
+		}
+		if (ss.overflow)
+			args["overflow"] = true;
+		pf_->span(h, ss.dur_ns, span_name_, args);
+	}
+	stack_samples_.clear();
+}
+
+// --perfetto: the run, reading the sample records as they come, until the
+// workload's end (the command's exit, --duration) or a signal.
+void
+LatencyRun::stream_samples(Workload &w)
+{
+	for (const auto &pi : dev_->probe_infos()) {
+		std::string mod(pi.module, strnlen(pi.module, sizeof(pi.module)));
+		std::string fn(pi.function, strnlen(pi.function, sizeof(pi.function)));
+		end_names_[pi.probe_id] = mod + ":" + fn + "+" + hex(pi.offset);
+	}
+	RecordSink sink;
+	sink.hit = [this](const HitRecord &r) {
+		sample(r);
+		return true;
+	};
+	sink.batch = []() {};
+	sink.stop = [&w]() { return w.done(); };
+	(void)dev_->stream(0, sink);
 }
 
 void
@@ -515,6 +647,21 @@ LatencyRun::report(const std::vector<struct kinst_probe_info> &pis, const JumpCo
 		out.line("(no samples)");
 	print_latency_summary(out, o_, sm, why);
 	dev.print_jump_summary(jc);
+	if (pf_) {
+		StackSymbolizer sym;
+		write_stack_samples(sym);
+		pf_->finish();
+		fprintf(stderr, "kinstctl: %" PRIu64 " sample%s written to %s (Trace Event Format: "
+		    "ui.perfetto.dev, chrome://tracing)\n", pf_->events(),
+		    pf_->events() == 1 ? "" : "s", o_.perfetto.c_str());
+		// Every sample the tables took made a record: the ring kept it
+		// (written) or dropped it.
+		if (t.dropped != 0)
+			fprintf(stderr, "kinstctl: WARNING: %" PRIu64 " sample%s not in %s: the "
+			    "reader fell behind and the module dropped %s (the histograms have "
+			    "them)\n", t.dropped, t.dropped == 1 ? " is" : "s are",
+			    o_.perfetto.c_str(), t.dropped == 1 ? "it" : "them");
+	}
 }
 
 int
@@ -528,13 +675,31 @@ LatencyRun::run()
 	// Before arming: a SIGINT sent on seeing the "timing" line, or while
 	// arming, must find the handler.
 	SignalGuard sg;
+	if (!o_.perfetto.empty()) {
+		pf_ = std::make_unique<PerfettoWriter>(o_.perfetto, "kinstctl latency");
+		span_name_ = p_.framed ? p_.start.function : spec_label(p_.start) + " to " +
+		    spec_label(p_.ends[0]);
+	}
 	arm();
 	Workload w(o_.command, o_.duration);
 	w.start();
-	w.wait();
+	if (pf_)
+		stream_samples(w);
+	else
+		w.wait();
 	std::vector<struct kinst_probe_info> pis = dev_->probe_infos();
 	JumpCounts jc = dev_->jump_probes();
 	dev_->disarm_all();
+	if (pf_) {
+		// What the module had delivered before the disarm.
+		RecordSink sink;
+		sink.hit = [this](const HitRecord &r) {
+			sample(r);
+			return true;
+		};
+		sink.batch = []() {};
+		(void)dev_->drain(sink);
+	}
 	w.finish();
 	report(pis, jc);
 	return 0;

@@ -40,6 +40,7 @@ struct LatencyOptions {
 	bool no_optimize = false;
 	std::string folded;		// --folded (AggOptions::folded)
 	std::string html;		// --html FILE (AggOptions::html)
+	std::string perfetto;		// --perfetto FILE: every sample as a span
 	Syntax syntax = Syntax::att;
 };
 

@@ -28,15 +28,27 @@ dumped(const nlohmann::json &j)
 	return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Microseconds, to the nanosecond (the format's unit), as a JSON number
+// with exactly these digits (a double could round them).
+std::string
+micros(uint64_t ns)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	return b;
+}
+
 } // namespace
 
-PerfettoWriter::PerfettoWriter(const std::string &path) : path_(path)
+PerfettoWriter::PerfettoWriter(const std::string &path, const std::string &producer)
+    : path_(path)
 {
 	f_ = fopen(path.c_str(), "w");
 	if (f_ == nullptr)
 		throw Error(Exit::file, "--perfetto " + path + ": " + strerror(errno));
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"kinstctl trace\","
-	    "\"clock\":\"monotonic\"},\"traceEvents\":[\n", f_);
+	nlohmann::json od = {{"producer", producer}, {"clock", "monotonic"}};
+	fprintf(f_, "{\"displayTimeUnit\":\"ns\",\"otherData\":%s,\"traceEvents\":[\n",
+	    dumped(od).c_str());
 }
 
 PerfettoWriter::~PerfettoWriter()
@@ -55,9 +67,8 @@ PerfettoWriter::event(const std::string &json)
 }
 
 void
-PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
+PerfettoWriter::names(const struct kinst_hit_record &h)
 {
-	const struct kinst_hit_record &h = r.hit;
 	std::string comm = comm_of(h);
 	if (pids_.insert(h.pid).second) {
 		nlohmann::json m = {{"ph", "M"}, {"name", "process_name"}, {"pid", h.pid},
@@ -69,6 +80,13 @@ PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
 		    {"tid", h.tid}, {"args", {{"name", comm}}}};
 		event(dumped(m));
 	}
+}
+
+void
+PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
+{
+	const struct kinst_hit_record &h = r.hit;
+	names(h);
 	nlohmann::json regs = nlohmann::json::object();
 	for (int i = 0; i < KINST_NGPR; i++)
 		regs[gpr_names[i]] = hex(h.regs.gpr[i]);
@@ -78,20 +96,27 @@ PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
 	    {"address", hex(h.addr)}, {"regs", regs}};
 	if (p != nullptr)
 		args["insn"] = p->insn;
-	// Microseconds, to the nanosecond (the format's unit).
-	char ts[32];
-	snprintf(ts, sizeof(ts), "%" PRIu64 ".%03" PRIu64, h.timestamp_ns / 1000,
-	    h.timestamp_ns % 1000);
 	nlohmann::json e = {{"ph", "i"}, {"s", "t"}, {"cat", "kinst"},
 	    {"name", p != nullptr ? p->name : hex(h.addr)}, {"pid", h.pid},
 	    {"tid", h.tid}, {"args", args}};
 	std::string s = dumped(e);
-	// ts as a JSON number with exactly the digits above (a double could
-	// round them).
 	s.pop_back();
-	s += ",\"ts\":";
-	s += ts;
-	s += '}';
+	s += ",\"ts\":" + micros(h.timestamp_ns) + '}';
+	event(s);
+	events_++;
+}
+
+void
+PerfettoWriter::span(const struct kinst_hit_record &h, uint64_t dur_ns, const std::string &name,
+    const nlohmann::json &args)
+{
+	names(h);
+	uint64_t start = h.timestamp_ns >= dur_ns ? h.timestamp_ns - dur_ns : 0;
+	nlohmann::json e = {{"ph", "X"}, {"cat", "kinst"}, {"name", name}, {"pid", h.pid},
+	    {"tid", h.tid}, {"args", args}};
+	std::string s = dumped(e);
+	s.pop_back();
+	s += ",\"ts\":" + micros(start) + ",\"dur\":" + micros(h.timestamp_ns - start) + '}';
 	event(s);
 	events_++;
 }
