@@ -5,7 +5,8 @@
  * calls it.  Prints ns/hit for an out-of-line probe (redirect), an emulated
  * jcc, an emulated call, a miss (not ours), and the same hits without the
  * ring write (no session) and with a full ring (drops), aggregating, and
- * with a 64-byte capture, and trace --var's programs (a register, a stack
+ * with a 64-byte capture, a histogram whose samples are also recorded
+ * (latency --perfetto), and trace --var's programs (a register, a stack
  * slot through the CFA, a predicate on it).  A figure, never a pass/fail.
  *
  * usage: engine_bench [iterations]   (default 5000000 per case)
@@ -200,6 +201,11 @@ bench_agg(uint64_t a_ool, uint64_t a_call, uint64_t n)
 	probes[0].prog = &agg_prog;
 	row("out-of-line probe, hist of rdi --by comm", a_ool, n, RING_RESET,
 	    KINST_HIT_REDIRECT);
+	/* latency --perfetto: each sample also a record (ABI 1.14). */
+	agg.flags = KINST_AGGF_RECORD;
+	row("  the same, samples recorded (AGGF_RECORD)", a_ool, n,
+	    RING_RESET, KINST_HIT_REDIRECT);
+	agg.flags = 0;
 	probes[0].prog = NULL;
 	if (agg_st[0].overflow != 0 || agg_st[0].nested != 0)
 		errx(1, "aggregation: %ju overflowed, %ju nested",
