@@ -263,20 +263,12 @@ agg_sample(const struct kinst_probe *p, struct kinst_session *s,
 	if (cpu >= s->ncpus)
 		return;
 	ring = &s->rings[cpu];
-	r.h.hdr.size = sizeof(r);
-	r.h.hdr.type = KINST_REC_HIT;
-	r.h.hdr.flags = 0;
-	r.h.cpu = cpu;
-	r.h.probe_id = p->id;
 	/* A latency ends where its program read the clock. */
-	r.h.timestamp_ns = v->now != 0 ? v->now : kinst_os_now_ns();
-	r.h.addr = p->addr;
-	r.h.pid = pid;
-	r.h.tid = tid;
+	kinst_hit_fill(&r.h, p, cpu, v->now != 0 ? v->now : kinst_os_now_ns(),
+	    pid, tid, regs);
+	r.h.hdr.size = sizeof(r);
 	for (i = 0; i < KINST_COMM_LEN; i++)
 		r.h.comm[i] = comm[i];
-	r.h.regs = *regs;
-	r.h.regs._pad = 0;	/* never leak the caller's stack */
 	r.sec.type = KINST_SEC_AGG;
 	r.sec.flags = added ? 0 : KINST_SECF_OVERFLOW;
 	r.sec.len = sizeof(r.agg);

@@ -170,17 +170,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 		/* Nested, or the reader fell behind: drop without the work. */
 		kinst_ring_count_drop(ring);
 	} else {
-		rec.hdr.size = sizeof(rec);
-		rec.hdr.type = KINST_REC_HIT;
-		rec.hdr.flags = 0;
-		rec.cpu = cpu;
-		rec.probe_id = p->id;
-		rec.timestamp_ns = kinst_os_now_ns();
-		rec.addr = p->addr;
-		rec.pid = pid;
-		rec.tid = tid;
-		rec.regs = *regs;
-		rec.regs._pad = 0;	/* never leak the caller's stack */
+		kinst_hit_fill(&rec, p, cpu, kinst_os_now_ns(), pid, tid, regs);
 		if (caps.n != 0)
 			put = record_caps(p, s, cpu, &rec, regs, osctx, &caps);
 		else if ((p->flags & KINST_PF_STACK) != 0)

@@ -59,6 +59,30 @@ struct kinst_session {
 };
 
 /*
+ * The fixed hit record of a hit of p on cpu, but comm: header (size: the
+ * fixed record alone), ids, the timestamp, the thread, the registers (their
+ * padding zeroed: never the caller's stack).  Trap context.
+ */
+static inline void
+kinst_hit_fill(struct kinst_hit_record *rec, const struct kinst_probe *p,
+    uint32_t cpu, uint64_t timestamp_ns, int32_t pid, int32_t tid,
+    const struct kinst_regs *regs)
+{
+
+	rec->hdr.size = sizeof(*rec);
+	rec->hdr.type = KINST_REC_HIT;
+	rec->hdr.flags = 0;
+	rec->cpu = cpu;
+	rec->probe_id = p->id;
+	rec->timestamp_ns = timestamp_ns;
+	rec->addr = p->addr;
+	rec->pid = pid;
+	rec->tid = tid;
+	rec->regs = *regs;
+	rec->regs._pad = 0;
+}
+
+/*
  * After a record: is the ring at the session's watermark?  Measured after
  * the put, so the record that reaches it wakes the reader.
  */

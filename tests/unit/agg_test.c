@@ -496,6 +496,30 @@ ATF_TC_BODY(engine_step, tc)
 	kinst_ctl_agg_fini(&cs);
 }
 
+/* ---- KINST_AGGF_RECORD ---- */
+
+/* A sample record: the fixed hit record and its AGG section. */
+struct sample {
+	struct kinst_hit_record h;
+	struct kinst_rec_sec sec;
+	struct kinst_rec_agg agg;
+};
+
+/* The session's two rings, 1 KiB each: four samples fit in one. */
+static struct kinst_ring rings[2];
+static uint8_t rb[2][1024];
+
+/* Empty rings for cs's session (set up by setup() before). */
+static void
+record_rings(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < 2; i++)
+		ATF_REQUIRE_EQ(kinst_ring_init(&rings[i], rb[i], sizeof(rb[i])), 0);
+	cs.s.rings = rings;
+}
+
 /*
  * KINST_AGGF_RECORD: every hit the tables take, or count as overflow, also
  * makes a hit record in its CPU's ring with an AGG section (its key, its
@@ -518,15 +542,8 @@ ATF_TC_BODY(record_samples, tc)
 		{ .op = KINST_OP_NE },
 		{ .op = KINST_OP_RET },
 	};
-	struct sample {
-		struct kinst_hit_record h;
-		struct kinst_rec_sec sec;
-		struct kinst_rec_agg agg;
-	};
 	static struct kinst_engine eng;
 	static struct kinst_prog prog;
-	static struct kinst_ring rings[2];
-	static uint8_t rb[2][1024];
 	static uint8_t out[8192];
 	static const char comm[KINST_COMM_LEN] = "dd";
 	struct kinst_prog_cpu_stats ps[2];
@@ -543,9 +560,7 @@ ATF_TC_BODY(record_samples, tc)
 	/* Two slots: the third key overflows. */
 	ATF_REQUIRE_EQ(setup(2, KINST_AGG_COUNT, KINST_AGGF_PROBE |
 	    KINST_AGGF_RECORD, 2, 0, 0, 0, &su), KINST_E_OK);
-	for (i = 0; i < 2; i++)
-		ATF_REQUIRE_EQ(kinst_ring_init(&rings[i], rb[i], sizeof(rb[i])), 0);
-	cs.s.rings = rings;
+	record_rings();
 	memset(ps, 0, sizeof(ps));
 	cs.s.pstats = ps;
 	memset(&p, 0, sizeof(p));
@@ -658,27 +673,19 @@ ATF_TC_BODY(record_clock, tc)
 	};
 	static struct kinst_engine eng;
 	static struct kinst_prog ps_, pe;
-	static struct kinst_ring rings[2];
-	static uint8_t rb[2][1024];
 	static const char comm[KINST_COMM_LEN] = "lat";
-	struct {
-		struct kinst_hit_record h;
-		struct kinst_rec_sec sec;
-		struct kinst_rec_agg agg;
-	} out[2];
+	struct sample out[2];
 	struct kinst_prog_cpu_stats pst[2];
 	struct kinst_agg_setup su;
 	struct kinst_probe p, q;
 	struct kinst_regs r;
-	uint32_t bad, i;
+	uint32_t bad;
 
 	ATF_REQUIRE_EQ(kinst_prog_verify(start, 4, &ps_, &bad), KINST_PV_OK);
 	ATF_REQUIRE_EQ(kinst_prog_verify(end, 5, &pe, &bad), KINST_PV_OK);
 	ATF_REQUIRE_EQ(setup(2, KINST_AGG_LOG2, KINST_AGGF_RECORD, 8, 0, 0, 0,
 	    &su), KINST_E_OK);
-	for (i = 0; i < 2; i++)
-		ATF_REQUIRE_EQ(kinst_ring_init(&rings[i], rb[i], sizeof(rb[i])), 0);
-	cs.s.rings = rings;
+	record_rings();
 	memset(pst, 0, sizeof(pst));
 	cs.s.pstats = pst;
 	memset(&p, 0, sizeof(p));
