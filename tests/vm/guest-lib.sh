@@ -65,6 +65,36 @@ kt_first_traceable() {
 	echo "$_o"
 }
 
+# kt_testmod NAME: load the test module NAME.ko that run-in-guest -f
+# shipped (built by CMake from tests/vm/testmod); its path is then $ko.
+kt_testmod() {
+	ko=/kinst/files/$1.ko
+	[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
+	insmod "$ko" || kt_fail "insmod $1.ko failed"
+}
+
+# kt_lattest_udelay_call: from and to, the offsets in kinst_lattest_wait
+# (kinst_lattest.ko) of its call to udelay (its only call but __fentry__'s,
+# a nop when live) and of the instruction after it.
+kt_lattest_udelay_call() {
+	kinstctl list-offsets --json kinst_lattest_wait >/tmp/lo.json || kt_fail "list-offsets kinst_lattest_wait"
+	from=$(jq -r 'select(.type == "insn" and .offset > 0 and .emulation == "call") | .offset' /tmp/lo.json | head -n 1)
+	_len=$(jq -r "select(.type == \"insn\" and .offset == ${from:-0}) | .length" /tmp/lo.json)
+	[ -n "$from" ] && [ -n "$_len" ] || kt_fail "no call to udelay in kinst_lattest_wait: $(head -c 600 /tmp/lo.json)"
+	to=$((from + _len))
+}
+
+# kt_lattest_threads_done: wait until the threads kinst_lattest.ko started
+# (its spawn and sleep parameters) have exited.
+kt_lattest_threads_done() {
+	_n=0
+	while [ "$(cat /sys/module/kinst_lattest/parameters/threads)" != 0 ]; do
+		_n=$((_n + 1))
+		[ $_n -lt 600 ] || kt_fail "the module's threads did not exit"
+		sleep 0.1
+	done
+}
+
 # kt_expect_eq WHAT EXPECTED ACTUAL
 kt_expect_eq() {
 	if [ "$2" != "$3" ]; then

@@ -12,9 +12,7 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_covtest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_covtest.ko failed"
+kt_testmod kinst_covtest
 p=/sys/module/kinst_covtest/parameters/run
 fn=kinst_covtest:kinst_covtest_body
 

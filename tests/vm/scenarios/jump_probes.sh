@@ -18,9 +18,7 @@ kt_expect_eq "jump optimization enabled (debugfs kinst/jump)" 1 "$(jv enabled)"
 kt_expect_eq "jumps installed before any trace" 0 "$(jv installed)"
 
 # ---- 1. one instruction, optimized and not: identical snapshots ----
-ko=/kinst/files/kinst_gprtest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_gprtest.ko failed"
+kt_testmod kinst_gprtest
 p=/sys/module/kinst_gprtest/parameters/run
 fn=kinst_gprtest:kinst_gprtest_body
 kinstctl list-offsets --json "$fn" >/tmp/lo.json || kt_fail "kinstctl list-offsets $fn failed"

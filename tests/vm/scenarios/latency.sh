@@ -10,9 +10,7 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_lattest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_lattest.ko failed"
+kt_testmod kinst_lattest
 P=/sys/module/kinst_lattest/parameters
 dbg="--debug-file $ko"
 wait_us=10000 rec_us=300 rounds=8
@@ -138,11 +136,7 @@ jq -e -s 'any(.[]; .type == "count" and .key == -9)' /tmp/kr.json >/dev/null ||
 
 # 3. latency FROM TO around the busy-wait call (the function's only call
 # but __fentry__'s, a nop when live).
-kinstctl list-offsets --json kinst_lattest_wait >/tmp/lo.json || kt_fail "list-offsets kinst_lattest_wait"
-from=$(jq -r 'select(.type == "insn" and .offset > 0 and .emulation == "call") | .offset' /tmp/lo.json | head -n 1)
-len=$(jq -r "select(.type == \"insn\" and .offset == ${from:-0}) | .length" /tmp/lo.json)
-[ -n "$from" ] && [ -n "$len" ] || kt_fail "no call to udelay in kinst_lattest_wait: $(head -c 600 /tmp/lo.json)"
-to=$((from + len))
+kt_lattest_udelay_call
 fg_start kinst_lattest_wait
 kinstctl latency --json "kinst_lattest_wait+$from" "kinst_lattest_wait+$to" -- sh -c "$run" \
     >/tmp/ft.json 2>/tmp/ft.err || kt_fail "latency FROM TO failed: $(cat /tmp/ft.err)"
@@ -222,21 +216,13 @@ jq -e -s --argjson to "$to" '(map(select(.function == "kinst_lattest_err")) | ma
     (map(select(.offset == $to)) | map(.since_ns)) as $w | $e[0] > $w[0] and $e[1] > $w[1]' \
     /tmp/s.json >/dev/null || kt_fail "trace --latency-from: err's times: $(cat /tmp/s.json)"
 
-# 7. Threads.  threads_done: wait until the module's threads have exited.
-threads_done() {
-	_n=0
-	while [ "$(cat $P/threads)" != 0 ]; do
-		_n=$((_n + 1))
-		[ $_n -lt 600 ] || kt_fail "the module's threads did not exit"
-		sleep 0.1
-	done
-}
+# 7. Threads (kt_lattest_threads_done waits until the module's have exited).
 # 7a. A call in flight when the probes are armed: its return is an end
 # without a start, never a sample; a call begun after arming is one.
 echo 6000 >$P/sleep || kt_fail "write sleep"
 kinstctl latency --json kinst_lattest_sleep -- sh -c "sleep 7; echo 400 >$P/sleep; sleep 2" \
     >/tmp/t1.json 2>/tmp/t1.err || kt_fail "latency kinst_lattest_sleep: $(cat /tmp/t1.err)"
-threads_done
+kt_lattest_threads_done
 kt_log "armed mid-call: $(grep " sample" /tmp/t1.err)"
 kt_expect_eq "armed mid-call: samples (the call begun after arming)" 1 "$(summary /tmp/t1.json samples)"
 kt_expect_eq "armed mid-call: ends without a start" 1 "$(summary /tmp/t1.json ends_without_start)"
@@ -248,7 +234,7 @@ t1=$(jq -r 'select(.type == "hist") | .min' /tmp/t1.json)
 kinstctl latency --json kinst_lattest_open+5 kinst_lattest_close+5 -- sh -c \
     "echo 8 >$P/spawn; while [ \$(cat $P/threads) != 0 ]; do sleep 0.1; done" \
     >/tmp/t2.json 2>/tmp/t2.err || kt_fail "latency open/close: $(cat /tmp/t2.err)"
-threads_done
+kt_lattest_threads_done
 kt_log "threads exiting with a start open: $(grep " sample" /tmp/t2.err)"
 kt_expect_eq "exiting threads: samples (the even ones)" 4 "$(summary /tmp/t2.json samples)"
 kt_expect_eq "exiting threads: starts" 8 "$(summary /tmp/t2.json starts)"
@@ -259,7 +245,7 @@ kt_expect_eq "exiting threads: starts never closed (the odd ones)" 4 "$(summary 
 kinstctl latency --json --threads 1 kinst_lattest_wait -- sh -c \
     "echo 8 >$P/spawn; while [ \$(cat $P/threads) != 0 ]; do sleep 0.1; done" \
     >/tmp/t3.json 2>/tmp/t3.err || kt_fail "latency --threads 1: $(cat /tmp/t3.err)"
-threads_done
+kt_lattest_threads_done
 kt_log "a full table: $(grep " sample" /tmp/t3.err)"
 n3=$(summary /tmp/t3.json samples)
 kt_expect_eq "full table: starts" 8 "$(summary /tmp/t3.json starts)"

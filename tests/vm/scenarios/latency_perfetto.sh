@@ -11,9 +11,7 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_lattest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_lattest.ko failed"
+kt_testmod kinst_lattest
 P=/sys/module/kinst_lattest/parameters
 dbg="--debug-file $ko"
 wait_us=4000 rounds=$(( 4 + $(od -An -tu2 -N2 /dev/urandom) % 5 ))
@@ -40,11 +38,7 @@ dump() {
 	echo "=== perfetto-$_n-file-end ==="
 }
 
-kinstctl list-offsets --json kinst_lattest_wait >/tmp/lo.json || kt_fail "list-offsets kinst_lattest_wait"
-from=$(jq -r 'select(.type == "insn" and .offset > 0 and .emulation == "call") | .offset' /tmp/lo.json | head -n 1)
-len=$(jq -r "select(.type == \"insn\" and .offset == ${from:-0}) | .length" /tmp/lo.json)
-[ -n "$from" ] && [ -n "$len" ] || kt_fail "no call to udelay in kinst_lattest_wait: $(head -c 600 /tmp/lo.json)"
-to=$((from + len))
+kt_lattest_udelay_call
 
 # 1. latency --by '$retval' over ROUNDS rounds (a busy wait and an early
 # return each), while another session traces the call to udelay: an
@@ -96,12 +90,7 @@ until grep -q '^kinstctl: timing ' /tmp/i.err 2>/dev/null; do
 	sleep 0.1
 done
 echo 4 >$P/spawn || kt_fail "write spawn"
-_n=0
-while [ "$(cat $P/threads)" != 0 ]; do
-	_n=$((_n + 1))
-	[ $_n -lt 600 ] || kt_fail "the module's threads did not exit"
-	sleep 0.1
-done
+kt_lattest_threads_done
 kill -INT $lp
 kt_wait_pid $lp 90 "latency --perfetto after SIGINT" /tmp/i.out /tmp/i.err ||
     kt_fail "latency --perfetto after SIGINT: exit $?: $(cat /tmp/i.err)"

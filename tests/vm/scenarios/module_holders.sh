@@ -12,9 +12,7 @@ kt_need_kinst
 
 HO=/sys/kernel/debug/kinst/holders
 [ -r "$HO" ] || kt_fail "$HO is missing"
-ko=/kinst/files/kinst_gprtest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_gprtest.ko failed"
+kt_testmod kinst_gprtest
 m=kinst_gprtest
 fn=kinst_gprtest_body
 kt_expect_eq "holders before any session" 0 "$(grep -vc '^#' "$HO")"

@@ -14,10 +14,8 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_irqtest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
 [ "$(cat /sys/devices/system/cpu/online)" = 0-1 ] || kt_fail "needs CPUs 0-1 online: $(cat /sys/devices/system/cpu/online)"
-insmod "$ko" || kt_fail "insmod kinst_irqtest.ko failed"
+kt_testmod kinst_irqtest
 # This shell and kinstctl on CPU 0: a kinstctl last run on CPU 1 could be
 # woken there by the stop and disarm only after the spin.
 taskset -p 1 $$ >/dev/null || kt_fail "taskset: cannot pin the scenario to CPU 0"

@@ -12,9 +12,7 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_gprtest.ko
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_gprtest.ko failed"
+kt_testmod kinst_gprtest
 p=/sys/module/kinst_gprtest/parameters/run
 fn=kinst_gprtest:kinst_gprtest_body
 

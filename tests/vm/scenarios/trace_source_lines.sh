@@ -12,11 +12,9 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_srctest.ko
 src=/kinst/files/kinst_srctest.c
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
 [ -f "$src" ] || kt_fail "$src is missing"
-insmod "$ko" || kt_fail "insmod kinst_srctest.ko failed"
+kt_testmod kinst_srctest
 P=/sys/module/kinst_srctest/parameters
 dbg="--debug-file $ko"
 

@@ -12,10 +12,8 @@
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 
-ko=/kinst/files/kinst_srctest.ko
+kt_testmod kinst_srctest
 src=/kinst/files/kinst_srctest.c
-[ -f "$ko" ] || kt_fail "$ko is missing (built by CMake from tests/vm/testmod)"
-insmod "$ko" || kt_fail "insmod kinst_srctest.ko failed"
 P=/sys/module/kinst_srctest/parameters
 dbg="--debug-file $ko"
 body=$(grep -n "L:loop_body " "$src" | cut -d: -f1)
