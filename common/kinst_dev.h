@@ -192,7 +192,10 @@ int	kinst_dev_ioctl(struct kinst_dev *d, struct kinst_dev_file *f,
  * ioctl with the caller's pointer (Linux's convention): copies the
  * structure in (EFAULT), runs kinst_dev_ioctl() and copies it back out
  * when the command has answers; an ARM whose probe ids cannot be copied
- * back is undone (EFAULT).
+ * back is undone (EFAULT).  FreeBSD's ioctl layer does the copies itself
+ * and calls kinst_dev_ioctl() between them, so there a failed copy-out
+ * (EFAULT) leaves the ARM's probes armed, owned by the file until it is
+ * closed (kinst(4), ERRORS).
  */
 int	kinst_dev_ioctl_user(struct kinst_dev *d, struct kinst_dev_file *f,
 	    const struct kinst_dev_cmd *cmd, uint64_t uarg);

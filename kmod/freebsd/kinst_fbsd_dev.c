@@ -284,6 +284,8 @@ kinst_os_opt_kick(struct kinst_ctl *c)
  * (docs/freebsd.md, section 4); the errno is the same.  The command is
  * taken apart as sys/ioccom.h encodes it: direction bits IOC_IN/IOC_OUT,
  * the length (IOCPARM_LEN), the group in bits 8-15, the number in 0-7.
+ * The file layer's FIONBIO and FIOASYNC are answered first: without them
+ * fcntl(F_SETFL, O_NONBLOCK) on /dev/kinst fails with ENOTTY.
  */
 static int
 kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
@@ -297,14 +299,18 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 	(void)dev;
 	(void)fflag;
 	(void)td;
-	error = devfs_get_cdevpriv((void **)&kf);
-	if (error != 0)
-		return (error);
 	dc.group = (uint32_t)((cmd >> 8) & 0xff);
 	dc.nr = (uint32_t)(cmd & 0xff);
 	dc.size = (uint32_t)IOCPARM_LEN(cmd);
 	dc.dir = ((cmd & IOC_IN) != 0 ? KINST_DEV_IN : 0) |
 	    ((cmd & IOC_OUT) != 0 ? KINST_DEV_OUT : 0);
+	/* fcntl(F_SETFL): FIONBIO, FIOASYNC (kinst_freebsd.h). */
+	error = kinst_fbsd_file_ioctl(dc.group, dc.nr, dc.size, dc.dir, data);
+	if (error >= 0)
+		return (error);
+	error = devfs_get_cdevpriv((void **)&kf);
+	if (error != 0)
+		return (error);
 	return (kinst_dev_ioctl(&kinst_dev, &kf->df, &dc, data, &copy_back));
 }
 

@@ -238,6 +238,23 @@ kinst_fbsd_is_kernel_file(const char *filename)
 	return (str_eq(filename, "kernel"));
 }
 
+int
+kinst_fbsd_file_ioctl(uint32_t group, uint32_t nr, uint32_t size,
+    uint32_t dir, const void *data)
+{
+	int32_t on;
+
+	if (group != KINST_FBSD_FIO_GROUP || dir != KINST_DEV_IN ||
+	    size != sizeof(int32_t))
+		return (-1);
+	if (nr == KINST_FBSD_FIONBIO_NR)
+		return (0);
+	if (nr != KINST_FBSD_FIOASYNC_NR)
+		return (-1);
+	kinst_copy(&on, data, sizeof(on));
+	return (on != 0 ? KINST_EINVAL : 0);
+}
+
 bool
 kinst_fbsd_modname_match(const char *want, const char *filename)
 {

@@ -151,6 +151,25 @@ void	kinst_fbsd_modname(const char *filename, char *out, size_t size);
 /* Is this the kernel's own linker file name? */
 bool	kinst_fbsd_is_kernel_file(const char *filename);
 
+/*
+ * The file layer's own ioctls (sys/filio.h), which reach every character
+ * device: fcntl(F_SETFL) hands the file's new O_NONBLOCK to the driver as
+ * FIONBIO and its O_ASYNC as FIOASYNC (kern_descrip.c, through devfs to
+ * d_ioctl), and fails the fcntl when the driver refuses either.  Given the
+ * command taken apart as sys/ioccom.h encodes it (group, number, length,
+ * direction KINST_DEV_IN/OUT) and its int argument:
+ * - FIONBIO: 0.  Nothing to do: devfs passes O_NONBLOCK to d_read in
+ *   ioflag, and kinst_read() honours it.
+ * - FIOASYNC: 0 to turn it off, KINST_EINVAL to turn it on (kinst sends no
+ *   SIGIO).
+ * - anything else: -1 (not the file layer's: the device protocol's).
+ */
+#define	KINST_FBSD_FIO_GROUP	'f'
+#define	KINST_FBSD_FIONBIO_NR	126
+#define	KINST_FBSD_FIOASYNC_NR	125
+int	kinst_fbsd_file_ioctl(uint32_t group, uint32_t nr, uint32_t size,
+	    uint32_t dir, const void *data);
+
 
 /*
  * Module load and unload as an explicit sequence of steps (docs/freebsd.md,

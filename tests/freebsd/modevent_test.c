@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kinst_dev.h"
 #include "kinst_freebsd.h"
 
 #define	NSTEPS	7
@@ -415,6 +416,35 @@ ATF_TC_BODY(gate_concurrent, tc)
 	ATF_CHECK_EQ(kinst_fbsd_gate_nfiles(&cgate), 0);
 }
 
+/*
+ * fcntl(F_SETFL) on /dev/kinst (issue 41, finding 1): FreeBSD hands
+ * O_NONBLOCK to the driver as FIONBIO = _IOW('f', 126, int) and O_ASYNC as
+ * FIOASYNC = _IOW('f', 125, int) (sys/filio.h), and fails the fcntl when
+ * the driver refuses.  Both reach kinst_fbsd_file_ioctl() taken apart as
+ * kinst_ioctl() does: group 'f', the number, sizeof(int), IOC_IN.
+ */
+ATF_TC_WITHOUT_HEAD(file_ioctls);
+ATF_TC_BODY(file_ioctls, tc)
+{
+	int32_t on = 1, off = 0;
+
+	/* FIONBIO, either way: accepted, nothing to do. */
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 126, 4, KINST_DEV_IN, &on), 0);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 126, 4, KINST_DEV_IN, &off), 0);
+	/* FIOASYNC: off is accepted, on is refused (no SIGIO). */
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 125, 4, KINST_DEV_IN, &off), 0);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 125, 4, KINST_DEV_IN, &on),
+	    KINST_EINVAL);
+	/* Anything else is the device protocol's, even in group 'f'. */
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 127, 4, KINST_DEV_OUT, &on), -1);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 124, 4, KINST_DEV_IN, &on), -1);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 126, 8, KINST_DEV_IN, &on), -1);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('f', 126, 4,
+	    KINST_DEV_IN | KINST_DEV_OUT, &on), -1);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('K', 126, 4, KINST_DEV_IN, &on), -1);
+	ATF_CHECK_EQ(kinst_fbsd_file_ioctl('K', 1, 4, KINST_DEV_IN, &on), -1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, load_unload);
@@ -425,5 +455,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, guard_load_needs_kinst);
 	ATF_TP_ADD_TC(tp, guard_unloads_first);
 	ATF_TP_ADD_TC(tp, gate_concurrent);
+	ATF_TP_ADD_TC(tp, file_ioctls);
 	return (atf_no_error());
 }

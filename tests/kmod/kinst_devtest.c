@@ -138,6 +138,10 @@ struct os_names {
 	int		zero_read_einval; /* read(2) of 0 bytes reaches the
 					   driver (EINVAL); FreeBSD's dofileread()
 					   returns 0 itself */
+	int		async_refused;	/* fcntl(F_SETFL, O_ASYNC) fails: FreeBSD
+					   asks the driver (FIOASYNC), which
+					   refuses; Linux sets the flag itself
+					   when there is no fasync method */
 	struct os_refused refused[8];
 };
 
@@ -158,6 +162,7 @@ static const struct os_names os = {
 	.copyout_on_error = 0,
 	.private_rw_errno = EACCES,
 	.zero_read_einval = 0,
+	.async_refused = 1,
 	.refused = {
 		{ "trap", KINST_R_EXCL_BREAKPOINT },
 		{ "trap_check", KINST_R_EXCL_BREAKPOINT },
@@ -184,6 +189,7 @@ static const struct os_names os = {
 	.copyout_on_error = 1,
 	.private_rw_errno = EINVAL,
 	.zero_read_einval = 1,
+	.async_refused = 0,
 	.refused = {
 		/* On the #BP path or the handler's (derived at load, 1.3). */
 		{ "notify_die", KINST_R_TRAP_PATH },
@@ -357,6 +363,36 @@ do_arm(int fd, const char *func, uint32_t off, uint32_t flags,
 	a->offset = off;
 	a->flags = flags;
 	return (xioctl(fd, KINST_IOC_ARM, a));
+}
+
+/*
+ * fcntl(F_SETFL) on a blocking descriptor: O_NONBLOCK on and off, and a
+ * read that then returns EAGAIN.  FreeBSD asks the driver (FIONBIO,
+ * FIOASYNC) and fails the fcntl when it refuses (issue 41, finding 1:
+ * kinstctl's drain does exactly this).
+ */
+static void
+check_setfl(void)
+{
+	uint8_t buf[4096];
+	int fd, r;
+
+	fd = dev_open(0);
+	CHECK(fcntl(fd, F_SETFL, O_NONBLOCK) == 0, "F_SETFL O_NONBLOCK: %s",
+	    strerror(errno));
+	CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) != 0, "O_NONBLOCK not set");
+	CHECK(read(fd, buf, sizeof(buf)) < 0 && errno == EAGAIN,
+	    "read after F_SETFL O_NONBLOCK: %s", strerror(errno));
+	CHECK(fcntl(fd, F_SETFL, 0) == 0, "F_SETFL 0: %s", strerror(errno));
+	CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) == 0, "O_NONBLOCK still set");
+	r = fcntl(fd, F_SETFL, O_ASYNC);
+	if (os.async_refused)
+		CHECK(r < 0 && errno == EINVAL, "F_SETFL O_ASYNC: %d (%s)", r,
+		    strerror(errno));
+	else
+		CHECK(r == 0, "F_SETFL O_ASYNC: %s", strerror(errno));
+	(void)fcntl(fd, F_SETFL, 0);
+	close(fd);
 }
 
 static int
@@ -548,6 +584,7 @@ cmd_fuzz(long iters)
 		CHECK(read(fd, big, 0) == 0, "zero read");
 	CHECK(read(fd, big, sizeof(big)) < 0 && errno == EAGAIN,
 	    "nonblock empty");
+	check_setfl();
 
 	/* Random structures for every command. */
 	for (i = 0; i < iters; i++) {
