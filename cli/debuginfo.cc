@@ -7,10 +7,19 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#if KINST_HAVE_LIBDW
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
+#else
+// Built without libdw (KINST_WITH_LIBDW=OFF): the handles ModuleDebug
+// names, which is then never made (DebugInfo::module finds no DWARF).
+struct Dwfl;
+struct Dwarf;
+struct Dwarf_Die;
+typedef uint64_t Dwarf_Addr;
+#endif
 #include <gelf.h>
 
 #include <algorithm>
@@ -34,6 +43,7 @@ namespace kinst {
 
 namespace {
 
+#if KINST_HAVE_LIBDW
 std::string
 hex_id(const std::vector<uint8_t> &id)
 {
@@ -45,6 +55,7 @@ hex_id(const std::vector<uint8_t> &id)
 	}
 	return s;
 }
+#endif
 
 bool
 exists(const std::string &p)
@@ -59,6 +70,9 @@ base_name(const std::string &p)
 	size_t s = p.find_last_of('/');
 	return s == std::string::npos ? p : p.substr(s + 1);
 }
+
+// Where the debug file is looked for: needs libdw (dwelf).
+#if KINST_HAVE_LIBDW
 
 // NT_GNU_BUILD_ID in a buffer of ELF notes (/sys/kernel/notes,
 // /sys/module/M/notes/.note.gnu.build-id).
@@ -147,6 +161,8 @@ const Dwfl_Callbacks offline_callbacks = {
 	nullptr,
 };
 
+#endif
+
 } // namespace
 
 bool
@@ -171,7 +187,7 @@ struct LineRange {
 class ModuleDebug {
 public:
 	ModuleDebug(const std::string &path, Module &m);
-	~ModuleDebug() { if (dwfl_) dwfl_end(dwfl_); }
+	~ModuleDebug();
 	bool has_dwarf() const { return dw_ != nullptr; }
 	const std::vector<uint8_t> &build_id() const { return build_id_; }
 	const std::string &path() const { return path_; }
@@ -219,6 +235,14 @@ private:
 	struct Span { uint64_t lo, hi; const Function *f; };
 	std::vector<Span> spans_;
 };
+
+#if KINST_HAVE_LIBDW
+
+ModuleDebug::~ModuleDebug()
+{
+	if (dwfl_)
+		dwfl_end(dwfl_);
+}
 
 ModuleDebug::ModuleDebug(const std::string &path, Module &m) : path_(path), mod_(m)
 {
@@ -535,10 +559,28 @@ ModuleDebug::find_inlines(const std::string &name)
 	return out;
 }
 
+#else	// !KINST_HAVE_LIBDW: never made (DebugInfo::module returns none).
+
+ModuleDebug::ModuleDebug(const std::string &path, Module &m) : path_(path), mod_(m)
+{
+	throw Error(Exit::internal, path + ": this kinstctl was built without libdw");
+}
+
+ModuleDebug::~ModuleDebug() = default;
+bool ModuleDebug::base(const Function &, uint64_t *) { return false; }
+const Function *ModuleDebug::function_at(uint64_t, uint64_t *) { return nullptr; }
+const LineRange *ModuleDebug::row(uint64_t) { return nullptr; }
+std::vector<InlineFrame> ModuleDebug::chain(uint64_t) { return {}; }
+std::vector<ModuleDebug::RawInline> ModuleDebug::find_inlines(const std::string &) { return {}; }
+void ModuleDebug::load_lines() {}
+
+#endif	// KINST_HAVE_LIBDW
+
 // ---- finding the debug file ----
 
 namespace {
 
+#if KINST_HAVE_LIBDW
 // The running or offline image's build-id (empty if unknown).
 std::vector<uint8_t>
 image_build_id(Module &m)
@@ -670,6 +712,8 @@ has_debug_info_section(const std::string &path)
 	return found;
 }
 
+#endif	// KINST_HAVE_LIBDW
+
 // The module a --debug-file is for: by name, else by build-id.
 std::string
 debug_file_module_name(const std::string &path)
@@ -715,6 +759,15 @@ DebugInfo::module(size_t mi)
 	if (tried_[mi])
 		return nullptr;
 	tried_[mi] = true;
+#if !KINST_HAVE_LIBDW
+	if (!opts_.files.empty())
+		throw Error(Exit::usage, "--debug-file: this kinstctl was built without "
+		    "libdw (KINST_WITH_LIBDW=OFF): it reads no DWARF");
+	if (tried_.size() == 1)
+		fprintf(stderr, "kinstctl: note: built without libdw: source lines, inline "
+		    "functions and variables by name are unavailable\n");
+	return nullptr;
+#else
 	Module &m = syms_.module(mi);
 	std::vector<uint8_t> id = image_build_id(m);
 	auto check = [&](std::unique_ptr<ModuleDebug> &d, bool explicit_file) {
@@ -768,6 +821,7 @@ DebugInfo::module(size_t mi)
 	    m.name().c_str(), id.empty() ? "" : (" (build-id " + hex_id(id) + ")").c_str(),
 	    l.empty() ? "nowhere" : l.c_str());
 	return nullptr;
+#endif
 }
 
 std::string

@@ -19,6 +19,7 @@ if(TARGET kinstctl_core)
     target_include_directories(${t} PRIVATE ${KINSTCTL_INCLUDE_DIRS}
       ${CMAKE_SOURCE_DIR}/common ${CMAKE_CURRENT_LIST_DIR})
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})
+    target_compile_definitions(${t} PRIVATE KINST_HAVE_LIBDW=1)
     target_link_options(${t} PRIVATE ${_kinst_fuzz_flags})
     target_link_libraries(${t} PRIVATE kinst_common PkgConfig::CAPSTONE PkgConfig::LIBELF
       PkgConfig::LIBDW PkgConfig::ZLIB nlohmann_json::nlohmann_json)

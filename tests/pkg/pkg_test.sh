@@ -142,7 +142,7 @@ freebsd_port_body() {
 	[ ! -e "$port/distinfo" ] || atf_fail "$port/distinfo is in the tree: it must be generated (make makesum)"
 	bm() { bmake -m "$PWD/stubs" -C "$port" "$@"; }
 	bm -n >/dev/null 2>bmake.err || { cat bmake.err; atf_fail "bmake -n cannot parse pkg/freebsd/Makefile"; }
-	for var in PORTNAME:kinst ONLY_FOR_ARCHS:amd64 CMAKE_OFF:KINST_TESTS LICENSE:BSD2CLAUSE; do
+	for var in PORTNAME:kinst ONLY_FOR_ARCHS:amd64 "CMAKE_OFF:KINST_TESTS KINST_WITH_LIBBPF" LICENSE:BSD2CLAUSE; do
 		got=$(bm -V "${var%%:*}")
 		[ "$got" = "${var#*:}" ] || atf_fail "pkg/freebsd/Makefile: ${var%%:*} is '$got', expected '${var#*:}'"
 	done
@@ -171,6 +171,19 @@ freebsd_port_body() {
 		grep -qx "share/man/man$m.gz" "$port/pkg-plist" ||
 		    atf_fail "pkg-plist does not list share/man/man$m.gz"
 	done
+	# The plist is exactly what CMake's install puts under the prefix
+	# (man pages gzipped, as the ports framework does) plus the module.
+	cmake --install "$KINST_BUILD" --prefix "$PWD/stage" >/dev/null 2>install.err ||
+	    { cat install.err; atf_fail "cmake --install failed"; }
+	(cd stage && find . -type f | sed 's,^\./,,; s,^share/man/.*,&.gz,' | sort) >installed.txt
+	grep -v '^/%%KMODDIR%%/' "$port/pkg-plist" | sort >plist.txt
+	diff -u plist.txt installed.txt ||
+	    atf_fail "pkg-plist (left) does not list what cmake --install puts (right)"
+	[ "$(bm -V OPTIONS_DEFINE)" = DWARF ] || atf_fail "the port has no DWARF option"
+	[ "$(bm -V DWARF_CMAKE_BOOL)" = KINST_WITH_LIBDW ] ||
+	    atf_fail "the port's DWARF option does not set KINST_WITH_LIBDW"
+	grep -q '^option(KINST_WITH_LIBDW ' "$top/cli/CMakeLists.txt" ||
+	    atf_fail "cli/CMakeLists.txt has no KINST_WITH_LIBDW option for the port to set"
 }
 
 atf_test_case make_install
