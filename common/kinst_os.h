@@ -27,8 +27,9 @@ void	kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN]);
 
 /*
  * The current thread's identity for per-thread state (kinst_tstate.h):
- * two words no other thread, then or later, has while the module is
- * loaded (Linux: the task's address and its start time).
+ * two words no other live thread has (Linux: the task's address and its
+ * start time, which no later thread has either; FreeBSD: the thread's
+ * address and tid, which a later thread can have again, docs/freebsd.md).
  */
 void	kinst_os_thread_key(uint64_t key[2]);
 

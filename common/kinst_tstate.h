@@ -34,8 +34,10 @@
  * hit) never touch the table: the engine passes no table to their
  * programs (kinst_prog_ctx.ts NULL), so they push nothing and miss.
  *
- * Thread identity is kinst_os_thread_key(): two words that no later
- * thread has (Linux: task pointer and start time).
+ * Thread identity is kinst_os_thread_key(): two words that no other live
+ * thread has (Linux: task pointer and start time, which no later thread
+ * has either; FreeBSD: thread pointer and tid, which a later thread can
+ * have again: docs/freebsd.md says what that leaves).
  */
 #ifndef KINST_TSTATE_H
 #define KINST_TSTATE_H

@@ -317,7 +317,7 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
 /*
  * mmap(2) of one CPU's ctl page or records (common/kinst_abi.h, mapped
  * rings): kinst_dev_mmap() checks the offset, the length and the access,
- * and names the ring's VM object (kinst_os_ring_alloc in kinst_fbsd_os.c),
+ * and names the ring's VM object (kinst_os_ring_alloc in kinst_fbsd_vm.c),
  * which the mapping then holds a reference to.
  *
  * Lifetime: the mapping holds the object, not the file.  The file may be
@@ -330,13 +330,16 @@ kinst_ioctl(struct cdev *dev, u_long cmd, caddr_t data, int fflag,
  *
  * nprot is vm_mmap_cdev()'s vm_prot_t (VM_PROT_* == PROT_*).  Execution is
  * refused (EACCES); writing asks kinst_dev_mmap() for write access, which
- * only the ctl page grants.  The mapping is always shared: vm_mmap_cdev()
- * refuses MAP_PRIVATE and MAP_COPY before it calls us (EINVAL; EACCES for
- * a writable one, which devfs_mmap_f() gives no write permission: seen
- * live on 15.1), and forces MAP_SHARED, so d_mmap_single never sees a
- * private request (were it ever let through, a private copy would only
- * hide the reader's own tail writes from the kernel: harmless to anyone
- * else).
+ * only the ctl page grants.  d_mmap_single is given no mapping flags.
+ * vm_mmap_cdev() (15.1) refuses MAP_PRIVATE (MAP_COPY is the same bit,
+ * sys/mman.h) before it calls us: EACCES for a writable one, which
+ * devfs_mmap_f() gives no write permission (seen live on 15.1), EINVAL
+ * otherwise.  Its "flags |= MAP_SHARED" reaches the mapping only on its
+ * device-pager path (after ENODEV), so a request with neither flag
+ * (kern_mmap() accepts one only from binaries older than
+ * P_OSREL_MAP_FSTRICT) arrives here without write permission and is
+ * mapped copy-on-write: it can read a ring but never write its tail,
+ * which harms no one else.
  *
  * d_mmap_single cannot lower the mapping's maximum protection, which
  * devfs_mmap_f() derives from the file: VM_PROT_EXECUTE always (unless

@@ -117,10 +117,13 @@ kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 }
 
 /*
- * The thread's address and its id.  FreeBSD hands both out again (a
- * cached struct thread, the lowest free tid): framed activations never
- * match across threads anyway (kinst_tstate.h); docs/freebsd.md says
- * what that leaves for unframed ones.
+ * The thread's address and its id.  FreeBSD hands both out again, even
+ * together (15.1, kern_thread.c and kern_fork.c: a process's last thread
+ * stays with its cached struct proc, tid included, for a later fork;
+ * tid_alloc() reaches a freed tid again once its cursor has wrapped round
+ * the tid bitmap): framed activations never match across threads anyway
+ * (kinst_tstate.h); docs/freebsd.md says what that leaves for unframed
+ * ones.
  */
 void
 kinst_os_thread_key(uint64_t key[2])
@@ -288,8 +291,10 @@ kinst_stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
  * common/kinst_stack.c, bounded by the current thread's kernel stack
  * [td_kstack, td_kstack + td_kstack_pages * PAGE_SIZE) and with every word
  * read through the no-fault copy.  A hit on another stack (an NMI's IST
- * stack) yields no callers.  osctx (the trap frame) is not needed: the
- * engine's register file holds %rbp and %rsp.
+ * stack) yields no callers.  A return address below VM_MIN_KERNEL_ADDRESS
+ * ends the walk; on 15.1 that is not a constant but a load of the kernel
+ * variable kva_layout.km_low (amd64/include/vmparam.h).  osctx (the trap
+ * frame) is not needed: the engine's register file holds %rbp and %rsp.
  */
 uint32_t
 kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
@@ -537,9 +542,11 @@ kinst_resolve_file(linker_file_t lf, void *arg)
 /*
  * The address must map back to the name.  linker_file_function_listall()
  * also reports ifunc symbols (STT_GNU_IFUNC), with the address of the
- * implementation the resolver picked but the size of the resolver: decoding
- * that range would cross into other functions.  The implementation's own
- * name is what to trace.  (A function with an alias may be refused here
+ * implementation the resolver picked; their size is, in 15.1, the
+ * implementation symbol's or 0 (link_elf_ifunc_symbol_value), and was
+ * taken for the resolver's when this was written (decoding that range
+ * would cross into other functions).  The implementation's own name is
+ * what to trace.  (A function with an alias may be refused here
  * too, when the reverse lookup prefers the other name: refusing is safe.)
  * Called without kld_sx, which linker_search_symbol_name() takes; the
  * module reference keeps the file loaded.

@@ -4,8 +4,9 @@
  * MMAP): the ring memory (kinst_os_ring_alloc/free of common/kinst_dev.h)
  * and the object a mapping of it gets (kinst_fbsd_map_object, for
  * kinst_fbsd_dev.c's d_mmap_single).  A file of its own: the VM
- * interfaces it uses (vm_page.h, vm_pager.h, rwlock.h) are not among the
- * project's compile-check declarations (tests/freebsd/compile_test.sh).
+ * interfaces it uses (vm_page.h, vm_pager.h, rwlock.h) came late to the
+ * project's compile-check declarations, which now have them, transcribed
+ * from 15.1 (tests/freebsd/compile_test.sh, vm_glue_compiles).
  * Run live on FreeBSD 15.1 (issue 24's note).
  */
 
@@ -124,7 +125,7 @@ void
 kinst_fbsd_map_object(const struct kinst_dev_map *m, vm_ooffset_t *offset,
     struct vm_object **object)
 {
-	/* The mapping's reference; vm_mmap drops it if the mapping fails. */
+	/* The mapping's reference; devfs_mmap_f drops it if mapping fails. */
 	vm_object_reference(m->handle);
 	*offset = (vm_ooffset_t)m->off;
 	*object = m->handle;

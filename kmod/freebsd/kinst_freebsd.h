@@ -370,8 +370,9 @@ bool	kinst_fbsd_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit);
  * len)?  The whole kernel half (canonical upper half of the paging mode:
  * from 0xffff800000000000 with 4 levels, 0xff00000000000000 with LA57),
  * as DTrace's toxic ranges bound dtrace_copy: not only what lies above
- * VM_MIN_KERNEL_ADDRESS (0xfffffe0000000000), but the direct map below it
- * (DMAP_MIN_ADDRESS, 0xfffff80000000000 with 4 levels), where UMA's
+ * VM_MIN_KERNEL_ADDRESS (0xfffffe0000000000; on 15.1 kva_layout.km_low, a
+ * variable), but the direct map below it (kva_layout.dmap_low on 15.1,
+ * DMAP_MIN_ADDRESS before: 0xfffff80000000000 with 4 levels), where UMA's
  * single-page slabs and small malloc(9) objects live and so the function
  * pointers an emulated "call *disp(%reg)" reads (issue 22, defect 1).  A
  * hole or an unmapped page inside the half faults, and the no-fault copy

@@ -8,8 +8,9 @@
 # clone: there the test is skipped, loudly).
 #
 # kmod/freebsd/kinst_fbsd_vm.c, the VM glue of mapped rings, needs FreeBSD
-# VM declarations those headers do not have yet (vm/vm_page.h,
-# vm/vm_pager.h, sys/rwlock.h and a few names): shim_compiles checks
+# VM declarations those headers did not have at first (vm/vm_page.h,
+# vm/vm_pager.h, sys/rwlock.h and a few names; they have them now, from
+# FreeBSD 15.1): shim_compiles checks
 # everything else; vm_glue_compiles compiles the glue alone, in full when
 # the declarations have them, else with those three headers empty and
 # every diagnostic required to be the absence of one of the VM interfaces
