@@ -862,6 +862,7 @@ run_agg(const AggOptions &opts)
 	// "counting" line, or while arming, must find the handler (a
 	// background process of a script starts with SIGINT ignored).
 	SignalGuard sg;
+	stop_before_arming(cmd);
 	dev.no_optimize(o.no_optimize);
 	ArmTotals at;
 	if (dollar) {

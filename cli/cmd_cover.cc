@@ -321,6 +321,7 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 	uint32_t prog = dev.load_prog(cover_program(rcx), "cover");
 
 	SignalGuard sg;
+	stop_before_arming("cover");
 	CoverRun run;
 	std::map<uint32_t, ProbeDesc> probes = count(dev, fns, prog, dis, o, command, run);
 	uint32_t ncpus = stats(dev, run);

@@ -675,6 +675,7 @@ LatencyRun::run()
 	// Before arming: a SIGINT sent on seeing the "timing" line, or while
 	// arming, must find the handler.
 	SignalGuard sg;
+	stop_before_arming("latency");
 	if (!o_.perfetto.empty()) {
 		pf_ = std::make_unique<PerfettoWriter>(o_.perfetto, "kinstctl latency");
 		span_name_ = p_.framed ? p_.start.function : spec_label(p_.start) + " to " +

@@ -3,6 +3,7 @@
 // into "kinstctl: <what>: <why>" and an exit code (error.h, kinstctl(8)).
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 
@@ -10,6 +11,7 @@
 
 #include "commands.h"
 #include "error.h"
+#include "session.h"
 #include "version.h"
 
 #include "abi.h"
@@ -30,6 +32,17 @@ one_line(std::string s)
 int
 main(int argc, char **argv)
 {
+	// SIGINT and SIGTERM are kinstctl's whatever it inherited (session.h);
+	// a subcommand that arms probes stops cleanly on them from here on.
+	own_signals();
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		for (const char *c : { "trace", "count", "hist", "cover", "latency" })
+			if (strcmp(argv[i], c) == 0)
+				defer_signals();
+		break;
+	}
 	// A closed pipe (kinstctl ... | head) ends output quietly.
 	signal(SIGPIPE, SIG_IGN);
 

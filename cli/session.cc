@@ -116,10 +116,28 @@ volatile sig_atomic_t g_stop = 0;
 
 namespace {
 
+volatile sig_atomic_t g_defer = 0;
+
 void
-on_signal(int)
+on_signal(int sig)
 {
 	g_stop = 1;
+	if (!g_defer) {
+		// Not (yet) a command that stops cleanly: the default action.
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
+
+void
+catch_stop_signals(int flags, struct sigaction *old_int, struct sigaction *old_term)
+{
+	struct sigaction sa {};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = flags;
+	sigaction(SIGINT, &sa, old_int);
+	sigaction(SIGTERM, &sa, old_term);
 }
 
 double
@@ -167,16 +185,34 @@ set_names(T &req, const std::string &module, const std::string &function)
 
 } // namespace
 
+void
+own_signals()
+{
+	// Planning reads files: let its system calls restart.
+	catch_stop_signals(SA_RESTART, nullptr, nullptr);
+}
+
+void
+defer_signals()
+{
+	g_defer = 1;
+}
+
+void
+stop_before_arming(const char *cmd)
+{
+	if (!g_stop)
+		return;
+	fprintf(stderr, "kinstctl: %s: stopped before arming: nothing was armed\n", cmd);
+	throw Error(Exit::ok, "stopped");
+}
+
 struct SignalGuard::Impl {
 	struct sigaction old_int {}, old_term {}, old_pipe {};
 	Impl()
 	{
-		struct sigaction sa {};
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = 0;	// no SA_RESTART: poll() returns EINTR
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
+		// No SA_RESTART: poll() returns EINTR.
+		catch_stop_signals(0, &old_int, &old_term);
 		struct sigaction ign {};
 		ign.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &ign, &old_pipe);

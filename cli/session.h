@@ -60,6 +60,21 @@ std::string feature_missing(uint32_t abi_version, Feature f, const std::string &
 [[noreturn]] void device_failed(const std::string &what, int e);
 
 extern volatile sig_atomic_t g_stop;	// set by SIGINT/SIGTERM
+
+// kinstctl owns SIGINT and SIGTERM from main's first instruction
+// (own_signals), whatever it inherited: a shell starts a script's
+// background job with SIGINT ignored, and a SIGINT sent while such a run
+// was still planning used to be lost, the run then arming and tracing
+// until killed.  Unless main has called defer_signals() (the subcommand
+// arms probes), either signal ends the process as its default action
+// would; after it, they set g_stop, and the command stops: before arming
+// (stop_before_arming), while arming, or while tracing.
+void own_signals();
+void defer_signals();
+// After planning, before the first probe: when a stop was asked, says so
+// and ends the run with exit status 0 (nothing was armed).
+void stop_before_arming(const char *cmd);
+
 // Catches SIGINT/SIGTERM (sets g_stop, poll() returns EINTR) and ignores
 // SIGPIPE while it lives.
 class SignalGuard {

@@ -260,6 +260,7 @@ run_trace(const TraceOptions &o)
 	// between was lost when the shell had started kinstctl in the
 	// background, SIGINT ignored: the trace never stopped.)
 	SignalGuard sg;
+	stop_before_arming("trace");
 
 	// Arm everything first; a refused explicit offset is fatal, refused
 	// instructions of a whole function are reported and skipped.  A stop
