@@ -104,13 +104,26 @@ kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
 }
 
 /*
- * Functions that run with pcb_onfault armed (amd64/amd64/support.S): a
- * fault inside them is recovered by jumping to the handler pcb_onfault
- * names, which is only correct while the faulting instruction is theirs.
- * Executed out of line, the faulting instruction would be in a trampoline
- * and the recovery would skip the trampoline's jump back (and run with
- * interrupts off).  Every variant (_nosmap_std, _smap_erms, ...) is
- * covered by the prefix.
+ * Functions that run with pcb_onfault armed: a fault inside them is
+ * recovered by jumping to the handler pcb_onfault names, which is only
+ * correct while the faulting instruction is theirs.  Executed out of line,
+ * the faulting instruction would be in a trampoline and the recovery would
+ * skip the trampoline's jump back (and run with interrupts off).  FreeBSD
+ * 15.1's users (docs/freebsd.md, section 5):
+ *
+ * - amd64/amd64/support.S: the copyin/copyout family, fu*, su*, casueword*,
+ *   copyinstr*, rdmsr_safe, wrmsr_safe.  Every variant (_nosmap_std,
+ *   _smap_erms, ...) is covered by the prefix.
+ * - amd64/linux/linux_support.S (linux64.ko) and
+ *   amd64/linux32/linux32_support.S (linux.ko): the futex helpers
+ *   futex_{xchgl,addl,orl,andl,xorl}_{nosmap,smap}.
+ * - amd64/sgx/sgx_support.S (sgx.ko): sgx_encls.
+ * - amd64/amd64/efirt_support.S: efi_rt_arch_call (around the call into
+ *   the EFI runtime service) and efi_rt_fault, the handler it names, which
+ *   runs with pcb_onfault still set until it clears it (trap() does not).
+ *
+ * The futex prefixes also cover the ifuncs' resolvers (harmless: refusing
+ * too much is safe, too little is not).
  */
 const char *const kinst_fbsd_onfault[] = {
 	"copyin*", "copyout*", "copyinstr*",
@@ -118,6 +131,10 @@ const char *const kinst_fbsd_onfault[] = {
 	"subyte*", "suword*",
 	"casueword*", "casuword*",
 	"rdmsr_safe", "wrmsr_safe",
+	"futex_xchgl*", "futex_addl*", "futex_orl*", "futex_andl*",
+	"futex_xorl*",
+	"sgx_encls",
+	"efi_rt_arch_call", "efi_rt_fault",
 };
 const size_t kinst_fbsd_nonfault = KINST_NELEM(kinst_fbsd_onfault);
 
