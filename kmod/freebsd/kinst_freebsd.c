@@ -10,6 +10,7 @@
 #include "kinst_bytes.h"
 #include "kinst_classify.h"
 #include "kinst_control.h"
+#include "kinst_decode.h"
 #include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"
@@ -237,6 +238,87 @@ kinst_fbsd_func_reason(const char *name)
 		    kinst_fbsd_excluded[i].n))
 			return (kinst_fbsd_excluded[i].reason);
 	return (KINST_R_NONE);
+}
+
+/*
+ * The pcb_onfault scan (kinst_freebsd.h).  Every FreeBSD 15.1 user arms
+ * the handler with "movq PCPU(CURPCB),%reg" (a %gs-relative load of
+ * pc_curpcb) and later "movq $handler,PCB_ONFAULT(%reg)" (or a register
+ * source); PCB_ONFAULT is offsetof(struct pcb, pcb_onfault).
+ */
+
+/* The register (0..15) a "mov %gs:curpcb_off, %reg" loads, or -1. */
+static int
+onfault_curpcb_load(const struct kinst_insn *in, uint32_t curpcb_off)
+{
+	if (in->enc != KINST_ENC_LEGACY || in->map != KINST_MAP_1BYTE ||
+	    in->seg != 0x65 || in->disp != (int64_t)curpcb_off)
+		return (-1);
+	if (in->opcode == 0xa1)		/* movabs %gs:moffs, %rax */
+		return (KINST_RAX);
+	if (in->opcode != 0x8b || in->mod == 3 || in->rip_relative)
+		return (-1);
+	return (in->reg | (in->rex_r << 3));
+}
+
+/*
+ * The base register (0..15) of a memory operand without an index register
+ * or RIP, or -1.
+ */
+static int
+onfault_mem_base(const struct kinst_insn *in)
+{
+	if (in->mod == 3 || in->rip_relative)
+		return (-1);
+	if (!in->has_sib)
+		return (in->rm | (in->rex_b << 3));
+	if (((in->sib >> 3) & 7) != 4 || in->rex_x != 0)
+		return (-1);		/* an index */
+	if ((in->sib & 7) == 5 && in->mod == 0)
+		return (-1);		/* no base: disp32 alone */
+	return ((in->sib & 7) | (in->rex_b << 3));
+}
+
+/*
+ * Is this a store of 4 or 8 bytes ("mov %reg, m": 89; "mov $imm, m":
+ * C7 /0) to [base + onfault_off], base one of the registers in pcbregs?
+ */
+static bool
+onfault_store(const struct kinst_insn *in, uint32_t pcbregs,
+    uint32_t onfault_off)
+{
+	int base;
+
+	if (in->enc != KINST_ENC_LEGACY || in->map != KINST_MAP_1BYTE ||
+	    in->opsize < 4 || in->disp != (int64_t)onfault_off)
+		return (false);
+	if (in->opcode != 0x89 && !(in->opcode == 0xc7 && in->reg == 0))
+		return (false);
+	base = onfault_mem_base(in);
+	return (base >= 0 && ((pcbregs >> base) & 1) != 0);
+}
+
+bool
+kinst_fbsd_arms_onfault(const uint8_t *code, size_t len,
+    uint32_t curpcb_off, uint32_t onfault_off)
+{
+	struct kinst_insn in;
+	uint32_t pcbregs;	/* loaded from %gs:curpcb_off somewhere before */
+	size_t off;
+	int r;
+
+	pcbregs = 0;
+	for (off = 0; off < len; off += in.len) {
+		if (kinst_decode(code + off, len - off, &in) != KINST_DEC_OK) {
+			in.len = 1;	/* resynchronize one byte further */
+			continue;
+		}
+		if (onfault_store(&in, pcbregs, onfault_off))
+			return (true);
+		if ((r = onfault_curpcb_load(&in, curpcb_off)) >= 0)
+			pcbregs |= 1u << r;
+	}
+	return (false);
 }
 
 static bool
