@@ -124,7 +124,9 @@ kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
  *   runs with pcb_onfault still set until it clears it (trap() does not).
  *
  * The futex prefixes also cover the ifuncs' resolvers (harmless: refusing
- * too much is safe, too little is not).
+ * too much is safe, too little is not).  kinst_os_func_check() also refuses
+ * any function whose code kinst_fbsd_arms_onfault() finds arming
+ * pcb_onfault; the list stays for what that scan cannot see.
  */
 const char *const kinst_fbsd_onfault[] = {
 	"copyin*", "copyout*", "copyinstr*",

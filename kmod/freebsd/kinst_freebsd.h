@@ -156,6 +156,18 @@ int	kinst_fbsd_func_reason(const char *name);
 bool	kinst_fbsd_arms_onfault(const uint8_t *code, size_t len,
 	    uint32_t curpcb_off, uint32_t onfault_off);
 
+/*
+ * The two offsets in FreeBSD 15.1-RELEASE amd64, from its declarations:
+ * pc_curpcb is the fifth pointer of struct pcpu (sys/sys/pcpu.h);
+ * pcb_onfault follows 21 register_t, three packed 10-byte struct
+ * region_descriptor, a uint16_t, a u_int and a uint16_t in struct pcb
+ * (amd64/include/pcb.h), aligned to 8.  The shim uses offsetof(); these
+ * are for the host tests, and for the compile check against transcribed
+ * declarations that have no machine/pcb.h.
+ */
+#define	KINST_FBSD_PC_CURPCB_151	0x20
+#define	KINST_FBSD_PCB_ONFAULT_151	0xd0
+
 /* One list of excluded names and the refusal (class) it gives. *//* One list of excluded names and the refusal (class) it gives. */
 struct kinst_fbsd_excl {
 	const char *const *names;

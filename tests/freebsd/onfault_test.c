@@ -14,8 +14,9 @@
 
 #include "kinst_freebsd.h"
 
-#define	CURPCB	0x20
-#define	ONFAULT	0xd0
+#define	CURPCB	KINST_FBSD_PC_CURPCB_151
+#define	ONFAULT	KINST_FBSD_PCB_ONFAULT_151
+_Static_assert(CURPCB == 0x20 && ONFAULT == 0xd0, "the offsets in the bytes");
 
 /* A hand-assembled function and what the scan must answer for it. */
 struct onf_case {
