@@ -36,6 +36,16 @@
 #include <machine/cpufunc.h>
 #include <machine/frame.h>
 #include <machine/md_var.h>	/* la57; cpu_stdext_feature (x86/x86_var.h) */
+#if __has_include(<machine/pcb.h>)
+#include <machine/pcb.h>	/* struct pcb: pcb_onfault */
+#define	KINST_PCB_ONFAULT	offsetof(struct pcb, pcb_onfault)
+#else
+/*
+ * Only the transcribed declarations the compile check uses
+ * (../shared/freebsd-decls) lack machine/pcb.h; every FreeBSD/amd64 has it.
+ */
+#define	KINST_PCB_ONFAULT	KINST_FBSD_PCB_ONFAULT_151
+#endif
 #include <machine/specialreg.h>	/* CPUID_STDEXT_SMAP */
 #include <machine/vmparam.h>	/* VM_MAXUSER_ADDRESS_LA48, _LA57 */
 
@@ -613,11 +623,18 @@ kinst_os_log_hold(const char *module, int32_t pid, const char *comm,
 		    comm, module);
 }
 
+/*
+ * The module itself, the entry code, the lists by name, then a function
+ * whose code arms pcb_onfault (kinst_fbsd_arms_onfault, docs/freebsd.md
+ * section 5).  Its text is read in place: f lies inside its linker file,
+ * which f->os_ref keeps loaded, and f->size <= KINST_FUNC_MAX.
+ */
 int
 kinst_os_func_check(const struct kinst_func *f, const char *function)
 {
 	const struct kinst_modref *m;
 	vm_offset_t a;
+	int reason;
 
 	m = f->os_ref;
 	if (m != NULL && m->self)
@@ -625,7 +642,13 @@ kinst_os_func_check(const struct kinst_func *f, const char *function)
 	a = (vm_offset_t)f->addr;
 	if (kinst_exc_start != 0 && a >= kinst_exc_start && a < kinst_exc_end)
 		return (KINST_R_EXCL_ENTRY);
-	return (kinst_fbsd_func_reason(function));
+	reason = kinst_fbsd_func_reason(function);
+	if (reason != KINST_R_NONE)
+		return (reason);
+	if (kinst_fbsd_arms_onfault((const uint8_t *)a, (size_t)f->size,
+	    offsetof(struct pcpu, pc_curpcb), KINST_PCB_ONFAULT))
+		return (KINST_R_ONFAULT);
+	return (KINST_R_NONE);
 }
 
 void

@@ -10,6 +10,7 @@
 #include "kinst_bytes.h"
 #include "kinst_classify.h"
 #include "kinst_control.h"
+#include "kinst_decode.h"
 #include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"
@@ -104,13 +105,28 @@ kinst_fbsd_hit(struct kinst_engine *e, void *tf, uint64_t *trap_sp,
 }
 
 /*
- * Functions that run with pcb_onfault armed (amd64/amd64/support.S): a
- * fault inside them is recovered by jumping to the handler pcb_onfault
- * names, which is only correct while the faulting instruction is theirs.
- * Executed out of line, the faulting instruction would be in a trampoline
- * and the recovery would skip the trampoline's jump back (and run with
- * interrupts off).  Every variant (_nosmap_std, _smap_erms, ...) is
- * covered by the prefix.
+ * Functions that run with pcb_onfault armed: a fault inside them is
+ * recovered by jumping to the handler pcb_onfault names, which is only
+ * correct while the faulting instruction is theirs.  Executed out of line,
+ * the faulting instruction would be in a trampoline and the recovery would
+ * skip the trampoline's jump back (and run with interrupts off).  FreeBSD
+ * 15.1's users (docs/freebsd.md, section 5):
+ *
+ * - amd64/amd64/support.S: the copyin/copyout family, fu*, su*, casueword*,
+ *   copyinstr*, rdmsr_safe, wrmsr_safe.  Every variant (_nosmap_std,
+ *   _smap_erms, ...) is covered by the prefix.
+ * - amd64/linux/linux_support.S (linux64.ko) and
+ *   amd64/linux32/linux32_support.S (linux.ko): the futex helpers
+ *   futex_{xchgl,addl,orl,andl,xorl}_{nosmap,smap}.
+ * - amd64/sgx/sgx_support.S (sgx.ko): sgx_encls.
+ * - amd64/amd64/efirt_support.S: efi_rt_arch_call (around the call into
+ *   the EFI runtime service) and efi_rt_fault, the handler it names, which
+ *   runs with pcb_onfault still set until it clears it (trap() does not).
+ *
+ * The futex prefixes also cover the ifuncs' resolvers (harmless: refusing
+ * too much is safe, too little is not).  kinst_os_func_check() also refuses
+ * any function whose code kinst_fbsd_arms_onfault() finds arming
+ * pcb_onfault; the list stays for what that scan cannot see.
  */
 const char *const kinst_fbsd_onfault[] = {
 	"copyin*", "copyout*", "copyinstr*",
@@ -118,6 +134,10 @@ const char *const kinst_fbsd_onfault[] = {
 	"subyte*", "suword*",
 	"casueword*", "casuword*",
 	"rdmsr_safe", "wrmsr_safe",
+	"futex_xchgl*", "futex_addl*", "futex_orl*", "futex_andl*",
+	"futex_xorl*",
+	"sgx_encls",
+	"efi_rt_arch_call", "efi_rt_fault",
 };
 const size_t kinst_fbsd_nonfault = KINST_NELEM(kinst_fbsd_onfault);
 
@@ -220,6 +240,87 @@ kinst_fbsd_func_reason(const char *name)
 		    kinst_fbsd_excluded[i].n))
 			return (kinst_fbsd_excluded[i].reason);
 	return (KINST_R_NONE);
+}
+
+/*
+ * The pcb_onfault scan (kinst_freebsd.h).  Every FreeBSD 15.1 user arms
+ * the handler with "movq PCPU(CURPCB),%reg" (a %gs-relative load of
+ * pc_curpcb) and later "movq $handler,PCB_ONFAULT(%reg)" (or a register
+ * source); PCB_ONFAULT is offsetof(struct pcb, pcb_onfault).
+ */
+
+/* The register (0..15) a "mov %gs:curpcb_off, %reg" loads, or -1. */
+static int
+onfault_curpcb_load(const struct kinst_insn *in, uint32_t curpcb_off)
+{
+	if (in->enc != KINST_ENC_LEGACY || in->map != KINST_MAP_1BYTE ||
+	    in->seg != 0x65 || in->disp != (int64_t)curpcb_off)
+		return (-1);
+	if (in->opcode == 0xa1)		/* movabs %gs:moffs, %rax */
+		return (KINST_RAX);
+	if (in->opcode != 0x8b || in->mod == 3 || in->rip_relative)
+		return (-1);
+	return (in->reg | (in->rex_r << 3));
+}
+
+/*
+ * The base register (0..15) of a memory operand without an index register
+ * or RIP, or -1.
+ */
+static int
+onfault_mem_base(const struct kinst_insn *in)
+{
+	if (in->mod == 3 || in->rip_relative)
+		return (-1);
+	if (!in->has_sib)
+		return (in->rm | (in->rex_b << 3));
+	if (((in->sib >> 3) & 7) != 4 || in->rex_x != 0)
+		return (-1);		/* an index */
+	if ((in->sib & 7) == 5 && in->mod == 0)
+		return (-1);		/* no base: disp32 alone */
+	return ((in->sib & 7) | (in->rex_b << 3));
+}
+
+/*
+ * Is this a store of 4 or 8 bytes ("mov %reg, m": 89; "mov $imm, m":
+ * C7 /0) to [base + onfault_off], base one of the registers in pcbregs?
+ */
+static bool
+onfault_store(const struct kinst_insn *in, uint32_t pcbregs,
+    uint32_t onfault_off)
+{
+	int base;
+
+	if (in->enc != KINST_ENC_LEGACY || in->map != KINST_MAP_1BYTE ||
+	    in->opsize < 4 || in->disp != (int64_t)onfault_off)
+		return (false);
+	if (in->opcode != 0x89 && !(in->opcode == 0xc7 && in->reg == 0))
+		return (false);
+	base = onfault_mem_base(in);
+	return (base >= 0 && ((pcbregs >> base) & 1) != 0);
+}
+
+bool
+kinst_fbsd_arms_onfault(const uint8_t *code, size_t len,
+    uint32_t curpcb_off, uint32_t onfault_off)
+{
+	struct kinst_insn in;
+	uint32_t pcbregs;	/* loaded from %gs:curpcb_off somewhere before */
+	size_t off;
+	int r;
+
+	pcbregs = 0;
+	for (off = 0; off < len; off += in.len) {
+		if (kinst_decode(code + off, len - off, &in) != KINST_DEC_OK) {
+			in.len = 1;	/* resynchronize one byte further */
+			continue;
+		}
+		if (onfault_store(&in, pcbregs, onfault_off))
+			return (true);
+		if ((r = onfault_curpcb_load(&in, curpcb_off)) >= 0)
+			pcbregs |= 1u << r;
+	}
+	return (false);
 }
 
 static bool

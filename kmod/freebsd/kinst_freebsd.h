@@ -121,7 +121,54 @@ void	kinst_fbsd_regs_to_frame(const struct kinst_regs *r, void *tf);
  */
 int	kinst_fbsd_func_reason(const char *name);
 
-/* One list of excluded names and the refusal (class) it gives. */
+/*
+ * Does the function whose code is code[0 .. len) arm pcb_onfault?  True
+ * when, decoding from its first byte, an instruction loads a register from
+ * %gs:curpcb_off ("mov %gs:off, %reg": 8B with mod != 3, or A1 for %rax;
+ * any base or operand size) and a later one stores to [that register +
+ * onfault_off] ("mov %reg, m" 89 or "mov $imm32, m" C7 /0, 4 or 8 bytes, no
+ * index register), i.e. FreeBSD's "movq PCPU(CURPCB),%reg" and "movq
+ * $handler,PCB_ONFAULT(%reg)".  The shim passes offsetof(struct pcpu,
+ * pc_curpcb) and offsetof(struct pcb, pcb_onfault).
+ *
+ * How strict, and why: refusing too much is safe, too little is not.
+ * - "Later" is in address order, and a register stays marked once loaded:
+ *   writes to it in between are not tracked.  Address order is not the
+ *   order of execution, and tracking writes would miss efi_rt_arch_call,
+ *   whose store follows a "call panic" (clobbering the register, for a
+ *   linear walk) that the path to the store jumps over.  So a function
+ *   that reuses the register for something else and then stores to the
+ *   same displacement is refused too.
+ * - Any value counts, including 0: a function that only disarms after a
+ *   fresh load (FreeBSD's fault handlers fusufault, efi_rt_fault) is
+ *   refused, which is right for them: they run with pcb_onfault still set.
+ * - A byte the decoder cannot decode is skipped and decoding goes on at
+ *   the next one (a misaligned walk can only add matches).  A whole-function
+ *   arm of such a function is refused as undecodable anyway.
+ * - Not seen: a store through a copy of the register (mov %r8, %r9, then
+ *   a store through %r9), a pcb reached another way (curthread->td_pcb),
+ *   and arming done by a callee.  FreeBSD 15.1 has none of these (every
+ *   user is assembly in the pattern above); the name list
+ *   kinst_fbsd_onfault[] stays for them.
+ * The live text may hold int3s of armed probes, which the walk decodes as
+ * they are; no probe is ever armed in a function this refuses.
+ */
+bool	kinst_fbsd_arms_onfault(const uint8_t *code, size_t len,
+	    uint32_t curpcb_off, uint32_t onfault_off);
+
+/*
+ * The two offsets in FreeBSD 15.1-RELEASE amd64, from its declarations:
+ * pc_curpcb is the fifth pointer of struct pcpu (sys/sys/pcpu.h);
+ * pcb_onfault follows 21 register_t, three packed 10-byte struct
+ * region_descriptor, a uint16_t, a u_int and a uint16_t in struct pcb
+ * (amd64/include/pcb.h), aligned to 8.  The shim uses offsetof(); these
+ * are for the host tests, and for the compile check against transcribed
+ * declarations that have no machine/pcb.h.
+ */
+#define	KINST_FBSD_PC_CURPCB_151	0x20
+#define	KINST_FBSD_PCB_ONFAULT_151	0xd0
+
+/* One list of excluded names and the refusal (class) it gives. *//* One list of excluded names and the refusal (class) it gives. */
 struct kinst_fbsd_excl {
 	const char *const *names;
 	size_t		n;

@@ -20,6 +20,12 @@ ATF_TC_BODY(onfault, tc)
 		"fueword", "fueword32", "fueword64", "subyte", "suword",
 		"suword16", "suword32", "suword64", "casueword", "casueword32",
 		"casuword32", "rdmsr_safe", "wrmsr_safe", "copyin.cold",
+		/* FreeBSD 15.1's other users (issue 41, finding 3). */
+		"futex_xchgl_nosmap", "futex_xchgl_smap", "futex_addl_nosmap",
+		"futex_addl_smap", "futex_orl_nosmap", "futex_orl_smap",
+		"futex_andl_nosmap", "futex_andl_smap", "futex_xorl_nosmap",
+		"futex_xorl_smap", "sgx_encls", "efi_rt_arch_call",
+		"efi_rt_fault",
 	};
 	size_t i;
 
@@ -115,6 +121,9 @@ ATF_TC_BODY(traceable, tc)
 		"memcmp", "bcmp", "fuse_vnop_read", "subr_nothing",
 		"binuptime_adjust", "tsc_freq_changed", "cpu_idle",
 		"ktrsyscall", "sbintime_compute", "getsbinuptime",
+		/* Next to the onfault names: no pcb_onfault of their own. */
+		"futex_wake", "linux_futex", "sgx_ioctl", "sgx_get_epc_page",
+		"efi_call",
 	};
 	size_t i;
 
