@@ -80,7 +80,7 @@ op_name(uint8_t a)
 		{DW_OP_GNU_parameter_ref, "DW_OP_GNU_parameter_ref"},
 		{DW_OP_GNU_addr_index, "DW_OP_GNU_addr_index"},
 		{DW_OP_GNU_const_index, "DW_OP_GNU_const_index"},
-		{DW_OP_GNU_variable_value, "DW_OP_GNU_variable_value"},
+		{0xfd, "DW_OP_GNU_variable_value"},	// not in FreeBSD's dwarf.h
 	};
 	static char buf[8][32];
 	static unsigned next;
