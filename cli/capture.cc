@@ -224,8 +224,11 @@ CaptureReader::parse_header()
 	size_t padded = ((16 + (size_t)hlen + 7) & ~(size_t)7) - 16;
 	if (!fill(padded))
 		bad("the header is cut short");
-	nlohmann::json j = nlohmann::json::parse(buf_.begin() + (ptrdiff_t)pos_,
-	    buf_.begin() + (ptrdiff_t)(pos_ + hlen), nullptr, false);
+	// Parsed through char pointers, not buf_'s uint8_t iterators: that
+	// needs std::char_traits<unsigned char>, which libc++ 19 (FreeBSD
+	// 15) no longer has.
+	const char *h = reinterpret_cast<const char *>(buf_.data()) + pos_;
+	nlohmann::json j = nlohmann::json::parse(h, h + hlen, nullptr, false);
 	if (j.is_discarded() || !j.is_object())
 		bad("the header is not a JSON object");
 	try {
