@@ -266,17 +266,25 @@ kt_trace_start() {
 	done
 }
 
-# kt_trace_stop [SIGNAL]: send SIGNAL (INT) to the tracer, wait for it, and
-# return its exit status.  A stop is a disarm and then the printing of
-# what was already delivered, which under TCG can take minutes for a full
-# ring; so only a tracer that makes no progress at all (no CPU time, no
-# byte of output) for KT_STOP_WAIT (90) seconds is taken for a hang: the
-# blocked tasks and every CPU's backtrace go to the kernel console (sysrq
-# w, l) and the script fails, so the log says where it hung.
+# kt_trace_stop [SIGNAL]: send SIGNAL (INT) to the tracer and wait for it;
+# it must exit 0 (a trace stopped by a signal does), else the scenario
+# fails with its last lines: a kinstctl that aborts at the end never
+# passes.  KT_TRACE_ANY_STATUS=1: return the status instead (for a caller
+# that is failing anyway and has its own message).  A stop is a disarm and
+# then the printing of what was already delivered, which under TCG can
+# take minutes for a full ring; so only a tracer that makes no progress at
+# all (no CPU time, no byte of output) for KT_STOP_WAIT (90) seconds is
+# taken for a hang: the blocked tasks and every CPU's backtrace go to the
+# kernel console (sysrq w, l) and the script fails, so the log says where
+# it hung.
 kt_trace_stop() {
 	kill -"${1:-INT}" "$KT_TRACE_PID" 2>/dev/null
 	kt_wait_pid "$KT_TRACE_PID" "${KT_STOP_WAIT:-90}" "kinstctl trace after SIG${1:-INT}" \
 	    "$KT_TRACE_OUT" "$KT_TRACE_ERR"
+	_st=$?
+	[ "$_st" = 0 ] || [ "${KT_TRACE_ANY_STATUS:-0}" = 1 ] ||
+	    kt_fail "kinstctl trace exited $_st after SIG${1:-INT}: $(tail -n 5 "$KT_TRACE_ERR")"
+	return "$_st"
 }
 
 # kt_wait_pid PID SECONDS WHAT [FILE...]: wait for the child PID and return
