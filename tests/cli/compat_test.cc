@@ -65,7 +65,13 @@ finish()
 		failures.push_back(o_.str());				\
 	}								\
 } while (0)
-#define	EXPECT(cond, what)	EXPECT_EQ((bool)(cond), true, what)
+#define	EXPECT(cond, what) do {						\
+	if (!(cond)) {							\
+		std::ostringstream o_;					\
+		o_ << what << ": expected " #cond;			\
+		failures.push_back(o_.str());				\
+	}								\
+} while (0)
 
 namespace {
 
@@ -458,21 +464,21 @@ ATF_TEST_CASE_WITHOUT_HEAD(feature_boundaries);
 ATF_TEST_CASE_BODY(feature_boundaries)
 {
 	for (const auto &ft : features) {
-		EXPECT_EQ(feature_minor(ft.f), ft.minor, ft.name);
+		EXPECT_EQ(feature_minor(ft.f), ft.minor, "feature_minor(" << ft.name << ")");
 		const std::string what = std::string("test ") + ft.name;
 		with_module(1, ft.minor - 1, [&](Session &s) {
-			EXPECT(!s.has(ft.f), ft.name);
+			EXPECT(!s.has(ft.f), ft.name << " at 1." << ft.minor - 1 << " (has)");
 			check_outcome(ft.minor - 1, what, outcome([&] { s.require(ft.f, what); }),
 			    missing(what, ft.minor - 1, ft.can, ft.minor));
 		});
 		with_module(1, ft.minor, [&](Session &s) {
-			EXPECT(s.has(ft.f), ft.name);
+			EXPECT(s.has(ft.f), ft.name << " at 1." << ft.minor << " (has)");
 			check_outcome(ft.minor, what, outcome([&] { s.require(ft.f, what); }), "");
 		});
 	}
 	// Nothing kinstctl can do is newer than this tree's minor.
 	for (const auto &ft : features)
-		EXPECT(ft.minor <= KINST_ABI_VERSION_MINOR, ft.name);
+		EXPECT(ft.minor <= KINST_ABI_VERSION_MINOR, ft.name << " newer than this tree");
 	check_no_violations();
 	finish();
 }
