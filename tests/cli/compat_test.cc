@@ -301,15 +301,7 @@ open(const char *path, int flags, ...)
 	return fd;
 }
 
-extern "C" int
-open64(const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	int fd = fake_open(path, flags, ap);
-	va_end(ap);
-	return fd;
-}
+extern "C" int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 extern "C" int
 ioctl(int fd, unsigned long req, ...) noexcept
@@ -413,6 +405,27 @@ const struct {
 	{ Feature::agg_record, "agg_record", 14, "record the samples it aggregates" },
 };
 
+const auto &
+row(Feature x)
+{
+	for (const auto &ft : features)
+		if (ft.f == x)
+			return ft;
+	ATF_FAIL("no such feature in the test's table");
+}
+
+// What a module of minor n answers an operation that needs base and then
+// need (the minors of the table above): the refusal of the first it
+// lacks, "" when it has both.
+std::string
+expected(const std::string &what, uint32_t n, Feature base, Feature need)
+{
+	for (Feature x : { base, need })
+		if (n < row(x).minor)
+			return missing(what, n, row(x).can, row(x).minor);
+	return "";
+}
+
 // A program of one opcode's era: op, then IMM 1, RET.
 std::vector<struct kinst_pinsn>
 program_with(const std::vector<struct kinst_pinsn> &body)
@@ -489,12 +502,6 @@ ATF_TEST_CASE_BODY(feature_boundaries)
 ATF_TEST_CASE_WITHOUT_HEAD(session_every_minor);
 ATF_TEST_CASE_BODY(session_every_minor)
 {
-	const auto f = [](Feature x) -> const char * {
-		for (const auto &ft : features)
-			if (ft.f == x)
-				return ft.can;
-		return "?";
-	};
 	for (uint32_t n = 0; n <= KINST_ABI_VERSION_MINOR + 1; n++) {
 		with_module(1, n, [&](Session &s) {
 			// FILTER: a module before 1.1 records everything anyway.
@@ -504,7 +511,8 @@ ATF_TEST_CASE_BODY(session_every_minor)
 			    outcome([&] { (void)s.ring_size(0, "trace"); }), "");
 			check_outcome(n, "ring_size(1M)",
 			    outcome([&] { (void)s.ring_size(1u << 20, "trace"); }),
-			    n < 11 ? missing("trace --buffer-size", n, f(Feature::ring_size), 11) : "");
+			    expected("trace --buffer-size", n, Feature::ring_size,
+			    Feature::ring_size));
 			// ARM_CHECK: no answer (-1) before 1.2; sessions from 1.13.
 			uint32_t sessions = 99;
 			int r = s.check("", "f", 1, &sessions);
@@ -531,20 +539,13 @@ ATF_TEST_CASE_BODY(session_every_minor)
 				{ "trace --var", { make_pinsn(KINST_OP_REG, KINST_RDI),
 				    make_pinsn(KINST_OP_VAL) }, Feature::thread_state },
 			};
-			for (const auto &p : progs) {
-				uint32_t need = feature_minor(p.need);
-				std::string want;
-				if (n < 5)
-					want = missing(p.what, n, f(Feature::prog), 5);
-				else if (n < need)
-					want = missing(p.what, n, f(p.need), need);
+			for (const auto &p : progs)
 				check_outcome(n, p.what, outcome([&] {
 					(void)s.load_prog(program_with(p.body), p.what);
-				}), want);
-			}
+				}), expected(p.what, n, Feature::prog, p.need));
 			// Per-thread state (latency, entry values).
 			check_outcome(n, "ts_setup", outcome([&] { s.ts_setup(16, "latency"); }),
-			    n < 10 ? missing("latency", n, f(Feature::thread_state), 10) : "");
+			    expected("latency", n, Feature::thread_state, Feature::thread_state));
 			// Aggregations as count/hist/latency set them up: the
 			// command's require() first, then the flags it needs.
 			const struct {
@@ -556,13 +557,7 @@ ATF_TEST_CASE_BODY(session_every_minor)
 				{ "count --by stack", KINST_AGGF_STACK, Feature::agg_stack },
 				{ "latency --perfetto", KINST_AGGF_RECORD, Feature::agg_record },
 			};
-			for (const auto &a : aggs) {
-				uint32_t need = feature_minor(a.need);
-				std::string want;
-				if (n < 6)
-					want = missing(a.what, n, f(Feature::agg), 6);
-				else if (n < need)
-					want = missing(a.what, n, f(a.need), need);
+			for (const auto &a : aggs)
 				check_outcome(n, a.what, outcome([&] {
 					s.require(Feature::agg, a.what);
 					s.require(a.need, a.what);
@@ -574,8 +569,7 @@ ATF_TEST_CASE_BODY(session_every_minor)
 					if (a.flags & KINST_AGGF_STACK)
 						su.nstacks = 16;
 					s.agg_setup(su);
-				}), want);
-			}
+				}), expected(a.what, n, Feature::agg, a.need));
 			// LIST: the treatment's low bits, and its high bits only
 			// where the module sets them.
 			JumpCounts jc = s.jump_probes();

@@ -988,6 +988,23 @@ get64(const uint8_t *b, size_t off)
 }
 
 /*
+ * An ARM as kinstctl 1.0-1.12 built it: 248 bytes, function at 64, offset
+ * at 192, flags at 196, prog_id (before 1.5: _pad) at 244; its number,
+ * _IOWR('K', 2, 248 bytes).
+ */
+static int
+old_arm(struct kinst_dev_file *f, uint8_t arm[248], const char *fn,
+    uint32_t off, uint32_t flags, uint32_t prog)
+{
+	memset(arm, 0, 248);
+	strcpy((char *)arm + 64, fn);
+	put32(arm, 192, off);
+	put32(arm, 196, flags);
+	put32(arm, 244, prog);
+	return (lioctl(f, 0xc0f84b02, arm, 248));
+}
+
+/*
  * The reverse direction of the ABI's compatibility (issue 45): a kinstctl
  * of an older 1.x minor builds its requests from its own kinst_abi.h.  No
  * structure changed size from 1.0 to 1.14 (kinst(4) ABI LAYOUT; git log
@@ -1015,10 +1032,7 @@ ATF_TC_BODY(older_clients, tc)
 	ATF_CHECK_EQ(get32(b, 12), 208);		/* record_size */
 
 	/* 1.0: ARM one instruction, no flags, _pad (now prog_id) 0. */
-	memset(arm, 0, sizeof(arm));
-	strcpy((char *)arm + 64, "f_small");
-	put32(arm, 192, 1);				/* offset */
-	ATF_REQUIRE_EQ(lioctl(f, 0xc0f84b02, arm, sizeof(arm)), 0);
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 1, 0, 0), 0);
 	id = get32(arm, 200);
 	ATF_CHECK(id != 0);
 	ATF_CHECK_EQ(get32(arm, 204), 1);		/* narmed */
@@ -1030,24 +1044,14 @@ ATF_TC_BODY(older_clients, tc)
 	ATF_CHECK_EQ(get32(arm, 244), 0);		/* its _pad */
 
 	/* 1.2: a check-only ARM (flags 0x2); 1.2-1.12 read only the reason. */
-	memset(arm, 0, sizeof(arm));
-	strcpy((char *)arm + 64, "f_small");
-	put32(arm, 192, 4);
-	put32(arm, 196, 0x2);
-	ATF_REQUIRE_EQ(lioctl(f, 0xc0f84b02, arm, sizeof(arm)), 0);
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 4, 0x2, 0), 0);
 	ATF_CHECK_EQ(get32(arm, 212), 0);
 	/* A refusal's reason comes back at 212 (Linux) with the error. */
-	memset(arm, 0, sizeof(arm));
-	strcpy((char *)arm + 64, "f_excluded");
-	ATF_CHECK_EQ(lioctl(f, 0xc0f84b02, arm, sizeof(arm)), EOPNOTSUPP);
+	ATF_CHECK_EQ(old_arm(f, arm, "f_excluded", 0, 0, 0), EOPNOTSUPP);
 	ATF_CHECK_EQ(get32(arm, 212), 18);		/* excluded-function */
 
 	/* 1.4: ARM with STACK (0x4). */
-	memset(arm, 0, sizeof(arm));
-	strcpy((char *)arm + 64, "f_small");
-	put32(arm, 192, 4);
-	put32(arm, 196, 0x4);
-	ATF_REQUIRE_EQ(lioctl(f, 0xc0f84b02, arm, sizeof(arm)), 0);
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 4, 0x4, 0), 0);
 	ATF_CHECK_EQ(get32(arm, 204), 1);
 
 	/*
@@ -1125,12 +1129,7 @@ ATF_TC_BODY(older_clients, tc)
 	ATF_REQUIRE_EQ(lioctl(f, 0xc0204b10, b, 32), 0);
 	user_reset();
 	ATF_CHECK_EQ(get32(b, 20), 0);			/* verdict OK */
-	memset(arm, 0, sizeof(arm));
-	strcpy((char *)arm + 64, "f_small");
-	put32(arm, 192, 8);
-	put32(arm, 196, 0x10);
-	put32(arm, 244, get32(b, 16));			/* prog_id */
-	ATF_REQUIRE_EQ(lioctl(f, 0xc0f84b02, arm, sizeof(arm)), 0);
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 8, 0x10, get32(b, 16)), 0);
 
 	/* 1.6: AGG_SETUP (48 bytes), COUNT with PROBE, _pad (nstacks) 0. */
 	memset(b, 0, 48);
