@@ -63,6 +63,7 @@ const struct {
 	{ Feature::mem_capture, 7, "capture memory" },
 	{ Feature::agg_stack, 8, "count by stack" },
 	{ Feature::noopt, 9, "jump-optimize probes" },
+	{ Feature::thread_state, 10, "keep per-thread state or capture values" },
 	{ Feature::ring_size, 11, "size a session's rings (--buffer-size)" },
 	{ Feature::mmap, 12, "map its rings" },
 	{ Feature::sharing, 13, "share probes between sessions" },
@@ -76,6 +77,20 @@ feature_row(Feature f)
 		if (r.f == f)
 			return r;
 	throw Error(Exit::internal, "unknown feature " + std::to_string((int)f));
+}
+
+// The feature a program's instruction needs: the minor that brought its
+// opcode (kinst_abi.h's enum kinst_op).
+Feature
+op_feature(uint8_t op)
+{
+	if (op >= KINST_OP_TS_PUSH)	// TS_PUSH, TS_GET, VAL
+		return Feature::thread_state;
+	if (op >= KINST_OP_MEM)		// MEM, STR, LOADC
+		return Feature::mem_capture;
+	if (op >= KINST_OP_KEY)		// KEY, VALUE
+		return Feature::agg;
+	return Feature::prog;
 }
 
 } // namespace
@@ -513,6 +528,9 @@ int
 Session::check(const std::string &module, const std::string &function, uint32_t offset,
     uint32_t *sessions)
 {
+	// A module before 1.2 would refuse the flag (EINVAL): not asked.
+	if (!has(Feature::arm_check))
+		return -1;
 	struct kinst_arm c;
 	memset(&c, 0, sizeof(c));
 	set_names(c, module, function);
@@ -631,7 +649,7 @@ Session::arm_failed(const Spec &sp, const struct kinst_arm &a, int e)
 		// refuse_reason may not have come back: ask again check-only
 		// (ABI 1.2), which answers a refusal with success.
 		int reason = (int)a.refuse_reason;
-		if (reason == KINST_R_NONE && sp.has_offset) {
+		if (reason == KINST_R_NONE && sp.has_offset && has(Feature::arm_check)) {
 			struct kinst_arm c = a;
 			c.flags = KINST_ARM_CHECK;
 			c.offset = sp.offset;
@@ -669,19 +687,20 @@ Session::disarm_all()
 uint32_t
 Session::load_prog(const std::vector<struct kinst_pinsn> &code, const std::string &what)
 {
+	// Said before asking: an older module would answer ENOTTY (before
+	// 1.5) or refuse the instruction as an unknown opcode.
+	require(Feature::prog, what);
+	for (const auto &in : code)
+		require(op_feature(in.op), what);
 	struct kinst_prog_load pl;
 	memset(&pl, 0, sizeof(pl));
 	pl.insns = (uint64_t)(uintptr_t)code.data();
 	pl.ninsns = (uint32_t)code.size();
 	if (ioctl(fd_, KINST_IOC_PROG_LOAD, &pl) != 0) {
 		int e = errno;
-		if (e == ENOTTY)
-			throw Error(Exit::live, what + ": the loaded kinst module "
-			    "predates probe programs (ABI 1.5): load this version's module");
 		if (e == EINVAL && pl.verdict == KINST_PV_BAD_OP)
 			throw Error(Exit::live, what + ": the loaded kinst module does not "
-			    "know an instruction of the program (captures need ABI 1.7): "
-			    "load this version's module");
+			    "know an instruction of the program: load this version's module");
 		if (e == EINVAL && pl.verdict != KINST_PV_OK)
 			throw Error(Exit::internal, what + ": the module refused the "
 			    "compiled program: " + kinst_prog_verdict_name(pl.verdict) +
@@ -799,14 +818,12 @@ Session::agg_setup(struct kinst_agg_setup &su)
 void
 Session::ts_setup(uint32_t nthreads, const std::string &why)
 {
+	require(Feature::thread_state, why);
 	struct kinst_ts_setup su;
 	memset(&su, 0, sizeof(su));
 	su.nthreads = nthreads;
 	if (ioctl(fd_, KINST_IOC_TS_SETUP, &su) == 0 || errno == EEXIST)
 		return;
-	if (errno == ENOTTY)
-		throw Error(Exit::live, why + ": the kinst module is too old for per-thread "
-		    "state (ABI 1.10)");
 	device_failed("per-thread state setup", errno);
 }
 

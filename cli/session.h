@@ -43,6 +43,7 @@ enum class Feature {
 	mem_capture,	// 1.7 memory and string captures
 	agg_stack,	// 1.8 KINST_AGGF_STACK
 	noopt,		// 1.9 jump-optimized probes, KINST_ARM_NOOPT
+	thread_state,	// 1.10 per-thread state (KINST_IOC_TS_*), value captures
 	ring_size,	// 1.11 KINST_IOC_RING
 	mmap,		// 1.12 mapped rings, KINST_IOC_WAKE
 	sharing,	// 1.13 probes shared by sessions (KINST_PI_SESSIONS)
@@ -189,7 +190,8 @@ public:
 	void disarm_all();
 
 	// KINST_IOC_PROG_LOAD: the program's id; a refusal names the verifier's
-	// reason.  what: the options it was compiled from.
+	// reason, and an instruction newer than the module the feature it
+	// needs (before asking).  what: the options it was compiled from.
 	uint32_t load_prog(const std::vector<struct kinst_pinsn> &code, const std::string &what);
 	// KINST_IOC_PROG_STATS: the per-CPU counters of the session's programs.
 	std::vector<struct kinst_prog_cpu_stats> prog_stats();
@@ -198,7 +200,8 @@ public:
 	// too large for the module are a usage error (--slots).
 	void agg_setup(struct kinst_agg_setup &su);
 	// KINST_IOC_TS_SETUP (per-thread state, ABI 1.10): the session's table
-	// of nthreads threads; a module without it is an error naming why.
+	// of nthreads threads; a module without it is an error naming why
+	// (Feature::thread_state).
 	void ts_setup(uint32_t nthreads, const std::string &why);
 	// KINST_IOC_RING, before the first probe is armed: the rings' size,
 	// bytes per CPU.  bytes 0: kinstctl's default (default_ring_size());

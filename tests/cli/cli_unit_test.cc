@@ -533,7 +533,8 @@ ATF_TEST_CASE_BODY(session_features)
 	const std::pair<Feature, unsigned> minors[] = {
 		{ Feature::filter, 1 }, { Feature::arm_check, 2 }, { Feature::stack, 4 },
 		{ Feature::prog, 5 }, { Feature::agg, 6 }, { Feature::mem_capture, 7 },
-		{ Feature::agg_stack, 8 }, { Feature::noopt, 9 }, { Feature::sharing, 13 },
+		{ Feature::agg_stack, 8 }, { Feature::noopt, 9 }, { Feature::thread_state, 10 },
+		{ Feature::ring_size, 11 }, { Feature::mmap, 12 }, { Feature::sharing, 13 },
 		{ Feature::agg_record, 14 },
 	};
 	for (const auto &fm : minors) {
@@ -563,6 +564,12 @@ ATF_TEST_CASE_BODY(session_features)
 		{ 0x1000d, Feature::agg_record, "latency --perfetto", "latency --perfetto: the "
 		    "loaded kinst module (ABI 1.13) cannot record the samples it aggregates; "
 		    "load one of ABI 1.14 or later" },
+		{ 0x10009, Feature::thread_state, "latency", "latency: the loaded kinst module "
+		    "(ABI 1.9) cannot keep per-thread state or capture values; load one of "
+		    "ABI 1.10 or later" },
+		{ 0x1000a, Feature::ring_size, "trace --buffer-size", "trace --buffer-size: the "
+		    "loaded kinst module (ABI 1.10) cannot size a session's rings "
+		    "(--buffer-size); load one of ABI 1.11 or later" },
 	};
 	for (const auto &m : missing)
 		ATF_REQUIRE_EQ(feature_missing(m.v, m.f, m.what), m.msg);

@@ -954,6 +954,247 @@ ATF_TC_BODY(wake_watermark, tc)
 	check_no_leaks();
 }
 
+/* ---- requests as an older kinstctl sends them ---- */
+
+/* Little-endian fields of a raw argument, at offsets written by hand. */
+static void
+put32(uint8_t *b, size_t off, uint32_t v)
+{
+	memcpy(b + off, &v, 4);
+}
+
+static void
+put64(uint8_t *b, size_t off, uint64_t v)
+{
+	memcpy(b + off, &v, 8);
+}
+
+static uint32_t
+get32(const uint8_t *b, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, 4);
+	return (v);
+}
+
+static uint64_t
+get64(const uint8_t *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return (v);
+}
+
+/*
+ * An ARM as kinstctl 1.0-1.12 built it: 248 bytes, function at 64, offset
+ * at 192, flags at 196, prog_id (before 1.5: _pad) at 244; its number,
+ * _IOWR('K', 2, 248 bytes).
+ */
+static int
+old_arm(struct kinst_dev_file *f, uint8_t arm[248], const char *fn,
+    uint32_t off, uint32_t flags, uint32_t prog)
+{
+	memset(arm, 0, 248);
+	strcpy((char *)arm + 64, fn);
+	put32(arm, 192, off);
+	put32(arm, 196, flags);
+	put32(arm, 244, prog);
+	return (lioctl(f, 0xc0f84b02, arm, 248));
+}
+
+/*
+ * The reverse direction of the ABI's compatibility (issue 45): a kinstctl
+ * of an older 1.x minor builds its requests from its own kinst_abi.h.  No
+ * structure changed size from 1.0 to 1.14 (kinst(4) ABI LAYOUT; git log
+ * -p common/kinst_abi.h: kinst_arm 248 and kinst_probe_info 240 bytes
+ * throughout, prog_id and nstacks were _pad before 1.5 and 1.8), so each
+ * request here is laid out and numbered by hand as that minor had it,
+ * with only the flags, opcodes and commands that minor knew, and this
+ * tree's device layer must take it and answer at the same offsets.
+ */
+ATF_TC_WITHOUT_HEAD(older_clients);
+ATF_TC_BODY(older_clients, tc)
+{
+	uint8_t arm[248], list[16], pi[2 * 240], b[96], prog[2 * 16];
+	struct kinst_dev_file *f;
+	uint32_t id, t;
+
+	dev_setup();
+	f = dev_open_file();
+	/* 1.0: VERSION, _IOR('K', 1, 16 bytes). */
+	memset(b, 0xa5, sizeof(b));
+	ATF_REQUIRE_EQ(lioctl(f, 0x80104b01, b, 16), 0);
+	ATF_CHECK_EQ(get32(b, 0) >> 16, 1);		/* the same major */
+	ATF_CHECK_EQ(get32(b, 4), 8192);		/* max_probes */
+	ATF_CHECK_EQ(get32(b, 8), 2);			/* ncpus */
+	ATF_CHECK_EQ(get32(b, 12), 208);		/* record_size */
+
+	/* 1.0: ARM one instruction, no flags, _pad (now prog_id) 0. */
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 1, 0, 0), 0);
+	id = get32(arm, 200);
+	ATF_CHECK(id != 0);
+	ATF_CHECK_EQ(get32(arm, 204), 1);		/* narmed */
+	ATF_CHECK_EQ(get32(arm, 208), 0);		/* nrefused */
+	ATF_CHECK_EQ(get32(arm, 212), 0);		/* refuse_reason */
+	ATF_CHECK_EQ(get64(arm, 216), TEXT_BASE + SMALL_OFF + 1);
+	ATF_CHECK_EQ(get32(arm, 240), 3);		/* insn_len */
+	ATF_CHECK(memcmp(arm + 224, small_code + 1, 3) == 0);
+	ATF_CHECK_EQ(get32(arm, 244), 0);		/* its _pad */
+
+	/* 1.2: a check-only ARM (flags 0x2); 1.2-1.12 read only the reason. */
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 4, 0x2, 0), 0);
+	ATF_CHECK_EQ(get32(arm, 212), 0);
+	/* A refusal's reason comes back at 212 (Linux) with the error. */
+	ATF_CHECK_EQ(old_arm(f, arm, "f_excluded", 0, 0, 0), EOPNOTSUPP);
+	ATF_CHECK_EQ(get32(arm, 212), 18);		/* excluded-function */
+
+	/* 1.4: ARM with STACK (0x4). */
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 4, 0x4, 0), 0);
+	ATF_CHECK_EQ(get32(arm, 204), 1);
+
+	/*
+	 * 1.0: LIST into 240-byte elements.  Before 1.9 treatment was the
+	 * whole word; no kinstctl of any minor read it (git log -p cli/),
+	 * and the low 16 bits stay the treatment (1-4).
+	 */
+	memset(list, 0, sizeof(list));
+	memset(pi, 0xff, sizeof(pi));
+	put64(list, 0, (uintptr_t)pi);
+	put32(list, 8, 2);				/* cap */
+	user_lend(pi, sizeof(pi), 1);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0104b04, list, sizeof(list)), 0);
+	user_reset();
+	ATF_CHECK_EQ(get32(list, 12), 2);		/* count */
+	{
+		/* In no particular order: the first probe armed, offset 1. */
+		const uint8_t *p1 = get32(pi, 4) == 1 ? pi : pi + 240;
+		const uint8_t *p4 = p1 == pi ? pi + 240 : pi;
+
+		ATF_CHECK_EQ(get32(p1, 0), id);
+		ATF_CHECK_EQ(get32(p1, 4), 1);			/* offset */
+		ATF_CHECK_EQ(get64(p1, 8), TEXT_BASE + SMALL_OFF + 1);
+		ATF_CHECK_STREQ((const char *)p1 + 88, "f_small");
+		ATF_CHECK_EQ(get32(p1, 232), 3);		/* insn_len */
+		t = get32(p1, 236) & 0xffff;
+		ATF_CHECK_MSG(t >= 1 && t <= 4, "treatment %u", t);
+		ATF_CHECK_EQ(get32(p4, 4), 4);
+		ATF_CHECK_EQ(get32(p4, 232), 4);
+	}
+
+	/* 1.0: STATS (32 bytes), elements of 24. */
+	memset(b, 0, sizeof(b));
+	put64(b, 0, (uintptr_t)(b + 32));
+	put32(b, 8, 2);
+	user_lend(b + 32, 48, 1);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0204b05, b, 32), 0);
+	user_reset();
+	ATF_CHECK_EQ(get32(b, 12), 2);			/* ncpus */
+	ATF_CHECK_EQ(get64(b, 24), 2);			/* nprobes */
+
+	/* 1.0: TEXT (216 bytes). */
+	{
+		uint8_t txt[216], code[SMALL_SIZE];
+
+		memset(txt, 0, sizeof(txt));
+		strcpy((char *)txt + 64, "f_small");
+		put64(txt, 192, (uintptr_t)code);
+		put32(txt, 200, sizeof(code));
+		user_lend(code, sizeof(code), 1);
+		ATF_REQUIRE_EQ(lioctl(f, 0xc0d84b06, txt, sizeof(txt)), 0);
+		user_reset();
+		ATF_CHECK_EQ(get32(txt, 204), SMALL_SIZE);
+		ATF_CHECK_EQ(get64(txt, 208), TEXT_BASE + SMALL_OFF);
+		ATF_CHECK(memcmp(code, small_code, SMALL_SIZE) == 0);
+	}
+
+	/* 1.1: FILTER, _IOW('K', 7, 16 bytes): in only. */
+	memset(b, 0, 16);
+	put32(b, 0, 77);				/* pid */
+	put32(b, 4, 0xffffffff);			/* cpu -1 */
+	put32(b, 8, 0xffffffff);			/* exclude_pid -1 */
+	ATF_REQUIRE_EQ(lioctl(f, 0x40104b07, b, 16), 0);
+	ATF_CHECK_EQ(f->cs.s.filter_pid, 77);
+
+	/* 1.5: PROG_LOAD (32 bytes) of IMM 1, RET; ARM with PROG (0x10). */
+	memset(prog, 0, sizeof(prog));
+	prog[0] = 1;					/* IMM */
+	put64(prog, 8, 1);
+	prog[16] = 29;					/* RET */
+	memset(b, 0, 32);
+	put64(b, 0, (uintptr_t)prog);
+	put32(b, 8, 2);
+	user_lend(prog, sizeof(prog), 0);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0204b10, b, 32), 0);
+	user_reset();
+	ATF_CHECK_EQ(get32(b, 20), 0);			/* verdict OK */
+	ATF_REQUIRE_EQ(old_arm(f, arm, "f_small", 8, 0x10, get32(b, 16)), 0);
+
+	/* 1.6: AGG_SETUP (48 bytes), COUNT with PROBE, _pad (nstacks) 0. */
+	memset(b, 0, 48);
+	put32(b, 0, 1);
+	put32(b, 4, 0x1);
+	put32(b, 8, 16);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0304b12, b, 48), 0);
+	ATF_CHECK_EQ(get32(b, 8), 16);			/* nslots */
+	ATF_CHECK_EQ(get32(b, 40), 56);			/* entry_size */
+	ATF_CHECK_EQ(get32(b, 44), 0);
+	/* 1.6: AGG_STATS (24 bytes), elements of 32; AGG_CLEAR (8). */
+	memset(b, 0, 24);
+	put64(b, 0, (uintptr_t)(b + 32));
+	put32(b, 8, 2);
+	user_lend(b + 32, 64, 1);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0184b15, b, 24), 0);
+	user_reset();
+	ATF_CHECK_EQ(get32(b, 12), 2);
+	ATF_CHECK_EQ(get32(b, 16), 16);
+	memset(b, 0, 8);
+	ATF_CHECK_EQ(lioctl(f, 0xc0084b14, b, 8), 0);
+
+	/* 1.10: TS_SETUP (16 bytes), TS_STATS _IOR 96 bytes. */
+	memset(b, 0, 16);
+	put32(b, 0, 5);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0104b17, b, 16), 0);
+	ATF_CHECK_EQ(get32(b, 0), 8);			/* rounded up */
+	ATF_CHECK_EQ(get64(b, 8), 1000000000ull);	/* idle_ns */
+	memset(b, 0xa5, 96);
+	ATF_REQUIRE_EQ(lioctl(f, 0x80604b18, b, 96), 0);
+	ATF_CHECK_EQ(get64(b, 88), 8);			/* nslots */
+
+	/* 1.11: RING (24 bytes) asks; 1.12: WAKE (8 bytes). */
+	memset(b, 0, 24);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0184b19, b, 24), 0);
+	ATF_CHECK_EQ(get32(b, 0), 4096);
+	ATF_CHECK_EQ(get32(b, 16), 2);
+	ATF_CHECK_EQ(get32(b, 20), 1);			/* allocated */
+	memset(b, 0, 8);
+	put32(b, 0, 1024);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0084b1a, b, 8), 0);
+
+	/* 1.0: DISARM (8 bytes) of every probe. */
+	put32(b, 0, 0xffffffff);
+	put32(b, 4, 0);
+	ATF_REQUIRE_EQ(lioctl(f, 0xc0084b03, b, 8), 0);
+	ATF_CHECK_EQ(get32(b, 4), 3);			/* ndisarmed */
+
+	/* A record as read(2) returns it, parsed at 1.0's offsets. */
+	put_record(f, 1, 99);
+	{
+		size_t n;
+
+		ATF_REQUIRE_EQ(kinst_dev_read(&dev, f, 4096, true, &n), 0);
+		ATF_REQUIRE_EQ(n, 208);
+		ATF_CHECK_EQ(get32(f->bounce, 0), 208);		/* hdr.size */
+		ATF_CHECK_EQ(get32(f->bounce, 4) & 0xffff, 1);	/* HIT */
+		ATF_CHECK_EQ(get32(f->bounce, 8), 1);		/* cpu */
+		ATF_CHECK_EQ(get32(f->bounce, 12), 99);		/* probe_id */
+	}
+	dev_close_file(f);
+	check_text_clean();
+	check_no_leaks();
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, errno_values);
@@ -967,5 +1208,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, ring_size);
 	ATF_TP_ADD_TC(tp, mmap_rings);
 	ATF_TP_ADD_TC(tp, wake_watermark);
+	ATF_TP_ADD_TC(tp, older_clients);
 	return (atf_no_error());
 }
