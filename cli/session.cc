@@ -652,6 +652,7 @@ Session::arm_failed(const Spec &sp, const struct kinst_arm &a, int e)
 		if (reason == KINST_R_NONE && sp.has_offset && has(Feature::arm_check)) {
 			struct kinst_arm c = a;
 			c.flags = KINST_ARM_CHECK;
+			c.prog_id = 0;	// without KINST_ARM_PROG: EINVAL
 			c.offset = sp.offset;
 			if (ioctl(fd_, KINST_IOC_ARM, &c) == 0)
 				reason = (int)c.refuse_reason;

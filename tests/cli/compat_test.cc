@@ -82,6 +82,8 @@ struct Fake {
 	uint32_t major = 1, minor = KINST_ABI_VERSION_MINOR;
 	std::vector<std::string> violations;	// requests no module could take
 	uint32_t arm_flags = 0;			// of the last ARM
+	uint32_t refuse = 0;		// KINST_R_*: refuse every ARM so, as
+					// FreeBSD answers (no copy-out on error)
 } fake;
 
 // The commands (kinst(4) ABI LAYOUT): number, direction (Linux _IOC_READ
@@ -152,8 +154,15 @@ fake_arm(struct kinst_arm *a)
 		violation("ARM: _pad (prog_id) not 0");
 		return EINVAL;
 	}
+	// The control path's rule (kinst_control.c): a program id needs the flag.
+	if ((a->flags & KINST_ARM_PROG) == 0 && a->prog_id != 0) {
+		violation("ARM: prog_id without KINST_ARM_PROG");
+		return EINVAL;
+	}
+	if (fake.refuse != 0 && !(a->flags & KINST_ARM_CHECK))
+		return EOPNOTSUPP;	// refuse_reason not copied out (FreeBSD)
 	if (a->flags & KINST_ARM_CHECK) {
-		a->refuse_reason = 0;
+		a->refuse_reason = fake.refuse;
 		// 1.13: the sessions tracing it; before, nothing armed.
 		a->narmed = fake.minor >= 13 ? 3 : 0;
 		return 0;
@@ -584,8 +593,31 @@ ATF_TEST_CASE_BODY(session_every_minor)
 	finish();
 }
 
+// A refused ARM whose refusal reason did not come back (FreeBSD's ioctl
+// layer copies nothing out on an error) is asked again check-only, and
+// the message names the reason -- also for an ARM that carried a program
+// (trace --if), whose check must not keep the program id without its flag.
+ATF_TEST_CASE_WITHOUT_HEAD(refusal_reason_asked_again);
+ATF_TEST_CASE_BODY(refusal_reason_asked_again)
+{
+	with_module(1, KINST_ABI_VERSION_MINOR, [&](Session &s) {
+		fake.refuse = KINST_R_INT3;
+		std::string want = std::string("f+0x1: refused: ") +
+		    kinst_reason_name(KINST_R_INT3) + " (see kinstctl list-offsets)";
+		check_outcome(KINST_ABI_VERSION_MINOR, "refused plain arm",
+		    outcome([&] { (void)s.arm(spec_f(1), 0, 0); }), want);
+		uint32_t prog = s.load_prog(program_with({}), "trace --if");
+		check_outcome(KINST_ABI_VERSION_MINOR, "refused arm with a program",
+		    outcome([&] { (void)s.arm(spec_f(1), 0, prog); }), want);
+		fake.refuse = 0;
+	});
+	check_no_violations();
+	finish();
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, refusal_reason_asked_again);
 	ATF_ADD_TEST_CASE(tcs, open_every_minor);
 	ATF_ADD_TEST_CASE(tcs, feature_boundaries);
 	ATF_ADD_TEST_CASE(tcs, session_every_minor);
