@@ -27,6 +27,24 @@ go_loop() {
 	wait "$LOOP" || kt_fail "syscall_loop failed"
 }
 
+# dev_maps PID: PID's mappings of /dev/kinst as COUNTxBYTES, by size (the
+# kernel's own view: a kinstctl that silently read(2)s maps nothing).
+dev_maps() {
+	grep ' /dev/kinst$' "/proc/$1/maps" | while read -r _r _x; do
+		echo $(( 0x${_r#*-} - 0x${_r%-*} ))
+	done | sort -n | uniq -c | awk '{ printf "%s%dx%d", (NR > 1 ? " " : ""), $1, $2 }'
+}
+# The rings the module has (every possible CPU) and kinstctl's default
+# size per CPU, written out from kinstctl(8): 32 MiB over the CPUs, at most
+# 8 MiB, a power of two, at least the module's 512 KiB.
+ncpu=$(( $(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1 ))
+def=$(( 32 * 1024 * 1024 / ncpu ))
+[ $def -le $((8 * 1024 * 1024)) ] || def=$((8 * 1024 * 1024))
+p2=1
+while [ $((p2 * 2)) -le $def ]; do p2=$((p2 * 2)); done
+def=$p2
+[ $def -ge $((512 * 1024)) ] || def=$((512 * 1024))
+
 # 1. A capture, then print.
 start_loop $n
 rm -f /tmp/c.kinst
@@ -58,6 +76,10 @@ kt_expect_eq "lines print -n 5 wrote" 5 "$(grep -c . /tmp/p5.txt)"
 start_loop $n
 kt_trace_start /tmp/live.json /tmp/live.err --json --pid "$LOOP" "kernel:$f+$off"
 go_loop
+# By default the rings are mapped, at the default size (issue 45: the
+# fallback to read(2) was silent).
+kt_expect_eq "mappings of /dev/kinst, default rings" "${ncpu}x4096 ${ncpu}x$def" \
+    "$(dev_maps "$KT_TRACE_PID")"
 kt_trace_stop || kt_fail "kinstctl trace --json failed: $(cat /tmp/live.err)"
 kt_trace_summary /tmp/live.err /tmp/live.json
 kt_expect_eq "live records = captured records" "$4" "$KT_PRINTED"
@@ -80,6 +102,7 @@ export KINSTCTL_NO_MMAP=1
 kt_trace_start /tmp/rd.json /tmp/rd.err --json --pid "$LOOP" "kernel:$f+$off"
 unset KINSTCTL_NO_MMAP
 go_loop
+kt_expect_eq "mappings of /dev/kinst with KINSTCTL_NO_MMAP" "" "$(dev_maps "$KT_TRACE_PID")"
 kt_trace_stop || kt_fail "KINSTCTL_NO_MMAP=1 kinstctl trace --json failed: $(cat /tmp/rd.err)"
 kt_trace_summary /tmp/rd.err /tmp/rd.json
 kt_expect_eq "records read(2) = records mapped" "$4" "$KT_PRINTED"
@@ -98,6 +121,10 @@ done
 start_loop 50
 kt_trace_start /tmp/bs.out /tmp/bs.err --buffer-size 4K --pid "$LOOP" "kernel:$f+$off"
 go_loop
+# The size the module took is the one asked: 4K records beside each 4K
+# ctl page.
+kt_expect_eq "mappings of /dev/kinst with --buffer-size 4K" "$((2 * ncpu))x4096" \
+    "$(dev_maps "$KT_TRACE_PID")"
 kt_trace_stop || kt_fail "kinstctl trace --buffer-size 4K failed: $(cat /tmp/bs.err)"
 kt_trace_summary /tmp/bs.err /tmp/bs.out
 [ "$KT_HITS" -ge 50 ] || kt_fail "--buffer-size 4K: $KT_HITS hits"
