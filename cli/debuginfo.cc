@@ -24,6 +24,7 @@
 #include "elf_image.h"
 #include "error.h"
 #include "format.h"
+#include "live.h"
 #include "sources.h"
 
 extern "C" {

@@ -108,7 +108,7 @@ ElfModule::relocation(const Function &f, uint64_t addr, size_t len)
 }
 
 bool
-ElfModule::relocate(const std::function<bool(const std::string &, uint64_t *, uint64_t *)> &lookup)
+ElfModule::relocate(const SymbolLookup &lookup)
 {
 	std::vector<uint64_t> addrs(functions_.size());
 	for (size_t i = 0; i < functions_.size(); i++) {

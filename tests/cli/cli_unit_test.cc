@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kinstctl internals: the spec parser, the kallsyms parser (fixture files),
 // alias grouping, the in-memory ELF reader on crafted bad input, the
-// device session's feature names (session.h), and the
+// device session's feature names (session.h), the reader thread's
+// priority (live.h), and the
 // replay of every fuzz regression input (tests/fuzz/regress/cli_*).
 #include <atf-c++.hpp>
 
 #include <dirent.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -19,6 +24,7 @@
 #include "error.h"
 #include "fuzz_cli_entry.h"
 #include "kallsyms.h"
+#include "live.h"
 #include "record.h"
 #include "session.h"
 #include "spec.h"
@@ -621,6 +627,38 @@ ATF_TEST_CASE_BODY(workload_done)
 	d.finish();
 }
 
+// The trace reader's priority (live.h): the calling thread's only.  On
+// Linux nice -10 for that thread; never the main thread's (a pid given to
+// setpriority(2) would renice it, and on FreeBSD the whole process), nor
+// inherited by threads the main thread starts later.
+ATF_TEST_CASE(reader_priority);
+ATF_TEST_CASE_HEAD(reader_priority)
+{
+	set_md_var("descr", "live_raise_reader_priority() changes the calling thread's priority only");
+	set_md_var("require.user", "root");	// a negative nice needs CAP_SYS_NICE
+}
+ATF_TEST_CASE_BODY(reader_priority)
+{
+	errno = 0;
+	const int before = getpriority(PRIO_PROCESS, 0);
+	ATF_REQUIRE(errno == 0);
+	int reader = 0, later = 0;
+	std::thread t([&] {
+		live_raise_reader_priority();
+#ifdef __linux__
+		reader = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+#endif
+	});
+	t.join();
+	ATF_REQUIRE_EQ(getpriority(PRIO_PROCESS, 0), before);
+	std::thread u([&] { later = getpriority(PRIO_PROCESS, 0); });
+	u.join();
+	ATF_REQUIRE_EQ(later, before);
+#ifdef __linux__
+	ATF_REQUIRE_EQ(reader, -10);
+#endif
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
@@ -639,4 +677,5 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
 	ATF_ADD_TEST_CASE(tcs, session_features);
 	ATF_ADD_TEST_CASE(tcs, workload_reaped);
+	ATF_ADD_TEST_CASE(tcs, reader_priority);
 }
