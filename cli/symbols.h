@@ -82,9 +82,11 @@ public:
 	Bytes bytes(const Function &f) override;
 	std::string relocation(const Function &f, uint64_t addr, size_t len) override;
 	const ElfImage &image() const { return *img_; }
-	// A loaded module: replace section-relative addresses by live ones.
-	// lookup is the kernel's view; if any function cannot be placed the
-	// module stays section-relative.  Returns whether it was relocated.
+	// A loaded module: replace section-relative addresses by live ones,
+	// section by section from lookup, the kernel's answers for some names
+	// (live_place.h).  If any section holding a function cannot be
+	// placed, the whole module stays section-relative.  Returns whether
+	// it was relocated.
 	bool relocate(const SymbolLookup &lookup);
 
 private:
