@@ -271,7 +271,7 @@ ElfImage::parse()
 	if (d == nullptr || d->d_buf == nullptr)
 		corrupt(path_, "symbol table: " + std::string(elf_errmsg(-1)));
 	size_t nsym = d->d_size / sizeof(Elf64_Sym);
-	if (relocatable_)
+	if (type_ != ET_EXEC)
 		repeated_ = repeated_names(e, d, nsym, sh.sh_link);
 	for (size_t i = 1; i < nsym; i++) {
 		GElf_Sym sym;

@@ -53,8 +53,10 @@ public:
 	// are counted in skipped().
 	const std::vector<ElfFunction> &functions() const { return functions_; }
 	size_t skipped() const { return skipped_; }
-	// ET_REL: the symbol table defines name (any type or binding) more
-	// than once, so looking it up by name may find another definition.
+	// The symbol table defines name (any type or binding) more than once,
+	// so looking it up by name may find another definition.  Modules
+	// only (ET_REL, ET_DYN): always false in an executable, which is a
+	// kernel image, never placed by name.
 	bool name_repeated(const std::string &name) const { return repeated_.count(name) != 0; }
 	// Linux .modinfo "name=" (empty if none).
 	const std::string &modinfo_name() const { return modinfo_name_; }
