@@ -5,15 +5,13 @@
 
 #include <sys/stat.h>
 
-#include <dirent.h>
-
 #include <cerrno>
 #include <cstring>
 
 #include "error.h"
 #include "format.h"
+#include "live.h"
 #include "prog_compile.h"
-#include "sources.h"
 #include "spec.h"
 
 #include "abi.h"
@@ -21,13 +19,6 @@
 #ifdef KINST_HAVE_LIBBPF
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#endif
-
-// What the live kernel's types are, for messages.
-#ifdef __FreeBSD__
-#define KINST_TYPES_FORMAT "CTF"
-#else
-#define KINST_TYPES_FORMAT "BTF"
 #endif
 
 namespace kinst {
@@ -389,39 +380,6 @@ Types::enumerator(const std::string &n, int64_t &value, uint32_t &type) const
 	return true;
 }
 
-#ifndef __FreeBSD__
-namespace {
-
-// The split BTF (on base) of the loaded module that has a function func,
-// or null: each of dir's files but vmlinux.
-std::shared_ptr<Btf>
-module_btf_with(const std::string &dir, const std::shared_ptr<Btf> &base,
-    const std::string &func)
-{
-	DIR *d = opendir(dir.c_str());
-	if (d == nullptr)
-		return nullptr;
-	std::shared_ptr<Btf> found;
-	while (struct dirent *de = readdir(d)) {
-		std::string m = de->d_name;
-		if (m == "." || m == ".." || m == "vmlinux")
-			continue;
-		try {
-			auto mb = std::make_shared<Btf>(dir + m, base);
-			if (mb->has_func(func)) {
-				found = mb;
-				break;
-			}
-		} catch (const Error &) {
-		}
-	}
-	closedir(d);
-	return found;
-}
-
-} // namespace
-#endif
-
 const Types &
 TypeSource::get(const std::string &why)
 {
@@ -436,32 +394,9 @@ TypeSource::get(const std::string &why)
 				types_ = std::make_shared<Btf>(file_);
 			return *types_;
 		}
-#ifdef __FreeBSD__
-		// The CTF in the kernel's or the module's file.
-		types_ = std::make_shared<Ctf>(live_types_file(module_));
-#else
-		const std::string dir = "/sys/kernel/btf/";
-		struct stat st;
-		if (stat((dir + "vmlinux").c_str(), &st) != 0)
-			throw Error(Exit::live, dir + "vmlinux: not found (a kernel built "
-			    "without CONFIG_DEBUG_INFO_BTF); give the types with --btf FILE");
-		std::shared_ptr<Btf> base = std::make_shared<Btf>(dir + "vmlinux");
-		if (module_.empty() || module_ == "kernel") {
-			types_ = base;
-			// A module's function named without MODULE: (the
-			// resolver finds it in the module).
-			if (module_.empty() && !func_.empty() && !base->has_func(func_))
-				if (auto mb = module_btf_with(dir, base, func_))
-					types_ = mb;
-		} else {
-			if (stat((dir + module_).c_str(), &st) != 0)
-				throw Error(Exit::live, dir + module_ + ": not found (module " +
-				    module_ + " has no BTF, or is not loaded); give --btf FILE");
-			types_ = std::make_shared<Btf>(dir + module_, base);
-		}
-#endif
+		types_ = live_types(module_, func_);
 	} catch (const Error &e) {
-		throw Error(Exit::live, why + " needs kernel types (" + KINST_TYPES_FORMAT +
+		throw Error(Exit::live, why + " needs kernel types (" + live_types_format() +
 		    "): " + e.what());
 	}
 	return *types_;

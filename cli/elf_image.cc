@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <unordered_set>
 
 #include "error.h"
 
@@ -43,6 +44,24 @@ init_libelf()
 corrupt(const std::string &path, const std::string &why)
 {
 	throw Error(Exit::bad_elf, path + ": corrupt ELF: " + why);
+}
+
+// The names the symbol table d (strings in section strndx) defines more
+// than once: what a by-name lookup, which finds the first definition
+// (FreeBSD's link_elf_obj.c), may answer for another symbol.
+std::unordered_set<std::string>
+repeated_names(Elf *e, Elf_Data *d, size_t nsym, size_t strndx)
+{
+	std::unordered_set<std::string> seen, repeated;
+	for (size_t i = 1; i < nsym; i++) {
+		GElf_Sym sym;
+		if (gelf_getsym(d, (int)i, &sym) == nullptr || sym.st_shndx == SHN_UNDEF)
+			continue;
+		const char *nm = elf_strptr(e, strndx, sym.st_name);
+		if (nm != nullptr && *nm != '\0' && !seen.insert(nm).second)
+			repeated.insert(nm);
+	}
+	return repeated;
 }
 
 } // namespace
@@ -252,6 +271,8 @@ ElfImage::parse()
 	if (d == nullptr || d->d_buf == nullptr)
 		corrupt(path_, "symbol table: " + std::string(elf_errmsg(-1)));
 	size_t nsym = d->d_size / sizeof(Elf64_Sym);
+	if (type_ != ET_EXEC)
+		repeated_ = repeated_names(e, d, nsym, sh.sh_link);
 	for (size_t i = 1; i < nsym; i++) {
 		GElf_Sym sym;
 		if (gelf_getsym(d, (int)i, &sym) == nullptr)

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,11 @@ public:
 	// are counted in skipped().
 	const std::vector<ElfFunction> &functions() const { return functions_; }
 	size_t skipped() const { return skipped_; }
+	// The symbol table defines name (any type or binding) more than once,
+	// so looking it up by name may find another definition.  Modules
+	// only (ET_REL, ET_DYN): always false in an executable, which is a
+	// kernel image, never placed by name.
+	bool name_repeated(const std::string &name) const { return repeated_.count(name) != 0; }
 	// Linux .modinfo "name=" (empty if none).
 	const std::string &modinfo_name() const { return modinfo_name_; }
 	// Bytes of a function (valid while this object lives).
@@ -77,6 +83,7 @@ private:
 	std::vector<ElfSection> sections_;
 	std::vector<ElfFunction> functions_;
 	size_t skipped_ = 0;
+	std::unordered_set<std::string> repeated_;
 	std::string modinfo_name_;
 	size_t symsec_ = 0;
 	// Per target section: its SHT_RELA section, and (r_offset, index)

@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The running Linux kernel: symbols from /proc/kallsyms, function bytes and
-// the module's verdicts from the kinst device (session.h).  Only the
-// kallsyms parser (kallsyms.cc) is testable off a live system.
+// The running Linux kernel (live.h): symbols from /proc/kallsyms, function
+// bytes and the module's verdicts from the kinst device (session.h), types
+// from /sys/kernel/btf, the reader thread's nice value.  Only the kallsyms
+// parser (kallsyms.cc) is testable off a live system.
 #ifdef __linux__
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <dirent.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
 
+#include "btf_types.h"
 #include "error.h"
 #include "kallsyms.h"
+#include "live.h"
 #include "session.h"
-#include "sources.h"
 #include "spec.h"
 
 #include "abi.h"
@@ -37,6 +46,33 @@ std::string
 request_name(const std::string &s, size_t cap)
 {
 	return s.size() < cap ? s : s.substr(0, cap - 1);
+}
+
+// The split BTF (on base) of the loaded module that has a function func,
+// or null: each of dir's files but vmlinux.
+std::shared_ptr<Btf>
+module_btf_with(const std::string &dir, const std::shared_ptr<Btf> &base,
+    const std::string &func)
+{
+	DIR *d = opendir(dir.c_str());
+	if (d == nullptr)
+		return nullptr;
+	std::shared_ptr<Btf> found;
+	while (struct dirent *de = readdir(d)) {
+		std::string m = de->d_name;
+		if (m == "." || m == ".." || m == "vmlinux")
+			continue;
+		try {
+			auto mb = std::make_shared<Btf>(dir + m, base);
+			if (mb->has_func(func)) {
+				found = mb;
+				break;
+			}
+		} catch (const Error &) {
+		}
+	}
+	closedir(d);
+	return found;
 }
 
 } // namespace
@@ -123,6 +159,52 @@ resolve_address(const Spec &sp)
 	r.has_offset = true;
 	r.offset = (uint32_t)(sp.address - best->addr);
 	return r;
+}
+
+// vmlinux's BTF, or a module's split on top of it.
+std::shared_ptr<Types>
+live_types(const std::string &module, const std::string &func)
+{
+	const std::string dir = "/sys/kernel/btf/";
+	struct stat st;
+	if (stat((dir + "vmlinux").c_str(), &st) != 0)
+		throw Error(Exit::live, dir + "vmlinux: not found (a kernel built "
+		    "without CONFIG_DEBUG_INFO_BTF); give the types with --btf FILE");
+	std::shared_ptr<Btf> base = std::make_shared<Btf>(dir + "vmlinux");
+	if (module.empty() || module == "kernel") {
+		// A module's function named without MODULE: (the resolver
+		// finds it in the module).
+		if (module.empty() && !func.empty() && !base->has_func(func))
+			if (auto mb = module_btf_with(dir, base, func))
+				return mb;
+		return base;
+	}
+	if (stat((dir + module).c_str(), &st) != 0)
+		throw Error(Exit::live, dir + module + ": not found (module " +
+		    module + " has no BTF, or is not loaded); give --btf FILE");
+	return std::make_shared<Btf>(dir + module, base);
+}
+
+const char *
+live_types_format()
+{
+	return "BTF";
+}
+
+const char *
+live_device_missing_hint()
+{
+	return "the kinst module is not loaded (insmod kinst.ko)";
+}
+
+void
+live_raise_reader_priority()
+{
+	// Nice -10 for this thread alone: Linux's PRIO_PROCESS takes a
+	// thread id (the process's id would renice its main thread).  Needs
+	// CAP_SYS_NICE, which a tracer running as root has; without it the
+	// reader runs at the process's priority.
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 }
 
 } // namespace kinst

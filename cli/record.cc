@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "format.h"
+#include "live.h"
 #include "sources.h"
 #include "symbols.h"
 

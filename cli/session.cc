@@ -11,8 +11,6 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +29,7 @@
 #include "debuginfo.h"
 #include "error.h"
 #include "format.h"
+#include "live.h"
 #include "record.h"
 #include "sources.h"
 #include "spec.h"
@@ -263,11 +262,7 @@ Session::open(const std::string &purpose)
 		int e = errno;
 		std::string hint;
 		if (e == ENOENT)
-#ifdef __FreeBSD__
-			hint = "the kinst module is not loaded (kldload kinsttrace)";
-#else
-			hint = "the kinst module is not loaded (insmod kinst.ko)";
-#endif
+			hint = live_device_missing_hint();
 		else if (e == EACCES || e == EPERM)
 			hint = "permission denied (the device is root-only: run as root)";
 		else
@@ -1060,9 +1055,7 @@ Session::reader(void *vb, double duration)
 	pthread_sigmask(SIG_BLOCK, &ss, nullptr);
 	// Ahead of the formatting thread and of the traced workload: a burst
 	// is moved into the backlog while it happens and formatted after.
-	// (Needs CAP_SYS_NICE, which a tracer running as root has; without
-	// it the reader runs at the process's priority.)
-	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	live_raise_reader_priority();
 	try {
 		std::vector<uint8_t> buf(1 << 20);
 		double t0 = now_s();

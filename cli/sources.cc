@@ -8,6 +8,7 @@
 
 #include "elf_image.h"
 #include "error.h"
+#include "live.h"
 
 namespace kinst {
 

@@ -6,6 +6,7 @@
 
 #include "elf_image.h"
 #include "error.h"
+#include "live_place.h"
 
 namespace kinst {
 
@@ -107,19 +108,21 @@ ElfModule::relocation(const Function &f, uint64_t addr, size_t len)
 	return img_->relocation_at(ef.shndx, addr, len);
 }
 
+// All or nothing: relocatable() says, for the whole module, whether its
+// addresses are section-relative (every consumer reads them so: listings,
+// relocation names, address lookups), so a module with one section that
+// cannot be placed keeps them all section-relative, never a mix in which
+// a section-relative address could pass for a live one.
 bool
-ElfModule::relocate(const std::function<bool(const std::string &, uint64_t *, uint64_t *)> &lookup)
+ElfModule::relocate(const SymbolLookup &lookup)
 {
-	std::vector<uint64_t> addrs(functions_.size());
-	for (size_t i = 0; i < functions_.size(); i++) {
-		uint64_t a = 0, sz = 0;
-		if (!lookup(functions_[i].name, &a, &sz) || sz != functions_[i].size)
-			return false;
-		addrs[i] = a;
-	}
-	for (size_t i = 0; i < functions_.size(); i++) {
-		functions_[i].addr = addrs[i];
-		functions_[i].section.clear();
+	Placement p = place_sections(*img_, lookup);
+	if (!p.unplaced.empty())
+		return false;
+	for (Function &f : functions_) {
+		const ElfFunction &ef = img_->functions().at(f.handle);
+		f.addr = p.base.at(ef.shndx) + ef.value;
+		f.section.clear();
 	}
 	relocatable_ = false;
 	return true;

@@ -19,6 +19,10 @@ namespace kinst {
 
 class ElfImage;
 
+// The running kernel's answer for a symbol name of one loaded file:
+// lookup(name, &addr, &size) is false when it has none.
+using SymbolLookup = std::function<bool(const std::string &, uint64_t *, uint64_t *)>;
+
 struct Function {
 	std::string name;			// canonical name (global first, then shortest)
 	std::vector<std::string> aliases;	// other names at the same address
@@ -78,11 +82,12 @@ public:
 	Bytes bytes(const Function &f) override;
 	std::string relocation(const Function &f, uint64_t addr, size_t len) override;
 	const ElfImage &image() const { return *img_; }
-	// A loaded module: replace section-relative addresses by live ones.
-	// lookup(name, &addr, &size) is the kernel's view; if any function
-	// cannot be placed the module stays section-relative.  Returns
-	// whether it was relocated.
-	bool relocate(const std::function<bool(const std::string &, uint64_t *, uint64_t *)> &lookup);
+	// A loaded module: replace section-relative addresses by live ones,
+	// section by section from lookup, the kernel's answers for some names
+	// (live_place.h).  If any section holding a function cannot be
+	// placed, the whole module stays section-relative.  Returns whether
+	// it was relocated.
+	bool relocate(const SymbolLookup &lookup);
 
 private:
 	std::unique_ptr<ElfImage> img_;

@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "format.h"
+#include "live.h"
 #include "record.h"
 #include "resolver.h"
 #include "session.h"

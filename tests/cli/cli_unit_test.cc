@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kinstctl internals: the spec parser, the kallsyms parser (fixture files),
-// alias grouping, the in-memory ELF reader on crafted bad input, the
-// device session's feature names (session.h), and the
+// alias grouping, the in-memory ELF reader on crafted bad input, a loaded
+// module's placement (live_place.h) on relocatable objects the build links
+// (fixtures/place_*.c), the device session's feature names (session.h), the
+// reader thread's priority (live.h), and the
 // replay of every fuzz regression input (tests/fuzz/regress/cli_*).
 #include <atf-c++.hpp>
 
 #include <dirent.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -19,6 +27,8 @@
 #include "error.h"
 #include "fuzz_cli_entry.h"
 #include "kallsyms.h"
+#include "live.h"
+#include "live_place.h"
 #include "record.h"
 #include "session.h"
 #include "spec.h"
@@ -232,6 +242,172 @@ ATF_TEST_CASE_BODY(elf_memory_errors)
 	h[0x28] = 0xff; h[0x2f] = 0x7f;	// e_shoff far away
 	h[0x3a] = 64; h[0x3c] = 3;	// shentsize, shnum
 	ATF_REQUIRE(elf_error(h) == Exit::bad_elf);
+}
+
+// ---- placing a loaded module section by section (live_place.h) ----
+
+// The kernel as FreeBSD's link_elf_obj.c loads an object: each section at
+// its own address (far apart, in no particular order), and kldsym(2)'s
+// answer for a name: its first definition in the symbol table (locals come
+// first), a local one only while debug.link_elf_obj_leak_locals is set.
+// (The fixtures repeat no name outside their functions, so searching the
+// functions is searching the table.)  skew: names answered off by that
+// many bytes; size_skew: answered with a wrong size.
+struct FakeKernel {
+	const ElfImage &img;
+	bool leak_locals = false;
+	std::map<std::string, uint64_t> skew, size_skew;
+
+	explicit FakeKernel(const ElfImage &i) : img(i) {}
+	uint64_t load(uint32_t shndx) const
+	{
+		return 0xffffffff83000000ull - shndx * 0x200000ull + shndx * 0x40;
+	}
+	uint64_t live(const ElfFunction &f) const { return load(f.shndx) + f.value; }
+	SymbolLookup lookup() const
+	{
+		return [this](const std::string &name, uint64_t *addr, uint64_t *size) {
+			for (const ElfFunction &f : img.functions()) {
+				if (f.name != name)
+					continue;
+				if (!f.global && !leak_locals)
+					return false;
+				*addr = live(f) + (skew.count(name) ? skew.at(name) : 0);
+				*size = f.size + (size_skew.count(name) ? size_skew.at(name) : 0);
+				return true;
+			}
+			return false;
+		};
+	}
+};
+
+static std::unique_ptr<ElfModule>
+place_module(const char *file)
+{
+	return std::make_unique<ElfModule>(
+	    std::make_unique<ElfImage>(std::string(PLACE_DIR) + "/" + file), "");
+}
+
+static uint32_t
+section_index(const ElfImage &img, const std::string &name)
+{
+	for (uint32_t i = 0; i < img.sections().size(); i++)
+		if (img.sections()[i].name == name)
+			return i;
+	ATF_FAIL("no section " + name);
+	return 0;
+}
+
+// Every function of m (statics too) at the address the kernel put it.
+static void
+require_placed(const ElfModule &m, const FakeKernel &k)
+{
+	ATF_REQUIRE(!m.relocatable());
+	ATF_REQUIRE(m.functions().size() >= 7);
+	for (const Function &f : m.functions()) {
+		ATF_REQUIRE_EQ(f.addr, k.live(m.image().functions().at(f.handle)));
+		ATF_REQUIRE(f.section.empty());
+	}
+}
+
+// m was left as read: section-relative, every function at its st_value.
+static void
+require_unplaced(const ElfModule &m)
+{
+	ATF_REQUIRE(m.relocatable());
+	for (const Function &f : m.functions()) {
+		ATF_REQUIRE_EQ(f.addr, m.image().functions().at(f.handle).value);
+		ATF_REQUIRE(!f.section.empty());
+	}
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(place_static_functions);
+ATF_TEST_CASE_BODY(place_static_functions)
+{
+	// Only globals answer: the statics (two named "twin", one in
+	// .text.other) are placed from their sections' globals.
+	auto m = place_module("place.o");
+	FakeKernel k(m->image());
+	ATF_REQUIRE(m->relocate(k.lookup()));
+	require_placed(*m, k);
+	std::vector<uint64_t> twins;
+	for (const Function &f : m->functions())
+		if (f.name == "twin")
+			twins.push_back(f.addr);
+	ATF_REQUIRE_EQ(twins.size(), 2u);
+	ATF_REQUIRE(twins[0] != twins[1]);
+
+	// Locals answer too (the default): the same places; the kernel's
+	// answer for "twin", the first one, is never taken for the other.
+	auto l = place_module("place.o");
+	FakeKernel kl(l->image());
+	kl.leak_locals = true;
+	ATF_REQUIRE(l->relocate(kl.lookup()));
+	require_placed(*l, kl);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(place_sections_independent);
+ATF_TEST_CASE_BODY(place_sections_independent)
+{
+	auto m = place_module("place.o");
+	const ElfImage &img = m->image();
+	FakeKernel k(img);
+	uint32_t text = section_index(img, ".text"), other = section_index(img, ".text.other");
+	Placement p = place_sections(img, k.lookup());
+	ATF_REQUIRE(p.unplaced.empty());
+	ATF_REQUIRE_EQ(p.base.size(), 2u);
+	ATF_REQUIRE_EQ(p.base.at(text), k.load(text));
+	ATF_REQUIRE_EQ(p.base.at(other), k.load(other));
+	ATF_REQUIRE(k.load(other) < k.load(text));	// not in file order
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(place_bases_disagree);
+ATF_TEST_CASE_BODY(place_bases_disagree)
+{
+	auto m = place_module("place.o");
+	const ElfImage &img = m->image();
+	uint32_t text = section_index(img, ".text"), other = section_index(img, ".text.other");
+	// place_a and place_b imply one base for .text, place_a2 another:
+	// .text is not placed (not even from a local that would answer),
+	// .text.other still is, and the module stays section-relative.
+	FakeKernel k(img);
+	k.leak_locals = true;
+	k.skew["place_a2"] = 0x10;
+	Placement p = place_sections(img, k.lookup());
+	ATF_REQUIRE(p.unplaced == std::vector<uint32_t>{text});
+	ATF_REQUIRE_EQ(p.base.count(text), 0u);
+	ATF_REQUIRE_EQ(p.base.at(other), k.load(other));
+	ATF_REQUIRE(!m->relocate(k.lookup()));
+	require_unplaced(*m);
+	// A size the file does not have: the answer is for another symbol.
+	FakeKernel s(img);
+	s.size_skew["place_other"] = 1;
+	p = place_sections(img, s.lookup());
+	ATF_REQUIRE(p.unplaced == std::vector<uint32_t>{other});
+	ATF_REQUIRE(!m->relocate(s.lookup()));
+	require_unplaced(*m);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(place_section_without_globals);
+ATF_TEST_CASE_BODY(place_section_without_globals)
+{
+	// .text.lonely holds one static function: where only globals answer,
+	// nothing places it, and the whole module stays section-relative.
+	auto m = place_module("place_lonely.o");
+	const ElfImage &img = m->image();
+	FakeKernel k(img);
+	Placement p = place_sections(img, k.lookup());
+	ATF_REQUIRE(p.unplaced == std::vector<uint32_t>{section_index(img, ".text.lonely")});
+	ATF_REQUIRE_EQ(p.base.size(), 2u);
+	ATF_REQUIRE(!m->relocate(k.lookup()));
+	require_unplaced(*m);
+	// Where locals answer, its static places it.  The static place_b
+	// that shadows the global one answers for "place_b", and the twins
+	// for "twin": names defined twice are never anchors.
+	FakeKernel kl(img);
+	kl.leak_locals = true;
+	ATF_REQUIRE(m->relocate(kl.lookup()));
+	require_placed(*m, kl);
 }
 
 static std::vector<std::string>
@@ -628,6 +804,38 @@ ATF_TEST_CASE_BODY(workload_done)
 	d.finish();
 }
 
+// The trace reader's priority (live.h): the calling thread's only.  On
+// Linux nice -10 for that thread; never the main thread's (a pid given to
+// setpriority(2) would renice it, and on FreeBSD the whole process), nor
+// inherited by threads the main thread starts later.
+ATF_TEST_CASE(reader_priority);
+ATF_TEST_CASE_HEAD(reader_priority)
+{
+	set_md_var("descr", "live_raise_reader_priority() changes the calling thread's priority only");
+	set_md_var("require.user", "root");	// a negative nice needs CAP_SYS_NICE
+}
+ATF_TEST_CASE_BODY(reader_priority)
+{
+	errno = 0;
+	const int before = getpriority(PRIO_PROCESS, 0);
+	ATF_REQUIRE(errno == 0);
+	int reader = 0, later = 0;
+	std::thread t([&] {
+		live_raise_reader_priority();
+#ifdef __linux__
+		reader = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+#endif
+	});
+	t.join();
+	ATF_REQUIRE_EQ(getpriority(PRIO_PROCESS, 0), before);
+	std::thread u([&] { later = getpriority(PRIO_PROCESS, 0); });
+	u.join();
+	ATF_REQUIRE_EQ(later, before);
+#ifdef __linux__
+	ATF_REQUIRE_EQ(reader, -10);
+#endif
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
@@ -643,7 +851,12 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, kallsyms_modules);
 	ATF_ADD_TEST_CASE(tcs, group_aliases);
 	ATF_ADD_TEST_CASE(tcs, elf_memory_errors);
+	ATF_ADD_TEST_CASE(tcs, place_static_functions);
+	ATF_ADD_TEST_CASE(tcs, place_sections_independent);
+	ATF_ADD_TEST_CASE(tcs, place_bases_disagree);
+	ATF_ADD_TEST_CASE(tcs, place_section_without_globals);
 	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
 	ATF_ADD_TEST_CASE(tcs, session_features);
 	ATF_ADD_TEST_CASE(tcs, workload_reaped);
+	ATF_ADD_TEST_CASE(tcs, reader_priority);
 }

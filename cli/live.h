@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The running system: everything kinstctl asks of the OS it runs on, one
+// implementation per OS (live_linux.cc, live_freebsd.cc; live_other.cc
+// where there is no kinst module).  Nothing outside those files tests
+// which OS it is compiled for.
+#ifndef KINSTCTL_LIVE_H
+#define KINSTCTL_LIVE_H
+
+#include <memory>
+#include <string>
+
+namespace kinst {
+
+class SymbolTable;
+class Types;
+struct Spec;
+
+// The running kernel's and loaded modules' functions.  Throws Error.
+void load_live_symbols(SymbolTable &syms);
+
+// An address spec (0x...) as the function that contains it in the running
+// kernel, at its offset.  Throws Error(Exit::unknown_function) when none does.
+Spec resolve_address(const Spec &sp);
+
+// The running kernel's types for a function of module ("" or "kernel":
+// the kernel's; "" with func not the kernel's: the loaded module that has
+// func, where the OS can tell).  Throws Error naming what it looked for.
+std::shared_ptr<Types> live_types(const std::string &module, const std::string &func);
+// Their format, for messages: "BTF" (Linux), "CTF" (FreeBSD).
+const char *live_types_format();
+
+// The reason /dev/kinst does not exist: the kinst module is not loaded,
+// and how to load it on this OS.
+const char *live_device_missing_hint();
+
+// Called by the trace reader thread: raise its own scheduling priority
+// (only this thread's, never the process's or the traced workload's), as
+// far as the OS allows without a realtime class.  Failure is ignored: the
+// reader then runs at the process's priority.
+void live_raise_reader_priority();
+
+} // namespace kinst
+
+#endif
