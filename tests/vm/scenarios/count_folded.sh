@@ -93,13 +93,23 @@ kinstctl hist --by stack --folded --value rdx --if 'comm == "syscall_loop"' "ker
 strict /tmp/h.txt >/dev/null || kt_fail "hist --folded is not the collapsed format"
 kt_expect_eq "hist --folded: sum of the weights" "$k" "$(wsum /tmp/h.txt)"
 
-# 5. latency --by stack --folded: weights are nanoseconds, at least 1 per call.
+# 5. latency --by stack --folded: weights are nanoseconds.  Bounded from
+# both sides by facts outside kinstctl: no read(2) of the kernel takes
+# less than 100 ns, even on hardware (weights that were call counts, or
+# microseconds, sum to far less than 100 * k); and the calls, each inside
+# the run, add up to no more than the run's wall time on every CPU
+# (/proc/uptime, centiseconds, one added for rounding).
+t0=$(sed 's/ .*//; s/\.//' /proc/uptime)
 kinstctl latency --by stack --folded --if 'comm == "syscall_loop"' "$f" -- \
     sh -c "syscall_loop read $k 7 >/dev/null" >/tmp/l.txt 2>/tmp/l.err ||
     kt_fail "kinstctl latency --by stack --folded failed: $(cat /tmp/l.err)"
+t1=$(sed 's/ .*//; s/\.//' /proc/uptime)
 strict /tmp/l.txt >/dev/null || kt_fail "latency --folded is not the collapsed format"
 head -n 3 /tmp/l.txt
-[ "$(wsum /tmp/l.txt)" -ge "$k" ] || kt_fail "latency --folded: $(wsum /tmp/l.txt) ns for $k calls"
+ws=$(wsum /tmp/l.txt)
+[ "$ws" -ge $((100 * k)) ] || kt_fail "latency --folded: $ws ns for $k calls (under 100 ns a call: not nanoseconds)"
+wall=$(( (t1 - t0 + 1) * 10000000 * $(nproc) ))
+[ "$ws" -le "$wall" ] || kt_fail "latency --folded: $ws ns for $k calls in a run of at most $wall CPU-ns"
 kt_log "latency --folded: $(wsum /tmp/l.txt) ns in $(grep -c . /tmp/l.txt) stacks for $k calls"
 
 # 6. Refused: without --by stack, with --json, a bad value.
