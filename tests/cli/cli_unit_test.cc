@@ -29,6 +29,7 @@
 #include "kallsyms.h"
 #include "live.h"
 #include "live_place.h"
+#include "perfetto.h"
 #include "record.h"
 #include "session.h"
 #include "spec.h"
@@ -836,12 +837,78 @@ ATF_TEST_CASE_BODY(reader_priority)
 #endif
 }
 
+// trace --perfetto and latency --perfetto with several threads per process
+// (the guest scenarios have pid == tid everywhere): every event keeps its
+// record's pid and tid, each process is named once (by pid), each thread
+// once (by pid and tid), and a span's thread is the record's.
+ATF_TEST_CASE_WITHOUT_HEAD(perfetto_threads);
+ATF_TEST_CASE_BODY(perfetto_threads)
+{
+	struct In { int32_t pid, tid; const char *comm; } in[] = {
+		{ 100, 100, "main" }, { 100, 101, "worker" }, { 100, 102, "worker" },
+		{ 200, 201, "other" }, { 100, 101, "worker" }, { 200, 200, "other" },
+	};
+	char path[] = "/tmp/kinst_perfetto_XXXXXX";
+	int fd = mkstemp(path);
+	ATF_REQUIRE(fd >= 0);
+	close(fd);
+	{
+		PerfettoWriter w(path);
+		uint64_t t = 1000000;
+		for (const auto &i : in) {
+			HitRecord r;
+			memset(&r.hit, 0, sizeof(r.hit));
+			r.hit.pid = i.pid;
+			r.hit.tid = i.tid;
+			r.hit.timestamp_ns = (t += 1000);
+			r.hit.addr = 0xffffffff81000000ull;
+			strncpy(r.hit.comm, i.comm, sizeof(r.hit.comm) - 1);
+			w.hit(r, nullptr);
+			w.span(r.hit, 500, "span", nlohmann::json::object());
+		}
+		w.finish();
+	}
+	std::ifstream f(path);
+	nlohmann::json j = nlohmann::json::parse(f);
+	unlink(path);
+	std::vector<std::pair<int32_t, int32_t>> hits, spans;
+	std::map<int32_t, int> pnames;
+	std::map<std::pair<int32_t, int32_t>, int> tnames;
+	for (const auto &e : j.at("traceEvents")) {
+		std::string ph = e.at("ph");
+		auto pt = std::make_pair(e.at("pid").get<int32_t>(), e.at("tid").get<int32_t>());
+		if (ph == "i")
+			hits.push_back(pt);
+		else if (ph == "X")
+			spans.push_back(pt);
+		else if (ph == "M" && e.at("name") == "process_name") {
+			pnames[pt.first]++;
+			ATF_REQUIRE_EQ(pt.second, pt.first);
+		} else if (ph == "M" && e.at("name") == "thread_name")
+			tnames[pt]++;
+	}
+	std::vector<std::pair<int32_t, int32_t>> want;
+	for (const auto &i : in)
+		want.emplace_back(i.pid, i.tid);
+	ATF_REQUIRE(hits == want);
+	ATF_REQUIRE(spans == want);
+	ATF_REQUIRE_EQ(pnames.size(), 2u);
+	ATF_REQUIRE_EQ(pnames[100], 1);
+	ATF_REQUIRE_EQ(pnames[200], 1);
+	ATF_REQUIRE_EQ(tnames.size(), 5u);
+	for (const auto &t : tnames)
+		ATF_REQUIRE_EQ(t.second, 1);
+	ATF_REQUIRE_EQ(tnames.count({ 100, 101 }), 1u);
+	ATF_REQUIRE_EQ(tnames.count({ 200, 200 }), 1u);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
 	ATF_ADD_TEST_CASE(tcs, record_malformed);
 	ATF_ADD_TEST_CASE(tcs, record_agg);
 	ATF_ADD_TEST_CASE(tcs, workload_done);
+	ATF_ADD_TEST_CASE(tcs, perfetto_threads);
 	ATF_ADD_TEST_CASE(tcs, record_captures);
 	ATF_ADD_TEST_CASE(tcs, stack_frame_text);
 	ATF_ADD_TEST_CASE(tcs, spec_forms);
