@@ -31,6 +31,7 @@
 #include "live_place.h"
 #include "perfetto.h"
 #include "record.h"
+#include "resolver.h"
 #include "session.h"
 #include "spec.h"
 #include "symbols.h"
@@ -902,6 +903,24 @@ ATF_TEST_CASE_BODY(perfetto_threads)
 	ATF_REQUIRE_EQ(tnames.count({ 200, 200 }), 1u);
 }
 
+// A refusal code this kinstctl does not know (a newer module's, beyond
+// KINST_R_COUNT) is named reason-N and never taken for traceable; known
+// codes keep their names (issue 45: reason-N had no test).
+ATF_TEST_CASE_WITHOUT_HEAD(reason_from_newer_module);
+ATF_TEST_CASE_BODY(reason_from_newer_module)
+{
+	Insn i;
+	i.cls.treatment = KINST_T_REFUSE;
+	i.cls.reason = KINST_R_COUNT + 3;
+	ATF_REQUIRE(!traceable(i));
+	ATF_REQUIRE_EQ(reason_name(i), "reason-" + std::to_string(KINST_R_COUNT + 3));
+	ATF_REQUIRE(!refusal_class(reason_name(i)).empty());	// refused all the same
+	i.cls.reason = 255;
+	ATF_REQUIRE_EQ(reason_name(i), "reason-255");
+	i.cls.reason = KINST_R_INT3;
+	ATF_REQUIRE_EQ(reason_name(i), std::string(kinst_reason_name(KINST_R_INT3)));
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
 	ATF_ADD_TEST_CASE(tcs, record_sections);
@@ -909,6 +928,7 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, record_agg);
 	ATF_ADD_TEST_CASE(tcs, workload_done);
 	ATF_ADD_TEST_CASE(tcs, perfetto_threads);
+	ATF_ADD_TEST_CASE(tcs, reason_from_newer_module);
 	ATF_ADD_TEST_CASE(tcs, record_captures);
 	ATF_ADD_TEST_CASE(tcs, stack_frame_text);
 	ATF_ADD_TEST_CASE(tcs, spec_forms);
