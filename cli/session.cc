@@ -263,8 +263,14 @@ Session::open(const std::string &purpose)
 		std::string hint;
 		if (e == ENOENT)
 			hint = live_device_missing_hint();
-		else if (e == EACCES || e == EPERM)
+		else if (e == EACCES)
 			hint = "permission denied (the device is root-only: run as root)";
+		else if (e == EPERM)
+#ifdef __FreeBSD__
+			hint = "not permitted (run as root, outside a jail)";
+#else
+			hint = "not permitted (the module requires CAP_PERFMON or CAP_SYS_ADMIN: kinst(4))";
+#endif
 		else
 			hint = strerror(e);
 		throw Error(Exit::live, std::string(path) + ": cannot " + purpose + ": " + hint +

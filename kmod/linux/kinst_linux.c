@@ -39,6 +39,7 @@
 #include <linux/rcupdate.h>
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <linux/capability.h>
 
 #include "kinst_linux.h"
 
@@ -188,12 +189,43 @@ kinst_irq_work(struct irq_work *w)
 	wake_up_interruptible(&kf->wq);
 }
 
+/*
+ * Who may open /dev/kinst: the node's mode (0600, root) decides who reaches
+ * this open; the opener must also be perfmon_capable() (CAP_PERFMON or
+ * CAP_SYS_ADMIN, in the initial user namespace), else EPERM.  That is what
+ * the kernel asks for the same powers through its own interfaces: the perf
+ * kprobe PMU (perf_kprobe_event_init(), kernel/events/core.c) plants a
+ * kprobe at any function + offset for a perfmon_capable() caller, and
+ * bpf_prog_load() (kernel/bpf/syscall.c) loads kprobe programs, which read
+ * any kernel memory, for one with CAP_BPF and perfmon_capable().  kinst
+ * plants a breakpoint, reads registers and kernel memory, and writes
+ * nothing a user chose: it does not need CAP_SYS_RAWIO, /dev/mem's
+ * (open_port(), drivers/char/mem.c), which grants raw physical memory.
+ * Before CAP_PERFMON (5.8) perf asked for CAP_SYS_ADMIN, and so do we.
+ *
+ * The check is made here only: the file is the capability (as /dev/mem,
+ * perf events and raw sockets check at open), so an opener that then drops
+ * its privileges (setuid(2), capset(2)) keeps a working file, and whoever
+ * it hands the file to may use it.  Closing it disarms everything.
+ */
+static bool
+kinst_open_allowed(void)
+{
+#ifdef CAP_PERFMON
+	return (perfmon_capable());
+#else
+	return (capable(CAP_SYS_ADMIN));
+#endif
+}
+
 static int
 kinst_open(struct inode *ip, struct file *fp)
 {
 	struct kinst_file *kf;
 	int error;
 
+	if (!kinst_open_allowed())
+		return (-EPERM);
 	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
 	if (kf == NULL)
 		return (-ENOMEM);

@@ -70,6 +70,15 @@
  *	FreeBSD: kldload(MODULE) (dtrace.ko's path, or "dtrace") with a
  *	probe armed must be refused with EEXIST (kinsttrace.ko holds the
  *	module name "dtrace"), and the probe keeps recording.
+ *   kinst_devtest priv [COUNT]
+ *	who may open the device (kinst(4)), run as root: uid 65534 is
+ *	refused by the node's mode (EACCES); on Linux, uid 0 without
+ *	CAP_SYS_ADMIN and CAP_PERFMON (bounding, effective, permitted and
+ *	inheritable sets) is refused by the module (EPERM), and either
+ *	capability alone opens.  A file opened by root keeps working after
+ *	its opener dropped its privileges (Linux: both capabilities; both
+ *	kernels: setuid(65534)): VERSION, and getpid's second instruction
+ *	armed, hit COUNT times and each hit read back.
  */
 
 #include <sys/ioctl.h>
@@ -106,7 +115,11 @@
 #include <sys/param.h>
 #include <sys/linker.h>
 #include <sys/thr.h>
+#else
+#include <sys/prctl.h>
+#include <linux/capability.h>
 #endif
+#include <grp.h>
 
 #define	DEV	"/dev/kinst"
 
@@ -3063,6 +3076,279 @@ cmd_dtrace(const char *module)
 #endif
 }
 
+/*
+ * fd, opened by a privileged opener that has since dropped its privileges,
+ * still works: VERSION, and getpid's second instruction armed, hit count
+ * times by this process, disarmed, and exactly count records of this
+ * process read back.  fd is non-blocking.
+ */
+static void
+priv_file_works(int fd, const char *who, long count)
+{
+	static uint8_t rbuf[1 << 16];
+	const struct kinst_hit_record *rec;
+	struct kinst_version v;
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	uint8_t text[65536];
+	uint64_t addr, ours;
+	uint32_t size, off;
+	ssize_t n, j;
+	long k;
+	int r;
+	pid_t me = getpid();
+
+	memset(&v, 0, sizeof(v));
+	r = xioctl(fd, KINST_IOC_VERSION, &v);
+	CHECK(r == 0 && v.abi_version == KINST_ABI_VERSION,
+	    "%s: VERSION: %s, abi %#x", who, strerror(-r), v.abi_version);
+	record_self(fd);
+	r = get_text(fd, os.getpid_fn, text, sizeof(text), &size, &addr);
+	CHECK(r == 0, "%s: TEXT %s: %s", who, os.getpid_fn, strerror(-r));
+	if (r != 0)
+		return;
+	off = nth_insn(text, size, 1);
+	r = do_arm(fd, os.getpid_fn, off, KINST_ARM_NOOPT, &a);
+	CHECK(r == 0 && a.narmed == 1, "%s: ARM %s+%#x: %s", who,
+	    os.getpid_fn, off, strerror(-r));
+	if (r != 0)
+		return;
+	for (k = 0; k < count; k++)
+		(void)syscall(SYS_getpid);
+	d.probe_id = a.probe_id;
+	r = xioctl(fd, KINST_IOC_DISARM, &d);
+	CHECK(r == 0, "%s: DISARM: %s", who, strerror(-r));
+	ours = 0;
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0)
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
+			rec = (const void *)(rbuf + j);
+			if (rec->hdr.size < sizeof(*rec))
+				break;
+			ours += rec->pid == me && rec->probe_id == a.probe_id;
+		}
+	CHECK(ours == (uint64_t)count, "%s: %llu records of %ld calls", who,
+	    (unsigned long long)ours, count);
+	printf("priv: %s: VERSION, ARM %s+%#x, %llu of %ld calls recorded\n",
+	    who, os.getpid_fn, off, (unsigned long long)ours, count);
+}
+
+/* Become uid and gid 65534 (nobody), no supplementary groups. */
+static int
+priv_become_nobody(void)
+{
+	if (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+	    setuid(65534) != 0)
+		return (-errno);
+	return (getuid() == 65534 && geteuid() == 65534 ? 0 : -EPERM);
+}
+
+/* open(2) of the device: 0 (and the file closed) or -errno. */
+static int
+priv_try_open(void)
+{
+	int fd;
+
+	fd = open(DEV, O_RDWR);
+	if (fd < 0)
+		return (-errno);
+	close(fd);
+	return (0);
+}
+
+#if !DEVTEST_FREEBSD
+#ifndef CAP_PERFMON
+#define	CAP_PERFMON	38
+#endif
+#define	CAPBIT(c)	(1ull << (c))
+
+/*
+ * Drop the capabilities of mask (CAPBIT()s) from this process's bounding
+ * set (prctl(2)) and its effective, permitted and inheritable sets
+ * (capset(2); the ambient set follows), by the raw system calls.  0 or
+ * -errno.
+ */
+static int
+caps_drop(uint64_t mask)
+{
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct c[2];
+	uint32_t keep;
+	int cap, i;
+
+	for (cap = 0; cap < 64; cap++)
+		if ((mask & CAPBIT(cap)) != 0 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0)
+			return (-errno);
+	memset(&h, 0, sizeof(h));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &h, c) != 0)
+		return (-errno);
+	for (i = 0; i < 2; i++) {
+		keep = ~(uint32_t)(mask >> (32 * i));
+		c[i].effective &= keep;
+		c[i].permitted &= keep;
+		c[i].inheritable &= keep;
+	}
+	if (syscall(SYS_capset, &h, c) != 0)
+		return (-errno);
+	return (0);
+}
+
+/*
+ * The capabilities of mask this process has in its effective or permitted
+ * set, or (bounding) in its bounding set.
+ */
+static uint64_t
+caps_have(uint64_t mask, int bounding)
+{
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct c[2];
+	uint64_t have = 0;
+	int cap;
+
+	memset(&h, 0, sizeof(h));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &h, c) != 0)
+		return (mask);
+	for (cap = 0; cap < 64; cap++)
+		if ((mask & CAPBIT(cap)) != 0 &&
+		    (((c[cap / 32].effective | c[cap / 32].permitted) >>
+		    (cap % 32) & 1) != 0 ||
+		    (bounding && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) != 0)))
+			have |= CAPBIT(cap);
+	return (have);
+}
+
+/* uid 0 without the capabilities of drop: open gives want (0 or -errno). */
+static void
+priv_caps_open(uint64_t drop, int want, const char *who)
+{
+	int r;
+
+	r = caps_drop(drop);
+	CHECK(r == 0, "%s: dropping the capabilities: %s", who, strerror(-r));
+	CHECK(getuid() == 0 && geteuid() == 0 && caps_have(drop, 1) == 0,
+	    "%s: uid %d euid %d, capabilities %#llx left", who, (int)getuid(),
+	    (int)geteuid(), (unsigned long long)caps_have(drop, 1));
+	r = priv_try_open();
+	CHECK(r == want, "%s: open: %s, want %s", who,
+	    r == 0 ? "opened" : strerror(-r), want == 0 ? "opened" :
+	    strerror(-want));
+	printf("priv: uid 0 %s: open %s\n", who,
+	    r == 0 ? "succeeds" : strerror(-r));
+}
+#endif
+
+/* Run fn(count) in a child process; its CHECKs decide its exit status. */
+static void
+priv_child(const char *what, void (*fn)(long), long count)
+{
+	pid_t pid;
+	int st = -1;
+
+	pid = fork();
+	if (pid == 0) {
+		failures = 0;	/* only this child's */
+		fn(count);
+		exit(failures != 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0, "%s: child failed (status %#x)", what, st);
+}
+
+static void
+priv_nobody(long count)
+{
+	int r;
+
+	(void)count;
+	r = priv_become_nobody();
+	CHECK(r == 0, "setuid(65534): %s", strerror(-r));
+	r = priv_try_open();
+	CHECK(r == -EACCES, "uid 65534: open: %s, want %s",
+	    r == 0 ? "opened" : strerror(-r), strerror(EACCES));
+	printf("priv: uid 65534: open %s (the node's mode)\n",
+	    r == 0 ? "succeeds" : strerror(-r));
+}
+
+#if !DEVTEST_FREEBSD
+static void
+priv_sysadmin_only(long count)
+{
+	(void)count;
+	priv_caps_open(CAPBIT(CAP_PERFMON), 0,
+	    "with CAP_SYS_ADMIN, without CAP_PERFMON");
+}
+
+static void
+priv_perfmon_only(long count)
+{
+	(void)count;
+	priv_caps_open(CAPBIT(CAP_SYS_ADMIN), 0,
+	    "with CAP_PERFMON, without CAP_SYS_ADMIN");
+}
+
+/* Refused without both; a file opened before the drop keeps working. */
+static void
+priv_nocaps(long count)
+{
+	int fd;
+
+	fd = dev_open(O_NONBLOCK);
+	priv_caps_open(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_PERFMON), -EPERM,
+	    "without CAP_SYS_ADMIN and CAP_PERFMON");
+	priv_file_works(fd, "opened before dropping both capabilities",
+	    count);
+	close(fd);
+}
+#endif
+
+/* Root opens, then becomes nobody: the file keeps working. */
+static void
+priv_setuid(long count)
+{
+	int fd, r;
+
+	fd = dev_open(O_NONBLOCK);
+	r = priv_become_nobody();
+	CHECK(r == 0, "setuid(65534): %s", strerror(-r));
+	r = priv_try_open();
+	CHECK(r == -EACCES, "uid 65534 after setuid: open: %s",
+	    r == 0 ? "opened" : strerror(-r));
+#if !DEVTEST_FREEBSD
+	/* Leaving uid 0 cleared the effective and permitted sets. */
+	CHECK(caps_have(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_PERFMON), 0) == 0,
+	    "capabilities left after setuid(65534)");
+#endif
+	priv_file_works(fd, "opened by root before setuid(65534)", count);
+	close(fd);
+}
+
+static int
+cmd_priv(long count)
+{
+	if (getuid() != 0 || geteuid() != 0) {
+		printf("priv: must run as root\n");
+		return (2);
+	}
+	priv_child("uid 65534", priv_nobody, count);
+#if DEVTEST_FREEBSD
+	/*
+	 * Root has every privilege and another uid stops at the node's
+	 * mode: a refusal by the module itself needs a jail.
+	 */
+	printf("priv: FreeBSD: no refusal by the module tried (it needs a "
+	    "jail)\n");
+#else
+	priv_child("CAP_SYS_ADMIN alone", priv_sysadmin_only, count);
+	priv_child("CAP_PERFMON alone", priv_perfmon_only, count);
+	priv_child("neither capability", priv_nocaps, count);
+#endif
+	priv_child("setuid", priv_setuid, count);
+	printf("priv: %d failures\n", failures);
+	return (failures != 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -3103,6 +3389,8 @@ main(int argc, char **argv)
 		return (cmd_unload());
 	if (argc >= 3 && strcmp(argv[1], "dtrace") == 0)
 		return (cmd_dtrace(argv[2]));
+	if (argc >= 2 && strcmp(argv[1], "priv") == 0)
+		return (cmd_priv(argc > 2 ? atol(argv[2]) : 100));
 	if (argc >= 2 && strcmp(argv[1], "os") == 0) {
 		printf("%s\n", os.name);
 		return (0);
@@ -3110,6 +3398,6 @@ main(int argc, char **argv)
 	fprintf(stderr, "usage: kinst_devtest fuzz [N] | cycle FUNC COUNT | "
 	    "text FUNC | hold FUNC [all] | refuse | flip FUNC ROUNDS | spin SECONDS | "
 	    "progfuzz [N] | aggfuzz [N] | args [N] | closecall [N] | tstate [N] | unload | "
-	    "dtrace MODULE | os\n");
+	    "dtrace MODULE | priv [N] | os\n");
 	return (2);
 }

@@ -164,7 +164,24 @@ kprobe_coexistence_body() {
 	vm_expect_out '^kprobe coexistence ok'
 }
 
+atf_test_case open_privilege
+open_privilege_head() {
+	atf_set descr "who may open /dev/kinst: uid 65534 refused by the node's mode (EACCES), uid 0 without CAP_SYS_ADMIN and CAP_PERFMON refused by the module (EPERM), either capability alone enough; a file opened by root keeps working (VERSION, ARM, records) after its opener dropped both capabilities, and after setuid(65534)"
+	atf_set timeout 300
+}
+open_privilege_body() {
+	kmod_run priv.sh -t 200
+	vm_expect_out '^priv: uid 65534: open Permission denied \(the node.s mode\)$'
+	vm_expect_out '^priv: uid 0 with CAP_SYS_ADMIN, without CAP_PERFMON: open succeeds$'
+	vm_expect_out '^priv: uid 0 with CAP_PERFMON, without CAP_SYS_ADMIN: open succeeds$'
+	vm_expect_out '^priv: uid 0 without CAP_SYS_ADMIN and CAP_PERFMON: open Operation not permitted$'
+	vm_expect_out '^priv: opened before dropping both capabilities: VERSION, ARM [_a-z0-9]+\+0x[0-9a-f]+, 100 of 100 calls recorded$'
+	vm_expect_out '^priv: opened by root before setuid\(65534\): VERSION, ARM [_a-z0-9]+\+0x[0-9a-f]+, 100 of 100 calls recorded$'
+	vm_expect_out '^priv: 0 failures$'
+}
+
 atf_init_test_cases() {
+	atf_add_test_case open_privilege
 	atf_add_test_case kprobe_coexistence
 	atf_add_test_case full_ring_drops
 	atf_add_test_case disarm_with_hits_in_flight
