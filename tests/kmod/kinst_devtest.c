@@ -3014,6 +3014,30 @@ cmd_unload(void)
 }
 
 /*
+ * Reads the non-blocking fd until it is empty and returns how many of its
+ * records are this process's (pid me) and, unless probe_id is
+ * KINST_ALL_PROBES, of that probe.
+ */
+static uint64_t
+drain_own(int fd, pid_t me, uint32_t probe_id)
+{
+	static uint8_t rbuf[1 << 16];
+	const struct kinst_hit_record *rec;
+	uint64_t ours = 0;
+	ssize_t n, j;
+
+	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0)
+		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
+			rec = (const void *)(rbuf + j);
+			if (rec->hdr.size < sizeof(*rec))
+				break;
+			ours += rec->pid == me && (probe_id == KINST_ALL_PROBES ||
+			    rec->probe_id == probe_id);
+		}
+	return (ours);
+}
+
+/*
  * FreeBSD: DTrace must not load under kinst (it would take the #BP hook
  * and dtrace_trap_func from armed probes): kldload(module) with a probe
  * armed is refused with EEXIST, and the probe keeps recording.
@@ -3022,14 +3046,11 @@ static int
 cmd_dtrace(const char *module)
 {
 #if DEVTEST_FREEBSD
-	static uint8_t rbuf[1 << 16];
-	const struct kinst_hit_record *rec;
 	uint8_t text[65536];
 	struct kinst_arm a;
 	struct kinst_disarm d;
 	uint64_t addr, ours;
 	uint32_t size, off;
-	ssize_t n, j;
 	int fd, r, id;
 	long k;
 	pid_t me = getpid();
@@ -3056,14 +3077,7 @@ cmd_dtrace(const char *module)
 		(void)syscall(SYS_getpid);
 	d.probe_id = KINST_ALL_PROBES;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
-	ours = 0;
-	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0)
-		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
-			rec = (const void *)(rbuf + j);
-			if (rec->hdr.size < sizeof(*rec))
-				break;
-			ours += rec->pid == me;
-		}
+	ours = drain_own(fd, me, KINST_ALL_PROBES);
 	CHECK(ours == 100, "records after the refused load: %llu, want 100",
 	    (unsigned long long)ours);
 	close(fd);
@@ -3085,15 +3099,12 @@ cmd_dtrace(const char *module)
 static void
 priv_file_works(int fd, const char *who, long count)
 {
-	static uint8_t rbuf[1 << 16];
-	const struct kinst_hit_record *rec;
 	struct kinst_version v;
 	struct kinst_arm a;
 	struct kinst_disarm d;
 	uint8_t text[65536];
 	uint64_t addr, ours;
 	uint32_t size, off;
-	ssize_t n, j;
 	long k;
 	int r;
 	pid_t me = getpid();
@@ -3118,14 +3129,7 @@ priv_file_works(int fd, const char *who, long count)
 	d.probe_id = a.probe_id;
 	r = xioctl(fd, KINST_IOC_DISARM, &d);
 	CHECK(r == 0, "%s: DISARM: %s", who, strerror(-r));
-	ours = 0;
-	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0)
-		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
-			rec = (const void *)(rbuf + j);
-			if (rec->hdr.size < sizeof(*rec))
-				break;
-			ours += rec->pid == me && rec->probe_id == a.probe_id;
-		}
+	ours = drain_own(fd, me, a.probe_id);
 	CHECK(ours == (uint64_t)count, "%s: %llu records of %ld calls", who,
 	    (unsigned long long)ours, count);
 	printf("priv: %s: VERSION, ARM %s+%#x, %llu of %ld calls recorded\n",
