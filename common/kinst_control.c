@@ -1279,48 +1279,59 @@ kinst_ctl_sites(struct kinst_ctl *c, struct kinst_site_info *out,
 	return (n);
 }
 
+#define	CTL_ROW_NONE	0xffffffffu	/* a holder row not numbered yet */
+
 uint32_t
 kinst_ctl_holders(struct kinst_ctl *c, const char *module,
     struct kinst_holder_info *out, uint32_t cap)
 {
 	struct kinst_holder_info *h;
 	struct kinst_csession *cs;
-	struct kinst_cprobe *cp;
+	struct kinst_group *row;
 	struct kinst_csite *st;
 	struct kinst_probe *q;
 	const char *m;
-	uint32_t n, i;
+	uint32_t n;
+	int pass;
 
+	/*
+	 * A pair's row belongs to the session's first group in the module
+	 * (every probe of the pair finds the same one): the first pass marks
+	 * each row unnumbered, the second numbers a row at its first probe
+	 * and counts every probe into it, so a pair is one row however many
+	 * groups and sites it has, past cap too.
+	 */
 	n = 0;
 	kinst_os_ctl_lock();
-	for (st = c->sites; st != NULL; st = st->next)
-		for (q = st->p.next; q != NULL; q = q->next) {
-			cp = (struct kinst_cprobe *)q;	/* first member */
-			m = cp->group->func.module;
-			if (ctl_is_kernel(m) ||
-			    (module != NULL && !ctl_streq(m, module)))
-				continue;
-			/* The session embeds s first. */
-			cs = (struct kinst_csession *)(void *)q->session;
-			for (i = 0; i < n && i < cap; i++)
-				if (out[i].pid == cs->pid &&
-				    ctl_streq(out[i].module, m) &&
-				    ctl_streq(out[i].comm, cs->comm))
-					break;
-			if (i < n && i < cap) {
-				out[i].probes++;
-				continue;
+	for (pass = 0; pass < 2; pass++)
+		for (st = c->sites; st != NULL; st = st->next)
+			for (q = st->p.next; q != NULL; q = q->next) {
+				/* The probe and the session embed q and s first. */
+				m = ((struct kinst_cprobe *)q)->group->func.module;
+				if (ctl_is_kernel(m) ||
+				    (module != NULL && !ctl_streq(m, module)))
+					continue;
+				cs = (struct kinst_csession *)(void *)q->session;
+				row = ctl_group_in(cs->groups, m);
+				if (pass == 0) {
+					row->holder_row = CTL_ROW_NONE;
+					continue;
+				}
+				if (row->holder_row == CTL_ROW_NONE) {
+					row->holder_row = n++;
+					if (row->holder_row < cap) {
+						h = &out[row->holder_row];
+						kinst_bzero(h, sizeof(*h));
+						ctl_strlcpy(h->module, m,
+						    sizeof(h->module));
+						ctl_strlcpy(h->comm, cs->comm,
+						    sizeof(h->comm));
+						h->pid = cs->pid;
+					}
+				}
+				if (row->holder_row < cap)
+					out[row->holder_row].probes++;
 			}
-			if (n < cap) {
-				h = &out[n];
-				kinst_bzero(h, sizeof(*h));
-				ctl_strlcpy(h->module, m, sizeof(h->module));
-				ctl_strlcpy(h->comm, cs->comm, sizeof(h->comm));
-				h->pid = cs->pid;
-				h->probes = 1;
-			}
-			n++;
-		}
 	kinst_os_ctl_unlock();
 	return (n);
 }

@@ -178,7 +178,8 @@ struct kinst_group {
 	struct kinst_group *opt_next;	/* kinst_ctl's list of groups to optimize */
 	uint8_t		opt_queued;	/* on that list */
 	uint8_t		noopt;		/* armed with KINST_ARM_NOOPT */
-	uint8_t		_gpad[6];
+	uint8_t		_gpad[2];
+	uint32_t	holder_row;	/* kinst_ctl_holders' scratch */
 	struct kinst_cprobe probes[];
 };
 
@@ -313,7 +314,8 @@ struct kinst_holder_info {
 /*
  * Fill out[0 .. cap-1] (kernel memory) with every (session, module) pair,
  * module NULL, or the sessions holding that module; returns how many
- * there are (may exceed cap).
+ * pairs there are (may exceed cap: the rows past it are counted, not
+ * filled).
  */
 uint32_t kinst_ctl_holders(struct kinst_ctl *c, const char *module,
 	    struct kinst_holder_info *out, uint32_t cap);

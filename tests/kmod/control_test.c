@@ -22,6 +22,7 @@
 #include <atf-c.h>
 
 #include "fake_kernel.h"
+#include "kinst_freebsd.h"
 #include "kinst_control.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
@@ -909,9 +910,183 @@ ATF_TC_BODY(module_holders, tc)
 	check_no_leaks();
 }
 
+/*
+ * Holders of two modules at once, with kernel probes in the same session
+ * and a second session in one of the modules: one row per (session,
+ * module), each with the probes of that session in that module alone.
+ */
+static const struct kinst_holder_info *
+holder_row(const struct kinst_holder_info *h, uint32_t n, const char *module,
+    int32_t pid)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(h[i].module, module) == 0 && h[i].pid == pid)
+			return (&h[i]);
+	return (NULL);
+}
+
+ATF_TC_WITHOUT_HEAD(module_holders_two_modules);
+ATF_TC_BODY(module_holders_two_modules, tc)
+{
+	const struct kinst_holder_info *r;
+	struct kinst_holder_info h[8];
+	struct kinst_arm a;
+	struct sess s1, s2;
+	uint32_t n1, n2, nk, m1, before;
+
+	fake_reset();
+	sess_init(&s1);
+	sess_init(&s2);
+	s1.cs.pid = 101;
+	strcpy(s1.cs.comm, "tracer1");
+	s2.cs.pid = 101;		/* the same pid, another command */
+	strcpy(s2.cs.comm, "tracer2");
+
+	/* s1: f_small in fakemod, f_imm in fakemod2, f_fixup in the kernel. */
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "fakemod");
+	strcpy(a.function, "f_small");
+	a.flags = KINST_ARM_ALL;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	n1 = s1.cs.nprobes;
+	before = s1.cs.nprobes;
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "fakemod2");
+	strcpy(a.function, "f_imm");
+	a.flags = KINST_ARM_ALL;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	n2 = s1.cs.nprobes - before;
+	before = s1.cs.nprobes;
+	ATF_REQUIRE_EQ(arm(&s1, "f_fixup", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	nk = s1.cs.nprobes - before;
+	ATF_REQUIRE(n1 > 0 && n2 > 0 && nk > 0 && n1 != n2);
+	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;"
+	    "+fakemod2 101 tracer1 f_imm;");
+
+	/* s2: f_small in fakemod2 (fakemod's f_small's addresses). */
+	memset(&a, 0, sizeof(a));
+	strcpy(a.module, "fakemod2");
+	strcpy(a.function, "f_small");
+	a.flags = KINST_ARM_ALL;
+	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s2.cs, &a), KINST_E_OK);
+	m1 = s2.cs.nprobes;
+	ATF_REQUIRE_EQ(m1, n1);
+
+	ATF_REQUIRE_EQ(kinst_ctl_holders(&ctl, NULL, h, 8), 3);
+	r = holder_row(h, 3, "fakemod", 101);
+	ATF_REQUIRE(r != NULL);
+	ATF_CHECK_STREQ(r->comm, "tracer1");
+	ATF_CHECK_EQ(r->probes, n1);
+	r = holder_row(h, 3, "fakemod2", 101);
+	ATF_REQUIRE(r != NULL);
+	/* Two rows for fakemod2 and pid 101: tracer1's and tracer2's. */
+	ATF_CHECK_EQ(h[0].probes + h[1].probes + h[2].probes, n1 + n2 + m1);
+	{
+		uint32_t i, t1 = 0, t2 = 0;
+
+		for (i = 0; i < 3; i++) {
+			if (strcmp(h[i].module, "fakemod2") != 0)
+				continue;
+			if (strcmp(h[i].comm, "tracer1") == 0)
+				t1 = h[i].probes;
+			else if (strcmp(h[i].comm, "tracer2") == 0)
+				t2 = h[i].probes;
+		}
+		ATF_CHECK_EQ(t1, n2);
+		ATF_CHECK_EQ(t2, m1);
+	}
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "fakemod", h, 8), 1);
+	ATF_CHECK_EQ(h[0].probes, n1);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "fakemod2", h, 8), 2);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, "kernel", h, 8), 0);
+	/* A short buffer: the count of every row, the first cap filled. */
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, NULL, h, 1), 3);
+
+	/* s1 ends: only s2's row is left, and the log says which went. */
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, NULL, h, 8), 1);
+	ATF_CHECK_STREQ(h[0].module, "fakemod2");
+	ATF_CHECK_STREQ(h[0].comm, "tracer2");
+	ATF_CHECK_EQ(h[0].probes, m1);
+	ATF_CHECK(strstr(hold_log, "-fakemod 101 tracer1 f_small;") != NULL);
+	ATF_CHECK(strstr(hold_log, "-fakemod2 101 tracer1 f_imm;") != NULL);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	ATF_CHECK_EQ(kinst_ctl_holders(&ctl, NULL, h, 8), 0);
+	check_text_clean();
+	check_no_leaks();
+}
+
+/*
+ * The FreeBSD shim's trampoline cap (kinst_freebsd.c's accounting, wired
+ * into the fake where kinst_fbsd_os.c calls it): every ARM request takes a
+ * block before it knows whether its probes get new sites; one whose probes
+ * all join existing sites gives its block back unused, which on FreeBSD is
+ * unmapped and leaves the cap.  Found live on 15.1: retired instead, each
+ * such request kept a block forever, and a loop of count sessions over a
+ * traced function reached the 32 MiB cap.  Here the cap is three pages and
+ * a second session arms and disarms the first's function 200 times.
+ */
+static struct kinst_fbsd_tramps fbsd_tramps;
+static bool fbsd_admit(uint64_t size) { return (kinst_fbsd_tramp_admit(&fbsd_tramps, size)); }
+static void fbsd_retire(uint64_t size) { kinst_fbsd_tramp_retire(&fbsd_tramps, size); }
+static void fbsd_cancel(uint64_t size) { kinst_fbsd_tramp_cancel(&fbsd_tramps, size); }
+
+ATF_TC_WITHOUT_HEAD(fbsd_tramp_cap_shared_sites);
+ATF_TC_BODY(fbsd_tramp_cap_shared_sites, tc)
+{
+	struct kinst_arm a;
+	struct kinst_disarm d;
+	struct sess s1, s2;
+	uint64_t live;
+	int i;
+
+	fake_reset();
+	memset(&fbsd_tramps, 0, sizeof(fbsd_tramps));
+	fbsd_tramps.cap = 3 * 4096;
+	tramp_admit_hook = fbsd_admit;
+	tramp_retire_hook = fbsd_retire;
+	tramp_cancel_hook = fbsd_cancel;
+	sess_init(&s1);
+	sess_init(&s2);
+	ATF_REQUIRE_EQ(arm(&s1, "f_small", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	live = fbsd_tramps.live;
+	ATF_REQUIRE(live > 0 && live <= 4096);
+	for (i = 0; i < 200; i++) {
+		ATF_REQUIRE_EQ_MSG(arm(&s2, "f_small", 0, KINST_ARM_ALL, &a),
+		    KINST_E_OK, "request %d refused (%ju bytes retired, %ju "
+		    "live)", i, (uintmax_t)fbsd_tramps.retired,
+		    (uintmax_t)fbsd_tramps.live);
+		d.probe_id = a.probe_id;
+		ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s2.cs, &d), KINST_E_OK);
+	}
+	ATF_CHECK_EQ(fbsd_tramps.refused, 0);
+	ATF_CHECK_EQ(fbsd_tramps.retired, 0);
+	ATF_CHECK_EQ(fbsd_tramps.live, live);
+	/* A request with a new site keeps its block; the end retires both. */
+	ATF_REQUIRE_EQ(arm(&s2, "f_imm", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_CHECK_EQ(fbsd_tramps.live, 2 * live);
+	kinst_ctl_session_fini(&ctl, &s2.cs);
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	ATF_CHECK_EQ(fbsd_tramps.live, 0);
+	ATF_CHECK_EQ(fbsd_tramps.nretired, 2);
+	ATF_CHECK_EQ(fbsd_tramps.retired, 2 * live);
+	/* The cap is real: two of three pages are kept, a second one is not. */
+	sess_init(&s1);
+	ATF_REQUIRE_EQ(arm(&s1, "f_small", 0, KINST_ARM_ALL, &a), KINST_E_OK);
+	ATF_CHECK_EQ(arm(&s1, "f_imm", 0, KINST_ARM_ALL, &a), KINST_E_NOMEM);
+	ATF_CHECK_EQ(fbsd_tramps.refused, 1);
+	kinst_ctl_session_fini(&ctl, &s1.cs);
+	check_text_clean();
+	check_no_leaks();
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, arm_one_disarm_order);
+	ATF_TP_ADD_TC(tp, module_holders_two_modules);
+	ATF_TP_ADD_TC(tp, fbsd_tramp_cap_shared_sites);
 	ATF_TP_ADD_TC(tp, boundaries_never_trusted);
 	ATF_TP_ADD_TC(tp, bad_requests);
 	ATF_TP_ADD_TC(tp, captures_not_aggregated);

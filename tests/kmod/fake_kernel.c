@@ -101,6 +101,9 @@ fake_reset(void)
 	ctl_locked = text_locked = 0;
 	nalloc = nrefs = ntramps = 0;
 	alloc_fail_after = -1;
+	tramp_admit_hook = NULL;
+	tramp_retire_hook = NULL;
+	tramp_cancel_hook = NULL;
 	log_len = 0;
 	log_buf[0] = '\0';
 }
@@ -248,16 +251,19 @@ kinst_os_func_resolve(const char *module, const char *function,
 
 	ATF_REQUIRE(ctl_locked);
 	memset(f, 0, sizeof(*f));
-	/* "fakemod": a module whose functions are the kernel's (holders). */
+	/*
+	 * "fakemod" and "fakemod2": modules whose functions are the kernel's
+	 * (holders; the same address under two names is one site).
+	 */
 	if (module[0] != '\0' && strcmp(module, "kernel") != 0 &&
-	    strcmp(module, "fakemod") != 0)
+	    strcmp(module, "fakemod") != 0 && strcmp(module, "fakemod2") != 0)
 		return (KINST_E_NOENT);
 	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if (strcmp(fns[i].name, function) == 0) {
 			f->addr = TEXT_BASE + fns[i].off;
 			f->size = fns[i].size;
-			strcpy(f->module, strcmp(module, "fakemod") == 0 ?
-			    "fakemod" : "kernel");
+			strcpy(f->module, module[0] == '\0' ? "kernel" :
+			    module);
 			f->os_ref = (void *)1;
 			nrefs++;
 			return (KINST_E_OK);
@@ -398,6 +404,16 @@ kinst_os_sync_tasks(void)
 	tlog("T ");
 }
 
+bool (*tramp_admit_hook)(uint64_t size);
+void (*tramp_retire_hook)(uint64_t size);
+void (*tramp_cancel_hook)(uint64_t size);
+
+static uint64_t
+tramp_pages(size_t size)
+{
+	return (((uint64_t)size + 4095) & ~(uint64_t)4095);
+}
+
 struct tramp {
 	uint64_t magic;
 	int sealed;
@@ -410,6 +426,10 @@ kinst_os_tramp_alloc(size_t size, uint64_t *addr)
 {
 	struct tramp *t;
 
+	if (tramp_admit_hook != NULL && !tramp_admit_hook(tramp_pages(size))) {
+		tlog("A! ");
+		return (NULL);
+	}
 	t = calloc(1, sizeof(*t) + size);
 	ATF_REQUIRE(t != NULL);
 	t->magic = 0x7472616d70ull;
@@ -447,6 +467,8 @@ kinst_os_tramp_free(void *mem, size_t size)
 	ATF_REQUIRE(t->magic == 0x7472616d70ull && t->size == size);
 	t->magic = 0;
 	ntramps--;
+	if (tramp_retire_hook != NULL)
+		tramp_retire_hook(tramp_pages(size));
 	tlog("F ");
 	free(t);
 }
@@ -460,6 +482,8 @@ kinst_os_tramp_unused(void *mem, size_t size)
 	ATF_REQUIRE(t->magic == 0x7472616d70ull && t->size == size);
 	t->magic = 0;
 	ntramps--;
+	if (tramp_cancel_hook != NULL)
+		tramp_cancel_hook(tramp_pages(size));
 	tlog("U ");
 	free(t);
 }

@@ -45,6 +45,16 @@ extern int pending[sizeof(text)];
 extern int prog_loading;
 /* kinst_os_alloc fails once this many more allocations succeeded (-1: never) */
 extern long alloc_fail_after;
+/*
+ * Trampoline accounting hooks (NULL: none): a test plugs in a shim's
+ * (control_test: the FreeBSD cap, kmod/freebsd/kinst_freebsd.c) and the
+ * fake calls it where that shim does (kinst_fbsd_os.c): admit before an
+ * allocation (false: the allocation fails), retire at a free, cancel at
+ * an unused block's return; sizes rounded up to 4 KiB pages.
+ */
+extern bool (*tramp_admit_hook)(uint64_t size);
+extern void (*tramp_retire_hook)(uint64_t size);
+extern void (*tramp_cancel_hook)(uint64_t size);
 
 void	tlog(const char *fmt, ...);
 void	fake_reset(void);
