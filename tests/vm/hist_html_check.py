@@ -14,6 +14,10 @@ independently of kinstctl's code:
     non-empty buckets (data-low, data-high, data-count), empty ones only
     between them, and bars (<rect width>) as long as count / largest * 520
     (at least 1 for a non-empty bucket); the summary's count is the JSON's;
+and, against the workload instead of the JSON (the guest prints its read
+count N between workload markers): the hist page's syscall_loop section
+has at least N in its buckets from 4 and from 256 (reads of 7 and 300
+bytes), the latency page's syscall_loop summary counts at least 2N;
 then renders it in headless Chromium (browser.py): no script error, every
 non-empty bucket's bar has a drawn width (getBBox) above 0, the widths in
 the order of the counts, and a screenshot SCREENSHOT_DIR/NAME.png.
@@ -125,6 +129,26 @@ document.querySelectorAll('svg.hist g.bucket').forEach(function(g){
 """
 
 
+def check_workload(name, doc, nr):
+    """The page's own numbers against the workload's known reads."""
+    p = parse(doc)
+    pn = [x for x in p.panels if x["key"] == "syscall_loop"]
+    if len(pn) != 1:
+        return ["%d sections for syscall_loop, want 1" % len(pn)]
+    pn = pn[0]
+    fail = []
+    if name == "hist":
+        for lo in (4, 256):
+            c = sum(b["count"] for b in pn["buckets"] if num(b["low"]) == lo)
+            if c < nr:
+                fail.append("syscall_loop's bucket from %d shows %d, the workload made %d such reads" % (lo, c, nr))
+    else:
+        m = re.match(r"count (\d+)", pn["summary"].strip())
+        if m is None or int(m.group(1)) < 2 * nr:
+            fail.append("syscall_loop's summary %r: the workload made %d reads" % (pn["summary"], 2 * nr))
+    return fail
+
+
 def check_rendered(name, doc, shot):
     dom, errors = browser.render(doc, PROBE, shot)
     fail = ["script error: " + e for e in errors]
@@ -153,13 +177,20 @@ def main():
     lines = out.split("\n")
     fail = []
     docs = []
+    wl = [l for l in browser.section(lines, "workload") if l.startswith("nr=")]
+    if len(wl) != 1:
+        print("hist_html_check: no workload read count (nr=N) in the guest's output")
+        return 1
+    nr = int(wl[0][3:])
     for name in ("hist", "latency"):
         objs = [json.loads(l) for l in browser.section(lines, name + "-json") if l.strip()]
         doc = "\n".join(browser.section(lines, name + "-html"))
         f, n = check_static(name, objs, doc)
+        f += check_workload(name, doc, nr)
         fail += ["%s: %s" % (name, x) for x in f]
         if not f:
-            print("hist_html_check: %s: %d histograms, the HTML holds the JSON's buckets and bars" % (name, n))
+            print("hist_html_check: %s: %d histograms, the HTML holds the JSON's buckets and bars, "
+                  "and the workload's %d reads" % (name, n, nr))
         docs.append((name, doc))
     if fail:
         for f in fail[:20]:

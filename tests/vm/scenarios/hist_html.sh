@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: hist --html and latency --html: syscall_loop's reads of 7 and 300 bytes give hist --value rdx at the first traceable instruction of ksys_read --by comm a syscall_loop histogram with at least that many in [4, 8) and [256, 512); latency ksys_read --by comm writes its page too; on the host (tests/vm/hist_html_check.py) each page is strict HTML with no script and no external reference, one SVG bar chart per --json histogram with a bar per bucket holding the JSON's bounds and counts, then rendered in headless Chromium: no script error, every non-empty bucket's bar drawn with a length in the order of the counts, a screenshot under the build tree
+# scenario: hist --html and latency --html: syscall_loop's reads of 7 and 300 bytes give hist --value rdx at the first traceable instruction of ksys_read --by comm a syscall_loop histogram with at least that many in [4, 8) and [256, 512); latency ksys_read --by comm writes its page too; on the host (tests/vm/hist_html_check.py) each page is strict HTML with no script and no external reference, one SVG bar chart per --json histogram with a bar per bucket holding the JSON's bounds and counts, the syscall_loop numbers at least the workload's reads (not the JSON's), then rendered in headless Chromium: no script error, every non-empty bucket's bar drawn with a length in the order of the counts, a screenshot under the build tree
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-host-check: python3 "$KINST_DEFAULT_SRCDIR/tests/vm/hist_html_check.py" vm.out "$KINST_DEFAULT_BUILDDIR/tests/vm/screenshots"
@@ -27,6 +27,9 @@ kinstctl hist --html /tmp/x.html --folded --by stack --value rdx kernel:ksys_rea
 grep -q -- "--html and --folded exclude each other" /tmp/x.err || kt_fail "hist --html --folded: $(cat /tmp/x.err)"
 [ ! -e /tmp/x.html ] || kt_fail "hist --html --folded left /tmp/x.html"
 
+echo "=== workload-begin ==="
+echo "nr=$nr"
+echo "=== workload-end ==="
 for x in hist:h latency:l; do
 	echo "=== ${x%%:*}-json-begin ==="
 	cat /tmp/${x#*:}.json
