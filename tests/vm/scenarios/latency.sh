@@ -135,8 +135,12 @@ kinstctl latency --json --if 'comm == "syscall_loop"' --by '$entry(count)' ksys_
     kt_fail "latency --by \$entry(count) failed: $(cat /tmp/ke.err)"
 kt_expect_eq "latency --by \$entry(count): keys and counts" "7=10 9=10" \
     "$(jq -r 'select(.type == "hist") | "\(.key)=\(.count)"' /tmp/ke.json | sort -n | tr '\n' ' ' | sed 's/ $//')"
+# (cat fails, and so does its shell: kinstctl reports it and still exits 0)
 kinstctl count --json --by '$retval' ksys_read:return -- sh -c 'cat <&-' \
     >/tmp/kr.json 2>/tmp/kr.err
+kt_expect_eq "count ksys_read:return over a failing command: exit status" 0 "$?"
+grep -q "exited with status [1-9]" /tmp/kr.err ||
+    kt_fail "count: the command's failure is not reported: $(cat /tmp/kr.err)"
 jq -e -s 'any(.[]; .type == "count" and .key == -9)' /tmp/kr.json >/dev/null ||
     kt_fail "count --by \$retval ksys_read:return: no -EBADF (-9) from a read of a closed fd: $(cat /tmp/kr.json /tmp/kr.err)"
 
