@@ -803,6 +803,41 @@ check_folded(const char *cmd, const std::string &folded, const std::string &by, 
 	return folded == "functions" ? folded : "offsets";
 }
 
+// $variables: a program per instruction (trace_vars.h).
+static ArmTotals
+arm_vars(Session &dev, TraceVars &tv, std::vector<Spec> &specs, bool any_whole,
+    uint32_t *prog_id)
+{
+	ArmTotals at;
+	at.armed = tv.arm(dev, specs, KINST_ARM_AGG, "--by/--value/--if", prog_id);
+	at.whole = any_whole;
+	return at;
+}
+
+// The specs grouped by return condition (returns.h; grouped again here:
+// at_entry() may have moved them), a program of its own for each condition
+// (*prog_id: the first program, when there was none).
+static ArmTotals
+arm_by_return_condition(Session &dev, const AggOptions &o, TypeEnv &env,
+    const std::vector<Spec> &specs, uint32_t *prog_id)
+{
+	ArmTotals at;
+	for (const auto &g : by_return_condition(specs)) {
+		uint32_t id = *prog_id;
+		if (!g.first.empty()) {
+			AggOptions oc = o;
+			oc.if_expr = with_return_condition(g.first, o.if_expr);
+			id = dev.load_prog(agg_program(oc, &env), "a conditional return's --if");
+			if (*prog_id == 0)
+				*prog_id = id;
+		}
+		ArmTotals a = dev.arm_specs(g.second, KINST_ARM_AGG, id, false);
+		at.armed += a.armed;
+		at.whole = at.whole || a.whole;
+	}
+	return at;
+}
+
 int
 run_agg(const AggOptions &opts)
 {
@@ -864,26 +899,8 @@ run_agg(const AggOptions &opts)
 	SignalGuard sg;
 	stop_before_arming(cmd);
 	dev.no_optimize(o.no_optimize);
-	ArmTotals at;
-	if (dollar) {
-		at.armed = tv.arm(dev, specs, KINST_ARM_AGG, "--by/--value/--if", &s.prog_id);
-		at.whole = any_whole;
-	} else {
-		// (grouped again: at_entry() may have moved the specs)
-		for (const auto &g : by_return_condition(specs)) {
-			uint32_t id = s.prog_id;
-			if (!g.first.empty()) {
-				AggOptions oc = o;
-				oc.if_expr = with_return_condition(g.first, o.if_expr);
-				id = dev.load_prog(agg_program(oc, &env), "a conditional return's --if");
-				if (s.prog_id == 0)
-					s.prog_id = id;
-			}
-			ArmTotals a = dev.arm_specs(g.second, KINST_ARM_AGG, id, false);
-			at.armed += a.armed;
-			at.whole = at.whole || a.whole;
-		}
-	}
+	ArmTotals at = dollar ? arm_vars(dev, tv, specs, any_whole, &s.prog_id) :
+	    arm_by_return_condition(dev, o, env, specs, &s.prog_id);
 	if (at.armed == 0)
 		throw Error(Exit::refused, "nothing to count: every instruction was refused");
 	s.whole = at.whole;

@@ -10,6 +10,57 @@
 
 namespace kinst {
 
+// What each hit records besides the registers: --if, the captures, the
+// arguments and variables, the types, the stack, --latency-from.
+static void
+add_trace_record_options(CLI::App *sub, TraceOptions &o)
+{
+	sub->add_option("--if", o.if_expr,
+	    "record only the hits where EXPR is true, decided in the kernel before any "
+	    "record is built: registers (rdi, rsi, ...), pid, tid, cpu, comm == \"NAME\", "
+	    "numbers, *ADDR and *(u8|u16|u32|u64)ADDR reads, ! ~ - * + << >> & ^ | "
+	    "== != < <= > >= && || (unsigned, C precedence); with kernel types (BTF): "
+	    "argument names at a function's entry (fd or args.fd), casts and members "
+	    "((struct file *)rdi)->f_pos, args.file->f_inode->i_ino, a[i] (signed types "
+	    "compare signed)")
+	    ->type_name("EXPR");
+	sub->add_option("--mem", o.mems,
+	    "capture LEN (1-512) bytes at the address EXPR (the --if grammar) with each "
+	    "recorded hit, shown as a hex dump (\"mem\" in JSON); a lower-half address "
+	    "reads the current process's memory, never paging it in; a read or an address "
+	    "that faults is reported as such; repeatable")
+	    ->type_name("EXPR:LEN")->allow_extra_args(false);
+	sub->add_option("--str", o.strs,
+	    "capture the NUL-terminated string at the address EXPR, at most MAX (1-256, "
+	    "default 256) bytes, shown quoted with C escapes (\"str\" in JSON); repeatable; "
+	    "8 captures and 2048 bytes in all")
+	    ->type_name("EXPR[:MAX]")->allow_extra_args(false);
+	sub->add_flag("--args", o.args,
+	    "print the function's arguments by name and type (from BTF) at each hit, "
+	    "e.g. ksys_read(fd=3, buf=0x7ffd..., count=7) (\"args\" in JSON); the probe "
+	    "goes to the function's entry (FUNC alone means its entry, not every instruction; "
+	    "an offset past the entry is refused)");
+	sub->add_option("--var", o.var_names,
+	    "print the C variable NAME at each hit, from DWARF: wherever it lives at that "
+	    "instruction (a register, the stack through the CFA, pieces, a computed value), "
+	    "printed as its type says (\"vars\" in JSON); repeatable; see list-vars")
+	    ->type_name("NAME")->allow_extra_args(false);
+	sub->add_flag("--vars", o.vars,
+	    "print every C variable and parameter in scope at each hit (DWARF); those not "
+	    "readable there print as <reason> (null in JSON)");
+	sub->add_option("--btf", o.btf,
+	    "kernel types from FILE (BTF, or CTF: raw, or an ELF file's .BTF or "
+	    ".SUNW_ctf) instead of the running kernel's (Linux: /sys/kernel/btf/vmlinux "
+	    "and /sys/kernel/btf/MODULE; FreeBSD: the kernel's or module's file)")
+	    ->type_name("FILE");
+	sub->add_flag("--stack", o.stack,
+	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
+	sub->add_option("--latency-from", o.latency_from,
+	    "add to each hit the time since this thread's last hit at SPEC (one instruction; "
+	    "a hidden probe there), or nothing when it has none (JSON since_ns)")
+	    ->type_name("SPEC");
+}
+
 void
 add_trace(CLI::App &app, Runner &run)
 {
@@ -64,50 +115,7 @@ add_trace(CLI::App &app, Runner &run)
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--regs", *regs, "registers per hit: compact (one line) or all")
 	    ->check(CLI::IsMember({"compact", "all"}));
-	sub->add_option("--if", o->if_expr,
-	    "record only the hits where EXPR is true, decided in the kernel before any "
-	    "record is built: registers (rdi, rsi, ...), pid, tid, cpu, comm == \"NAME\", "
-	    "numbers, *ADDR and *(u8|u16|u32|u64)ADDR reads, ! ~ - * + << >> & ^ | "
-	    "== != < <= > >= && || (unsigned, C precedence); with kernel types (BTF): "
-	    "argument names at a function's entry (fd or args.fd), casts and members "
-	    "((struct file *)rdi)->f_pos, args.file->f_inode->i_ino, a[i] (signed types "
-	    "compare signed)")
-	    ->type_name("EXPR");
-	sub->add_option("--mem", o->mems,
-	    "capture LEN (1-512) bytes at the address EXPR (the --if grammar) with each "
-	    "recorded hit, shown as a hex dump (\"mem\" in JSON); a lower-half address "
-	    "reads the current process's memory, never paging it in; a read or an address "
-	    "that faults is reported as such; repeatable")
-	    ->type_name("EXPR:LEN")->allow_extra_args(false);
-	sub->add_option("--str", o->strs,
-	    "capture the NUL-terminated string at the address EXPR, at most MAX (1-256, "
-	    "default 256) bytes, shown quoted with C escapes (\"str\" in JSON); repeatable; "
-	    "8 captures and 2048 bytes in all")
-	    ->type_name("EXPR[:MAX]")->allow_extra_args(false);
-	sub->add_flag("--args", o->args,
-	    "print the function's arguments by name and type (from BTF) at each hit, "
-	    "e.g. ksys_read(fd=3, buf=0x7ffd..., count=7) (\"args\" in JSON); the probe "
-	    "goes to the function's entry (FUNC alone means its entry, not every instruction; "
-	    "an offset past the entry is refused)");
-	sub->add_option("--var", o->var_names,
-	    "print the C variable NAME at each hit, from DWARF: wherever it lives at that "
-	    "instruction (a register, the stack through the CFA, pieces, a computed value), "
-	    "printed as its type says (\"vars\" in JSON); repeatable; see list-vars")
-	    ->type_name("NAME")->allow_extra_args(false);
-	sub->add_flag("--vars", o->vars,
-	    "print every C variable and parameter in scope at each hit (DWARF); those not "
-	    "readable there print as <reason> (null in JSON)");
-	sub->add_option("--btf", o->btf,
-	    "kernel types from FILE (BTF, or CTF: raw, or an ELF file's .BTF or "
-	    ".SUNW_ctf) instead of the running kernel's (Linux: /sys/kernel/btf/vmlinux "
-	    "and /sys/kernel/btf/MODULE; FreeBSD: the kernel's or module's file)")
-	    ->type_name("FILE");
-	sub->add_flag("--stack", o->stack,
-	    "record the kernel call stack at each hit (up to 64 frames; one per line, or \"stack\" in JSON)");
-	sub->add_option("--latency-from", o->latency_from,
-	    "add to each hit the time since this thread's last hit at SPEC (one instruction; "
-	    "a hidden probe there), or nothing when it has none (JSON since_ns)")
-	    ->type_name("SPEC");
+	add_trace_record_options(sub, *o);
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
 	sub->footer(spec_help);

@@ -242,6 +242,24 @@ HitFormatter::cached(uint32_t probe_id)
 	return cache_.emplace(probe_id, std::move(v)).first->second;
 }
 
+// "args": each argument by name (BTF), null where it is not known.
+static nlohmann::json
+json_args(const ArgsView &av, const struct kinst_hit_record &h)
+{
+	nlohmann::json a = nlohmann::json::object();
+	for (const auto &v : read_args(*av.btf, av.func, h.regs.gpr)) {
+		if (!v.known)
+			a[v.name] = nullptr;
+		else if (v.pointer)
+			a[v.name] = hex(v.value);
+		else if (v.sgn)
+			a[v.name] = (int64_t)v.value;
+		else
+			a[v.name] = v.value;
+	}
+	return a;
+}
+
 void
 HitFormatter::json(const HitRecord &full, const HitRecord &r, const ProbeDesc *d,
     bool has_since, uint64_t since, std::string &out)
@@ -259,19 +277,8 @@ HitFormatter::json(const HitRecord &full, const HitRecord &r, const ProbeDesc *d
 			extra[S_SINCE_NS] = "null";
 	}
 	if (f_.av && f_.av->btf) {
-		nlohmann::json a = nlohmann::json::object();
-		for (const auto &v : read_args(*f_.av->btf, f_.av->func, h.regs.gpr)) {
-			if (!v.known)
-				a[v.name] = nullptr;
-			else if (v.pointer)
-				a[v.name] = hex(v.value);
-			else if (v.sgn)
-				a[v.name] = (int64_t)v.value;
-			else
-				a[v.name] = v.value;
-		}
 		have[S_ARGS] = true;
-		extra[S_ARGS] = dump(a);
+		extra[S_ARGS] = dump(json_args(*f_.av, h));
 	}
 	if (f_.tv && f_.tv->prints()) {
 		const TraceVars::Plan *plan = d ? f_.tv->plan(d->function, d->offset) : nullptr;
