@@ -381,26 +381,32 @@ DEFINE_SHOW_ATTRIBUTE(kinst_jump);
 static uint64_t kinst_sync_count, kinst_sync_slow, kinst_sync_restores,
     kinst_sync_bytes, kinst_sync_lost;
 static uint64_t kinst_sync_max_us;
+/* kinst_os_quiesce(): waits that found a CPU slow (1 ms), and stores. */
+static uint64_t kinst_quiesce_slow, kinst_quiesce_restores;
 
 /*
  * debugfs kinst/textsync: the text synchronizations since load
  * (kinst_os_text_sync), those that found a CPU slow to answer (1 ms), how
  * often the written bytes were stored again meanwhile and how many bytes,
- * batches that overflowed the write log, and the longest synchronization.
- * Read racily.
+ * batches that overflowed the write log, and the longest synchronization;
+ * then the quiescences that found a CPU slow and how often they stored the
+ * last batch again.  Read racily.
  */
 static int
 kinst_textsync_show(struct seq_file *m, void *v)
 {
 	(void)v;
 	seq_printf(m, "syncs %llu\nslow %llu\nrestores %llu\nbytes_restored %llu\n"
-	    "log_overflows %llu\nmax_us %llu\n",
+	    "log_overflows %llu\nmax_us %llu\nquiesce_slow %llu\n"
+	    "quiesce_restores %llu\n",
 	    (unsigned long long)READ_ONCE(kinst_sync_count),
 	    (unsigned long long)READ_ONCE(kinst_sync_slow),
 	    (unsigned long long)READ_ONCE(kinst_sync_restores),
 	    (unsigned long long)READ_ONCE(kinst_sync_bytes),
 	    (unsigned long long)READ_ONCE(kinst_sync_lost),
-	    (unsigned long long)READ_ONCE(kinst_sync_max_us));
+	    (unsigned long long)READ_ONCE(kinst_sync_max_us),
+	    (unsigned long long)READ_ONCE(kinst_quiesce_slow),
+	    (unsigned long long)READ_ONCE(kinst_quiesce_restores));
 	return (0);
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_textsync);
@@ -1106,12 +1112,22 @@ kinst_linux_jump_init(struct kinst_ctl *c)
 static uint64_t kinst_wlog[KINST_WLOG_MAX];	/* addresses written */
 static uint32_t kinst_wlog_n;
 static bool kinst_wlog_lost;
+/*
+ * The log is the last batch, synchronized: kept for kinst_os_quiesce()'s
+ * stores (below), emptied by the next batch's first write.
+ */
+static bool kinst_wlog_synced;
 static atomic_t kinst_sync_left;	/* CPUs that have not answered */
 
 void
 kinst_os_text_write(uint64_t addr, uint8_t byte)
 {
 	lockdep_assert_held(k_text_mutex);
+	if (kinst_wlog_synced) {
+		kinst_wlog_n = 0;
+		kinst_wlog_lost = false;
+		kinst_wlog_synced = false;
+	}
 	k_text_poke((void *)(uintptr_t)addr, &byte, 1);
 	if (kinst_wlog_n < KINST_WLOG_MAX)
 		kinst_wlog[kinst_wlog_n++] = addr;
@@ -1186,20 +1202,23 @@ kinst_os_text_sync(void)
 		next = ktime_add_us(ktime_get(), step_us);
 	}
 	smp_mb__after_atomic();
-	if (kinst_wlog_lost)
+	if (kinst_wlog_lost && !kinst_wlog_synced)
 		kinst_sync_lost++;
-	kinst_wlog_n = 0;
-	kinst_wlog_lost = false;
+	kinst_wlog_synced = true;
 	kinst_sync_count++;
 	us = (uint64_t)ktime_us_delta(ktime_get(), start);
 	if (us > kinst_sync_max_us)
 		kinst_sync_max_us = us;
 }
 
+static atomic_t kinst_quiesce_left;	/* CPUs that have not answered */
+
 static void
 kinst_quiesce_ipi(void *arg)
 {
 	(void)arg;
+	smp_mb__before_atomic();
+	atomic_dec(&kinst_quiesce_left);
 }
 
 /*
@@ -1229,7 +1248,71 @@ kinst_quiesce_ipi(void *arg)
 void
 kinst_os_quiesce(void)
 {
-	on_each_cpu(kinst_quiesce_ipi, NULL, 1);
+	ktime_t start, next;
+	unsigned int step_us;
+	bool warned;
+	int others;
+
+	/*
+	 * on_each_cpu(wait) in substance, with the wait of
+	 * kinst_os_text_sync(): while a CPU has not answered, the last
+	 * synchronized batch of text writes is stored again every so often
+	 * (1 ms, doubling up to 100 ms).  A CPU that a translating emulator
+	 * still runs from a stale copy of a byte kinst rewrote, with
+	 * interrupts off (the stale int3 that kprobes answers "gone, run it
+	 * again", kinst_os_text_sync() above), would otherwise never take
+	 * the IPI, and this wait, with the control lock held, would never
+	 * end.  Neither has been seen here; it is the one wait on other CPUs
+	 * that did not store again.  After 1 s it says so in the kernel log,
+	 * once, naming how many CPUs are silent: a hang of the kind becomes a
+	 * line that names it.  On hardware the stores change nothing.
+	 */
+	start = ktime_get();
+	preempt_disable();
+	others = (int)num_online_cpus() - 1;
+	atomic_set(&kinst_quiesce_left, others);
+	if (others > 0)
+		smp_call_function_many(cpu_online_mask, kinst_quiesce_ipi, NULL,
+		    false);
+	preempt_enable();
+	step_us = 1000;
+	next = ktime_add_us(start, step_us);
+	warned = false;
+	while (atomic_read(&kinst_quiesce_left) > 0) {
+		cond_resched();
+		cpu_relax();
+		if (ktime_before(ktime_get(), next))
+			continue;
+		if (step_us == 1000)
+			kinst_quiesce_slow++;
+		mutex_lock(k_text_mutex);
+		if (kinst_wlog_synced && kinst_wlog_n != 0) {
+			kinst_wlog_restore();
+			kinst_quiesce_restores++;
+		}
+		mutex_unlock(k_text_mutex);
+		if (!warned && ktime_us_delta(ktime_get(), start) > 1000000) {
+			pr_warn("kinst: quiescence: %d CPU(s) have not answered "
+			    "for 1 s; storing the last text written again "
+			    "meanwhile\n", atomic_read(&kinst_quiesce_left));
+			warned = true;
+		}
+		step_us = min(step_us * 2, 100000U);
+		next = ktime_add_us(ktime_get(), step_us);
+	}
+	smp_mb__after_atomic();
+	/*
+	 * The batch is done with: a later quiescence stores nothing of it.
+	 * That is what makes the stores above safe: every batch is written
+	 * while kinst holds a reference on each module it touches, and a
+	 * disarm drops those references only after its quiescence, so a
+	 * module whose text the log names cannot have been unloaded while
+	 * the log is kept.
+	 */
+	mutex_lock(k_text_mutex);
+	kinst_wlog_n = 0;
+	kinst_wlog_lost = false;
+	mutex_unlock(k_text_mutex);
 }
 
 void *
