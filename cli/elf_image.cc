@@ -120,10 +120,11 @@ ElfImage::~ElfImage()
 		munmap(map_, size_);
 }
 
+// The identification bytes: 64-bit, little-endian (before libelf, whose
+// errors would not say which).
 void
-ElfImage::parse()
+ElfImage::check_ident() const
 {
-	init_libelf();
 	if (size_ < 4 || memcmp(data_, ELFMAG, SELFMAG) != 0)
 		throw Error(Exit::bad_elf, path_ + ": not an ELF file");
 	if (size_ < sizeof(Elf64_Ehdr))
@@ -146,9 +147,13 @@ ElfImage::parse()
 	default:
 		corrupt(path_, "bad ELF data encoding " + std::to_string(data_[EI_DATA]));
 	}
+}
 
-	// Check the section header table's extent ourselves: libelf quietly
-	// reports no sections for a table cut off by a truncated file.
+// Check the section header table's extent ourselves: libelf quietly
+// reports no sections for a table cut off by a truncated file.
+void
+ElfImage::check_shdr_extent() const
+{
 	Elf64_Ehdr raw;
 	memcpy(&raw, data_, sizeof(raw));
 	if (raw.e_shoff != 0) {
@@ -158,7 +163,13 @@ ElfImage::parse()
 		if (raw.e_shoff > size_ || n * sizeof(Elf64_Shdr) > size_ - raw.e_shoff)
 			corrupt(path_, "section header table beyond end of file (truncated?)");
 	}
+}
 
+// libelf's view: the machine, the type, the section count (returned) and
+// the section name table.
+size_t
+ElfImage::open_elf(size_t *shstrndx)
+{
 	impl_->elf.reset(elf_memory(reinterpret_cast<char *>(data_), size_));
 	Elf *e = impl_->elf.get();
 	if (e == nullptr || elf_kind(e) != ELF_K_ELF)
@@ -175,19 +186,41 @@ ElfImage::parse()
 		    std::to_string(type_) + " is not an executable, shared object or relocatable object");
 	relocatable_ = type_ == ET_REL;
 
-	size_t nsec, shstrndx;
+	size_t nsec;
 	if (elf_getshdrnum(e, &nsec) != 0)
 		corrupt(path_, std::string("section header table: ") + elf_errmsg(-1));
 	if (nsec == 0)
 		throw Error(Exit::no_symbols, path_ + ": no section headers (no symbol table)");
 	if (nsec > 1000000)
 		corrupt(path_, "absurd section count " + std::to_string(nsec));
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+	if (elf_getshdrstrndx(e, shstrndx) != 0)
 		corrupt(path_, std::string("section name table: ") + elf_errmsg(-1));
 	if (eh.e_shoff > size_ ||
 	    nsec * (uint64_t)sizeof(Elf64_Shdr) > size_ - eh.e_shoff)
 		corrupt(path_, "section header table beyond end of file");
+	return nsec;
+}
 
+// Linux .modinfo "name=".
+void
+ElfImage::note_modinfo(const ElfSection &s)
+{
+	const char *p = reinterpret_cast<const char *>(s.data);
+	size_t n = s.data_size, k = 0;
+	while (k < n) {
+		size_t len = strnlen(p + k, n - k);
+		if (len > 5 && strncmp(p + k, "name=", 5) == 0)
+			modinfo_name_.assign(p + k + 5, len - 5);
+		k += len + 1;
+	}
+}
+
+// Every section (sections_); returns the symbol table's index (.symtab,
+// else .dynsym).
+size_t
+ElfImage::read_sections(size_t nsec, size_t shstrndx)
+{
+	Elf *e = impl_->elf.get();
 	sections_.resize(nsec);
 	size_t symtab = 0, dynsym = 0;
 	for (size_t i = 1; i < nsec; i++) {
@@ -222,44 +255,48 @@ ElfImage::parse()
 			s.data = data_ + sh.sh_offset;
 			s.data_size = sh.sh_size;
 		}
-		if (s.name == ".modinfo" && s.data != nullptr) {
-			const char *p = reinterpret_cast<const char *>(s.data);
-			size_t n = s.data_size, k = 0;
-			while (k < n) {
-				size_t len = strnlen(p + k, n - k);
-				if (len > 5 && strncmp(p + k, "name=", 5) == 0)
-					modinfo_name_.assign(p + k + 5, len - 5);
-				k += len + 1;
-			}
-		}
+		if (s.name == ".modinfo" && s.data != nullptr)
+			note_modinfo(s);
 	}
 	size_t symsec = symtab ? symtab : dynsym;
 	if (symsec == 0)
 		throw Error(Exit::no_symbols, path_ + ": no symbol table (stripped?)");
+	return symsec;
+}
 
-	symsec_ = symsec;
-	// Relocations of executable sections (ET_REL): remembered, decoded
-	// only when asked for.
+// Relocations of executable sections (ET_REL): remembered, decoded only
+// when asked for.
+void
+ElfImage::note_relocations(size_t nsec)
+{
+	Elf *e = impl_->elf.get();
 	rela_for_.assign(nsec, 0);
 	rela_sorted_.resize(nsec);
 	rela_ready_.assign(nsec, false);
-	if (relocatable_)
-		for (size_t i = 1; i < nsec; i++) {
-			const ElfSection &r = sections_[i];
-			if (r.type != SHT_RELA || r.data == nullptr)
-				continue;
-			Elf_Scn *rs = elf_getscn(e, i);
-			GElf_Shdr rsh;
-			if (rs == nullptr || gelf_getshdr(rs, &rsh) == nullptr)
-				continue;
-			if (rsh.sh_link != symsec || rsh.sh_info == 0 || rsh.sh_info >= nsec ||
-			    rsh.sh_entsize != sizeof(Elf64_Rela) ||
-			    (sections_[rsh.sh_info].flags & SHF_EXECINSTR) == 0)
-				continue;
-			rela_for_[rsh.sh_info] = (uint32_t)i;
-		}
+	if (!relocatable_)
+		return;
+	for (size_t i = 1; i < nsec; i++) {
+		const ElfSection &r = sections_[i];
+		if (r.type != SHT_RELA || r.data == nullptr)
+			continue;
+		Elf_Scn *rs = elf_getscn(e, i);
+		GElf_Shdr rsh;
+		if (rs == nullptr || gelf_getshdr(rs, &rsh) == nullptr)
+			continue;
+		if (rsh.sh_link != symsec_ || rsh.sh_info == 0 || rsh.sh_info >= nsec ||
+		    rsh.sh_entsize != sizeof(Elf64_Rela) ||
+		    (sections_[rsh.sh_info].flags & SHF_EXECINSTR) == 0)
+			continue;
+		rela_for_[rsh.sh_info] = (uint32_t)i;
+	}
+}
 
-	Elf_Scn *scn = elf_getscn(e, symsec);
+// The function symbols of the symbol table that lie in code this image has.
+void
+ElfImage::read_functions(size_t nsec)
+{
+	Elf *e = impl_->elf.get();
+	Elf_Scn *scn = elf_getscn(e, symsec_);
 	GElf_Shdr sh;
 	if (scn == nullptr || gelf_getshdr(scn, &sh) == nullptr)
 		corrupt(path_, "symbol table: " + std::string(elf_errmsg(-1)));
@@ -305,6 +342,19 @@ ElfImage::parse()
 		functions_.push_back(ElfFunction{nm, sym.st_value, sym.st_size,
 		    (uint32_t)sym.st_shndx, bind == STB_GLOBAL || bind == STB_WEAK});
 	}
+}
+
+void
+ElfImage::parse()
+{
+	init_libelf();
+	check_ident();
+	check_shdr_extent();
+	size_t shstrndx;
+	size_t nsec = open_elf(&shstrndx);
+	symsec_ = read_sections(nsec, shstrndx);
+	note_relocations(nsec);
+	read_functions(nsec);
 }
 
 const uint8_t *

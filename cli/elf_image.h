@@ -71,6 +71,14 @@ public:
 
 private:
 	void parse();
+	// parse()'s steps, in order.
+	void check_ident() const;
+	void check_shdr_extent() const;
+	size_t open_elf(size_t *shstrndx);
+	size_t read_sections(size_t nsec, size_t shstrndx);
+	void note_modinfo(const ElfSection &s);
+	void note_relocations(size_t nsec);
+	void read_functions(size_t nsec);
 	struct Impl;
 	std::string path_;
 	std::vector<uint8_t> buf_;	// in-memory images only
