@@ -1026,98 +1026,106 @@ DebugInfo::inlines(size_t mi, const std::string &name, Disassembler &dis)
 	return out;
 }
 
-std::vector<Target>
-DebugInfo::resolve(const Spec &sp, Disassembler &dis)
+// FUNC:return of a function out of line: its return points, from its code
+// (returns.h); no debug info needed.  False when there is no such function
+// (inlined only, perhaps).
+bool
+DebugInfo::resolve_returns(const Spec &sp, Disassembler &dis, std::vector<Target> &out)
 {
-	std::vector<Target> out;
-	std::vector<size_t> mods = spec_modules(sp);
+	Spec fs = sp;
+	fs.kind = SpecKind::symbol;
+	fs.text = sp.module.empty() ? sp.function : sp.module + ":" + sp.function;
+	Target t;
+	try {
+		t = resolve_target(fs, syms_);
+	} catch (const Error &e) {
+		if (e.code() != Exit::unknown_function)
+			throw;
+		return false;
+	}
+	Module &m = syms_.module(t.module);
+	std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
+	for (const auto &r : return_points(syms_, m, *t.fn, insns))
+		out.push_back(Target{t.module, t.fn, false, r.offset});
+	if (out.empty())
+		throw Error(Exit::bad_offset, sp.text + ": " + t.fn->name +
+		    " has no return point (no ret, return-thunk jump or tail call: "
+		    "it never returns)");
+	return true;
+}
+
+// INLINE_FUNC:entry and INLINE_FUNC:return: every inlined instance.
+void
+DebugInfo::resolve_inline(const Spec &sp, const std::vector<size_t> &mods, Disassembler &dis,
+    std::vector<Target> &out)
+{
 	bool any_debug = false;
-	if (sp.kind == SpecKind::inline_return) {
-		// FUNC:return of a function out of line: its return points,
-		// from its code (returns.h); no debug info needed.
-		Spec fs = sp;
-		fs.kind = SpecKind::symbol;
-		fs.text = sp.module.empty() ? sp.function : sp.module + ":" + sp.function;
-		Target t;
-		bool found = true;
-		try {
-			t = resolve_target(fs, syms_);
-		} catch (const Error &e) {
-			if (e.code() != Exit::unknown_function)
-				throw;
-			found = false;	// inlined only, perhaps
-		}
-		if (found) {
-			Module &m = syms_.module(t.module);
-			std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
-			for (const auto &r : return_points(syms_, m, *t.fn, insns))
-				out.push_back(Target{t.module, t.fn, false, r.offset});
-			if (out.empty())
-				throw Error(Exit::bad_offset, sp.text + ": " + t.fn->name +
-				    " has no return point (no ret, return-thunk jump or tail call: "
-				    "it never returns)");
-			return out;
+	size_t n = 0;
+	for (size_t mi : mods) {
+		if (module(mi) == nullptr)
+			continue;
+		any_debug = true;
+		for (const auto &ii : inlines(mi, sp.function, dis)) {
+			n++;
+			if (sp.kind == SpecKind::inline_entry)
+				out.push_back(Target{mi, ii.caller, false, ii.entry});
+			else
+				for (uint32_t r : ii.returns)
+					out.push_back(Target{mi, ii.caller, false, r});
 		}
 	}
-	if (sp.kind == SpecKind::inline_entry || sp.kind == SpecKind::inline_return) {
-		size_t n = 0;
-		for (size_t mi : mods) {
-			if (module(mi) == nullptr)
-				continue;
-			any_debug = true;
-			for (const auto &ii : inlines(mi, sp.function, dis)) {
-				n++;
-				if (sp.kind == SpecKind::inline_entry)
-					out.push_back(Target{mi, ii.caller, false, ii.entry});
-				else
-					for (uint32_t r : ii.returns)
-						out.push_back(Target{mi, ii.caller, false, r});
-			}
-		}
-		if (!any_debug)
-			throw Error(Exit::unknown_function, sp.text + ": no debug info to find inlined functions in");
-		if (n == 0) {
-			std::string msg = sp.text + ": no inlined instance of " + sp.function;
-			if (!syms_.find(sp.function).empty())
-				msg += " (it exists out of line only: trace it as " + sp.function + ")";
-			throw Error(Exit::unknown_function, msg);
-		}
-		if (out.empty())
-			throw Error(Exit::unknown_function, sp.text + ": the " + std::to_string(n) +
-			    " inlined instances of " + sp.function + " never return into their callers");
-		return out;
+	if (!any_debug)
+		throw Error(Exit::unknown_function, sp.text + ": no debug info to find inlined functions in");
+	if (n == 0) {
+		std::string msg = sp.text + ": no inlined instance of " + sp.function;
+		if (!syms_.find(sp.function).empty())
+			msg += " (it exists out of line only: trace it as " + sp.function + ")";
+		throw Error(Exit::unknown_function, msg);
 	}
-	if (sp.kind == SpecKind::func_line) {
-		Spec fs = sp;
-		fs.kind = SpecKind::symbol;
-		Target t = resolve_target(fs, syms_);
-		ModuleDebug *d = module(t.module);
-		uint64_t b;
-		if (d == nullptr)
-			throw Error(Exit::unknown_function, sp.text + ": no debug info for " +
-			    syms_.module(t.module).name() + " (see the note above)");
-		if (!d->base(*t.fn, &b))
-			throw Error(Exit::unknown_function, sp.text + ": " + t.fn->name +
-			    " is not in the debug info " + d->path());
-		const LineRange *r0 = d->row(b);
-		if (r0 == nullptr)
-			throw Error(Exit::unknown_function, sp.text + ": no line information for " + t.fn->name);
-		std::set<uint32_t> files{r0->file};
-		line_starts(*d, syms_.module(t.module), t.module, *t.fn, b, files, sp.line, dis, out);
-		if (out.empty()) {
-			std::set<uint32_t> have;
-			for (uint64_t o = 0; o < t.fn->size; o++) {
-				const LineRange *r = d->row(b + o);
-				if (r && r->file == r0->file)
-					have.insert(r->line);
-			}
-			throw Error(Exit::bad_offset, sp.text + ": no code of " + t.fn->name + " starts at line " +
-			    std::to_string(sp.line) + " of " + d->file(r0->file) +
-			    "; nearest lines with code in it: " + nearest(have, sp.line));
+	if (out.empty())
+		throw Error(Exit::unknown_function, sp.text + ": the " + std::to_string(n) +
+		    " inlined instances of " + sp.function + " never return into their callers");
+}
+
+// FUNC:LINE: the line's starts in that function.
+void
+DebugInfo::resolve_func_line(const Spec &sp, Disassembler &dis, std::vector<Target> &out)
+{
+	Spec fs = sp;
+	fs.kind = SpecKind::symbol;
+	Target t = resolve_target(fs, syms_);
+	ModuleDebug *d = module(t.module);
+	uint64_t b;
+	if (d == nullptr)
+		throw Error(Exit::unknown_function, sp.text + ": no debug info for " +
+		    syms_.module(t.module).name() + " (see the note above)");
+	if (!d->base(*t.fn, &b))
+		throw Error(Exit::unknown_function, sp.text + ": " + t.fn->name +
+		    " is not in the debug info " + d->path());
+	const LineRange *r0 = d->row(b);
+	if (r0 == nullptr)
+		throw Error(Exit::unknown_function, sp.text + ": no line information for " + t.fn->name);
+	std::set<uint32_t> files{r0->file};
+	line_starts(*d, syms_.module(t.module), t.module, *t.fn, b, files, sp.line, dis, out);
+	if (out.empty()) {
+		std::set<uint32_t> have;
+		for (uint64_t o = 0; o < t.fn->size; o++) {
+			const LineRange *r = d->row(b + o);
+			if (r && r->file == r0->file)
+				have.insert(r->line);
 		}
-		return out;
+		throw Error(Exit::bad_offset, sp.text + ": no code of " + t.fn->name + " starts at line " +
+		    std::to_string(sp.line) + " of " + d->file(r0->file) +
+		    "; nearest lines with code in it: " + nearest(have, sp.line));
 	}
-	// FILE:LINE
+}
+
+// FILE:LINE: the line's starts in every function of every module with it.
+void
+DebugInfo::resolve_file_line(const Spec &sp, const std::vector<size_t> &mods, Disassembler &dis,
+    std::vector<Target> &out)
+{
+	bool any_debug = false;
 	std::set<std::string> matched;
 	std::set<uint32_t> near;
 	for (size_t mi : mods) {
@@ -1164,6 +1172,21 @@ DebugInfo::resolve(const Spec &sp, Disassembler &dis)
 		throw Error(Exit::bad_offset, sp.text + ": no code starts at line " + std::to_string(sp.line) +
 		    " of " + files + "; nearest lines with code: " + nearest(near, sp.line));
 	}
+}
+
+std::vector<Target>
+DebugInfo::resolve(const Spec &sp, Disassembler &dis)
+{
+	std::vector<Target> out;
+	std::vector<size_t> mods = spec_modules(sp);
+	if (sp.kind == SpecKind::inline_return && resolve_returns(sp, dis, out))
+		return out;
+	if (sp.kind == SpecKind::inline_entry || sp.kind == SpecKind::inline_return)
+		resolve_inline(sp, mods, dis, out);
+	else if (sp.kind == SpecKind::func_line)
+		resolve_func_line(sp, dis, out);
+	else
+		resolve_file_line(sp, mods, dis, out);
 	return out;
 }
 

@@ -103,6 +103,14 @@ public:
 	std::vector<size_t> spec_modules(const Spec &sp);
 
 private:
+	// resolve()'s kinds: FUNC:return out of line (false: not out of line),
+	// inline entries and returns, FUNC:LINE, FILE:LINE.
+	bool resolve_returns(const Spec &sp, Disassembler &dis, std::vector<Target> &out);
+	void resolve_inline(const Spec &sp, const std::vector<size_t> &mods, Disassembler &dis,
+	    std::vector<Target> &out);
+	void resolve_func_line(const Spec &sp, Disassembler &dis, std::vector<Target> &out);
+	void resolve_file_line(const Spec &sp, const std::vector<size_t> &mods, Disassembler &dis,
+	    std::vector<Target> &out);
 	SymbolTable &syms_;
 	DebugOptions opts_;
 	std::map<size_t, std::unique_ptr<ModuleDebug>> mods_;
