@@ -1165,44 +1165,80 @@ kinst_wlog_restore(void)
 		memcpy(buf, (const void *)(uintptr_t)a, n);
 		k_text_poke((void *)(uintptr_t)a, buf, n);
 	}
-	kinst_sync_restores++;
-	kinst_sync_bytes += kinst_wlog_n;
 }
 
-void
-kinst_os_text_sync(void)
+/*
+ * Run fn on every other online CPU (smp_call_function_many, not waiting;
+ * fn decrements *left) and wait until each has run it, storing the write
+ * log again every so often while one has not (1 ms, doubling up to
+ * 100 ms; see above).  text_locked: the caller holds text_mutex and the
+ * log is its batch (a synchronization), or not (a quiescence: each store
+ * takes the mutex, and only a synchronized batch is stored).  *slow counts
+ * the waits that found a CPU slow, *stores the stores (and a
+ * synchronization's bytes stored, kinst_sync_bytes).
+ * After 1 s the kernel log says what waits and for how many CPUs, once: a
+ * hang of the kind is then a line that names it.
+ */
+static void
+kinst_ipi_wait(smp_call_func_t fn, atomic_t *left, bool text_locked,
+    const char *what, uint64_t *slow, uint64_t *stores)
 {
 	ktime_t start, next;
-	uint64_t us;
 	unsigned int step_us;
+	bool warned;
 	int others;
 
-	lockdep_assert_held(k_text_mutex);
 	start = ktime_get();
 	preempt_disable();
 	others = (int)num_online_cpus() - 1;
-	atomic_set(&kinst_sync_left, others);
+	atomic_set(left, others);
 	if (others > 0)
-		smp_call_function_many(cpu_online_mask, kinst_sync_ipi, NULL,
-		    false);
+		smp_call_function_many(cpu_online_mask, fn, NULL, false);
 	sync_core();
 	preempt_enable();
 
 	step_us = 1000;
 	next = ktime_add_us(start, step_us);
-	while (atomic_read(&kinst_sync_left) > 0) {
+	warned = false;
+	while (atomic_read(left) > 0) {
 		cond_resched();
 		cpu_relax();
 		if (ktime_before(ktime_get(), next))
 			continue;
 		if (step_us == 1000)
-			kinst_sync_slow++;
-		if (kinst_wlog_n != 0)
+			(*slow)++;
+		if (!text_locked)
+			mutex_lock(k_text_mutex);
+		if (kinst_wlog_n != 0 && (text_locked || kinst_wlog_synced)) {
 			kinst_wlog_restore();
+			(*stores)++;
+			if (text_locked)
+				kinst_sync_bytes += kinst_wlog_n;
+		}
+		if (!text_locked)
+			mutex_unlock(k_text_mutex);
+		if (!warned && ktime_us_delta(ktime_get(), start) > 1000000) {
+			pr_warn("kinst: %s: %d CPU(s) have not answered for 1 s; "
+			    "storing the last text written again meanwhile\n",
+			    what, atomic_read(left));
+			warned = true;
+		}
 		step_us = min(step_us * 2, 100000U);
 		next = ktime_add_us(ktime_get(), step_us);
 	}
 	smp_mb__after_atomic();
+}
+
+void
+kinst_os_text_sync(void)
+{
+	ktime_t start;
+	uint64_t us;
+
+	lockdep_assert_held(k_text_mutex);
+	start = ktime_get();
+	kinst_ipi_wait(kinst_sync_ipi, &kinst_sync_left, true,
+	    "text synchronization", &kinst_sync_slow, &kinst_sync_restores);
 	if (kinst_wlog_lost && !kinst_wlog_synced)
 		kinst_sync_lost++;
 	kinst_wlog_synced = true;
@@ -1249,59 +1285,18 @@ kinst_quiesce_ipi(void *arg)
 void
 kinst_os_quiesce(void)
 {
-	ktime_t start, next;
-	unsigned int step_us;
-	bool warned;
-	int others;
-
 	/*
 	 * on_each_cpu(wait) in substance, with the wait of
 	 * kinst_os_text_sync(): while a CPU has not answered, the last
-	 * synchronized batch of text writes is stored again every so often
-	 * (1 ms, doubling up to 100 ms).  A CPU that a translating emulator
-	 * still runs from a stale copy of a byte kinst rewrote, with
-	 * interrupts off (the stale int3 that kprobes answers "gone, run it
-	 * again", kinst_os_text_sync() above), would otherwise never take
-	 * the IPI, and this wait, with the control lock held, would never
-	 * end.  Neither has been seen here; it is the one wait on other CPUs
-	 * that did not store again.  After 1 s it says so in the kernel log,
-	 * once, naming how many CPUs are silent: a hang of the kind becomes a
-	 * line that names it.  On hardware the stores change nothing.
+	 * synchronized batch of text writes is stored again.  A CPU that a
+	 * translating emulator still runs from a stale copy of a byte kinst
+	 * rewrote, with interrupts off (the stale int3 that kprobes answers
+	 * "gone, run it again", above), would otherwise never take the IPI,
+	 * and this wait, with the control lock held, would never end.  On
+	 * hardware the stores change nothing.
 	 */
-	start = ktime_get();
-	preempt_disable();
-	others = (int)num_online_cpus() - 1;
-	atomic_set(&kinst_quiesce_left, others);
-	if (others > 0)
-		smp_call_function_many(cpu_online_mask, kinst_quiesce_ipi, NULL,
-		    false);
-	preempt_enable();
-	step_us = 1000;
-	next = ktime_add_us(start, step_us);
-	warned = false;
-	while (atomic_read(&kinst_quiesce_left) > 0) {
-		cond_resched();
-		cpu_relax();
-		if (ktime_before(ktime_get(), next))
-			continue;
-		if (step_us == 1000)
-			kinst_quiesce_slow++;
-		mutex_lock(k_text_mutex);
-		if (kinst_wlog_synced && kinst_wlog_n != 0) {
-			kinst_wlog_restore();
-			kinst_quiesce_restores++;
-		}
-		mutex_unlock(k_text_mutex);
-		if (!warned && ktime_us_delta(ktime_get(), start) > 1000000) {
-			pr_warn("kinst: quiescence: %d CPU(s) have not answered "
-			    "for 1 s; storing the last text written again "
-			    "meanwhile\n", atomic_read(&kinst_quiesce_left));
-			warned = true;
-		}
-		step_us = min(step_us * 2, 100000U);
-		next = ktime_add_us(ktime_get(), step_us);
-	}
-	smp_mb__after_atomic();
+	kinst_ipi_wait(kinst_quiesce_ipi, &kinst_quiesce_left, false,
+	    "quiescence", &kinst_quiesce_slow, &kinst_quiesce_restores);
 	/*
 	 * The verification store: once every CPU has answered, the last
 	 * batch is stored once more.  Seen under QEMU's multi-threaded TCG
