@@ -167,6 +167,224 @@ drop_advice(const Session &dev, const TraceOptions &o, uint32_t ring, uint32_t n
 		    "ring_size (this module has no --buffer-size)\n");
 }
 
+// --perfetto and --output take the records as they are: what they cannot
+// carry is a usage error, before the device is opened.
+static void
+check_trace_outputs(const TraceOptions &o, bool vars, bool captures)
+{
+	if (!o.perfetto.empty()) {
+		const char *no = !o.output.empty() ? "--output" : o.json ? "--json" :
+		    o.args ? "--args" : vars ? "--var/--vars and $variables" :
+		    o.stack ? "--stack" : captures ? "--mem/--str" : nullptr;
+		if (no)
+			throw Error(Exit::usage, std::string("trace --perfetto: ") + no +
+			    " is not supported with it (the events carry the registers)");
+	}
+	if (!o.output.empty()) {
+		const char *no = o.args ? "--args" : vars ? "--var/--vars and $variables" :
+		    o.stack ? "--stack" : o.json ? "--json (give it to kinstctl print)" : nullptr;
+		if (no)
+			throw Error(Exit::usage, std::string("trace --output: ") + no +
+			    " is not supported with a capture file");
+	}
+}
+
+// Conditional return points (FUNC:return, returns.h): a hit is printed
+// only when the jump is taken, through a program each (*prog_id: the first
+// of them when there was no --if program).  Returns the probes armed.
+static uint64_t
+arm_by_return_condition(Session &dev, const TraceOptions &o, TypeEnv &env,
+    std::vector<RawCapture> &raw, const std::vector<Spec> &specs, uint32_t flags,
+    uint32_t *prog_id)
+{
+	uint64_t armed = 0;
+	for (const auto &g : by_return_condition(specs)) {
+		uint32_t id = *prog_id;
+		if (!g.first.empty()) {
+			TraceOptions oc = o;
+			oc.if_expr = with_return_condition(g.first, o.if_expr);
+			std::vector<CaptureDesc> cd;
+			std::vector<Capture> cs;
+			id = dev.load_prog(trace_program(oc, env, cd, cs, raw),
+			    "a conditional return's --if");
+			if (*prog_id == 0)
+				*prog_id = id;
+		}
+		armed += dev.arm_specs(g.second, flags, id, true).armed;
+	}
+	return armed;
+}
+
+// What trace arms and how, decided before the device is opened (a typo,
+// or a combination it cannot do, is a usage error then): the specs, the
+// types (BTF only if --args or an expression needs them), the --if/--mem/
+// --str program with its captures, --latency-from's hidden probe, the
+// variables.  Built in the order the messages it may print come in.
+struct TracePlan {
+	explicit TracePlan(const TraceOptions &o);
+	TracePlan(const TracePlan &) = delete;
+	TracePlan &operator=(const TracePlan &) = delete;
+
+	std::vector<Spec> specs;
+	TypeSource types;
+	TypeEnv env;
+	std::unique_ptr<DwarfReturnTypes> rtypes;	// $retval without BTF/CTF
+	ArgsView av;
+	std::vector<CaptureDesc> capd;
+	std::vector<Capture> caps;
+	Spec since_spec;	// --latency-from SPEC
+	std::vector<RawCapture> raw;
+	std::vector<struct kinst_pinsn> pred;
+	std::string prog_what;
+	std::unique_ptr<TraceVars> tv;
+};
+
+TracePlan::TracePlan(const TraceOptions &o)
+    : specs(probe_specs(o.specs, o.debug_files)), types(o.btf, specs[0].module)
+{
+	make_type_env(env, types, specs);
+	rtypes = std::make_unique<DwarfReturnTypes>(specs, o.debug_files);
+	env.ret_types = rtypes->types();
+	av = args_view(o, types, env);
+	// --latency-from SPEC: a hidden probe there opens an activation; every
+	// traced hit reads the time since (trace_program's value capture).
+	if (!o.latency_from.empty()) {
+		since_spec = one_instruction(o.latency_from, "trace: --latency-from", o.debug_files);
+		raw.push_back(since_capture());
+	}
+	// --if, then --mem/--str: the captures, after it in the same program.
+	pred = trace_program(o, env, capd, caps, raw);
+	prog_what = capd.empty() ? "--if" : o.if_expr.empty() ?
+	    "--mem/--str" : "--if/--mem/--str";
+	// --var/--vars: every instruction planned on its own (trace_vars.h).
+	tv = std::make_unique<TraceVars>(o.var_names, o.vars, o.debug_files, uses_vars(o));
+	if (tv->active()) {
+		if (o.args)
+			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
+		if (!o.latency_from.empty())
+			throw Error(Exit::usage, "trace: --latency-from and $variables or "
+			    "--var/--vars: not together yet");
+		tv->prepare(specs, o.if_expr, caps, &env);
+		prog_what = tv->prints() ? "--var/--vars" : "$variables";
+		for (const auto &sp : specs)
+			if (!sp.ret_if.empty())
+				throw Error(Exit::usage, "trace: $variables at conditional return points (" +
+				    sp.text + ") are not supported");
+	}
+	check_trace_outputs(o, tv->active(), !capd.empty());
+}
+
+// What every sink does with a hit: --pid/--cpu for a module that cannot
+// filter (the kernel does), the counts, the -n limit.
+struct HitGate {
+	const TraceOptions &o;
+	uint64_t printed = 0, filtered = 0;
+
+	// False: filtered out (counted).
+	bool keep(const struct kinst_hit_record &h)
+	{
+		if ((o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu)) {
+			filtered++;
+			return false;
+		}
+		return true;
+	}
+	// A hit written; false at the -n limit.
+	bool more()
+	{
+		printed++;
+		return !(o.count && printed >= o.count);
+	}
+};
+
+// --perfetto: trace events instead of the text (sink.hit replaced).
+static std::unique_ptr<PerfettoWriter>
+perfetto_sink(const TraceOptions &o, HitGate &gate,
+    const std::map<uint32_t, ProbeDesc> &probes, RecordSink &sink)
+{
+	if (o.perfetto.empty())
+		return nullptr;
+	auto pf = std::make_unique<PerfettoWriter>(o.perfetto);
+	PerfettoWriter *w = pf.get();
+	sink.hit = [&gate, &probes, w](const HitRecord &r) {
+		if (!gate.keep(r.hit))
+			return true;
+		auto it = probes.find(r.hit.probe_id);
+		w->hit(r, it != probes.end() ? &it->second : nullptr);
+		return gate.more();
+	};
+	return pf;
+}
+
+// --output: the records as they came, unparsed (sink.raw).
+static std::unique_ptr<CaptureWriter>
+capture_sink(const TraceOptions &o, HitGate &gate, const std::vector<CaptureDesc> &capd,
+    const std::map<uint32_t, ProbeDesc> &probes, RecordSink &sink)
+{
+	if (o.output.empty())
+		return nullptr;
+	CaptureHeader ch;
+	ch.regs_all = o.regs_all;
+	ch.latency_from = !o.latency_from.empty();
+	ch.capd = capd;
+	ch.probes = probes;
+	auto cap = std::make_unique<CaptureWriter>(o.output, ch);
+	CaptureWriter *w = cap.get();
+	sink.raw = [&gate, w](const uint8_t *p, size_t n) {
+		struct kinst_hit_record h;
+		memcpy(&h, p, sizeof(h));
+		if (!gate.keep(h))
+			return true;
+		w->record(p, n);
+		return gate.more();
+	};
+	return cap;
+}
+
+// After the stream: the jump counts and the hidden probes' hits while they
+// are still armed; then, stopped by a signal or --duration, the disarm and
+// what the module had delivered; the summary; the files finished.
+static void
+finish_trace(Session &dev, const TraceOptions &o, TracePlan &plan, bool done,
+    RecordSink &sink, Writer &out, const HitGate &gate, uint32_t prog_id,
+    PerfettoWriter *pf, CaptureWriter *cap, uint32_t ring, uint32_t ncpus)
+{
+	// How many probes are jump-optimized, while they are still armed.
+	JumpCounts jc = dev.jump_probes();
+	// And the hits of hidden entry probes so far (one at a hidden probe
+	// between this and the disarm below counts as not matching).
+	uint64_t hidden = 0;
+	if (plan.tv->active() || !o.latency_from.empty()) {
+		std::vector<struct kinst_probe_info> pis = dev.probe_infos();
+		hidden = plan.tv->active() ? plan.tv->hidden_hits(pis) :
+		    hits_at(pis, { plan.since_spec });
+	}
+
+	// Stopped by a signal or --duration: disarm (no new hits), then print
+	// what the module had already delivered, so that printed + filtered ==
+	// delivered.  At the -n limit the rest is deliberately left unread.
+	if (!done) {
+		dev.disarm_all();
+		dev.drain(sink);
+	}
+	out.flush();
+	nlohmann::json sum = print_summary(dev, prog_id, gate.printed, gate.filtered, jc, hidden,
+	    cap != nullptr || pf != nullptr ? "written" : "printed");
+	if (sum["dropped"].get<uint64_t>() != 0)
+		drop_advice(dev, o, ring, ncpus);
+	if (pf) {
+		pf->finish();
+		fprintf(stderr, "kinstctl: %llu events written to %s (Trace Event Format: "
+		    "ui.perfetto.dev, chrome://tracing)\n", (unsigned long long)pf->events(),
+		    o.perfetto.c_str());
+	}
+	if (cap) {
+		cap->finish(sum);
+		fprintf(stderr, "kinstctl: %llu records written to %s (kinstctl print %s)\n",
+		    (unsigned long long)cap->records(), o.output.c_str(), o.output.c_str());
+	}
+}
+
 } // namespace
 
 int
@@ -174,66 +392,16 @@ run_trace(const TraceOptions &o)
 {
 	if (o.specs.empty())
 		throw Error(Exit::usage, "trace: give at least one probe spec");
-	std::vector<Spec> specs = probe_specs(o.specs, o.debug_files);
-	// --if: compiled before the device is opened (a typo is a usage error).
-	// --mem/--str: the captures, after it in the same program.
-	// Types (BTF) only if --args or an expression needs them.
-	TypeSource types(o.btf, specs[0].module);
-	TypeEnv env;
-	make_type_env(env, types, specs);
-	DwarfReturnTypes rtypes(specs, o.debug_files);	// $retval without BTF/CTF
-	env.ret_types = rtypes.types();
-	ArgsView av = args_view(o, types, env);
-	std::vector<CaptureDesc> capd;
-	std::vector<Capture> caps;
-	// --latency-from SPEC: a hidden probe there opens an activation; every
-	// traced hit reads the time since (trace_program's value capture).
-	Spec since_spec;
-	std::vector<RawCapture> raw;
-	if (!o.latency_from.empty()) {
-		since_spec = one_instruction(o.latency_from, "trace: --latency-from", o.debug_files);
-		raw.push_back(since_capture());
-	}
-	std::vector<struct kinst_pinsn> pred = trace_program(o, env, capd, caps, raw);
-	std::string prog_what = capd.empty() ? "--if" : o.if_expr.empty() ?
-	    "--mem/--str" : "--if/--mem/--str";
-	// --var/--vars: every instruction planned on its own (trace_vars.h).
-	TraceVars tv(o.var_names, o.vars, o.debug_files, uses_vars(o));
-	if (tv.active()) {
-		if (o.args)
-			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
-		if (!o.latency_from.empty())
-			throw Error(Exit::usage, "trace: --latency-from and $variables or "
-			    "--var/--vars: not together yet");
-		tv.prepare(specs, o.if_expr, caps, &env);
-		prog_what = tv.prints() ? "--var/--vars" : "$variables";
-		for (const auto &sp : specs)
-			if (!sp.ret_if.empty())
-				throw Error(Exit::usage, "trace: $variables at conditional return points (" +
-				    sp.text + ") are not supported");
-	}
-
-	if (!o.perfetto.empty()) {
-		const char *no = !o.output.empty() ? "--output" : o.json ? "--json" :
-		    o.args ? "--args" : tv.active() ? "--var/--vars and $variables" :
-		    o.stack ? "--stack" : !capd.empty() ? "--mem/--str" : nullptr;
-		if (no)
-			throw Error(Exit::usage, std::string("trace --perfetto: ") + no +
-			    " is not supported with it (the events carry the registers)");
-	}
-	if (!o.output.empty()) {
-		const char *no = o.args ? "--args" : tv.active() ? "--var/--vars and $variables" :
-		    o.stack ? "--stack" : o.json ? "--json (give it to kinstctl print)" : nullptr;
-		if (no)
-			throw Error(Exit::usage, std::string("trace --output: ") + no +
-			    " is not supported with a capture file");
-	}
+	TracePlan plan(o);
+	std::vector<Spec> &specs = plan.specs;
+	TraceVars &tv = *plan.tv;
+	const std::vector<CaptureDesc> &capd = plan.capd;
 
 	Session dev = Session::open("trace");
 	uint32_t ncpus = 0;
 	uint32_t ring = dev.ring_size(o.buffer_size, "trace", &ncpus);
 	dev.set_backlog((size_t)o.backlog);
-	if (o.args || env.used_args)
+	if (o.args || plan.env.used_args)
 		dev.at_entry(specs, o.args ? "--args" : "argument names");
 	if (o.stack)
 		dev.require(Feature::stack, "trace --stack");
@@ -252,7 +420,8 @@ run_trace(const TraceOptions &o)
 	if (o.pid > INT32_MAX)
 		throw Error(Exit::usage, "trace: --pid " + std::to_string(o.pid) + " is not a process id");
 	dev.filter("trace", o.pid >= 0 ? (int32_t)o.pid : -1, o.cpu);
-	uint32_t prog_id = pred.empty() || tv.active() ? 0 : dev.load_prog(pred, prog_what);
+	uint32_t prog_id = plan.pred.empty() || tv.active() ? 0 :
+	    dev.load_prog(plan.pred, plan.prog_what);
 	// From here on SIGINT and SIGTERM stop the trace cleanly (disarm, drain,
 	// summary), also while arming.  Installed before the first probe is
 	// armed and so before "tracing" is printed: a signal sent on seeing
@@ -270,32 +439,17 @@ run_trace(const TraceOptions &o)
 	uint64_t armed = 0;
 	if (!o.latency_from.empty()) {
 		dev.ts_setup(1024, "trace --latency-from");
-		dev.arm(since_spec, 0, dev.load_prog(latency_start_program(false, {},
+		dev.arm(plan.since_spec, 0, dev.load_prog(latency_start_program(false, {},
 		    latency_from_tag), "--latency-from"));
 		fprintf(stderr, "kinstctl: note: %s: a hidden probe opens the time of "
 		    "--latency-from (its hits are counted apart in the summary)\n",
-		    spec_label(since_spec).c_str());
+		    spec_label(plan.since_spec).c_str());
 	}
-	if (tv.active()) {
-		armed = tv.arm(dev, specs, flags, prog_what, &prog_id);
-	} else {
-		// Conditional return points (FUNC:return, returns.h): a hit is
-		// printed only when the jump is taken, through a program each.
-		for (const auto &g : by_return_condition(specs)) {
-			uint32_t id = prog_id;
-			if (!g.first.empty()) {
-				TraceOptions oc = o;
-				oc.if_expr = with_return_condition(g.first, o.if_expr);
-				std::vector<CaptureDesc> cd;
-				std::vector<Capture> cs;
-				id = dev.load_prog(trace_program(oc, env, cd, cs, raw),
-				    "a conditional return's --if");
-				if (prog_id == 0)
-					prog_id = id;
-			}
-			armed += dev.arm_specs(g.second, flags, id, true).armed;
-		}
-	}
+	if (tv.active())
+		armed = tv.arm(dev, specs, flags, plan.prog_what, &prog_id);
+	else
+		armed = arm_by_return_condition(dev, o, plan.env, plan.raw, specs, flags,
+		    &prog_id);
 	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
@@ -314,103 +468,28 @@ run_trace(const TraceOptions &o)
 	hf.latency_from = !o.latency_from.empty();
 	hf.st = st;
 	hf.capd = capd;
-	hf.av = &av;
+	hf.av = &plan.av;
 	hf.tv = &tv;
 	hf.sym = &sym;
 	HitFormatter fmt(hf, probes);
-	uint64_t printed = 0, filtered = 0;
-	// --pid/--cpu, for a module that cannot filter (the kernel does).
-	auto filtered_out = [&](const struct kinst_hit_record &h) {
-		return (o.pid >= 0 && h.pid != o.pid) || (o.cpu >= 0 && (int)h.cpu != o.cpu);
-	};
+	HitGate gate{o};
 	RecordSink sink;
 	sink.hit = [&](const HitRecord &r) {
-		const struct kinst_hit_record &h = r.hit;
-		if (filtered_out(h)) {
-			filtered++;
+		if (!gate.keep(r.hit))
 			return true;
-		}
 		fmt.format(r, out.buffer());
 		out.commit();
-		printed++;
-		return !(o.count && printed >= o.count);	// the -n limit
+		return gate.more();
 	};
-	// --perfetto: trace events instead of the text.
-	std::unique_ptr<PerfettoWriter> pf;
-	if (!o.perfetto.empty()) {
-		pf = std::make_unique<PerfettoWriter>(o.perfetto);
-		sink.hit = [&](const HitRecord &r) {
-			const struct kinst_hit_record &h = r.hit;
-			if (filtered_out(h)) {
-				filtered++;
-				return true;
-			}
-			auto it = probes.find(h.probe_id);
-			pf->hit(r, it != probes.end() ? &it->second : nullptr);
-			printed++;
-			return !(o.count && printed >= o.count);
-		};
-	}
-	// --output: the records as they came, unparsed.
-	std::unique_ptr<CaptureWriter> cap;
-	if (!o.output.empty()) {
-		CaptureHeader ch;
-		ch.regs_all = o.regs_all;
-		ch.latency_from = !o.latency_from.empty();
-		ch.capd = capd;
-		ch.probes = probes;
-		cap = std::make_unique<CaptureWriter>(o.output, ch);
-		sink.raw = [&](const uint8_t *p, size_t n) {
-			struct kinst_hit_record h;
-			memcpy(&h, p, sizeof(h));
-			if (filtered_out(h)) {
-				filtered++;
-				return true;
-			}
-			cap->record(p, n);
-			printed++;
-			return !(o.count && printed >= o.count);
-		};
-	}
+	std::unique_ptr<PerfettoWriter> pf = perfetto_sink(o, gate, probes, sink);
+	std::unique_ptr<CaptureWriter> cap = capture_sink(o, gate, capd, probes, sink);
 	sink.batch = [&]() {
 		if (flush_each || o.json)
 			out.flush();
 	};
 	bool done = dev.stream(o.duration, sink);
 
-	// How many probes are jump-optimized, while they are still armed.
-	JumpCounts jc = dev.jump_probes();
-	// And the hits of hidden entry probes so far (one at a hidden probe
-	// between this and the disarm below counts as not matching).
-	uint64_t hidden = 0;
-	if (tv.active() || !o.latency_from.empty()) {
-		std::vector<struct kinst_probe_info> pis = dev.probe_infos();
-		hidden = tv.active() ? tv.hidden_hits(pis) : hits_at(pis, { since_spec });
-	}
-
-	// Stopped by a signal or --duration: disarm (no new hits), then print
-	// what the module had already delivered, so that printed + filtered ==
-	// delivered.  At the -n limit the rest is deliberately left unread.
-	if (!done) {
-		dev.disarm_all();
-		dev.drain(sink);
-	}
-	out.flush();
-	nlohmann::json sum = print_summary(dev, prog_id, printed, filtered, jc, hidden,
-	    cap || pf ? "written" : "printed");
-	if (sum["dropped"].get<uint64_t>() != 0)
-		drop_advice(dev, o, ring, ncpus);
-	if (pf) {
-		pf->finish();
-		fprintf(stderr, "kinstctl: %llu events written to %s (Trace Event Format: "
-		    "ui.perfetto.dev, chrome://tracing)\n", (unsigned long long)pf->events(),
-		    o.perfetto.c_str());
-	}
-	if (cap) {
-		cap->finish(sum);
-		fprintf(stderr, "kinstctl: %llu records written to %s (kinstctl print %s)\n",
-		    (unsigned long long)cap->records(), o.output.c_str(), o.output.c_str());
-	}
+	finish_trace(dev, o, plan, done, sink, out, gate, prog_id, pf.get(), cap.get(), ring, ncpus);
 	// Closing the device disarms every probe (Session's destructor).
 	return 0;
 }
