@@ -502,6 +502,187 @@ le(const VarBytes &b, size_t off, size_t n)
 
 constexpr unsigned max_elems = 16;
 
+static void fmt(Dwarf_Die *type, const VarBytes &b, size_t off, int64_t size, int depth,
+    std::string &text, nlohmann::json &j);
+
+// fmt() of a base, enumeration, pointer or reference type: the value (an
+// enumerator's name when one matches), hex when wider than 8 bytes.
+static void
+fmt_scalar(Dwarf_Die &t, int tag, const VarBytes &b, size_t off, int64_t size,
+    std::string &text, nlohmann::json &j)
+{
+	auto unknown = [&]() {
+		text = "<optimized out>";
+		j = nullptr;
+	};
+	if (size <= 0 || size > 8 || !all_known(b, off, (size_t)size)) {
+		if (size > 8 && all_known(b, off, (size_t)size)) {
+			text = "0x";
+			for (int64_t i = size; i-- > 0;) {
+				char h[3];
+				snprintf(h, sizeof(h), "%02x", (unsigned char)b.bytes[off + i]);
+				text += h;
+			}
+			j = text;
+			return;
+		}
+		unknown();
+		return;
+	}
+	uint64_t v = le(b, off, (size_t)size);
+	unsigned enc = (unsigned)udata(&t, DW_AT_encoding, DW_ATE_unsigned);
+	bool sgn = tag == DW_TAG_base_type && (enc == DW_ATE_signed || enc == DW_ATE_signed_char);
+	if (tag == DW_TAG_enumeration_type) {
+		Dwarf_Die in;
+		if (type_of(&t, &in) && strip(&in))
+			sgn = udata(&in, DW_AT_encoding, 0) == DW_ATE_signed;
+	}
+	int64_t sv = (int64_t)v;
+	if (sgn && size < 8) {
+		unsigned sh = 64 - 8 * (unsigned)size;
+		sv = (int64_t)(v << sh) >> sh;
+	}
+	if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type) {
+		text = hex(v);
+		j = text;
+	} else if (tag == DW_TAG_base_type && enc == DW_ATE_boolean) {
+		text = v ? "true" : "false";
+		j = v != 0;
+	} else if (tag == DW_TAG_base_type && enc == DW_ATE_float && (size == 4 || size == 8)) {
+		double d;
+		if (size == 4) {
+			float f;
+			uint32_t u = (uint32_t)v;
+			memcpy(&f, &u, 4);
+			d = f;
+		} else {
+			memcpy(&d, &v, 8);
+		}
+		char buf[40];
+		snprintf(buf, sizeof(buf), "%g", d);
+		text = buf;
+		j = d;
+	} else {
+		text = sgn ? std::to_string(sv) : std::to_string(v);
+		if (sgn)
+			j = sv;
+		else
+			j = v;
+		if (tag == DW_TAG_enumeration_type) {
+			Dwarf_Die e;
+			if (dwarf_child(&t, &e) == 0) {
+				do {
+					if (dwarf_tag(&e) != DW_TAG_enumerator)
+						continue;
+					Dwarf_Attribute at;
+					Dwarf_Sword cv;
+					if (dwarf_attr(&e, DW_AT_const_value, &at) &&
+					    dwarf_formsdata(&at, &cv) == 0 &&
+					    (uint64_t)cv == (sgn ? (uint64_t)sv : v)) {
+						text = attr_name(&e);
+						j = text;
+						break;
+					}
+				} while (dwarf_siblingof(&e, &e) == 0);
+			}
+		}
+	}
+}
+
+// fmt() of a struct or union: every member, bitfields from their bits.
+static void
+fmt_struct(Dwarf_Die &t, const VarBytes &b, size_t off, int depth, std::string &text,
+    nlohmann::json &j)
+{
+	text = "{";
+	j = nlohmann::json::object();
+	Dwarf_Die m;
+	bool first = true;
+	if (dwarf_child(&t, &m) == 0) {
+		do {
+			if (dwarf_tag(&m) != DW_TAG_member)
+				continue;
+			Dwarf_Die mt;
+			if (!type_of(&m, &mt))
+				continue;
+			uint64_t moff = udata(&m, DW_AT_data_member_location, 0);
+			std::string name = attr_name(&m);
+			std::string mtext;
+			nlohmann::json mj;
+			uint64_t bits = udata(&m, DW_AT_bit_size, 0);
+			if (bits) {
+				uint64_t bo = udata(&m, DW_AT_data_bit_offset, moff * 8);
+				size_t first_byte = (size_t)(bo / 8), nbytes = (size_t)((bo % 8 + bits + 7) / 8);
+				if (nbytes <= 8 && all_known(b, off + first_byte, nbytes)) {
+					uint64_t v = le(b, off + first_byte, nbytes) >> (bo % 8);
+					if (bits < 64)
+						v &= (1ull << bits) - 1;
+					mtext = std::to_string(v);
+					mj = v;
+				} else {
+					mtext = "<optimized out>";
+					mj = nullptr;
+				}
+			} else {
+				fmt(&mt, b, off + moff, -1, depth + 1, mtext, mj);
+			}
+			if (name.empty())
+				name = "<anonymous>";
+			text += (first ? "" : ", ") + name + "=" + mtext;
+			j[name] = mj;
+			first = false;
+		} while (dwarf_siblingof(&m, &m) == 0);
+	}
+	text += "}";
+}
+
+// fmt() of an array: a plain char array as text, else its elements (at
+// most max_elems).
+static void
+fmt_array(Dwarf_Die &t, const VarBytes &b, size_t off, int64_t size, int depth,
+    std::string &text, nlohmann::json &j)
+{
+	auto unknown = [&]() {
+		text = "<optimized out>";
+		j = nullptr;
+	};
+	Dwarf_Die et;
+	if (!type_of(&t, &et)) {
+		unknown();
+		return;
+	}
+	Dwarf_Die es = et;
+	strip(&es);
+	Dwarf_Word esz = 0;
+	if (dwarf_aggregate_size(&et, &esz) != 0 || esz == 0 || size <= 0) {
+		unknown();
+		return;
+	}
+	uint64_t n = (uint64_t)size / esz;
+	// Plain char arrays are text; unsigned/signed char arrays bytes.
+	bool is_char = dwarf_tag(&es) == DW_TAG_base_type && esz == 1 &&
+	    attr_name(&es) == "char";
+	if (is_char && all_known(b, off, (size_t)n)) {
+		std::string s = b.bytes.substr(off, (size_t)n);
+		s = s.substr(0, s.find('\0'));
+		text = c_quote(s);
+		j = s;
+		return;
+	}
+	text = "[";
+	j = nlohmann::json::array();
+	for (uint64_t i = 0; i < n && i < max_elems; i++) {
+		std::string et_text;
+		nlohmann::json ej;
+		fmt(&et, b, off + (size_t)(i * esz), (int64_t)esz, depth + 1, et_text, ej);
+		text += (i ? ", " : "") + et_text;
+		j.push_back(ej);
+	}
+	if (n > max_elems)
+		text += ", ...";
+	text += "]";
+}
+
 void
 fmt(Dwarf_Die *type, const VarBytes &b, size_t off, int64_t size, int depth,
     std::string &text, nlohmann::json &j)
@@ -524,163 +705,16 @@ fmt(Dwarf_Die *type, const VarBytes &b, size_t off, int64_t size, int depth,
 	case DW_TAG_base_type:
 	case DW_TAG_enumeration_type:
 	case DW_TAG_pointer_type:
-	case DW_TAG_reference_type: {
-		if (size <= 0 || size > 8 || !all_known(b, off, (size_t)size)) {
-			if (size > 8 && all_known(b, off, (size_t)size)) {
-				text = "0x";
-				for (int64_t i = size; i-- > 0;) {
-					char h[3];
-					snprintf(h, sizeof(h), "%02x", (unsigned char)b.bytes[off + i]);
-					text += h;
-				}
-				j = text;
-				return;
-			}
-			unknown();
-			return;
-		}
-		uint64_t v = le(b, off, (size_t)size);
-		unsigned enc = (unsigned)udata(&t, DW_AT_encoding, DW_ATE_unsigned);
-		bool sgn = tag == DW_TAG_base_type && (enc == DW_ATE_signed || enc == DW_ATE_signed_char);
-		if (tag == DW_TAG_enumeration_type) {
-			Dwarf_Die in;
-			if (type_of(&t, &in) && strip(&in))
-				sgn = udata(&in, DW_AT_encoding, 0) == DW_ATE_signed;
-		}
-		int64_t sv = (int64_t)v;
-		if (sgn && size < 8) {
-			unsigned sh = 64 - 8 * (unsigned)size;
-			sv = (int64_t)(v << sh) >> sh;
-		}
-		if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type) {
-			text = hex(v);
-			j = text;
-		} else if (tag == DW_TAG_base_type && enc == DW_ATE_boolean) {
-			text = v ? "true" : "false";
-			j = v != 0;
-		} else if (tag == DW_TAG_base_type && enc == DW_ATE_float && (size == 4 || size == 8)) {
-			double d;
-			if (size == 4) {
-				float f;
-				uint32_t u = (uint32_t)v;
-				memcpy(&f, &u, 4);
-				d = f;
-			} else {
-				memcpy(&d, &v, 8);
-			}
-			char buf[40];
-			snprintf(buf, sizeof(buf), "%g", d);
-			text = buf;
-			j = d;
-		} else {
-			text = sgn ? std::to_string(sv) : std::to_string(v);
-			if (sgn)
-				j = sv;
-			else
-				j = v;
-			if (tag == DW_TAG_enumeration_type) {
-				Dwarf_Die e;
-				if (dwarf_child(&t, &e) == 0) {
-					do {
-						if (dwarf_tag(&e) != DW_TAG_enumerator)
-							continue;
-						Dwarf_Attribute at;
-						Dwarf_Sword cv;
-						if (dwarf_attr(&e, DW_AT_const_value, &at) &&
-						    dwarf_formsdata(&at, &cv) == 0 &&
-						    (uint64_t)cv == (sgn ? (uint64_t)sv : v)) {
-							text = attr_name(&e);
-							j = text;
-							break;
-						}
-					} while (dwarf_siblingof(&e, &e) == 0);
-				}
-			}
-		}
+	case DW_TAG_reference_type:
+		fmt_scalar(t, tag, b, off, size, text, j);
 		return;
-	}
 	case DW_TAG_structure_type:
-	case DW_TAG_union_type: {
-		text = "{";
-		j = nlohmann::json::object();
-		Dwarf_Die m;
-		bool first = true;
-		if (dwarf_child(&t, &m) == 0) {
-			do {
-				if (dwarf_tag(&m) != DW_TAG_member)
-					continue;
-				Dwarf_Die mt;
-				if (!type_of(&m, &mt))
-					continue;
-				uint64_t moff = udata(&m, DW_AT_data_member_location, 0);
-				std::string name = attr_name(&m);
-				std::string mtext;
-				nlohmann::json mj;
-				uint64_t bits = udata(&m, DW_AT_bit_size, 0);
-				if (bits) {
-					uint64_t bo = udata(&m, DW_AT_data_bit_offset, moff * 8);
-					size_t first_byte = (size_t)(bo / 8), nbytes = (size_t)((bo % 8 + bits + 7) / 8);
-					if (nbytes <= 8 && all_known(b, off + first_byte, nbytes)) {
-						uint64_t v = le(b, off + first_byte, nbytes) >> (bo % 8);
-						if (bits < 64)
-							v &= (1ull << bits) - 1;
-						mtext = std::to_string(v);
-						mj = v;
-					} else {
-						mtext = "<optimized out>";
-						mj = nullptr;
-					}
-				} else {
-					fmt(&mt, b, off + moff, -1, depth + 1, mtext, mj);
-				}
-				if (name.empty())
-					name = "<anonymous>";
-				text += (first ? "" : ", ") + name + "=" + mtext;
-				j[name] = mj;
-				first = false;
-			} while (dwarf_siblingof(&m, &m) == 0);
-		}
-		text += "}";
+	case DW_TAG_union_type:
+		fmt_struct(t, b, off, depth, text, j);
 		return;
-	}
-	case DW_TAG_array_type: {
-		Dwarf_Die et;
-		if (!type_of(&t, &et)) {
-			unknown();
-			return;
-		}
-		Dwarf_Die es = et;
-		strip(&es);
-		Dwarf_Word esz = 0;
-		if (dwarf_aggregate_size(&et, &esz) != 0 || esz == 0 || size <= 0) {
-			unknown();
-			return;
-		}
-		uint64_t n = (uint64_t)size / esz;
-		// Plain char arrays are text; unsigned/signed char arrays bytes.
-		bool is_char = dwarf_tag(&es) == DW_TAG_base_type && esz == 1 &&
-		    attr_name(&es) == "char";
-		if (is_char && all_known(b, off, (size_t)n)) {
-			std::string s = b.bytes.substr(off, (size_t)n);
-			s = s.substr(0, s.find('\0'));
-			text = c_quote(s);
-			j = s;
-			return;
-		}
-		text = "[";
-		j = nlohmann::json::array();
-		for (uint64_t i = 0; i < n && i < max_elems; i++) {
-			std::string et_text;
-			nlohmann::json ej;
-			fmt(&et, b, off + (size_t)(i * esz), (int64_t)esz, depth + 1, et_text, ej);
-			text += (i ? ", " : "") + et_text;
-			j.push_back(ej);
-		}
-		if (n > max_elems)
-			text += ", ...";
-		text += "]";
+	case DW_TAG_array_type:
+		fmt_array(t, b, off, size, depth, text, j);
 		return;
-	}
 	default:
 		if (size > 0 && size <= 8 && all_known(b, off, (size_t)size)) {
 			text = hex(le(b, off, (size_t)size));
