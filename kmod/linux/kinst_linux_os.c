@@ -382,7 +382,7 @@ static uint64_t kinst_sync_count, kinst_sync_slow, kinst_sync_restores,
     kinst_sync_bytes, kinst_sync_lost;
 static uint64_t kinst_sync_max_us;
 /* kinst_os_quiesce(): waits that found a CPU slow (1 ms), and stores. */
-static uint64_t kinst_quiesce_slow, kinst_quiesce_restores, kinst_quiesce_verifies;
+static uint64_t kinst_quiesce_slow, kinst_quiesce_restores;
 
 /*
  * debugfs kinst/textsync: the text synchronizations since load
@@ -398,7 +398,7 @@ kinst_textsync_show(struct seq_file *m, void *v)
 	(void)v;
 	seq_printf(m, "syncs %llu\nslow %llu\nrestores %llu\nbytes_restored %llu\n"
 	    "log_overflows %llu\nmax_us %llu\nquiesce_slow %llu\n"
-	    "quiesce_restores %llu\nverifies %llu\n",
+	    "quiesce_restores %llu\n",
 	    (unsigned long long)READ_ONCE(kinst_sync_count),
 	    (unsigned long long)READ_ONCE(kinst_sync_slow),
 	    (unsigned long long)READ_ONCE(kinst_sync_restores),
@@ -406,8 +406,7 @@ kinst_textsync_show(struct seq_file *m, void *v)
 	    (unsigned long long)READ_ONCE(kinst_sync_lost),
 	    (unsigned long long)READ_ONCE(kinst_sync_max_us),
 	    (unsigned long long)READ_ONCE(kinst_quiesce_slow),
-	    (unsigned long long)READ_ONCE(kinst_quiesce_restores),
-	    (unsigned long long)READ_ONCE(kinst_quiesce_verifies));
+	    (unsigned long long)READ_ONCE(kinst_quiesce_restores));
 	return (0);
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_textsync);
@@ -1298,32 +1297,14 @@ kinst_os_quiesce(void)
 	kinst_ipi_wait(kinst_quiesce_ipi, &kinst_quiesce_left, false,
 	    "quiescence", &kinst_quiesce_slow, &kinst_quiesce_restores);
 	/*
-	 * The verification store: once every CPU has answered, the last
-	 * batch is stored once more.  Seen under QEMU's multi-threaded TCG
-	 * (scenarios jump_probes and the jump stress of issue 45): after a
-	 * disarm's two stores and synchronizations, both vCPUs looped on an
-	 * int3 that memory no longer held, with interrupts on (so they
-	 * answered every IPI and no synchronization ever stored again):
-	 * kprobes' "gone, run it again" sent them back to a translation made
-	 * from the old byte that no store had invalidated.  This store comes
-	 * after a complete round of IPIs that followed the last
-	 * synchronization, so every translation started before it has been
-	 * linked and is invalidated by it.  On hardware it stores the bytes
-	 * the text already holds: nothing changes, no synchronization is
-	 * needed.
-	 *
-	 * Then the batch is done with: a later quiescence stores nothing of
-	 * it.  That is what makes the stores here safe: every batch is
+	 * The batch is done with: a later quiescence stores nothing of it.
+	 * That is what makes the stores while waiting safe: every batch is
 	 * written while kinst holds a reference on each module it touches,
 	 * and a disarm drops those references only after its quiescence, so
 	 * a module whose text the log names cannot have been unloaded while
 	 * the log is kept.
 	 */
 	mutex_lock(k_text_mutex);
-	if (kinst_wlog_synced && kinst_wlog_n != 0) {
-		kinst_wlog_restore();
-		kinst_quiesce_verifies++;
-	}
 	kinst_wlog_n = 0;
 	kinst_wlog_lost = false;
 	mutex_unlock(k_text_mutex);

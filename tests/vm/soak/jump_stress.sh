@@ -2,17 +2,17 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Jump-probe stress (issue 45, the jump_probes hang): ROUNDS times, count
 # every instruction of three busy functions with both CPUs busy reading,
-# and kill the counter with SIGKILL at one of four moments (as soon as the
-# optimizer runs, 0.5 s in, as soon as a jump is installed, 1 s after);
-# after each round no jump is left and the text is what it was.  Run two
-# guests at once on a 2-core host (README, Soaks): under QEMU's TCG a
-# stale translation of a restored int3 livelocked both vCPUs in about one
-# guest in six before the verification store (kinst_linux_os.c).
-# Argument: ROUNDS (default 24).  A hang is caught by the guest's soft-
+# and kill the counter with SIGKILL 0.3 s after its jumps are installed
+# (the disarm then takes every jump out and every int3 after it); after
+# each round no jump is left and the text is what it was.  Run two guests
+# at once on a 2-core host (README, Soaks): under QEMU's TCG both vCPUs
+# of about one guest in five loop for ever on an int3 memory no longer
+# holds (docs/engine.md, issue 45: not cured yet; not in tests/run).
+# Argument: ROUNDS (default 40).  A hang is caught by the guest's soft-
 # lockup panic (every CPU's backtrace on the console) or the time limit.
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
-R=${1:-24}
+R=${1:-40}
 J=/sys/kernel/debug/kinst/jump
 jv() { sed -n "s/^$1 //p" "$J"; }
 funcs="vfs_read ksys_read __x64_sys_getpid"
@@ -28,12 +28,12 @@ while [ $r -lt "$R" ]; do
 	kinstctl count $funcs >/dev/null 2>/tmp/c.err &
 	c=$!
 	n=0
-	case $((r % 4)) in
-	0) until [ "$(jv optimizing)" = 1 ] || [ $n -ge 3000 ]; do n=$((n + 1)); sleep 0.01; done ;;
-	1) sleep 0.5 ;;
-	2) until [ "$(jv installed)" -gt 0 ] || [ $n -ge 600 ]; do n=$((n + 1)); sleep 0.1; done ;;
-	3) until [ "$(jv installed)" -gt 0 ] || [ $n -ge 600 ]; do n=$((n + 1)); sleep 0.1; done; sleep 1 ;;
-	esac
+	until [ "$(jv installed)" -gt 0 ]; do
+		n=$((n + 1))
+		[ $n -lt 600 ] || kt_fail "round $r: no jump installed in 60 s: $(cat /tmp/c.err)"
+		sleep 0.1
+	done
+	sleep 0.3
 	kt_log "round $r: $(jv installed) jumps installed, optimizer running: $(jv optimizing)"
 	kill -9 $c
 	wait $c 2>/dev/null
