@@ -482,8 +482,9 @@ kinst_linux_debugfs_os(struct dentry *dir)
 /*
  * The control lock, and why it holds off CPU hotplug.
  *
- * Quiescence (kinst_os_quiesce) and text synchronization (text_poke_sync)
- * are on_each_cpu(), which reaches the CPUs in cpu_online_mask.  A CPU
+ * Quiescence (kinst_os_quiesce) and text synchronization
+ * (kinst_os_text_sync) are IPIs to every CPU, waited for (kinst_ipi_wait),
+ * which reach the CPUs in cpu_online_mask.  A CPU
  * going offline (Linux 6.1, x86) clears its online bit in take_cpu_down()
  * -> __cpu_disable() and then still runs kernel code on its own: the CPUHP
  * "dying" callbacks, the idle loop's cpuhp_report_idle_dead() ->
@@ -1258,7 +1259,8 @@ kinst_quiesce_ipi(void *arg)
 }
 
 /*
- * Quiescence: on_each_cpu(wait), not synchronize_rcu().
+ * Quiescence: an IPI to every CPU, waited for (on_each_cpu(wait) in
+ * substance, kinst_ipi_wait above), not synchronize_rcu().
  *
  * The engine's lookup and everything that uses the probe afterwards runs in
  * the #BP handler with interrupts disabled, and the trampoline runs with
@@ -1268,7 +1270,7 @@ kinst_quiesce_ipi(void *arg)
  * (taken only with IF set), or from the idle loop's queue flush when it was
  * polling (outside any trampoline by construction).  An NMI may interrupt a
  * trampoline, but an NMI handler never runs cross-call functions, and a
- * nested hit inside it is itself IF-off code.  So when on_each_cpu() returns,
+ * nested hit inside it is itself IF-off code.  So when the wait returns,
  * every online CPU has passed a point outside all handlers and trampolines
  * after the probes were removed from the table, and none can enter them
  * again (no int3 left, no table entry left).  No CPU is between leaving
