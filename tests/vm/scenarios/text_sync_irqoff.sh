@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: a disarm while another CPU has interrupts off (kinst_irqtest.ko spins 2 s on CPU 1): the text synchronization does not wait blindly for the IPI but stores the written bytes again while it waits (debugfs kinst/textsync: a slow sync, restores, bytes restored), then finishes once the CPU answers; kinstctl exits 0 with a balanced summary and the function's text is restored; a quiescence alone (a second session leaving a shared site: no text written) while CPU 1 spins again waits for it the same way, storing the last text batch again (debugfs quiesce_slow, quiesce_restores) and saying so in the kernel log after 1 s; clean kernel log
+# scenario: a disarm while another CPU has interrupts off (kinst_irqtest.ko spins 2 s on CPU 1): the text synchronization does not wait blindly for the IPI but stores the written bytes again while it waits (debugfs kinst/textsync: a slow sync, restores, bytes restored), then finishes once the CPU answers; kinstctl exits 0 with a balanced summary and the function's text is restored; a quiescence alone (a second session leaving a shared site: no text written) while CPU 1 spins again waits for it the same way, storing the last text batch again (debugfs quiesce_slow, quiesce_restores) and saying so in the kernel log once it has waited 1 s; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_irqtest.ko"
@@ -91,8 +91,18 @@ kt_expect_eq "text synchronizations while B left a site A keeps" 0 $(( $(ts sync
 [ $(( $(ts quiesce_slow) - qslow0 )) -ge 1 ] || kt_fail "no quiescence found CPU 1 slow to answer"
 [ $(( $(ts quiesce_restores) - qrest0 )) -ge 1 ] ||
     kt_fail "the quiescence waited for CPU 1 without storing the last text batch again"
-dmesg | grep -q "kinst: quiescence: 1 CPU(s) have not answered for 1 s" ||
-    kt_fail "the kernel log does not say the quiescence waited: $(dmesg | grep kinst: | tail -n 3)"
+# The log line comes once the wait passes 1 s: at the 17th store (1, 2,
+# 4 ... 64 ms, then every 100 ms: 16 stores take 1027 ms at the least).
+# How far into the spin the disarm came is up to the scheduler, so the
+# line is required when the stores say the wait was that long.
+qr=$(( $(ts quiesce_restores) - qrest0 ))
+if dmesg | grep -q "kinst: quiescence: 1 CPU(s) have not answered for 1 s"; then
+	kt_log "the kernel log says the quiescence waited ($qr stores)"
+elif [ "$qr" -ge 17 ]; then
+	kt_fail "the quiescence stored $qr times (over 1 s) and the kernel log does not say it waited: $(dmesg | grep kinst: | tail -n 3)"
+else
+	kt_log "the quiescence waited under 1 s ($qr stores): no log line expected"
+fi
 kill -INT $A
 kt_wait_pid $A 90 "kinstctl count A" || kt_fail "kinstctl count A failed: $(cat /tmp/a.err)"
 kt_text_of $fn >/tmp/after || kt_fail "text of $fn after A"
