@@ -91,8 +91,9 @@ kt_expect_eq "text synchronizations while B left a site A keeps" 0 $(( $(ts sync
 [ $(( $(ts quiesce_slow) - qslow0 )) -ge 1 ] || kt_fail "no quiescence found CPU 1 slow to answer"
 [ $(( $(ts quiesce_restores) - qrest0 )) -ge 1 ] ||
     kt_fail "the quiescence waited for CPU 1 without storing the last text batch again"
-# The log line comes once the wait passes 1 s: at the 17th store (1, 2,
-# 4 ... 64 ms, then every 100 ms: 16 stores take 1027 ms at the least).
+# The log line comes once the wait passes 1 s, with the 16th store at the
+# latest (1, 2, 4 ... 64 ms apart, then 100 ms: 16 stores take 1027 ms at
+# the least); 17 stores leave no doubt.
 # How far into the spin the disarm came is up to the scheduler, so the
 # line is required when the stores say the wait was that long.
 qr=$(( $(ts quiesce_restores) - qrest0 ))
