@@ -870,19 +870,13 @@ ATF_TC_BODY(module_holders, tc)
 	strcpy(s1.cs.comm, "tracer1");
 	s2.cs.pid = 202;
 	strcpy(s2.cs.comm, "tracer2");
-	memset(&a, 0, sizeof(a));
-	strcpy(a.module, "fakemod");
-	strcpy(a.function, "f_small");
-	a.flags = KINST_ARM_ALL;
-	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm_in(&s1, "fakemod", "f_small", 0, KINST_ARM_ALL, &a),
+	    KINST_E_OK);
 	id_small = a.probe_id;
 	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;");
 	/* A second function of the same module: no second line. */
-	memset(&a, 0, sizeof(a));
-	strcpy(a.module, "fakemod");
-	strcpy(a.function, "f_imm");
-	a.flags = KINST_ARM_ALL;
-	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm_in(&s1, "fakemod", "f_imm", 0, KINST_ARM_ALL, &a),
+	    KINST_E_OK);
 	ATF_CHECK_STREQ(hold_log, "+fakemod 101 tracer1 f_small;");
 	/* The kernel: never logged, never listed. */
 	ATF_REQUIRE_EQ(arm(&s2, "f_fixup", 0, KINST_ARM_ALL, &a), KINST_E_OK);
@@ -945,18 +939,12 @@ ATF_TC_BODY(module_holders_two_modules, tc)
 	strcpy(s2.cs.comm, "tracer2");
 
 	/* s1: f_small in fakemod, f_imm in fakemod2, f_fixup in the kernel. */
-	memset(&a, 0, sizeof(a));
-	strcpy(a.module, "fakemod");
-	strcpy(a.function, "f_small");
-	a.flags = KINST_ARM_ALL;
-	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm_in(&s1, "fakemod", "f_small", 0, KINST_ARM_ALL, &a),
+	    KINST_E_OK);
 	n1 = s1.cs.nprobes;
 	before = s1.cs.nprobes;
-	memset(&a, 0, sizeof(a));
-	strcpy(a.module, "fakemod2");
-	strcpy(a.function, "f_imm");
-	a.flags = KINST_ARM_ALL;
-	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s1.cs, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm_in(&s1, "fakemod2", "f_imm", 0, KINST_ARM_ALL, &a),
+	    KINST_E_OK);
 	n2 = s1.cs.nprobes - before;
 	before = s1.cs.nprobes;
 	ATF_REQUIRE_EQ(arm(&s1, "f_fixup", 0, KINST_ARM_ALL, &a), KINST_E_OK);
@@ -966,11 +954,8 @@ ATF_TC_BODY(module_holders_two_modules, tc)
 	    "+fakemod2 101 tracer1 f_imm;");
 
 	/* s2: f_small in fakemod2 (fakemod's f_small's addresses). */
-	memset(&a, 0, sizeof(a));
-	strcpy(a.module, "fakemod2");
-	strcpy(a.function, "f_small");
-	a.flags = KINST_ARM_ALL;
-	ATF_REQUIRE_EQ(kinst_ctl_arm(&ctl, &s2.cs, &a), KINST_E_OK);
+	ATF_REQUIRE_EQ(arm_in(&s2, "fakemod2", "f_small", 0, KINST_ARM_ALL, &a),
+	    KINST_E_OK);
 	m1 = s2.cs.nprobes;
 	ATF_REQUIRE_EQ(m1, n1);
 

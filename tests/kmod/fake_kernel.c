@@ -505,7 +505,15 @@ int
 arm(struct sess *s, const char *fn, uint32_t off, uint32_t flags,
     struct kinst_arm *a)
 {
+	return (arm_in(s, "", fn, off, flags, a));
+}
+
+int
+arm_in(struct sess *s, const char *module, const char *fn, uint32_t off,
+    uint32_t flags, struct kinst_arm *a)
+{
 	memset(a, 0, sizeof(*a));
+	snprintf(a->module, sizeof(a->module), "%s", module);
 	snprintf(a->function, sizeof(a->function), "%s", fn);
 	a->offset = off;
 	a->flags = flags;

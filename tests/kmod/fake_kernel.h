@@ -70,6 +70,9 @@ struct sess {
 void	sess_init(struct sess *s);
 int	arm(struct sess *s, const char *fn, uint32_t off, uint32_t flags,
 	    struct kinst_arm *a);
+/* arm() of a function in a module ("" or "kernel": the kernel). */
+int	arm_in(struct sess *s, const char *module, const char *fn, uint32_t off,
+	    uint32_t flags, struct kinst_arm *a);
 void	check_text_clean(void);
 void	check_no_leaks(void);
 
