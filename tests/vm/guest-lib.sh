@@ -352,6 +352,27 @@ kt_trace_summary() {
 	fi
 }
 
+# kt_jumps_out WHAT SECS FUNC...: wait until no jump is installed and the
+# jump optimizer is idle (debugfs kinst/jump), at most SECS seconds, then
+# check that the text of each FUNC (kt_text_of) equals /tmp/before.FUNC.
+kt_jumps_out() {
+	_what=$1 _secs=$2
+	shift 2
+	_n=0
+	until [ "$(sed -n 's/^installed //p' /sys/kernel/debug/kinst/jump)" = 0 ] &&
+	    [ "$(sed -n 's/^optimizing //p' /sys/kernel/debug/kinst/jump)" = 0 ]; do
+		_n=$((_n + 1))
+		[ $_n -lt $((_secs * 10)) ] ||
+		    kt_fail "$_what: $(sed -n 's/^installed //p' /sys/kernel/debug/kinst/jump) jumps still installed $_secs s after the kill"
+		sleep 0.1
+	done
+	for _f in "$@"; do
+		kt_text_of "$_f" >/tmp/after.$_f
+		cmp -s /tmp/before.$_f /tmp/after.$_f ||
+		    kt_fail "$_what: the text of $_f differs after the kill: $(diff /tmp/before.$_f /tmp/after.$_f | head -n 6)"
+	done
+}
+
 # kt_text_of FUNC: FUNC's bytes read from memory itself (debugfs kinst/read,
 # 16 bytes at a time, one "ok ..." line each), not through kinst's unpatched
 # view; its address and size from `kinstctl list-offsets --json FUNC`,

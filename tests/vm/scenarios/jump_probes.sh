@@ -138,17 +138,7 @@ for d in opt 0 0.3 1 2.5; do
 	if [ "$busy" = 1 ]; then during=$((during + 1)); fi
 	if [ "$inst" -gt 0 ]; then after=$((after + 1)); fi
 	kt_log "round $r: SIGKILL ($d), $inst jumps installed, optimizer running: $busy"
-	n=0
-	until [ "$(jv installed)" = 0 ] && [ "$(jv optimizing)" = 0 ]; do
-		n=$((n + 1))
-		[ $n -lt 300 ] || kt_fail "round $r: $(jv installed) jumps still installed 30 s after the kill"
-		sleep 0.1
-	done
-	for f in $funcs; do
-		kt_text_of "$f" >/tmp/after.$f
-		cmp -s /tmp/before.$f /tmp/after.$f ||
-		    kt_fail "round $r: the text of $f differs after the kill: $(diff /tmp/before.$f /tmp/after.$f | head -n 6)"
-	done
+	kt_jumps_out "round $r" 30 $funcs
 	r=$((r + 1))
 done
 kt_log "$during rounds killed while the optimizer ran, $after with jumps installed; text identical after each"

@@ -37,16 +37,7 @@ while [ $r -lt "$R" ]; do
 	kt_log "round $r: $(jv installed) jumps installed, optimizer running: $(jv optimizing)"
 	kill -9 $c
 	wait $c 2>/dev/null
-	n=0
-	until [ "$(jv installed)" = 0 ] && [ "$(jv optimizing)" = 0 ]; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || kt_fail "round $r: $(jv installed) jumps left 60 s after the kill"
-		sleep 0.1
-	done
-	for f in $funcs; do
-		kt_text_of "$f" >/tmp/after.$f
-		cmp -s /tmp/before.$f /tmp/after.$f || kt_fail "round $r: the text of $f differs"
-	done
+	kt_jumps_out "round $r" 60 $funcs
 	r=$((r + 1))
 done
 kill $w1 $w2
