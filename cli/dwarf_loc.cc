@@ -335,6 +335,17 @@ private:
 	}
 	void finish_piece(uint32_t bits, uint32_t bit_offset, const LocOp *o);
 	void step(const LocOp &o);
+	// step's families of operations: each runs o and returns true if o is
+	// one of its own, else returns false having done nothing.
+	bool constant(const LocOp &o);
+	bool stack_op(const LocOp &o);
+	bool arithmetic(const LocOp &o);
+	bool register_or_memory(const LocOp &o);
+	bool piece_or_value(const LocOp &o);
+	void refuse(uint8_t a);
+	void frame_base_plus(uint64_t off);
+	void push_cfa();
+	void push_entry_value(const LocOp &o);
 };
 
 void
@@ -381,6 +392,8 @@ Machine::finish_piece(uint32_t bits, uint32_t bit_offset, const LocOp *o)
 	bytes_.clear();
 }
 
+// One operation.  The families below each run theirs and say whether o
+// was one; what none of them knows is refused.
 void
 Machine::step(const LocOp &o)
 {
@@ -390,72 +403,76 @@ Machine::step(const LocOp &o)
 		    "DW_OP_implicit_value that does not end its piece (malformed expression)");
 		return;
 	}
+	if (constant(o) || stack_op(o) || arithmetic(o) || register_or_memory(o) ||
+	    piece_or_value(o))
+		return;
+	refuse(a);
+}
+
+// DW_OP_lit*, DW_OP_addr and DW_OP_const*: push a constant.
+bool
+Machine::constant(const LocOp &o)
+{
+	uint8_t a = o.atom;
 	if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
 		konst(a - DW_OP_lit0);
-		return;
+		return true;
 	}
-	if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
-		state_ = in_reg;
-		reg_ = a - DW_OP_reg0;
-		return;
-	}
-	if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
-		reg_plus(a - DW_OP_breg0, o.n1, o);
-		return;
-	}
-	Weighted x, y, z;
-	uint64_t c;
 	switch (a) {
-	case DW_OP_regx:
-		state_ = in_reg;
-		reg_ = o.n1;
-		return;
-	case DW_OP_bregx:
-		reg_plus(o.n1, o.n2, o);
-		return;
 	case DW_OP_addr: {
 		uint64_t v = o.n1;
 		std::string why;
 		if (env_.addr && !env_.addr(o.n1, &v, &why)) {
 			fail("DW_OP_addr " + hex0x(o.n1) + ": " + why);
-			return;
+			return true;
 		}
 		konst(v);
-		return;
+		return true;
 	}
 	case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
 	case DW_OP_const8u: case DW_OP_constu: case DW_OP_const1s:
 	case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
 	case DW_OP_consts:
 		konst(o.n1);	// libdw sign-extends the signed forms
-		return;
+		return true;
+	default:
+		return false;
+	}
+}
+
+// DW_OP_dup, drop, over, pick, swap, rot and nop: rearrange the stack.
+bool
+Machine::stack_op(const LocOp &o)
+{
+	Weighted x, z;
+	switch (o.atom) {
 	case DW_OP_dup:
 		if (need(1, o))
 			push(st_.back().n, st_.back().w);
-		return;
+		return true;
 	case DW_OP_drop:
 		if (need(1, o))
 			st_.pop_back();
-		return;
+		return true;
 	case DW_OP_over:
 		if (need(2, o)) {
 			x = st_[st_.size() - 2];
 			push(x.n, x.w);
 		}
-		return;
+		return true;
 	case DW_OP_pick:
 		if (o.n1 >= st_.size()) {
 			fail("DW_OP_pick " + std::to_string(o.n1) + ": the DWARF stack has " +
 			    std::to_string(st_.size()) + " entries (malformed expression)");
-			return;
+			return true;
 		}
 		x = st_[st_.size() - 1 - o.n1];
 		push(x.n, x.w);
-		return;
+		return true;
 	case DW_OP_swap:
 		if (need(2, o))
 			std::swap(st_[st_.size() - 1], st_[st_.size() - 2]);
-		return;
+		return true;
 	case DW_OP_rot:
 		if (need(3, o)) {
 			// (..., a, b, c) -> (..., c, a, b)
@@ -465,31 +482,28 @@ Machine::step(const LocOp &o)
 			st_[n - 2] = st_[n - 3];
 			st_[n - 3] = z;
 		}
-		return;
-	case DW_OP_deref:
-	case DW_OP_deref_size: {
-		unsigned size = a == DW_OP_deref ? 8 : (unsigned)o.n1;
-		if (size != 1 && size != 2 && size != 4 && size != 8) {
-			fail("DW_OP_deref_size " + std::to_string(o.n1) +
-			    ": a probe reads 1, 2, 4 or 8 bytes");
-			return;
-		}
-		if (!need(1, o))
-			return;
-		x = pop();
-		auto n = std::make_shared<LocNode>();
-		n->kind = LocNode::load;
-		n->size = size;
-		n->a = x.n;
-		push(n, x.w + 1);
-		return;
+		return true;
+	case DW_OP_nop:
+		return true;
+	default:
+		return false;
 	}
+}
+
+// DW_OP_plus_uconst, the binary operations, neg, not and shra: a tree
+// over the top entries.
+bool
+Machine::arithmetic(const LocOp &o)
+{
+	uint8_t a = o.atom;
+	uint64_t c;
+	switch (a) {
 	case DW_OP_plus_uconst:
 		if (need(1, o)) {
-			x = pop();
+			Weighted x = pop();
 			plus_const(x.n, x.w, o.n1);
 		}
-		return;
+		return true;
 	case DW_OP_and: case DW_OP_or: case DW_OP_xor: case DW_OP_plus:
 	case DW_OP_minus: case DW_OP_mul: case DW_OP_shl: case DW_OP_shr:
 	case DW_OP_eq: case DW_OP_ne: case DW_OP_lt: case DW_OP_le:
@@ -505,31 +519,31 @@ Machine::step(const LocOp &o)
 			{DW_OP_gt, KINST_OP_GTS}, {DW_OP_ge, KINST_OP_GES},
 		};
 		if (!need(2, o))
-			return;
+			return true;
 		for (const auto &m : map)
 			if (m.dw == a) {
 				binary(m.op);
-				return;
+				return true;
 			}
-		return;
+		return true;
 	}
 	case DW_OP_neg:
 		if (need(1, o))
 			unary(KINST_OP_NEG);
-		return;
+		return true;
 	case DW_OP_not:
 		if (need(1, o))
 			unary(KINST_OP_BNOT);
-		return;
+		return true;
 	case DW_OP_shra:
 		// a >> n, arithmetic: ((a >> n) ^ m) - m with m = 1 << (63 - n),
 		// for a constant n (what compilers emit).
 		if (!need(2, o))
-			return;
+			return true;
 		if (!is_const(st_.back(), &c)) {
 			fail("DW_OP_shra by a computed count: a probe program has no "
 			    "arithmetic shift");
-			return;
+			return true;
 		}
 		st_.pop_back();
 		c &= 63;
@@ -539,113 +553,200 @@ Machine::step(const LocOp &o)
 		binary(KINST_OP_XOR);
 		konst(1ull << (63 - c));
 		binary(KINST_OP_SUB);
-		return;
-	case DW_OP_nop:
-		return;
-	case DW_OP_fbreg: {
-		if (env_.frame_base == nullptr || depth_ > 0) {
-			fail("DW_OP_fbreg: " + (depth_ > 0 ? std::string("inside a frame base") :
-			    env_.frame_base_why));
-			return;
+		return true;
+	default:
+		return false;
+	}
+}
+
+// DW_OP_reg*, DW_OP_breg*, DW_OP_deref*, DW_OP_fbreg and
+// DW_OP_call_frame_cfa: a register, or an address and what it holds.
+bool
+Machine::register_or_memory(const LocOp &o)
+{
+	uint8_t a = o.atom;
+	if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+		state_ = in_reg;
+		reg_ = a - DW_OP_reg0;
+		return true;
+	}
+	if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+		reg_plus(a - DW_OP_breg0, o.n1, o);
+		return true;
+	}
+	switch (a) {
+	case DW_OP_regx:
+		state_ = in_reg;
+		reg_ = o.n1;
+		return true;
+	case DW_OP_bregx:
+		reg_plus(o.n1, o.n2, o);
+		return true;
+	case DW_OP_deref:
+	case DW_OP_deref_size: {
+		unsigned size = a == DW_OP_deref ? 8 : (unsigned)o.n1;
+		if (size != 1 && size != 2 && size != 4 && size != 8) {
+			fail("DW_OP_deref_size " + std::to_string(o.n1) +
+			    ": a probe reads 1, 2, 4 or 8 bytes");
+			return true;
 		}
-		Machine m(env_, depth_ + 1);
-		Location fb = m.run(*env_.frame_base);
-		if (!fb.why.empty()) {
-			fail("DW_OP_fbreg: the frame base (" + loc_text(*env_.frame_base) +
-			    "): " + fb.why);
-			return;
-		}
-		if (fb.pieces.size() != 1) {
-			fail("DW_OP_fbreg: a frame base in pieces");
-			return;
-		}
-		const LocPiece &p = fb.pieces[0];
-		LocNodeP base;
-		if (p.kind == LocPiece::reg) {
-			auto r = std::make_shared<LocNode>();
-			r->kind = LocNode::reg;
-			r->gpr = dwarf_gpr(p.dwreg);
-			base = r;
-		} else if (p.kind == LocPiece::memory) {
-			base = p.expr;
-		} else {
-			fail("DW_OP_fbreg: the frame base is not a register or an address");
-			return;
-		}
-		loc_.cfa = true;
-		plus_const(base, m.weight_of_last_, o.n1);
+		if (!need(1, o))
+			return true;
+		Weighted x = pop();
+		auto n = std::make_shared<LocNode>();
+		n->kind = LocNode::load;
+		n->size = size;
+		n->a = x.n;
+		push(n, x.w + 1);
+		return true;
+	}
+	case DW_OP_fbreg:
+		frame_base_plus(o.n1);
+		return true;
+	case DW_OP_call_frame_cfa:
+		push_cfa();
+		return true;
+	default:
+		return false;
+	}
+}
+
+// DW_OP_fbreg: the frame base (run in a machine of its own) plus off.
+void
+Machine::frame_base_plus(uint64_t off)
+{
+	if (env_.frame_base == nullptr || depth_ > 0) {
+		fail("DW_OP_fbreg: " + (depth_ > 0 ? std::string("inside a frame base") :
+		    env_.frame_base_why));
 		return;
 	}
-	case DW_OP_call_frame_cfa: {
-		if (env_.cfa == nullptr) {
-			fail("DW_OP_call_frame_cfa: " + env_.cfa_why);
-			return;
-		}
-		if (depth_ > 1) {
-			fail("DW_OP_call_frame_cfa inside the CFA rule (malformed)");
-			return;
-		}
-		Machine m(env_, 2);
-		Weighted v;
-		std::string why;
-		if (!m.value_of(*env_.cfa, &v, &why)) {
-			fail("DW_OP_call_frame_cfa: the CFA rule (" + loc_text(*env_.cfa) +
-			    "): " + why);
-			return;
-		}
-		loc_.cfa = true;
-		push(v.n, v.w);
+	Machine m(env_, depth_ + 1);
+	Location fb = m.run(*env_.frame_base);
+	if (!fb.why.empty()) {
+		fail("DW_OP_fbreg: the frame base (" + loc_text(*env_.frame_base) +
+		    "): " + fb.why);
 		return;
 	}
+	if (fb.pieces.size() != 1) {
+		fail("DW_OP_fbreg: a frame base in pieces");
+		return;
+	}
+	const LocPiece &p = fb.pieces[0];
+	LocNodeP base;
+	if (p.kind == LocPiece::reg) {
+		auto r = std::make_shared<LocNode>();
+		r->kind = LocNode::reg;
+		r->gpr = dwarf_gpr(p.dwreg);
+		base = r;
+	} else if (p.kind == LocPiece::memory) {
+		base = p.expr;
+	} else {
+		fail("DW_OP_fbreg: the frame base is not a register or an address");
+		return;
+	}
+	loc_.cfa = true;
+	plus_const(base, m.weight_of_last_, off);
+}
+
+// DW_OP_call_frame_cfa: the CFA rule's value (run in a machine of its own).
+void
+Machine::push_cfa()
+{
+	if (env_.cfa == nullptr) {
+		fail("DW_OP_call_frame_cfa: " + env_.cfa_why);
+		return;
+	}
+	if (depth_ > 1) {
+		fail("DW_OP_call_frame_cfa inside the CFA rule (malformed)");
+		return;
+	}
+	Machine m(env_, 2);
+	Weighted v;
+	std::string why;
+	if (!m.value_of(*env_.cfa, &v, &why)) {
+		fail("DW_OP_call_frame_cfa: the CFA rule (" + loc_text(*env_.cfa) +
+		    "): " + why);
+		return;
+	}
+	loc_.cfa = true;
+	push(v.n, v.w);
+}
+
+// What a piece is when not an address (DW_OP_stack_value,
+// DW_OP_implicit_value), where it ends (DW_OP_piece, DW_OP_bit_piece), and
+// the entry values.
+bool
+Machine::piece_or_value(const LocOp &o)
+{
+	switch (o.atom) {
 	case DW_OP_stack_value:
 		if (!need(1, o))
-			return;
+			return true;
 		state_ = stack_val;
-		return;
+		return true;
 	case DW_OP_implicit_value:
 		state_ = implicit;
 		bytes_ = o.block;
-		return;
+		return true;
 	case DW_OP_piece:
 		if (o.n1 == 0 || o.n1 > 65536) {
 			fail("DW_OP_piece " + std::to_string(o.n1) + ": a piece of 1 to 65536 bytes");
-			return;
+			return true;
 		}
 		finish_piece((uint32_t)o.n1 * 8, 0, &o);
-		return;
+		return true;
 	case DW_OP_bit_piece:
 		if (o.n1 == 0 || o.n1 > 65536 * 8 || o.n2 > 64) {
 			fail("DW_OP_bit_piece " + std::to_string(o.n1) + " " + std::to_string(o.n2) +
 			    ": a piece of 1 to 524288 bits at an offset of at most 64");
-			return;
+			return true;
 		}
 		finish_piece((uint32_t)o.n1, (uint32_t)o.n2, &o);
-		return;
+		return true;
 	case DW_OP_entry_value:
-	case DW_OP_GNU_entry_value: {
-		uint64_t r;
-		if (o.sub.size() == 1 && o.sub[0].atom >= DW_OP_reg0 && o.sub[0].atom <= DW_OP_reg31)
-			r = o.sub[0].atom - DW_OP_reg0;
-		else if (o.sub.size() == 1 && o.sub[0].atom == DW_OP_regx)
-			r = o.sub[0].n1;
-		else {
-			fail(std::string(op_name(a)) + "(" + loc_text(o.sub) +
-			    "): only a register's entry value is supported");
-			return;
-		}
-		int g = dwarf_gpr(r);
-		if (g < 0) {
-			fail(std::string(op_name(a)) + ": " + dwarf_reg_name(r) +
-			    " is not a register kinst records");
-			return;
-		}
-		auto n = std::make_shared<LocNode>();
-		n->kind = LocNode::entry_reg;
-		n->gpr = g;
-		loc_.entry = true;
-		push(n, 1);
+	case DW_OP_GNU_entry_value:
+		push_entry_value(o);
+		return true;
+	default:
+		return false;
+	}
+}
+
+// DW_OP_entry_value, DW_OP_GNU_entry_value: a register's value at the
+// function's entry (the only entry value supported).
+void
+Machine::push_entry_value(const LocOp &o)
+{
+	uint8_t a = o.atom;
+	uint64_t r;
+	if (o.sub.size() == 1 && o.sub[0].atom >= DW_OP_reg0 && o.sub[0].atom <= DW_OP_reg31)
+		r = o.sub[0].atom - DW_OP_reg0;
+	else if (o.sub.size() == 1 && o.sub[0].atom == DW_OP_regx)
+		r = o.sub[0].n1;
+	else {
+		fail(std::string(op_name(a)) + "(" + loc_text(o.sub) +
+		    "): only a register's entry value is supported");
 		return;
 	}
+	int g = dwarf_gpr(r);
+	if (g < 0) {
+		fail(std::string(op_name(a)) + ": " + dwarf_reg_name(r) +
+		    " is not a register kinst records");
+		return;
+	}
+	auto n = std::make_shared<LocNode>();
+	n->kind = LocNode::entry_reg;
+	n->gpr = g;
+	loc_.entry = true;
+	push(n, 1);
+}
+
+// What no family runs: division, control flow, implicit pointers, TLS and
+// the rest, each with why.
+void
+Machine::refuse(uint8_t a)
+{
+	switch (a) {
 	case DW_OP_div: case DW_OP_mod:
 		fail(std::string(op_name(a)) + ": a probe program has no division");
 		return;
