@@ -43,21 +43,6 @@ corrupt(const std::string &why)
 	throw Error(Exit::live, "corrupt CTF: " + why);
 }
 
-// Bounds-checked little-endian reads of the inflated body.
-struct Body {
-	const std::vector<uint8_t> &d;
-	template <typename W> W get(uint64_t off) const
-	{
-		if (off + sizeof(W) > d.size())
-			corrupt("read past the end at " + hex(off));
-		W v;
-		memcpy(&v, d.data() + off, sizeof(W));
-		return v;
-	}
-	uint16_t u16(uint64_t off) const { return get<uint16_t>(off); }
-	uint32_t u32(uint64_t off) const { return get<uint32_t>(off); }
-};
-
 std::vector<uint8_t>
 inflate_body(const uint8_t *in, size_t inlen, uint64_t want)
 {
@@ -89,8 +74,43 @@ roundup4(uint64_t n)
 
 } // namespace
 
+// Bounds-checked little-endian reads of the inflated body, and its type
+// ids: 16 bits in version 2, 32 in version 3.
+struct Ctf::Body {
+	const std::vector<uint8_t> &d;
+	bool v2;
+	unsigned idw;		// a type id's bytes
+	template <typename W> W get(uint64_t off) const
+	{
+		if (off + sizeof(W) > d.size())
+			corrupt("read past the end at " + hex(off));
+		W v;
+		memcpy(&v, d.data() + off, sizeof(W));
+		return v;
+	}
+	uint16_t u16(uint64_t off) const { return get<uint16_t>(off); }
+	uint32_t u32(uint64_t off) const { return get<uint32_t>(off); }
+	uint32_t id_at(uint64_t off) const { return v2 ? u16(off) : u32(off); }
+};
+
 void
 Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
+{
+	Sections hdr = load_header(sec);
+	const bool v2 = version_ == 2;
+	const Body b{data_, v2, v2 ? 2u : 4u};
+
+	// The types, in id order from 1.
+	types_.assign(1, T{});
+	for (uint64_t off = hdr.typeoff; off < stroff_;)
+		off = load_type(b, off);
+	link_types();
+	load_funcs(b, syms, hdr.funcoff, hdr.typeoff);
+}
+
+// The header checked, and the body after it (inflated) in data_.
+Ctf::Sections
+Ctf::load_header(const std::vector<uint8_t> &sec)
 {
 	if (sec.size() < 4)
 		corrupt("too short for a CTF header (" + std::to_string(sec.size()) + " bytes)");
@@ -139,128 +159,139 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 			    " bytes");
 		data_.assign(sec.begin() + header_size, sec.begin() + header_size + end);
 	}
-	Body b{data_};
-	const bool v2 = version_ == 2;
-	const unsigned idw = v2 ? 2 : 4;
-	auto id_at = [&](uint64_t off) -> uint32_t {
-		return v2 ? b.u16(off) : b.u32(off);
-	};
+	return Sections{funcoff, typeoff};
+}
 
-	// The types, in id order from 1.
-	types_.assign(1, T{});
-	for (uint64_t off = typeoff; off < stroff_;) {
-		T t;
-		uint32_t info, small, inc;
-		uint64_t lsize = 0;
-		t.name = b.u32(off);
-		if (v2) {
-			info = b.u16(off + 4);
-			small = b.u16(off + 6);
-			t.kind = (uint8_t)((info & 0xf800) >> 11);
-			t.vlen = info & 0x3ff;
-			inc = 8;
-			if (small == 0xffff) {
-				lsize = (uint64_t)b.u32(off + 8) << 32 | b.u32(off + 12);
-				inc = 16;
-			}
-		} else {
-			info = b.u32(off + 4);
-			small = b.u32(off + 8);
-			t.kind = (uint8_t)((info & 0xfc000000u) >> 26);
-			t.vlen = info & 0xffffff;
-			inc = 12;
-			if (small == 0xffffffffu) {
-				lsize = (uint64_t)b.u32(off + 12) << 32 | b.u32(off + 16);
-				inc = 20;
-			}
+// The type record at off, appended to types_: the offset of the next.
+uint64_t
+Ctf::load_type(const Body &b, uint64_t off)
+{
+	T t;
+	uint32_t info, small, inc;
+	uint64_t lsize = 0;
+	t.name = b.u32(off);
+	if (b.v2) {
+		info = b.u16(off + 4);
+		small = b.u16(off + 6);
+		t.kind = (uint8_t)((info & 0xf800) >> 11);
+		t.vlen = info & 0x3ff;
+		inc = 8;
+		if (small == 0xffff) {
+			lsize = (uint64_t)b.u32(off + 8) << 32 | b.u32(off + 12);
+			inc = 16;
 		}
-		bool large = inc == 16 || inc == 20;
-		uint64_t size = large ? lsize : small;
-		uint64_t p = off + inc;
-		uint64_t vbytes = 0;
-		uint32_t id = (uint32_t)types_.size();
-		switch (t.kind) {
-		case K_INTEGER:
-		case K_FLOAT:
-			t.size = size;
-			t.enc = b.u32(p);
-			vbytes = 4;
-			break;
-		case K_ARRAY:
-			t.size = size;
-			t.ref = id_at(p);
-			t.nelems = b.u32(p + 2 * idw);
-			vbytes = v2 ? 8 : 12;
-			break;
-		case K_FUNCTION:
-			t.ref = small;
-			vbytes = roundup4((uint64_t)idw * t.vlen);
-			if (p + vbytes > stroff_)
-				break;
-			t.first = (uint32_t)args_.size();
-			for (uint32_t i = 0; i < t.vlen; i++)
-				args_.push_back(id_at(p + (uint64_t)i * idw));
-			break;
-		case K_STRUCT:
-		case K_UNION: {
-			t.size = size;
-			bool lmem = size >= (v2 ? 8192u : 1u << 29);
-			unsigned msz = lmem ? 16 : v2 ? 8 : 12;
-			vbytes = (uint64_t)msz * t.vlen;
-			if (p + vbytes > stroff_)
-				break;
-			t.first = (uint32_t)members_.size();
-			for (uint32_t i = 0; i < t.vlen; i++) {
-				uint64_t m = p + (uint64_t)i * msz;
-				M mm;
-				mm.name = b.u32(m);
-				mm.type = id_at(m + 4);
-				if (lmem)
-					mm.offset = (uint64_t)b.u32(m + 8) << 32 | b.u32(m + 12);
-				else
-					mm.offset = v2 ? b.u16(m + 6) : b.u32(m + 8);
-				members_.push_back(mm);
-			}
-			break;
+	} else {
+		info = b.u32(off + 4);
+		small = b.u32(off + 8);
+		t.kind = (uint8_t)((info & 0xfc000000u) >> 26);
+		t.vlen = info & 0xffffff;
+		inc = 12;
+		if (small == 0xffffffffu) {
+			lsize = (uint64_t)b.u32(off + 12) << 32 | b.u32(off + 16);
+			inc = 20;
 		}
-		case K_ENUM:
-			t.size = size;
-			vbytes = 8ull * t.vlen;
-			if (p + vbytes > stroff_)
-				break;
-			t.first = (uint32_t)enumvals_.size();
-			for (uint32_t i = 0; i < t.vlen; i++) {
-				E e{b.u32(p + 8ull * i), (int32_t)b.u32(p + 8ull * i + 4)};
-				str(e.name);	// the name is there
-				if (e.value < 0)
-					t.negative = true;
-				enumvals_.push_back(e);
-			}
-			break;
-		case K_FORWARD:
-			t.ref = small;	// the tag's kind
-			break;
-		case K_UNKNOWN:
-			break;
-		case K_POINTER:
-		case K_TYPEDEF:
-		case K_VOLATILE:
-		case K_CONST:
-		case K_RESTRICT:
-			t.ref = small;
-			break;
-		default:
-			corrupt("type " + std::to_string(id) + " has kind " +
-			    std::to_string(t.kind) + ", which CTF does not define");
-		}
-		if (p + vbytes > stroff_)
-			corrupt("type " + std::to_string(id) + " runs past the type section");
-		str(t.name);
-		types_.push_back(t);
-		off = p + vbytes;
 	}
+	bool large = inc == 16 || inc == 20;
+	uint64_t size = large ? lsize : small;
+	uint64_t p = off + inc;
+	uint32_t id = (uint32_t)types_.size();
+	uint64_t vbytes = load_type_data(b, t, p, size, small);
+	if (p + vbytes > stroff_)
+		corrupt("type " + std::to_string(id) + " runs past the type section");
+	str(t.name);
+	types_.push_back(t);
+	return p + vbytes;
+}
 
-	// Every reference names a type that exists.
+// What follows the record of t (its kind and vlen read) at p, by kind,
+// into t, args_, members_ or enumvals_: its length in bytes.  size and
+// small are the record's size (small or large) and its small word.
+uint64_t
+Ctf::load_type_data(const Body &b, T &t, uint64_t p, uint64_t size, uint32_t small)
+{
+	uint64_t vbytes = 0;
+	switch (t.kind) {
+	case K_INTEGER:
+	case K_FLOAT:
+		t.size = size;
+		t.enc = b.u32(p);
+		vbytes = 4;
+		break;
+	case K_ARRAY:
+		t.size = size;
+		t.ref = b.id_at(p);
+		t.nelems = b.u32(p + 2 * b.idw);
+		vbytes = b.v2 ? 8 : 12;
+		break;
+	case K_FUNCTION:
+		t.ref = small;
+		vbytes = roundup4((uint64_t)b.idw * t.vlen);
+		if (p + vbytes > stroff_)
+			break;
+		t.first = (uint32_t)args_.size();
+		for (uint32_t i = 0; i < t.vlen; i++)
+			args_.push_back(b.id_at(p + (uint64_t)i * b.idw));
+		break;
+	case K_STRUCT:
+	case K_UNION: {
+		t.size = size;
+		bool lmem = size >= (b.v2 ? 8192u : 1u << 29);
+		unsigned msz = lmem ? 16 : b.v2 ? 8 : 12;
+		vbytes = (uint64_t)msz * t.vlen;
+		if (p + vbytes > stroff_)
+			break;
+		t.first = (uint32_t)members_.size();
+		for (uint32_t i = 0; i < t.vlen; i++) {
+			uint64_t m = p + (uint64_t)i * msz;
+			M mm;
+			mm.name = b.u32(m);
+			mm.type = b.id_at(m + 4);
+			if (lmem)
+				mm.offset = (uint64_t)b.u32(m + 8) << 32 | b.u32(m + 12);
+			else
+				mm.offset = b.v2 ? b.u16(m + 6) : b.u32(m + 8);
+			members_.push_back(mm);
+		}
+		break;
+	}
+	case K_ENUM:
+		t.size = size;
+		vbytes = 8ull * t.vlen;
+		if (p + vbytes > stroff_)
+			break;
+		t.first = (uint32_t)enumvals_.size();
+		for (uint32_t i = 0; i < t.vlen; i++) {
+			E e{b.u32(p + 8ull * i), (int32_t)b.u32(p + 8ull * i + 4)};
+			str(e.name);	// the name is there
+			if (e.value < 0)
+				t.negative = true;
+			enumvals_.push_back(e);
+		}
+		break;
+	case K_FORWARD:
+		t.ref = small;	// the tag's kind
+		break;
+	case K_UNKNOWN:
+		break;
+	case K_POINTER:
+	case K_TYPEDEF:
+	case K_VOLATILE:
+	case K_CONST:
+	case K_RESTRICT:
+		t.ref = small;
+		break;
+	default:
+		corrupt("type " + std::to_string(types_.size()) + " has kind " +
+		    std::to_string(t.kind) + ", which CTF does not define");
+	}
+	return vbytes;
+}
+
+// Every reference names a type that exists; the named structs, unions,
+// typedefs and integers are indexed by name.
+void
+Ctf::link_types()
+{
 	const uint32_t n = (uint32_t)types_.size();
 	auto check = [&](uint32_t from, uint32_t to) {
 		if (to >= n)
@@ -307,10 +338,16 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 				it->second = id;
 		}
 	}
+}
 
-	// Functions: one record per STT_FUNC symbol the section covers, in
-	// symbol-table order; anonymous, undefined and the _START_/_END_
-	// markers have none; a symbol without a type has a one-word pad.
+// Functions: one record per STT_FUNC symbol the section covers, in
+// symbol-table order; anonymous, undefined and the _START_/_END_ markers
+// have none; a symbol without a type has a one-word pad.
+void
+Ctf::load_funcs(const Body &b, const std::vector<Sym> &syms, uint64_t funcoff,
+    uint64_t typeoff)
+{
+	const uint32_t n = (uint32_t)types_.size();
 	uint64_t off = funcoff;
 	for (const Sym &s : syms) {
 		if (s.name.empty() || s.shndx == 0 /* SHN_UNDEF */ ||
@@ -318,24 +355,24 @@ Ctf::load(const std::vector<uint8_t> &sec, const std::vector<Sym> &syms)
 			continue;
 		if (s.type != 2 /* STT_FUNC */ || off >= typeoff)
 			continue;
-		uint32_t info = id_at(off);
-		uint32_t kind = v2 ? (info & 0xf800) >> 11 : (info & 0xfc000000u) >> 26;
-		uint32_t vlen = v2 ? info & 0x3ff : info & 0xffffff;
+		uint32_t info = b.id_at(off);
+		uint32_t kind = b.v2 ? (info & 0xf800) >> 11 : (info & 0xfc000000u) >> 26;
+		uint32_t vlen = b.v2 ? info & 0x3ff : info & 0xffffff;
 		if (kind == K_UNKNOWN && vlen == 0) {
-			off += idw;
+			off += b.idw;
 			continue;
 		}
 		if (kind != K_FUNCTION)
 			corrupt("the function record of " + s.name + " has kind " +
 			    std::to_string(kind));
-		uint64_t len = v2 ? 2ull * (vlen + 2) : roundup4(4ull * (vlen + 2));
+		uint64_t len = b.v2 ? 2ull * (vlen + 2) : roundup4(4ull * (vlen + 2));
 		if (off + len > typeoff)
 			corrupt("the function record of " + s.name +
 			    " runs past the function section");
 		F f;
-		f.ret = id_at(off + idw);
+		f.ret = b.id_at(off + b.idw);
 		for (uint32_t i = 0; i < vlen; i++)
-			f.args.push_back(id_at(off + (uint64_t)idw * (2 + i)));
+			f.args.push_back(b.id_at(off + (uint64_t)b.idw * (2 + i)));
 		for (uint32_t to : f.args)
 			if (to >= n)
 				corrupt("the function record of " + s.name + " refers to type " +

@@ -105,6 +105,18 @@ private:
 	std::vector<E> enumvals_;
 
 	void load(const std::vector<uint8_t> &section, const std::vector<Sym> &syms);
+	// load's steps (ctf_types.cc), reading data_ through a Body.
+	struct Body;
+	struct Sections {	// where the functions and the types start in data_
+		uint32_t funcoff, typeoff;
+	};
+	Sections load_header(const std::vector<uint8_t> &section);
+	uint64_t load_type(const Body &b, uint64_t off);
+	uint64_t load_type_data(const Body &b, T &t, uint64_t p, uint64_t size,
+	    uint32_t small);
+	void link_types();
+	void load_funcs(const Body &b, const std::vector<Sym> &syms, uint64_t funcoff,
+	    uint64_t typeoff);
 	std::string str(uint32_t ref) const;
 	const T &at(uint32_t id) const;
 	std::string spell(uint32_t id, int depth) const;
