@@ -599,8 +599,12 @@ Ctf::size_at(uint32_t id, int depth) const
 	case K_ARRAY: {
 		if (t.size > 0)
 			return (int64_t)t.size;
-		int64_t e = size_at(t.ref, depth + 1);
-		return e < 0 ? -1 : e * t.nelems;
+		int64_t e = size_at(t.ref, depth + 1), n;
+		// An element size times a count past int64_t (a corrupt or
+		// hostile section): unknown, as a size that cannot be told.
+		if (e < 0 || __builtin_mul_overflow(e, (int64_t)t.nelems, &n))
+			return -1;
+		return n;
 	}
 	default:
 		return -1;
