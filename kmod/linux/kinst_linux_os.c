@@ -1171,9 +1171,15 @@ kinst_wlog_restore(void)
  * Run fn on every other online CPU (smp_call_function_many, not waiting;
  * fn decrements *left) and wait until each has run it, storing the write
  * log again every so often while one has not (1 ms, doubling up to
- * 100 ms; see above).  text_locked: the caller holds text_mutex and the
- * log is its batch (a synchronization), or not (a quiescence: each store
- * takes the mutex, and only a synchronized batch is stored).  *slow counts
+ * 100 ms; see above).  text_locked: the log is the caller's batch (a
+ * synchronization), or not (a quiescence: only a synchronized batch is
+ * stored); text_mutex is held either way.  The wait never yields: a
+ * control thread that gave its CPU away here could be left out for good
+ * by tasks looping on a stale int3 with interrupts on (they answer the
+ * IPI, and on a kernel without full preemption a task looping in the
+ * kernel through exc_int3 never gives the CPU back), and then the store
+ * that would free them is never made (issue 45's jump-probe hang:
+ * docs/engine.md, "Text writes").  *slow counts
  * the waits that found a CPU slow, *stores the stores (and a
  * synchronization's bytes stored, kinst_sync_bytes).
  * After 1 s the kernel log says what waits and for how many CPUs, once: a
@@ -1201,22 +1207,17 @@ kinst_ipi_wait(smp_call_func_t fn, atomic_t *left, bool text_locked,
 	next = ktime_add_us(start, step_us);
 	warned = false;
 	while (atomic_read(left) > 0) {
-		cond_resched();
 		cpu_relax();
 		if (ktime_before(ktime_get(), next))
 			continue;
 		if (step_us == 1000)
 			(*slow)++;
-		if (!text_locked)
-			mutex_lock(k_text_mutex);
 		if (kinst_wlog_n != 0 && (text_locked || kinst_wlog_synced)) {
 			kinst_wlog_restore();
 			(*stores)++;
 			if (text_locked)
 				kinst_sync_bytes += kinst_wlog_n;
 		}
-		if (!text_locked)
-			mutex_unlock(k_text_mutex);
 		if (!warned && ktime_us_delta(ktime_get(), start) > 1000000) {
 			pr_warn("kinst: %s: %d CPU(s) have not answered for 1 s; "
 			    "storing the last text written again meanwhile\n",
@@ -1288,14 +1289,16 @@ kinst_os_quiesce(void)
 {
 	/*
 	 * on_each_cpu(wait) in substance, with the wait of
-	 * kinst_os_text_sync(): while a CPU has not answered, the last
-	 * synchronized batch of text writes is stored again.  A CPU that a
+	 * kinst_os_text_sync() (text_mutex held across it, taken once: the
+	 * wait neither yields nor sleeps): while a CPU has not answered, the
+	 * last synchronized batch of text writes is stored again.  A CPU that a
 	 * translating emulator still runs from a stale copy of a byte kinst
 	 * rewrote, with interrupts off (the stale int3 that kprobes answers
 	 * "gone, run it again", above), would otherwise never take the IPI,
 	 * and this wait, with the control lock held, would never end.  On
 	 * hardware the stores change nothing.
 	 */
+	mutex_lock(k_text_mutex);
 	kinst_ipi_wait(kinst_quiesce_ipi, &kinst_quiesce_left, false,
 	    "quiescence", &kinst_quiesce_slow, &kinst_quiesce_restores);
 	/*
@@ -1306,7 +1309,6 @@ kinst_os_quiesce(void)
 	 * a module whose text the log names cannot have been unloaded while
 	 * the log is kept.
 	 */
-	mutex_lock(k_text_mutex);
 	kinst_wlog_n = 0;
 	kinst_wlog_lost = false;
 	mutex_unlock(k_text_mutex);

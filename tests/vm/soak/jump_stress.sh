@@ -6,8 +6,10 @@
 # (the disarm then takes every jump out and every int3 after it); after
 # each round no jump is left and the text is what it was.  Run two guests
 # at once on a 2-core host (README, Soaks): under QEMU's TCG both vCPUs
-# of about one guest in five loop for ever on an int3 memory no longer
-# holds (docs/engine.md, issue 45: not cured yet; not in tests/run).
+# of about one guest in five looped for ever on an int3 memory no longer
+# held while the control thread, which would have stored the byte again,
+# waited for a CPU (docs/engine.md, "Text writes"; issue 45; not in
+# tests/run).
 # Argument: ROUNDS (default 40).  A hang is caught by the guest's soft-
 # lockup panic (every CPU's backtrace on the console) or the time limit.
 . /kinst/lib/guest-lib.sh
