@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Where a direct call or jump outside its function goes, by symbol: what
 // list-offsets, cover and trace print after such an instruction
-// (format.cc implements it).
+// (text.cc implements it).
 #ifndef KINSTCTL_BRANCH_H
 #define KINSTCTL_BRANCH_H
 

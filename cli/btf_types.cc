@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "live.h"
 #include "prog_compile.h"
 #include "spec.h"
@@ -400,39 +400,6 @@ TypeSource::get(const std::string &why)
 		    "): " + e.what());
 	}
 	return *types_;
-}
-
-void
-make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs)
-{
-	env.types = &src;
-	env.func.clear();
-	src.hint_function("");
-	env.ret_func.clear();
-	for (const auto &sp : specs) {
-		if (!sp.at_return) {
-			env.ret_func.clear();
-			env.no_ret_why = sp.text + " is not a return point: $retval only at FUNC:return";
-			break;
-		}
-		if (!env.ret_func.empty() && env.ret_func != sp.function) {
-			env.ret_func.clear();
-			env.no_ret_why = "$retval needs the return points of one function; these "
-			    "specs name more than one";
-			break;
-		}
-		env.ret_func = sp.function;
-	}
-	for (const auto &sp : specs) {
-		if (sp.function.empty() || (!env.func.empty() && sp.function != env.func)) {
-			env.func.clear();
-			env.no_args_why = "argument names need the probes at one function's "
-			    "entry; these specs name more than one function";
-			return;
-		}
-		env.func = sp.function;
-	}
-	src.hint_function(env.func);
 }
 
 std::string

@@ -162,14 +162,6 @@ private:
 	std::shared_ptr<Types> types_;
 };
 
-struct Spec;
-struct TypeEnv;
-
-// The typed-expression environment of a command's specs: types from src,
-// and argument names when every spec is the same function (the probe is
-// then moved to or checked against its entry: Session::at_entry() in session.h).
-void make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs);
-
 // The closest candidate to word (edit distance at most 2, or a prefix
 // either way), or "".
 std::string did_you_mean(const std::string &word,

@@ -9,7 +9,8 @@
 #include <cstring>
 
 #include "error.h"
-#include "format.h"
+#include "spec.h"
+#include "text.h"
 #include "version.h"
 
 #include "abi.h"

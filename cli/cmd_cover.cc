@@ -14,7 +14,7 @@
 #include "cover.h"
 #include "debuginfo.h"
 #include "error.h"
-#include "format.h"
+#include "insn_format.h"
 #include "prog_compile.h"
 #include "resolver.h"
 #include "session.h"

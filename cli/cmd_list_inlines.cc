@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "debuginfo.h"
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "sources.h"
 
 namespace kinst {

@@ -12,7 +12,7 @@
 #include "commands.h"
 #include "debuginfo.h"
 #include "error.h"
-#include "format.h"
+#include "insn_format.h"
 #include "resolver.h"
 #include "returns.h"
 #include "sources.h"

@@ -8,7 +8,7 @@
 #include "debuginfo.h"
 #include "dwarf_vars.h"
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "resolver.h"
 #include "sources.h"
 

@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "debuginfo.h"
 #include "error.h"
-#include "format.h"
+#include "insn_format.h"
 #include "resolver.h"
 #include "sources.h"
 

@@ -24,7 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
+#include "branch.h"
+#include "output.h"
+#include "text.h"
 #include "resolver.h"
 
 namespace kinst {

@@ -19,7 +19,7 @@
 #include <iterator>
 
 #include "error.h"
-#include "format.h"
+#include "text.h"
 
 namespace kinst {
 

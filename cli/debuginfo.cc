@@ -32,7 +32,7 @@ typedef uint64_t Dwarf_Addr;
 
 #include "elf_image.h"
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "live.h"
 #include "sources.h"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "prog_compile.h"
 
 extern "C" {

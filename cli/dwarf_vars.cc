@@ -12,7 +12,7 @@
 #include <set>
 
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "record.h"
 
 namespace kinst {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "format.h"
+#include "text.h"
 #include "trace_vars.h"
 
 namespace kinst {

@@ -20,6 +20,8 @@
 #include "btf_types.h"
 #include "output.h"
 #include "record.h"
+#include "record_text.h"
+#include "stack_symbols.h"
 #include "session.h"
 
 namespace kinst {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
-#include "format.h"
+#include "text.h"
 
 namespace kinst {
 

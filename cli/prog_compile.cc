@@ -8,6 +8,7 @@
 
 #include "btf_types.h"
 #include "error.h"
+#include "spec.h"
 #include "prog_compile.h"
 
 extern "C" {
@@ -1164,15 +1165,37 @@ compile_trace_prog(const std::string &if_expr, const std::vector<Capture> &caps,
 	return code;
 }
 
-struct kinst_pinsn
-make_pinsn(uint8_t op, uint8_t arg, uint64_t imm)
+void
+make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs)
 {
-	struct kinst_pinsn i;
-	memset(&i, 0, sizeof(i));
-	i.op = op;
-	i.arg = arg;
-	i.imm = imm;
-	return i;
+	env.types = &src;
+	env.func.clear();
+	src.hint_function("");
+	env.ret_func.clear();
+	for (const auto &sp : specs) {
+		if (!sp.at_return) {
+			env.ret_func.clear();
+			env.no_ret_why = sp.text + " is not a return point: $retval only at FUNC:return";
+			break;
+		}
+		if (!env.ret_func.empty() && env.ret_func != sp.function) {
+			env.ret_func.clear();
+			env.no_ret_why = "$retval needs the return points of one function; these "
+			    "specs name more than one";
+			break;
+		}
+		env.ret_func = sp.function;
+	}
+	for (const auto &sp : specs) {
+		if (sp.function.empty() || (!env.func.empty() && sp.function != env.func)) {
+			env.func.clear();
+			env.no_args_why = "argument names need the probes at one function's "
+			    "entry; these specs name more than one function";
+			return;
+		}
+		env.func = sp.function;
+	}
+	src.hint_function(env.func);
 }
 
 } // namespace kinst

@@ -32,6 +32,7 @@
 namespace kinst {
 
 class TypeSource;
+struct Spec;
 
 class Types;
 
@@ -81,8 +82,6 @@ struct TypeEnv {
 bool names_dwarf_variable(const std::string &expr);
 
 // One bytecode instruction (kinst_prog.h), for code built by hand.
-struct kinst_pinsn make_pinsn(uint8_t op, uint8_t arg = 0, uint64_t imm = 0);
-
 // Throws Error(Exit::usage, "<what>: column N: <why>") on a malformed
 // expression or one over the module's limits.
 // *result_signed: whether the value compares signed (a key is printed so).
@@ -118,6 +117,11 @@ struct RawCapture {
 std::vector<struct kinst_pinsn> compile_trace_prog(const std::string &if_expr,
     const std::vector<Capture> &caps, const TypeEnv *env = nullptr,
     const std::vector<RawCapture> *raw = nullptr);
+
+// The typed-expression environment of a command's specs: types from src,
+// and argument names when every spec is the same function (the probe is
+// then moved to or checked against its entry: Session::at_entry() in session.h).
+void make_type_env(TypeEnv &env, TypeSource &src, const std::vector<Spec> &specs);
 
 } // namespace kinst
 

@@ -2,7 +2,7 @@
 // Return points of a function (returns.h).
 #include "returns.h"
 
-#include "format.h"
+#include "text.h"
 
 #include <cstring>
 #include <map>

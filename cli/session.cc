@@ -28,9 +28,10 @@
 #include "btf_types.h"
 #include "debuginfo.h"
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "live.h"
 #include "record.h"
+#include "stack_symbols.h"
 #include "sources.h"
 #include "spec.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "error.h"
-#include "format.h"
+#include "text.h"
 #include "abi.h"
 
 namespace kinst {

@@ -31,6 +31,13 @@
 namespace kinst {
 
 struct HitRecord;
+// A program's instructions as a map key (one program per distinct code).
+inline std::string
+code_key(const std::vector<struct kinst_pinsn> &code)
+{
+	return std::string((const char *)code.data(), code.size() * sizeof(code[0]));
+}
+
 class Session;
 
 class TraceVars {
