@@ -2,7 +2,7 @@
 // Benchmark (prints figures, never fails on timing): the cost per record of
 // kinstctl's consumer, on N synthetic hit records of 200 probes (random
 // registers, a dd-like process).  In process: parse_hit_record alone, then
-// parse + format as text, as JSON (cli/hitfmt.cc), and as the DOM trace
+// parse + format as text, as JSON (cli/output/hitfmt.cc), and as the DOM trace
 // used before (nlohmann::json built and dumped per record: the peer).  End
 // to end: `kinstctl print [--json] FILE >/dev/null` on a capture of the
 // same records, and `jq -c . >/dev/null` on print's JSON (what a user's
@@ -19,10 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capture.h"
-#include "format.h"
-#include "hitfmt.h"
-#include "record.h"
+#include "device/capture.h"
+#include "base/text.h"
+#include "output/hitfmt.h"
+#include "base/record.h"
 
 using namespace kinst;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// kinstctl count/hist internals (cli/agg.cc): the program built from
+// kinstctl count/hist internals (cli/commands/agg.cc): the program built from
 // --by/--value/--if, run by common/kinst_prog.c's verifier and interpreter
 // (keys, value and result against values computed here); --linear parsing;
 // bucket labels and bounds; the per-CPU merge (by stack: stacks joined by
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "agg.h"
-#include "error.h"
-#include "latency.h"
-#include "returns.h"
-#include "session.h"
+#include "commands/agg.h"
+#include "base/error.h"
+#include "commands/latency.h"
+#include "symbols/returns.h"
+#include "device/session.h"
 
 extern "C" {
 #include "kinst_agg.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// kinstctl's kernel types (cli/btf_types.cc, cli/ctf_types.cc) and the typed expressions
-// (cli/prog_compile.cc): a BTF blob built here with libbpf (functions and
+// kinstctl's kernel types (cli/debuginfo/btf_types.cc, cli/debuginfo/ctf_types.cc) and the typed expressions
+// (cli/plan/prog_compile.cc): a BTF blob built here with libbpf (functions and
 // nested structs, written to a file and read back as --btf would), typed
 // expressions compiled, verified by common/kinst_prog.c and run by its
 // interpreter against a fake memory image; the values must be the ones the
@@ -24,10 +24,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "btf_types.h"
-#include "ctf_types.h"
-#include "error.h"
-#include "prog_compile.h"
+#include "debuginfo/btf_types.h"
+#include "debuginfo/ctf_types.h"
+#include "base/error.h"
+#include "plan/prog_compile.h"
 
 extern "C" {
 #include "kinst_prog.h"
@@ -514,7 +514,7 @@ ATF_TEST_CASE_BODY(enums_and_address_of)
 	check_enums_and_addresses("");
 }
 
-// ---- CTF (cli/ctf_types.cc) ----
+// ---- CTF (cli/debuginfo/ctf_types.cc) ----
 //
 // The same types as write_btf(), written as FreeBSD's CTF (ctf(5), version
 // 2 or 3, raw or zlib-compressed) into the .SUNW_ctf section of an ELF file

@@ -23,18 +23,20 @@
 #include <tuple>
 #include <vector>
 
-#include "elf_image.h"
-#include "error.h"
+#include "symbols/elf_image.h"
+#include "base/error.h"
 #include "fuzz_cli_entry.h"
-#include "kallsyms.h"
-#include "live.h"
-#include "live_place.h"
-#include "perfetto.h"
-#include "record.h"
-#include "resolver.h"
-#include "session.h"
-#include "spec.h"
-#include "symbols.h"
+#include "symbols/kallsyms.h"
+#include "base/live.h"
+#include "symbols/live_place.h"
+#include "output/perfetto.h"
+#include "base/record.h"
+#include "output/record_text.h"
+#include "symbols/stack_symbols.h"
+#include "symbols/resolver.h"
+#include "device/session.h"
+#include "base/spec.h"
+#include "symbols/symbols.h"
 
 using namespace kinst;
 

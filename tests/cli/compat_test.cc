@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "prog_compile.h"
-#include "session.h"
-#include "spec.h"
+#include "base/error.h"
+#include "plan/prog_compile.h"
+#include "device/session.h"
+#include "base/spec.h"
 extern "C" {
 #include "kinst_classify.h"
 }

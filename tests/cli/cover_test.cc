@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// kinstctl cover internals (cli/cover.cc) on synthetic counts: the jcc
+// kinstctl cover internals (cli/plan/cover.cc) on synthetic counts: the jcc
 // condition table against the engine's, basic blocks, exact taken /
 // not-taken counts from flag-keyed counts (including a jcc whose
 // fall-through is also a branch target, where successor counts would give
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cover.h"
-#include "resolver.h"
+#include "plan/cover.h"
+#include "symbols/resolver.h"
 
 extern "C" {
 #include "kinst_emulate.h"

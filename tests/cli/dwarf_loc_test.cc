@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The DWARF location compiler (cli/dwarf_loc.cc) against this test's own
+// The DWARF location compiler (cli/debuginfo/dwarf_loc.cc) against this test's own
 // DWARF evaluator: an expression is compiled into a tree, the tree into
 // probe bytecode, and the bytecode verified and run by common/kinst_prog.c
 // on a register file and memory the test sets up; the value must equal
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "dwarf_loc.h"
-#include "prog_compile.h"
-#include "error.h"
+#include "debuginfo/dwarf_loc.h"
+#include "plan/prog_compile.h"
+#include "base/error.h"
 
 extern "C" {
 #include "kinst_prog.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Values as their DWARF types say (cli/dwarf_vars.cc: format_value) and
+// Values as their DWARF types say (cli/debuginfo/dwarf_vars.cc: format_value) and
 // DWARF types behind the Types interface (DwarfTypes), on the vars.c
 // fixture built -O2 -g: bytes this test writes are printed as C would
 // read them (signed and unsigned widths, enums by name, bitfields, char
@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "debuginfo.h"
-#include "dwarf_vars.h"
-#include "error.h"
-#include "sources.h"
-#include "spec.h"
-#include "symbols.h"
-#include "trace_vars.h"
+#include "debuginfo/debuginfo.h"
+#include "debuginfo/dwarf_vars.h"
+#include "base/error.h"
+#include "symbols/sources.h"
+#include "base/spec.h"
+#include "symbols/symbols.h"
+#include "plan/trace_vars.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The hit formatter (cli/hitfmt.h) against a reference: the DOM-built JSON
+// The hit formatter (cli/output/hitfmt.h) against a reference: the DOM-built JSON
 // line and the text line trace printed before the formatter wrote them
 // directly (kept here, as they were), on random records: random registers
 // and ids, process names and probe names with quotes, backslashes, control
@@ -15,18 +15,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capture.h"
-#include "error.h"
-#include "format.h"
-#include "hitfmt.h"
-#include "record.h"
-#include "session.h"
+#include "device/capture.h"
+#include "base/error.h"
+#include "base/text.h"
+#include "output/hitfmt.h"
+#include "base/record.h"
+#include "output/record_text.h"
+#include "device/session.h"
 
 using namespace kinst;
 
 namespace {
 
-// The reference: trace's print_hit() before cli/hitfmt.cc (without --args,
+// The reference: trace's print_hit() before cli/output/hitfmt.cc (without --args,
 // --var/--vars and --stack, whose members are dump()'s in both).
 std::string
 reference(const HitFormat &o, const std::map<uint32_t, ProbeDesc> &probes, const HitRecord &full)

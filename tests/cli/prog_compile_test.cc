@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// kinstctl's --if compiler (cli/prog_compile.cc): every expression is
+// kinstctl's --if compiler (cli/plan/prog_compile.cc): every expression is
 // compiled, verified by common/kinst_prog.c's verifier and run by its
 // interpreter on register files and memory this test sets up; the result
 // must equal the value this test computes in C++.  Malformed expressions:
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "prog_compile.h"
+#include "base/error.h"
+#include "plan/prog_compile.h"
 
 extern "C" {
 #include "kinst_prog.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// libFuzzer target: kinstctl's CTF reader (cli/ctf_types.cc).
+// libFuzzer target: kinstctl's CTF reader (cli/debuginfo/ctf_types.cc).
 #include "fuzz_cli_entry.h"
 
 extern "C" int

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// libFuzzer target: kinstctl's DWARF location compiler (cli/dwarf_loc.cc).
+// libFuzzer target: kinstctl's DWARF location compiler (cli/debuginfo/dwarf_loc.cc).
 #include "fuzz_cli_entry.h"
 
 extern "C" int

@@ -10,16 +10,16 @@
 #include <memory>
 #include <string>
 
-#include "capture.h"
-#include "ctf_types.h"
-#include "disasm.h"
-#include "dwarf_loc.h"
-#include "elf_image.h"
-#include "error.h"
-#include "hitfmt.h"
-#include "resolver.h"
-#include "spec.h"
-#include "symbols.h"
+#include "device/capture.h"
+#include "debuginfo/ctf_types.h"
+#include "symbols/disasm.h"
+#include "debuginfo/dwarf_loc.h"
+#include "symbols/elf_image.h"
+#include "base/error.h"
+#include "output/hitfmt.h"
+#include "symbols/resolver.h"
+#include "base/spec.h"
+#include "symbols/symbols.h"
 
 namespace kinst {
 

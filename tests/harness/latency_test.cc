@@ -34,18 +34,18 @@
 #include <string>
 #include <vector>
 
-#include "btf_types.h"
-#include "disasm.h"
-#include "format.h"
-#include "error.h"
-#include "latency.h"
-#include "prog_compile.h"
-#include "record.h"
-#include "resolver.h"
-#include "returns.h"
-#include "sources.h"
-#include "spec.h"
-#include "symbols.h"
+#include "debuginfo/btf_types.h"
+#include "symbols/disasm.h"
+#include "base/text.h"
+#include "base/error.h"
+#include "commands/latency.h"
+#include "plan/prog_compile.h"
+#include "base/record.h"
+#include "symbols/resolver.h"
+#include "symbols/returns.h"
+#include "symbols/sources.h"
+#include "base/spec.h"
+#include "symbols/symbols.h"
 
 extern "C" {
 #include "kh.h"

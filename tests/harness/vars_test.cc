@@ -46,12 +46,12 @@ extern const struct kh_fn kh_corpus_vars[];
 }
 
 #include "dwarf_arith.h"
-#include "error.h"
-#include "prog_compile.h"
-#include "record.h"
-#include "sources.h"
-#include "spec.h"
-#include "trace_vars.h"
+#include "base/error.h"
+#include "plan/prog_compile.h"
+#include "base/record.h"
+#include "symbols/sources.h"
+#include "base/spec.h"
+#include "plan/trace_vars.h"
 
 namespace {
 

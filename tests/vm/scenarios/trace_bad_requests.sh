@@ -5,7 +5,7 @@
 # scenario-timeout: 240
 #
 # Proof item 5 of issue 4, the kinstctl side.  Exit codes: kinstctl(8)
-# EXIT STATUS (cli/error.h): 8 unknown function, 10 bad offset, 11 live
+# EXIT STATUS (cli/base/error.h): 8 unknown function, 10 bad offset, 11 live
 # system (device/module), 12 explicit probe refused.  The harness's kernel
 # log check proves "no oops".
 . /kinst/lib/guest-lib.sh

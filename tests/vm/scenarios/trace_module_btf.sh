@@ -6,7 +6,7 @@
 # scenario-timeout: 360
 #
 # kinstctl reads a module function's types from /sys/kernel/btf/MODULE,
-# split BTF whose ids and strings continue vmlinux's (cli/btf_types.cc,
+# split BTF whose ids and strings continue vmlinux's (cli/debuginfo/btf_types.cc,
 # TypeSource::get); this is the scenario that loads one.  binfmt_misc
 # (CONFIG_BINFMT_MISC=m in Debian's 6.1) needs no hardware, and its BTF
 # defines the struct every entry lives in, the anonymous "typedef struct

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Stand-in for FreeBSD's <sys/linker.h>, for compiling cli/live_freebsd.cc
+ * Stand-in for FreeBSD's <sys/linker.h>, for compiling cli/device/live_freebsd.cc
  * on another host only (tests/cli/CMakeLists.txt: live_freebsd_compiles).
  * Only what that file uses, with the types FreeBSD 15.1 declares
  * (sys/sys/linker.h; kldnext(2), kldstat(2), kldsym(2)).  Declarations,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Stand-in for FreeBSD's <sys/rtprio.h>, for compiling cli/live_freebsd.cc
+ * Stand-in for FreeBSD's <sys/rtprio.h>, for compiling cli/device/live_freebsd.cc
  * on another host only (see linker.h here).  The values FreeBSD 15.1 has
  * (sys/sys/rtprio.h, sys/sys/priority.h: RTP_PRIO_NORMAL is PRI_TIMESHARE;
  * rtprio(2)); lwpid_t is FreeBSD's 32-bit thread id.

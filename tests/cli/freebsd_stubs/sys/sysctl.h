@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Stand-in for FreeBSD's <sys/sysctl.h>, for compiling cli/live_freebsd.cc
+ * Stand-in for FreeBSD's <sys/sysctl.h>, for compiling cli/device/live_freebsd.cc
  * on another host only (see linker.h here): sysctlbyname(3) as FreeBSD
  * 15.1 declares it (sys/sys/sysctl.h).
  */

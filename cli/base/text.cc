@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "base/text.h"
+
+#include <cstdio>
+
+#include "base/branch.h"
+
+namespace kinst {
+
+using nlohmann::json;
+
+// Appends v in lower-case hex, at least width (at most 16) digits, no
+// prefix, in one append (the hit formatter calls it ~20 times a record).
+void
+append_hex(std::string &s, uint64_t v, int width)
+{
+	static const char digits[] = "0123456789abcdef";
+	char b[16];
+	char *p = b + sizeof(b);
+	do {
+		*--p = digits[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	while (b + sizeof(b) - p < width)
+		*--p = '0';
+	s.append(p, (size_t)(b + sizeof(b) - p));
+}
+
+void
+append_hex0x(std::string &s, uint64_t v)
+{
+	s += "0x";
+	append_hex(s, v, 0);
+}
+
+std::string
+hex(uint64_t v)
+{
+	std::string s;
+	append_hex0x(s, v);
+	return s;
+}
+
+std::string
+hex_bytes(const uint8_t *p, size_t n, const char *sep)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string s;
+	s.reserve(n * 3);
+	for (size_t i = 0; i < n; i++) {
+		if (i && *sep)
+			s += sep;
+		s += digits[p[i] >> 4];
+		s += digits[p[i] & 15];
+	}
+	return s;
+}
+
+std::string
+BranchTarget::annotation() const
+{
+	if (!set || !resolved)
+		return "";
+	std::string a = " <";
+	if (other_module)
+		a += module + ":";
+	a += function;
+	if (offset)
+		a += "+" + hex(offset);
+	return a + ">";
+}
+
+nlohmann::json
+BranchTarget::json() const
+{
+	nlohmann::json t;
+	t["address"] = hex(address);
+	t["function"] = resolved ? nlohmann::json(function) : nlohmann::json();
+	t["module"] = resolved ? nlohmann::json(module) : nlohmann::json();
+	t["offset"] = resolved ? nlohmann::json(offset) : nlohmann::json();
+	return t;
+}
+
+void
+append_json_string(std::string &out, const std::string &s)
+{
+	static const char digits[] = "0123456789abcdef";
+	out += '"';
+	for (unsigned char c : s) {
+		if (c == '"' || c == '\\') {
+			out += '\\';
+			out += (char)c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			out += "\\u00";
+			out += digits[c >> 4];
+			out += digits[c & 15];
+		} else {
+			out += (char)c;
+		}
+	}
+	out += '"';
+}
+
+std::string
+json_line(const json &j)
+{
+	return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// ---- registers ----
+
+const char *const gpr_names[KINST_NGPR] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp",
+    "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"};
+
+std::string
+text_rflags(uint64_t fl)
+{
+	static const struct { uint64_t bit; const char *name; } bits[] = {
+		{KINST_FL_CF, "CF"}, {KINST_FL_PF, "PF"}, {KINST_FL_AF, "AF"},
+		{KINST_FL_ZF, "ZF"}, {KINST_FL_SF, "SF"}, {KINST_FL_TF, "TF"},
+		{KINST_FL_IF, "IF"}, {KINST_FL_DF, "DF"}, {KINST_FL_OF, "OF"},
+		{KINST_FL_NT, "NT"}, {KINST_FL_RF, "RF"}, {KINST_FL_AC, "AC"},
+		{KINST_FL_ID, "ID"},
+	};
+	std::string s = hex(fl) + "[";
+	bool first = true;
+	for (const auto &b : bits)
+		if (fl & b.bit) {
+			s += (first ? "" : " ") + std::string(b.name);
+			first = false;
+		}
+	return s + "]";
+}
+
+std::string
+text_regs(const struct kinst_regs &r, bool all)
+{
+	std::string s = "rip=" + hex(r.rip) + " rsp=" + hex(r.gpr[KINST_RSP]);
+	if (!all) {
+		// The System V argument and return registers.
+		static const int order[] = {KINST_RAX, KINST_RDI, KINST_RSI, KINST_RDX,
+		    KINST_RCX, KINST_R8, KINST_R9};
+		for (int g : order)
+			s += std::string(" ") + gpr_names[g] + "=" + hex(r.gpr[g]);
+		return s;
+	}
+	for (int g = 0; g < KINST_NGPR; g++)
+		if (g != KINST_RSP)
+			s += std::string(" ") + gpr_names[g] + "=" + hex(r.gpr[g]);
+	s += " rflags=" + text_rflags(r.rflags) + " cs=" + hex(r.cs) + " ss=" + hex(r.ss);
+	return s;
+}
+
+json
+json_regs(const struct kinst_regs &r)
+{
+	json j = json::object();
+	for (int g = 0; g < KINST_NGPR; g++)
+		j[gpr_names[g]] = hex(r.gpr[g]);
+	j["rip"] = hex(r.rip);
+	j["rflags"] = hex(r.rflags);
+	j["cs"] = hex(r.cs);
+	j["ss"] = hex(r.ss);
+	return j;
+}
+
+std::string
+c_quote(const std::string &s)
+{
+	std::string q = "\"";
+	for (unsigned char ch : s) {
+		switch (ch) {
+		case '\\': q += "\\\\"; break;
+		case '"': q += "\\\""; break;
+		case '\n': q += "\\n"; break;
+		case '\t': q += "\\t"; break;
+		case '\r': q += "\\r"; break;
+		default:
+			if (ch < 0x20 || ch >= 0x7f) {
+				char b[8];
+				snprintf(b, sizeof(b), "\\%03o", ch);
+				q += b;
+			} else
+				q += (char)ch;
+		}
+	}
+	return q + "\"";
+}
+
+} // namespace kinst

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Capstone's text of an instruction the engine delimited (the symbols
+// layer: cli/README.md).
+#ifndef KINSTCTL_INSN_TEXT_H
+#define KINSTCTL_INSN_TEXT_H
+
+#include <string>
+
+#include "base/branch.h"
+#include "symbols/disasm.h"
+#include "symbols/resolver.h"
+#include "symbols/symbols.h"
+
+namespace kinst {
+
+// Capstone's text for an instruction the engine delimited; notes a length
+// disagreement ("(bad)" if Capstone cannot decode it).
+struct InsnText {
+	std::string mnemonic, operands, text;
+	std::string reloc;		// unlinked module: relocation target(s), or ""
+	unsigned disasm_len = 0;	// Capstone's length, 0 if undecodable
+	bool branch = false;		// Capstone: a direct branch, to...
+	uint64_t branch_to = 0;
+	BranchTarget target;		// ...named (insn_text with syms)
+};
+InsnText insn_text(Disassembler &dis, const Insn &in);
+// The same, plus the relocation target in an unlinked module file and the
+// function a direct call or jump out of f reaches (from syms: live
+// kallsyms, or the file's symbols).
+InsnText insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
+    const Insn &in);
+// The text of an instruction as list-offsets and cover show it: with its
+// branch target's annotation.
+std::string insn_display(const InsnText &t);
+
+} // namespace kinst
+
+#endif

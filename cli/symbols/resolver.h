@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// From a probe spec to functions and instructions, with the engine's own
+// decoder and classifier (common/), so that what kinstctl calls traceable
+// is what the module accepts.  Shared by list-offsets, resolve and trace.
+#ifndef KINSTCTL_RESOLVER_H
+#define KINSTCTL_RESOLVER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "symbols/disasm.h"
+#include "base/spec.h"
+#include "symbols/symbols.h"
+
+extern "C" {
+#include "kinst_classify.h"
+#include "kinst_jopt.h"
+}
+
+namespace kinst {
+
+// One instruction of a function, as the engine sees it.
+struct Insn {
+	uint32_t offset = 0;
+	uint64_t addr = 0;
+	uint8_t len = 0;
+	const uint8_t *bytes = nullptr;
+	int dec_status = KINST_DEC_INVALID;
+	struct kinst_class cls = {};
+	// The engine could not decode an earlier instruction, so it cannot
+	// reach this one (the module would refuse it); its length is
+	// Capstone's (or 1) so that the listing can go on.
+	bool unreachable = false;
+	// Where len came from: the engine's decoder, or, after the engine
+	// gave up (undecodable), Capstone's length or 1.  Counted in the
+	// summaries (length_fallbacks) so that a listing that only went on
+	// thanks to Capstone can be told from one the engine delimited.
+	enum class LenFrom { engine, capstone, one } len_from = LenFrom::engine;
+	// Jump-optimization qualification (common/kinst_jopt.h, KINST_JQ_*);
+	// 0 when not computed.
+	uint8_t jopt = 0;
+	// Live: the kinst sessions tracing it now (KINST_ARM_CHECK, ABI 1.13).
+	uint32_t sessions = 0;
+};
+const char *len_from_name(const Insn &i);	// "engine", "capstone", "one-byte"
+
+// Stable verdict names used in text and JSON (docs/json.md).
+const char *verdict_name(const Insn &i);	// out-of-line, out-of-line-riprel, emulated, refused
+std::string reason_name(const Insn &i);		// refused: engine reason, or "after-undecodable"
+// A refusal's class: for "excluded-function (CLASS)" the CLASS (which list
+// or derivation excluded the function, and why); "excluded" for a bare
+// excluded-function; "kernel text" (text-patched, exception-fixup,
+// onfault-function), "sharing" (shared-by-too-many), else "instruction".
+std::string refusal_class(const std::string &reason);
+std::string emulation_name(const Insn &i);	// emulated: engine kind
+bool traceable(const Insn &i);
+
+// Decodes a whole function from its first byte.
+std::vector<Insn> walk_function(const Bytes &b, uint64_t addr, Disassembler &dis);
+
+struct Target {
+	size_t module = 0;
+	const Function *fn = nullptr;
+	bool whole = true;		// no offset: every instruction
+	uint32_t offset = 0;		// checked: an instruction boundary
+};
+
+// Resolves a spec to one function (and a checked offset).  Throws Error:
+// unknown_function, ambiguous (listing the candidates), bad_offset.
+Target resolve_target(const Spec &sp, SymbolTable &syms);
+
+// "module:function+0xoff"
+std::string probe_name(const SymbolTable &syms, const Target &t, uint32_t off);
+
+// One line describing a function for ambiguity lists.
+std::string describe_function(const SymbolTable &syms, const Function &f);
+
+} // namespace kinst
+
+#endif

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Return points of a function (returns.h).
+#include "symbols/returns.h"
+
+#include "base/text.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+
+extern "C" {
+#include "kinst_decode.h"
+}
+
+namespace kinst {
+
+namespace {
+
+bool
+starts_with(const std::string &s, const char *p)
+{
+	return s.compare(0, strlen(p), p) == 0;
+}
+
+// "sym+0x4, other" -> "sym"
+std::string
+reloc_symbol(const std::string &r)
+{
+	size_t e = r.find_first_of("+-, ");
+	return r.substr(0, e);
+}
+
+// The function's own out-of-line parts, which gcc names FUNC.cold,
+// FUNC.cold.N, FUNC.part.N: a jump there stays in the call.
+bool
+own_part(const std::string &fn, const std::string &target)
+{
+	if (target.size() <= fn.size() || target.compare(0, fn.size(), fn) != 0)
+		return false;
+	std::string rest = target.substr(fn.size());
+	return starts_with(rest, ".cold") || starts_with(rest, ".part.");
+}
+
+bool
+return_thunk(const std::string &n)
+{
+	return n == "__x86_return_thunk" || n == "srso_return_thunk" ||
+	    n == "srso_alias_return_thunk" || n == "retbleed_return_thunk" ||
+	    n == "__ret";
+}
+
+bool
+indirect_thunk(const std::string &n)
+{
+	return starts_with(n, "__x86_indirect_thunk_") ||
+	    starts_with(n, "__x86_indirect_jump_thunk_");
+}
+
+const char *const gpr_name[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" };
+
+// "(T - start) >= size": T (an expression) outside [start, start + size),
+// evaluated once (unsigned wrap-around).
+std::string
+outside(const std::string &t, const Function &f)
+{
+	return "((" + t + ") - " + hex(f.addr) + " >= " + hex(f.size) + ")";
+}
+
+std::string
+signed_term(int64_t v)
+{
+	return v < 0 ? " - " + hex((uint64_t)-v) : " + " + hex((uint64_t)v);
+}
+
+// The target of jmp *MODRM (d) at addr, as an expression.
+std::string
+indirect_target(const struct kinst_insn &d, uint64_t len)
+{
+	if (d.mod == 3)
+		return gpr_name[d.rm + 8 * d.rex_b];
+	std::string a;
+	if (d.rip_relative) {
+		a = "rip" + signed_term((int64_t)len + d.disp);
+	} else {
+		int base = d.rm + 8 * d.rex_b;
+		bool has_base = true;
+		if (d.has_sib) {
+			base = (d.sib & 7) + 8 * d.rex_b;
+			int index = ((d.sib >> 3) & 7) + 8 * d.rex_x;
+			if ((d.sib & 7) == 5 && d.mod == 0)
+				has_base = false;
+			if (index != 4)
+				a = std::string(gpr_name[index]) + " * " + std::to_string(1 << (d.sib >> 6));
+		}
+		if (has_base)
+			a = a.empty() ? gpr_name[base] : std::string(gpr_name[base]) + " + " + a;
+		if (d.disp != 0 || a.empty())
+			a = (a.empty() ? "0" : a) + signed_term(d.disp);
+	}
+	return "*(u64)(" + a + ")";
+}
+
+// The register of __x86_indirect_thunk_REG, or "".
+std::string
+thunk_register(const std::string &n)
+{
+	std::string r = n.substr(n.rfind('_') + 1);
+	for (const char *g : gpr_name)
+		if (r == g)
+			return r;
+	return "";
+}
+
+// The rets of local subroutines: code that starts at the target of a call
+// inside the function (a retpoline-style "call 1f", a helper the assembler
+// keeps inside the symbol), where nothing falls or jumps in, and runs
+// straight to a ret.  Such a ret returns to the function, not from it.
+std::set<uint32_t>
+local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
+{
+	std::vector<int> kind(insns.size(), KINST_EM_NONE);
+	std::set<uint64_t> jumped, called;
+	std::map<uint64_t, size_t> at;
+	for (size_t i = 0; i < insns.size(); i++) {
+		const Insn &in = insns[i];
+		at[in.addr] = i;
+		struct kinst_insn d;
+		if (in.bytes == nullptr || in.unreachable ||
+		    kinst_decode(in.bytes, in.len, &d) != KINST_DEC_OK)
+			continue;
+		kind[i] = kinst_branch_kind(&d);
+		uint64_t to = in.addr + in.len + (uint64_t)d.imm;
+		bool inside = to > f.addr && to < f.addr + f.size;
+		switch (kind[i]) {
+		case KINST_EM_CALL_REL:
+			if (inside)
+				called.insert(to);
+			break;
+		case KINST_EM_JCC:
+		case KINST_EM_JMP_REL:
+		case KINST_EM_LOOP:
+		case KINST_EM_LOOPE:
+		case KINST_EM_LOOPNE:
+		case KINST_EM_JRCXZ:
+			if (inside)
+				jumped.insert(to);
+			break;
+		}
+	}
+	std::set<uint32_t> out;
+	for (uint64_t t : called) {
+		auto it = at.find(t);
+		if (it == at.end() || it->second == 0)
+			continue;
+		int prev = kind[it->second - 1];
+		if (prev != KINST_EM_RET && prev != KINST_EM_RET_IMM && prev != KINST_EM_JMP_REL &&
+		    prev != KINST_EM_JMP_IND)
+			continue;	// falls in from the code before it
+		for (size_t j = it->second; j < insns.size(); j++) {
+			if (j > it->second && jumped.count(insns[j].addr))
+				break;	// shared with code that jumps here
+			if (kind[j] == KINST_EM_RET || kind[j] == KINST_EM_RET_IMM) {
+				out.insert(insns[j].offset);
+				break;
+			}
+			if (kind[j] == KINST_EM_JMP_REL || kind[j] == KINST_EM_JMP_IND)
+				break;
+		}
+	}
+	return out;
+}
+
+} // namespace
+
+const char *
+return_kind_name(ReturnPoint::Kind k)
+{
+	switch (k) {
+	case ReturnPoint::Kind::ret: return "ret";
+	case ReturnPoint::Kind::ret_imm: return "ret-imm";
+	case ReturnPoint::Kind::rethunk: return "rethunk";
+	case ReturnPoint::Kind::tail_call: return "tail-call";
+	case ReturnPoint::Kind::tail_call_indirect: return "tail-call-indirect";
+	}
+	return "?";
+}
+
+std::string
+return_text(const ReturnPoint &r)
+{
+	static const char *const cc[16] = { "jo", "jno", "jb", "jae", "je", "jne", "jbe", "ja",
+	    "js", "jns", "jp", "jnp", "jl", "jge", "jle", "jg" };
+	std::string c = r.cc >= 0 && r.cc < 16 ? std::string(", when ") + cc[r.cc] + " is taken" : "";
+	switch (r.kind) {
+	case ReturnPoint::Kind::ret:
+	case ReturnPoint::Kind::ret_imm:
+		return "return" + c;
+	case ReturnPoint::Kind::rethunk:
+		return "return (through the return thunk" + c + ")";
+	case ReturnPoint::Kind::tail_call:
+		return "return (tail call to " + r.target + c + ")";
+	case ReturnPoint::Kind::tail_call_indirect:
+		return "return (indirect tail call" + c + ", when the target is outside the function)";
+	}
+	return "return";
+}
+
+std::vector<ReturnPoint>
+return_points(const SymbolTable &syms, Module &m, const Function &f,
+    const std::vector<Insn> &insns)
+{
+	std::vector<ReturnPoint> out;
+	std::set<uint32_t> local = local_subroutine_rets(f, insns);
+	for (const auto &in : insns) {
+		if (in.unreachable || in.dec_status != KINST_DEC_OK || in.bytes == nullptr ||
+		    local.count(in.offset))
+			continue;
+		ReturnPoint r;
+		r.offset = in.offset;
+		struct kinst_insn d;
+		if (kinst_decode(in.bytes, in.len, &d) != KINST_DEC_OK)
+			continue;
+		uint8_t em = in.cls.emul;
+		if (em == KINST_EM_NONE)
+			em = kinst_branch_kind(&d);
+		if (em == KINST_EM_RET || em == KINST_EM_RET_IMM) {
+			r.kind = em == KINST_EM_RET ? ReturnPoint::Kind::ret : ReturnPoint::Kind::ret_imm;
+			out.push_back(r);
+			continue;
+		}
+		if (em == KINST_EM_JMP_IND) {
+			// jmp *TABLE(,%reg,8) is a switch's jump table; a jump
+			// through a register or a memory word leaves when its
+			// target is outside the function.
+			if (d.mod != 3 && d.has_sib && ((d.sib >> 3) & 7) + 8 * d.rex_x != 4)
+				continue;
+			r.kind = ReturnPoint::Kind::tail_call_indirect;
+			r.leaves_if = outside(indirect_target(d, in.len), f);
+			out.push_back(r);
+			continue;
+		}
+		if (em != KINST_EM_JMP_REL && em != KINST_EM_JCC)
+			continue;
+		if (em == KINST_EM_JCC) {
+			r.cc = d.opcode & 0xf;
+			r.leaves_if = return_condition(r.cc);
+		}
+		std::string name;
+		bool at_start = false;
+		std::string rel = m.relocatable() ? m.relocation(f, in.addr, in.len) : "";
+		if (!rel.empty()) {
+			// An unlinked module: the relocation names the target
+			// (PLT32 to a function is its start).
+			name = reloc_symbol(rel);
+			at_start = true;
+			// A section symbol (.text.unlikely+N): a cold part or a
+			// static function, which cannot be told apart here.
+			if (!name.empty() && name[0] == '.')
+				continue;
+		} else {
+			uint64_t target = in.addr + in.len + (uint64_t)d.imm;
+			if (target >= f.addr && target < f.addr + f.size)
+				continue;	// inside: a branch
+			for (const auto &ref : syms.containing(target)) {
+				const Function &g = syms.function(ref);
+				if (g.module != f.module && m.relocatable())
+					continue;
+				name = g.name;
+				at_start = g.addr == target;
+				break;
+			}
+			if (name.empty())
+				continue;	// nowhere known: not called a return
+		}
+		if (name.empty() || name == f.name || own_part(f.name, name))
+			continue;
+		if (return_thunk(name)) {
+			r.kind = ReturnPoint::Kind::rethunk;
+		} else if (indirect_thunk(name)) {
+			r.kind = ReturnPoint::Kind::tail_call_indirect;
+			std::string reg = thunk_register(name);
+			if (reg.empty())
+				continue;	// a thunk of no register known here
+			std::string c = outside(reg, f);
+			r.leaves_if = r.leaves_if.empty() ? c : r.leaves_if + " && " + c;
+		} else if (at_start) {
+			r.kind = ReturnPoint::Kind::tail_call;
+			r.target = name;
+		} else {
+			continue;	// into the middle of another function
+		}
+		out.push_back(r);
+	}
+	return out;
+}
+
+std::string
+return_condition(int cc)
+{
+	// rflags: CF bit 0, PF 2, ZF 6, SF 7, OF 11.
+	static const char *const t[8] = {
+		"((rflags >> 11) & 1)",				// o
+		"(rflags & 1)",					// b
+		"((rflags >> 6) & 1)",				// e
+		"((rflags | (rflags >> 6)) & 1)",		// be: CF | ZF
+		"((rflags >> 7) & 1)",				// s
+		"((rflags >> 2) & 1)",				// p
+		"(((rflags >> 7) ^ (rflags >> 11)) & 1)",	// l: SF != OF
+		"((((rflags >> 7) ^ (rflags >> 11)) | (rflags >> 6)) & 1)",	// le
+	};
+	if (cc < 0 || cc > 15)
+		return "";
+	std::string e = t[cc >> 1];
+	return (cc & 1) ? "(" + e + " == 0)" : "(" + e + " != 0)";
+}
+
+std::map<std::string, std::vector<Spec>>
+by_return_condition(const std::vector<Spec> &specs)
+{
+	std::map<std::string, std::vector<Spec>> out;
+	for (const auto &sp : specs)
+		out[sp.ret_if].push_back(sp);
+	return out;
+}
+
+std::string
+with_return_condition(const std::string &cond, const std::string &if_expr)
+{
+	if (cond.empty())
+		return if_expr;
+	return "(" + cond + ")" + (if_expr.empty() ? "" : " && (" + if_expr + ")");
+}
+
+} // namespace kinst
