@@ -2,14 +2,12 @@
 /*
  * In-kernel aggregation, the trap-context half (kinst_agg.h): the
  * program's KEY/VALUE opcodes, the histogram bucket of a value, and adding
- * a hit to this CPU's table.  No lock, no allocation, bounded work: a key
- * visits at most KINST_AGG_PROBES slots.
+ * a hit to this CPU's table (the engine's step that does it for a hit is
+ * kinst_agghit.c).  No lock, no allocation, bounded work: a key visits at
+ * most KINST_AGG_PROBES slots.
  */
 
 #include "kinst_agg.h"
-#include "kinst_engine.h"
-#include "kinst_os.h"
-#include "kinst_prog.h"
 
 /* Tests may force hashes (collisions) with their own function. */
 #ifdef KINST_AGG_TEST_HASH
@@ -111,9 +109,6 @@ agg_find(struct kinst_agg *a, uint32_t t, uint32_t cpu, uint32_t probe_id,
 	return (NULL);
 }
 
-/* Single-writer counter: a whole store for concurrent readers, no RMW. */
-#define	AGG_INC(p, d)	KINST_STORE_RELAXED((p), KINST_LOAD_RELAXED(p) + (d))
-
 bool
 kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
     uint32_t probe_id, const struct kinst_agg_val *v)
@@ -125,21 +120,21 @@ kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 
 	sl = agg_find(a, t, cpu, probe_id, v);
 	if (sl == NULL) {
-		AGG_INC(&st->overflow, 1);
+		KINST_AGG_INC(&st->overflow, 1);
 		return (false);
 	}
 	x = (int64_t)v->value;
-	AGG_INC(&sl->count, 1);
-	AGG_INC(&sl->sum, v->value);
+	KINST_AGG_INC(&sl->count, 1);
+	KINST_AGG_INC(&sl->sum, v->value);
 	if (x < sl->min)
 		KINST_STORE_RELAXED(&sl->min, x);
 	if (x > sl->max)
 		KINST_STORE_RELAXED(&sl->max, x);
 	if (a->nbuckets != 0) {
 		b = (uint64_t *)(sl + 1) + kinst_agg_bucket(a, x);
-		AGG_INC(b, 1);
+		KINST_AGG_INC(b, 1);
 	}
-	AGG_INC(&st->aggregated, 1);
+	KINST_AGG_INC(&st->aggregated, 1);
 	return (true);
 }
 
@@ -217,127 +212,4 @@ kinst_agg_stack_find(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 		}
 	}
 	return (false);
-}
-
-/* KINST_AGGF_STACK: the stack at this hit, as key word 1; false: overflow. */
-static bool
-agg_stack_key(struct kinst_agg *a, uint32_t t, uint32_t cpu,
-    const struct kinst_probe *p, const struct kinst_regs *regs, void *osctx,
-    struct kinst_agg_val *v)
-{
-	uint64_t pcs[KINST_STACK_MAX];
-	uint32_t n;
-	bool truncated;
-
-	truncated = false;
-	pcs[0] = regs->rip;
-	n = 1 + kinst_os_stack(regs, osctx, p->offset, pcs + 1,
-	    KINST_STACK_MAX - 1, &truncated);
-	if (n > KINST_STACK_MAX) {
-		/* Never trust a hook to keep its bound: clip. */
-		n = KINST_STACK_MAX;
-		truncated = true;
-	}
-	return (kinst_agg_stack_find(a, t, cpu, pcs, n,
-	    truncated ? KINST_SECF_TRUNCATED : 0, &v->key[1]));
-}
-
-/*
- * KINST_AGGF_RECORD: the hit's record, with its key and value (added:
- * whether the tables took it), in this CPU's ring; a full ring drops it.
- * Called at record depth 1 only, like every ring write.
- */
-static void
-agg_sample(const struct kinst_probe *p, struct kinst_session *s,
-    uint32_t cpu, int32_t pid, int32_t tid, const char *comm,
-    const struct kinst_regs *regs, const struct kinst_agg_val *v, bool added)
-{
-	struct {
-		struct kinst_hit_record h;
-		struct kinst_rec_sec sec;
-		struct kinst_rec_agg agg;
-	} r;
-	struct kinst_ring *ring;
-	int i;
-
-	if (cpu >= s->ncpus)
-		return;
-	ring = &s->rings[cpu];
-	/* A latency ends where its program read the clock. */
-	kinst_hit_fill(&r.h, p, cpu, v->now != 0 ? v->now : kinst_os_now_ns(),
-	    pid, tid, regs);
-	r.h.hdr.size = sizeof(r);
-	for (i = 0; i < KINST_COMM_LEN; i++)
-		r.h.comm[i] = comm[i];
-	r.sec.type = KINST_SEC_AGG;
-	r.sec.flags = added ? 0 : KINST_SECF_OVERFLOW;
-	r.sec.len = sizeof(r.agg);
-	r.agg.key[0] = v->key[0];
-	r.agg.key[1] = v->key[1];
-	r.agg.value = v->value;
-	if (kinst_ring_put(ring, &r, sizeof(r)) == 0 &&
-	    kinst_session_wake_due(ring, s))
-		kinst_os_wake_deferred(s);
-}
-
-void
-kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
-    struct kinst_session *s, uint32_t cpu, int32_t pid, int32_t tid,
-    const char *comm, const struct kinst_regs *regs, void *osctx,
-    struct kinst_tstate *ts)
-{
-	struct kinst_prog_cpu_stats *ps;
-	struct kinst_agg_val v = { { 0, 0 }, 0, 0 };
-	struct kinst_prog_ctx c;
-	struct kinst_agg *a;
-	uint64_t res;
-	uint32_t depth, t;
-	bool added;
-	int r;
-
-	/* Set up before any KINST_ARM_AGG probe was armed (kinst_aggctl.c). */
-	a = KINST_LOAD_ACQUIRE(&s->agg);
-	if (a == NULL || cpu >= a->ncpus)
-		return;
-	if (p->prog != NULL) {
-		c.regs = regs;
-		c.pid = pid;
-		c.tid = tid;
-		c.cpu = cpu;
-		c.comm = comm;
-		c.out = &v;
-		c.ts = ts;
-		r = kinst_prog_run(p->prog, &c, &res);
-		if (r != KINST_PROG_TRUE) {
-			ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu];
-			__atomic_fetch_add(&ps->filtered, 1, __ATOMIC_RELAXED);
-			if (r == KINST_PROG_FAULT)
-				__atomic_fetch_add(&ps->faults, 1,
-				    __ATOMIC_RELAXED);
-			return;
-		}
-	}
-	/*
-	 * Only the outermost hit on this CPU writes its table (and, with
-	 * KINST_AGGF_RECORD, its ring).
-	 */
-	depth = ++e->depth[cpu];
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (depth != 1) {
-		__atomic_fetch_add(&a->stats[cpu].nested, 1, __ATOMIC_RELAXED);
-	} else {
-		t = KINST_LOAD_ACQUIRE(&a->active);
-		if ((a->flags & KINST_AGGF_STACK) != 0 &&
-		    !agg_stack_key(a, t, cpu, p, regs, osctx, &v)) {
-			AGG_INC(&a->stats[cpu].overflow, 1);
-			added = false;
-		} else {
-			added = kinst_agg_add(a, t, cpu,
-			    (a->flags & KINST_AGGF_PROBE) != 0 ? p->id : 0, &v);
-		}
-		if ((a->flags & KINST_AGGF_RECORD) != 0)
-			agg_sample(p, s, cpu, pid, tid, comm, regs, &v, added);
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->depth[cpu]--;
 }

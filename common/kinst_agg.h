@@ -49,6 +49,13 @@ struct kinst_agg_val {
 	uint64_t	now;
 };
 
+/*
+ * A single-writer counter of a table (trap context, this CPU's): a whole
+ * store for concurrent readers, no read-modify-write.
+ */
+#define	KINST_AGG_INC(p, d)	\
+	KINST_STORE_RELAXED((p), KINST_LOAD_RELAXED(p) + (d))
+
 #define	KINST_AGG_EMPTY	0u	/* slot state: free */
 #define	KINST_AGG_USED	1u	/* key written and published */
 
@@ -109,7 +116,8 @@ void	kinst_agg_op(struct kinst_agg_val *out, uint8_t op, uint8_t arg,
 void	kinst_agg_clock(struct kinst_agg_val *out, uint64_t now);
 
 /*
- * The engine's aggregation step (kinst_engine.c record(), trap context),
+ * The engine's aggregation step (kinst_agghit.c; called by kinst_engine.c
+ * record(), trap context),
  * after the filters, for a KINST_PF_AGG probe: run its program (a false
  * result or a fault is counted as filtered), then add the hit to its key.
  * ts: as kinst_prog_pass()'s.

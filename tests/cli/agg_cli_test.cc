@@ -76,7 +76,7 @@ kinst_os_free(void *p, size_t size)
 void kinst_os_ctl_lock(void) {}
 void kinst_os_ctl_unlock(void) {}
 
-#include "os_stack_none.h"	// kinst_agg.c's stack keys: no unwinder here
+#include "os_stack_none.h"	// kinst_agghit.c's stack keys: no unwinder here
 }
 
 namespace {

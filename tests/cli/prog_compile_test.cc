@@ -19,7 +19,7 @@ extern "C" {
 
 #include "os_mem_window.h"	// kinst_os_read, kinst_os_read_user: umem, kmem
 
-#include "os_stack_none.h"	// kinst_agg.c's stack keys: no unwinder here
+#include "os_stack_none.h"	// kinst_agghit.c's stack keys: no unwinder here
 }
 
 namespace {

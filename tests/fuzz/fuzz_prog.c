@@ -15,9 +15,7 @@
 #include "kinst_tstate.c"
 #include "kinst_prog.c"
 #include "kinst_progname.c"
-#include "kinst_ring.c"		/* kinst_agg.c's sample records */
 #include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */
-#include "os_stack_none.h"	/* kinst_agg.c's stack keys and wakeups */
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * In-kernel aggregation (common/kinst_agg.c, common/kinst_aggctl.c) in user
+ * In-kernel aggregation (common/kinst_agg.c, kinst_agghit.c, kinst_aggctl.c) in user
  * space: counts per key and per probe, histogram bucket edges (log2 and
  * linear), sum/min/max, overflow of a full table, clear, per-CPU tables
  * read one CPU at a time, setup validation, and the engine path (a hit of

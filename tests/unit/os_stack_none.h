@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What kinst_agg.c needs of the OS that user-space tests linking it do not
+ * What kinst_agghit.c needs of the OS that user-space tests linking it do not
  * use: kinst_os_stack() (stack keys, KINST_AGGF_STACK, call the unwinder):
  * no frames; kinst_os_wake_deferred() (sample records, KINST_AGGF_RECORD,
  * wake the reader): nothing to wake.  Include once per program, at file

@@ -13,10 +13,7 @@
 #include "kinst_tstate.c"
 #include "kinst_prog.c"		/* with prog_check.h's KINST_PROG_STEP */
 #include "kinst_progname.c"
-#include "kinst_ring.c"		/* kinst_agg.c's sample records */
 #include "kinst_agg.c"		/* KINST_OP_KEY / KINST_OP_VALUE */
-
-#include "os_stack_none.h"	/* kinst_agg.c's stack keys: not used here */
 
 #define	I(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
 			    .off = (f), .imm = (im) })
