@@ -10,7 +10,6 @@
 #include "kinst_stack.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
-#include "kinst_jopt.h"
 
 _Static_assert(KINST_SITE_SUBS <= 0x3f,
     "KINST_PI_SESSIONS has 6 bits");
@@ -132,41 +131,6 @@ ctl_new_id(struct kinst_ctl *c)
 	return (id);
 }
 
-/*
- * Replace kinst's own int3s and jumps in a copy of [addr, addr + len) by the
- * bytes they replaced (control lock held, so the set of probes and their
- * states are stable; the text changes only under it).  A jump window may
- * begin up to 4 bytes before addr.
- */
-static void
-ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
-{
-	struct kinst_csite *st;
-	struct kinst_probe *p;
-	uint64_t pa;
-	size_t i, k;
-
-	if (c->nsites == 0)
-		return;
-	for (i = 0; i < len + 4; i++) {
-		if (i < 4 && addr < 4 - i)
-			continue;
-		pa = addr + i - 4;
-		if (i >= 4 && buf[i - 4] != 0xcc && buf[i - 4] != 0xe9)
-			continue;
-		p = ctl_probe_at(c, pa);
-		if (p == NULL)
-			continue;
-		st = ctl_site(p);
-		if (st->jstate == KINST_JS_JUMP) {
-			for (k = 0; k < KINST_JOPT_WINDOW; k++)
-				if (pa + k >= addr && pa + k < addr + len)
-					buf[pa + k - addr] = st->jorig[k];
-		} else if (i >= 4 && buf[i - 4] == 0xcc)
-			buf[i - 4] = p->orig[0];
-	}
-}
-
 static bool
 ctl_names_ok(const char *module, const char *function)
 {
@@ -174,44 +138,6 @@ ctl_names_ok(const char *module, const char *function)
 	    !kinst_str_ok(function, KINST_NAME_MAX))
 		return (false);
 	return (function[0] != '\0');
-}
-
-/* A block of size bytes for trampolines or detours, with no site yet. */
-struct kinst_xblock *
-kinst_ctl_xblock_new(size_t size)
-{
-	struct kinst_xblock *b;
-
-	b = kinst_os_alloc(sizeof(*b));
-	if (b == NULL)
-		return (NULL);
-	b->mem = kinst_os_tramp_alloc(size, &b->addr);
-	if (b->mem == NULL) {
-		kinst_os_free(b, sizeof(*b));
-		return (NULL);
-	}
-	b->size = size;
-	b->refs = 0;
-	b->_xpad = 0;
-	return (b);
-}
-
-/*
- * Drop a site's reference; the last frees the block.  A block no site held
- * (refs 0: never published) goes back as unused.
- */
-void
-kinst_ctl_xblock_put(struct kinst_xblock *b)
-{
-	if (b == NULL)
-		return;
-	if (b->refs == 0)
-		kinst_os_tramp_unused(b->mem, b->size);
-	else if (--b->refs == 0)
-		kinst_os_tramp_free(b->mem, b->size);
-	else
-		return;
-	kinst_os_free(b, sizeof(*b));
 }
 
 /*
@@ -265,17 +191,6 @@ ctl_group_free(struct kinst_group *g)
 		kinst_ctl_xblock_put(g->tblock);
 	kinst_os_func_release(&g->func);
 	kinst_os_free(g, g->alloc_size);
-}
-
-/* Read the function's text with kinst's breakpoints taken out. */
-int
-kinst_ctl_read_text(struct kinst_ctl *c, const struct kinst_func *f,
-    uint8_t *buf, size_t len)
-{
-	if (kinst_os_read(f->addr, buf, len) != 0)
-		return (KINST_E_FAULT);
-	ctl_unpatch(c, f->addr, buf, len);
-	return (KINST_E_OK);
 }
 
 /*
@@ -1231,11 +1146,9 @@ kinst_ctl_text(struct kinst_ctl *c, struct kinst_text *t, uint8_t *buf,
 		goto out;
 	}
 	n = cap < f.size ? cap : f.size;
-	if (kinst_os_read(f.addr, buf, n) != 0) {
-		err = KINST_E_FAULT;
+	err = kinst_ctl_read_text(c, &f, buf, n);
+	if (err != KINST_E_OK)
 		goto out;
-	}
-	ctl_unpatch(c, f.addr, buf, n);
 	t->size = (uint32_t)f.size;
 	t->addr = f.addr;
 	err = KINST_E_OK;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What kinst_control.c and kinst_joptctl.c (the jump optimizer) share;
- * not part of the control path's interface (kinst_control.h).  Every
- * function here is called with the control lock held.
+ * What kinst_control.c, kinst_joptctl.c (the jump optimizer) and
+ * kinst_ctltext.c (the text and blocks both use) share; not part of the
+ * control path's interface (kinst_control.h).  Every function here is
+ * called with the control lock held.
  */
 #ifndef KINST_CONTROLVAR_H
 #define KINST_CONTROLVAR_H
@@ -63,12 +64,12 @@ ctl_site_sub(struct kinst_csite *st, const struct kinst_session *s)
 	return (NULL);
 }
 
-/* kinst_control.c: the function's text with kinst's int3s and jumps out. */
+/* kinst_ctltext.c: the function's text with kinst's int3s and jumps out. */
 int	kinst_ctl_read_text(struct kinst_ctl *c, const struct kinst_func *f,
 	    uint8_t *buf, size_t len);
 
 /*
- * kinst_control.c: a trampoline or detour block with no site yet; drop a
+ * kinst_ctltext.c: a trampoline or detour block with no site yet; drop a
  * site's reference to one (the last frees it; a block no site took is
  * freed at once).
  */

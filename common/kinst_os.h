@@ -78,8 +78,11 @@ uint32_t kinst_os_stack(const struct kinst_regs *regs, void *osctx,
 /*
  * ---- Control path ----
  *
- * Called only from common/kinst_control.c, in thread context, never from
- * trap context; they may sleep.  kinst_control.h describes the sequences.
+ * Called only from the control path (kinst_control.c and the files it
+ * stands on or shares its lock with: kinst_ctltext.c, kinst_joptctl.c,
+ * kinst_progctl.c, kinst_aggctl.c, kinst_tstatectl.c) and the device
+ * protocol (kinst_dev.c), in thread context, never from trap context; they
+ * may sleep.  kinst_control.h describes the sequences.
  */
 struct kinst_func;
 

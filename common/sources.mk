@@ -6,7 +6,7 @@
 KINST_COMMON_SRCS = \
 	kinst_decode.c kinst_classify.c kinst_relocate.c kinst_emulate.c \
 	kinst_probe.c kinst_ring.c kinst_engine.c kinst_prepare.c \
-	kinst_control.c kinst_joptctl.c kinst_callgraph.c \
+	kinst_control.c kinst_ctltext.c kinst_joptctl.c kinst_callgraph.c \
 	kinst_stack.c kinst_prog.c kinst_progctl.c kinst_agg.c kinst_agghit.c \
 	kinst_aggctl.c kinst_agggeom.c kinst_progname.c kinst_jopt.c \
 	kinst_detour.c kinst_dev.c kinst_tstate.c kinst_tstatectl.c
