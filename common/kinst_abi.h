@@ -50,48 +50,16 @@
 					   KINST_SEC_AGG, KINST_SECF_OVERFLOW) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
-/* General registers in x86 encoding order: the ModRM/REX number indexes gpr[]. */
-enum kinst_gpr {
-	KINST_RAX = 0, KINST_RCX, KINST_RDX, KINST_RBX,
-	KINST_RSP, KINST_RBP, KINST_RSI, KINST_RDI,
-	KINST_R8, KINST_R9, KINST_R10, KINST_R11,
-	KINST_R12, KINST_R13, KINST_R14, KINST_R15,
-	KINST_NGPR
-};
-
-/* RFLAGS bits the engine cares about. */
-#define	KINST_FL_CF	0x00000001ull
-#define	KINST_FL_PF	0x00000004ull
-#define	KINST_FL_AF	0x00000010ull
-#define	KINST_FL_ZF	0x00000040ull
-#define	KINST_FL_SF	0x00000080ull
-#define	KINST_FL_TF	0x00000100ull
-#define	KINST_FL_IF	0x00000200ull
-#define	KINST_FL_DF	0x00000400ull
-#define	KINST_FL_OF	0x00000800ull
-#define	KINST_FL_IOPL	0x00003000ull
-#define	KINST_FL_NT	0x00004000ull
-#define	KINST_FL_RF	0x00010000ull
-#define	KINST_FL_VM	0x00020000ull
-#define	KINST_FL_AC	0x00040000ull
-#define	KINST_FL_VIF	0x00080000ull
-#define	KINST_FL_VIP	0x00100000ull
-#define	KINST_FL_ID	0x00200000ull
-#define	KINST_FL_ARITH	(KINST_FL_CF | KINST_FL_PF | KINST_FL_AF | \
-			 KINST_FL_ZF | KINST_FL_SF | KINST_FL_OF)
-
 /*
- * The register file as the traced instruction sees it: rip is the address of
- * the probed instruction, rsp the interrupted stack pointer, rflags the
- * interrupted flags.
+ * The register file of a hit (struct kinst_regs, in every hit record) and
+ * the registers a probe program names (KINST_PREG_*): the instruction
+ * set's (kinst_isa.h).  For x86-64 it is the layout kinst has always had.
  */
-struct kinst_regs {
-	uint64_t	gpr[KINST_NGPR];
-	uint64_t	rip;
-	uint64_t	rflags;
-	uint16_t	cs, ss;
-	uint32_t	_pad;
-};
+#if defined(__x86_64__) || defined(__amd64__)
+#include "x86/kinst_regs.h"
+#else
+#error "kinst: no register file for this instruction set (common/kinst_isa.h)"
+#endif
 
 /* ---- records: what read(2) on the device returns ---- */
 
@@ -112,7 +80,7 @@ struct kinst_hit_record {
 	uint32_t	cpu;
 	uint32_t	probe_id;
 	uint64_t	timestamp_ns;	/* monotonic clock, ns */
-	uint64_t	addr;		/* probe address (== regs.rip) */
+	uint64_t	addr;		/* probe address (== regs.rip on x86-64) */
 	int32_t		pid;		/* process id (Linux: tgid) */
 	int32_t		tid;		/* thread id */
 	char		comm[KINST_COMM_LEN];	/* NUL-terminated */
@@ -395,10 +363,6 @@ enum kinst_op {
 				   capture of 8 bytes) (1.10) */
 	KINST_OP_COUNT_		/* first invalid opcode */
 };
-
-#define	KINST_PREG_RIP		16	/* registers: 0-15 enum kinst_gpr, then: */
-#define	KINST_PREG_RFLAGS	17
-#define	KINST_PREG_COUNT	18
 
 enum kinst_pctx {
 	KINST_PCTX_PID = 0,	/* process id (sign-extended) */
@@ -746,7 +710,7 @@ struct kinst_agg_clear {
 #else
 #define	KINST_ABI_ASSERT(c, m)	_Static_assert(c, m)
 #endif
-KINST_ABI_ASSERT(sizeof(struct kinst_regs) == 152, "kinst_regs layout");
+KINST_ABI_ASSERT(sizeof(struct kinst_regs) == KINST_REGS_SIZE, "kinst_regs layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_rec_hdr) == 8, "rec_hdr layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_rec_sec) == 8, "rec_sec layout");
 KINST_ABI_ASSERT(sizeof(struct kinst_hit_record) % 8 == 0, "hit record alignment");

@@ -1,8 +1,9 @@
 #! /usr/bin/env atf-sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# The FreeBSD module compiles: kmod/freebsd/*.c, *.S and common/*.c built
-# with FreeBSD's kernel-module flags (clang, -Werror) against the
+# The FreeBSD module compiles: kmod/freebsd/*.c, *.S and common/*.c (with
+# the headers of its ISA folder, common/x86/) built with FreeBSD's
+# kernel-module flags (clang, -Werror) against the
 # declaration-only FreeBSD headers of ../shared/freebsd-decls, which sit
 # beside the repository on the project's build machines (not in a user's
 # clone: there the test is skipped, loudly).
@@ -60,9 +61,10 @@ shim_compiles_body() {
 	need_compile
 	[ -f "$KINST_SRCDIR/kmod/freebsd/$VM_GLUE" ] || atf_fail "no kmod/freebsd/$VM_GLUE"
 	# The tree without the VM glue (vm_glue_compiles').
-	mkdir -p t/kmod/freebsd t/common
+	mkdir -p t/kmod/freebsd t/common/x86
 	cp "$KINST_SRCDIR"/kmod/freebsd/* t/kmod/freebsd/
 	cp "$KINST_SRCDIR"/common/*.[ch] t/common/
+	cp "$KINST_SRCDIR"/common/x86/*.h t/common/x86/
 	rm t/kmod/freebsd/$VM_GLUE
 	# Every file the compile script is meant to build: it must report them all.
 	want=0
@@ -80,9 +82,10 @@ vm_glue_compiles_head() {
 vm_glue_compiles_body() {
 	need_compile
 	decls=$(dirname "$compile")
-	mkdir -p t/kmod/freebsd t/common
+	mkdir -p t/kmod/freebsd t/common/x86
 	cp "$KINST_SRCDIR"/kmod/freebsd/*.h "$KINST_SRCDIR/kmod/freebsd/$VM_GLUE" t/kmod/freebsd/
 	cp "$KINST_SRCDIR"/common/*.h t/common/
+	cp "$KINST_SRCDIR"/common/x86/*.h t/common/x86/
 	missing=
 	for h in $VM_DECLS; do
 		[ -f "$decls/$h" ] || missing="$missing $h"

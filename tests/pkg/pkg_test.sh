@@ -302,14 +302,14 @@ deb_body() {
 	    $doc/kinstctl/freebsd.md $doc/kinstctl/json.md \
 	    $doc/kinstctl/changelog $doc/kinstctl/copyright >kinstctl.list
 	pkg_expect_files kinstctl "$ctl_deb" kinstctl.list
-	# The module's sources: every .c and .h of common/ and kmod/linux/ in
-	# the tree, beside the build files and dkms.conf.
+	# The module's sources: every .c and .h of common/ (its ISA folder
+	# too) and kmod/linux/ in the tree, beside the build files and dkms.conf.
 	src=/usr/src/kinst-$v
 	{
 		printf '%s\n' $src/dkms.conf $src/VERSION $src/kmod/linux/Kbuild \
 		    $src/kmod/linux/Makefile $doc/kinst-dkms/README.md \
 		    $doc/kinst-dkms/changelog $doc/kinst-dkms/copyright
-		(cd "pkgs/kinst-$v" && ls common/*.c common/*.h common/sources.mk kmod/linux/*.c kmod/linux/*.h) |
+		(cd "pkgs/kinst-$v" && ls common/*.c common/*.h common/x86/*.h common/sources.mk kmod/linux/*.c kmod/linux/*.h) |
 		    sed "s|^|$src/|"
 	} >kinst-dkms.list
 	pkg_expect_files kinst-dkms "$dkms_deb" kinst-dkms.list
