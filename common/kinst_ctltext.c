@@ -9,7 +9,7 @@
 #include "kinst_control.h"
 #include "kinst_controlvar.h"
 #include "kinst_os.h"
-#include "kinst_jopt.h"
+#include "kinst_isa.h"
 
 /*
  * Replace kinst's own int3s and jumps in a copy of [addr, addr + len) by the

@@ -15,9 +15,8 @@
 
 #include "kinst_abi.h"
 #include "kinst_agg.h"
-#include "kinst_emulate.h"
+#include "kinst_isa.h"
 #include "kinst_probe.h"
-#include "kinst_relocate.h"
 #include "kinst_ring.h"
 
 #define	KINST_MAXCPU	1024

@@ -11,8 +11,7 @@
 #include "kinst_control.h"
 #include "kinst_controlvar.h"
 #include "kinst_os.h"
-#include "kinst_jopt.h"
-#include "kinst_detour.h"
+#include "kinst_isa.h"
 
 void
 kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler, uint64_t arg,

@@ -14,7 +14,7 @@
 #ifndef KINST_PROBE_H
 #define KINST_PROBE_H
 
-#include "kinst_classify.h"
+#include "kinst_isa.h"
 
 struct kinst_session;
 struct kinst_prog;

@@ -19,7 +19,7 @@
 #define KINST_STACK_H
 
 #include "kinst_abi.h"
-#include "kinst_emulate.h"
+#include "kinst_isa.h"
 #include "kinst_ring.h"
 
 /* Probe flag (struct kinst_probe.flags): record the stack at each hit. */

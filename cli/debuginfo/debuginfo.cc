@@ -37,7 +37,7 @@ typedef uint64_t Dwarf_Addr;
 #include "symbols/sources.h"
 
 extern "C" {
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 }
 
 namespace kinst {

@@ -38,7 +38,7 @@
 #include "base/abi.h"
 
 extern "C" {
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 #include "kinst_prog.h"
 #include "kinst_ring.h"
 #include "kinst_agg.h"

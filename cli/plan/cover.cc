@@ -9,9 +9,9 @@
 #include <set>
 
 extern "C" {
-#include "kinst_classify.h"
-#include "kinst_decode.h"
-#include "kinst_emulate.h"
+#include "x86/kinst_classify.h"
+#include "x86/kinst_decode.h"
+#include "x86/kinst_emulate.h"
 }
 
 namespace kinst {

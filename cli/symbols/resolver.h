@@ -14,8 +14,8 @@
 #include "symbols/symbols.h"
 
 extern "C" {
-#include "kinst_classify.h"
-#include "kinst_jopt.h"
+#include "x86/kinst_classify.h"
+#include "x86/kinst_jopt.h"
 }
 
 namespace kinst {

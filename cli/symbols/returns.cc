@@ -9,7 +9,7 @@
 #include <set>
 
 extern "C" {
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 }
 
 namespace kinst {

@@ -60,7 +60,7 @@ struct kinst_engine *kinst_engine;
 static bool kinst_jumps_used;
 
 /*
- * A jump probe's detour calls this (common/kinst_detour.h) with the
+ * A jump probe's detour calls this (common/x86/kinst_detour.h) with the
  * register file as it was at the probed instruction, in the probed code's
  * own context: interrupts off around the engine (no preemption, no
  * migration), as on the #BP path.  The stack walk of kinst_os_stack() needs

@@ -8,9 +8,9 @@
  */
 
 #include "kinst_bytes.h"
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 #include "kinst_control.h"
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 #include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"

@@ -55,7 +55,7 @@
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
 #include "kinst_stack.h"
-#include "kinst_jopt.h"
+#include "x86/kinst_jopt.h"
 
 /* ---- symbols reached through kallsyms_lookup_name ---- */
 

@@ -67,7 +67,7 @@
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
 #include "kinst_stack.h"
-#include "kinst_jopt.h"
+#include "x86/kinst_jopt.h"
 
 /* ---- trap context ---- */
 
@@ -355,7 +355,7 @@ NOKPROBE_SYMBOL(kinst_cond);
 NOKPROBE_SYMBOL(kinst_effective_addr);
 
 /*
- * A jump probe's detour (common/kinst_detour.h) calls this with the
+ * A jump probe's detour (common/x86/kinst_detour.h) calls this with the
  * register file as it was at the probed instruction, in the probed code's
  * own context: whatever its preemption state, interrupts as they were, on
  * its own stack (the detour's frame and ours lie below its %rsp, in memory

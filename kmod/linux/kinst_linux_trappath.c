@@ -10,7 +10,7 @@
  * which functions these paths reach depends on the configuration, the
  * compiler's inlining and the paravirt/alternatives/static-call patching
  * done at boot.  So at load, this file walks the LIVE text, with the
- * engine's decoder (common/kinst_callgraph.h), from a few roots along
+ * engine's decoder (common/x86/kinst_callgraph.h), from a few roots along
  * every direct call, tail jump and conditional tail jump that leaves a
  * function, with function bounds from kallsyms, and keeps the closure in a
  * sorted table of address ranges that kinst_os_func_check() searches at arm
@@ -115,7 +115,7 @@
 #include <asm/smp.h>
 
 #include "kinst_linux.h"
-#include "kinst_callgraph.h"
+#include "x86/kinst_callgraph.h"
 
 /* One function of a derived set. */
 struct kinst_xrange {

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 
 #define	ROUNDS	5
 

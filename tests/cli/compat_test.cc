@@ -34,7 +34,7 @@
 #include "device/session.h"
 #include "base/spec.h"
 extern "C" {
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 }
 
 using namespace kinst;

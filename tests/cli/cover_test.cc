@@ -15,7 +15,7 @@
 #include "symbols/resolver.h"
 
 extern "C" {
-#include "kinst_emulate.h"
+#include "x86/kinst_emulate.h"
 }
 
 using namespace kinst;

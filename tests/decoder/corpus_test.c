@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 
 #define	SLOT		32	/* bytes per sample in the objdump batch */
 #define	MAX_REPORT	5	/* failures printed in full, per kind */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 
 /*
  * The expected decode of one encoding.  Every field of struct kinst_insn is

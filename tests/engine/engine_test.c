@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "kinst_engine.h"
-#include "kinst_callgraph.h"
+#include "x86/kinst_callgraph.h"
 #include "kinst_kaddr.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"

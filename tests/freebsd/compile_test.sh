@@ -1,8 +1,8 @@
 #! /usr/bin/env atf-sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# The FreeBSD module compiles: kmod/freebsd/*.c, *.S and common/*.c (with
-# the headers of its ISA folder, common/x86/) built with FreeBSD's
+# The FreeBSD module compiles: kmod/freebsd/*.c, *.S, common/*.c and
+# common/x86/*.c (the instruction set's) built with FreeBSD's
 # kernel-module flags (clang, -Werror) against the
 # declaration-only FreeBSD headers of ../shared/freebsd-decls, which sit
 # beside the repository on the project's build machines (not in a user's
@@ -65,6 +65,9 @@ shim_compiles_body() {
 	cp "$KINST_SRCDIR"/kmod/freebsd/* t/kmod/freebsd/
 	cp "$KINST_SRCDIR"/common/*.[ch] t/common/
 	cp "$KINST_SRCDIR"/common/x86/*.h t/common/x86/
+	# The instruction set's sources beside the rest: the compile script
+	# builds common/*.c (their names are unique, as bsd.kmod.mk needs).
+	cp "$KINST_SRCDIR"/common/x86/*.c t/common/
 	rm t/kmod/freebsd/$VM_GLUE
 	# Every file the compile script is meant to build: it must report them all.
 	want=0

@@ -6,7 +6,7 @@
 #include <atf-c.h>
 #include <string.h>
 
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 #include "kinst_control.h"
 #include "kinst_freebsd.h"
 

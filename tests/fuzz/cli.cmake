@@ -15,7 +15,7 @@ if(TARGET kinstctl_core)
   foreach(t fuzz_cli_elf fuzz_cli_spec fuzz_cli_ctf fuzz_cli_dwarf_loc fuzz_cli_capture)
     # kinstctl uses only the decoder and the classifier from common/.
     add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
-      ${CMAKE_SOURCE_DIR}/common/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/kinst_classify.c)
+      ${CMAKE_SOURCE_DIR}/common/x86/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/x86/kinst_classify.c)
     target_include_directories(${t} PRIVATE ${KINSTCTL_INCLUDE_DIRS}
       ${CMAKE_SOURCE_DIR}/common ${CMAKE_CURRENT_LIST_DIR})
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})

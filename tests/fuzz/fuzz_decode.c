@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 
 #define	CHECK(c) do {							\
 	if (!(c)) {							\

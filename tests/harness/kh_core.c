@@ -37,9 +37,9 @@
 #include <unistd.h>
 
 #include "kh_core.h"
-#include "kinst_jopt.h"
+#include "x86/kinst_jopt.h"
 #include "kinst_engine.h"
-#include "kinst_detour.h"
+#include "x86/kinst_detour.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
 #include "kinst_tstate.h"
@@ -958,7 +958,7 @@ kh_check_ground_truth(const struct kh_fn *tab, struct kh_stats *st)
 }
 
 /*
- * Jump-optimization qualification on the corpus (common/kinst_jopt.c),
+ * Jump-optimization qualification on the corpus (common/x86/kinst_jopt.c),
  * checked against what the single-step ground truth shows: every time the
  * function's execution lands somewhere other than the fall-through of the
  * previous in-function instruction (a branch, a return from a recursive

@@ -8,7 +8,7 @@
 
 #include "kh.h"
 #include "kinst_abi.h"
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 
 struct kh_stats {
 	uint64_t	functions;

@@ -51,7 +51,7 @@ extern "C" {
 #include "kh.h"
 #include "kh_core.h"
 #include "kinst_prog.h"
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 extern const struct kh_fn kh_corpus_vars[];
 uint64_t lt_leaf(uint64_t), lt_thunk(uint64_t), lt_cond(uint64_t), lt_rec(uint64_t),
     lt_retimm(uint64_t);

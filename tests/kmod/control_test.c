@@ -26,7 +26,7 @@
 #include "kinst_control.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
-#include "kinst_detour.h"
+#include "x86/kinst_detour.h"
 
 /* ---- tests ---- */
 

@@ -9,7 +9,7 @@
 #include <atf-c.h>
 
 #include "fake_kernel.h"
-#include "kinst_detour.h"
+#include "x86/kinst_detour.h"
 
 /* ---- the fake kernel ---- */
 

@@ -98,8 +98,8 @@
 #include <unistd.h>
 
 #include "kinst_abi.h"
-#include "kinst_classify.h"
-#include "kinst_decode.h"
+#include "x86/kinst_classify.h"
+#include "x86/kinst_decode.h"
 #include "kinst_ring.h"
 
 /*

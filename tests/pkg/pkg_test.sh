@@ -309,7 +309,8 @@ deb_body() {
 		printf '%s\n' $src/dkms.conf $src/VERSION $src/kmod/linux/Kbuild \
 		    $src/kmod/linux/Makefile $doc/kinst-dkms/README.md \
 		    $doc/kinst-dkms/changelog $doc/kinst-dkms/copyright
-		(cd "pkgs/kinst-$v" && ls common/*.c common/*.h common/x86/*.h common/sources.mk kmod/linux/*.c kmod/linux/*.h) |
+		(cd "pkgs/kinst-$v" && ls common/*.c common/*.h common/x86/*.c \
+		    common/x86/*.h common/sources.mk kmod/linux/*.c kmod/linux/*.h) |
 		    sed "s|^|$src/|"
 	} >kinst-dkms.list
 	pkg_expect_files kinst-dkms "$dkms_deb" kinst-dkms.list

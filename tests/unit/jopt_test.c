@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Jump-optimization qualification (common/kinst_jopt.c).  Hand-made
+ * Jump-optimization qualification (common/x86/kinst_jopt.c).  Hand-made
  * functions with known verdicts, and random functions assembled from a menu
  * of instructions whose nature the test states itself, checked against a
  * model that works on the instruction list (not on bytes): the code under
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kinst_jopt.h"
+#include "x86/kinst_jopt.h"
 
 static uint8_t out[4096];
 

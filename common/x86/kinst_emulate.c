@@ -5,7 +5,7 @@
  * so a fault leaves the register file exactly as it was.
  */
 
-#include "kinst_emulate.h"
+#include "x86/kinst_emulate.h"
 
 bool
 kinst_cond(unsigned cc, uint64_t fl)

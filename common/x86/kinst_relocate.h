@@ -16,7 +16,7 @@
 #ifndef KINST_RELOCATE_H
 #define KINST_RELOCATE_H
 
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 
 #define	KINST_TRAMP_SIZE	64
 #define	KINST_TRAMP_NOSTI	0

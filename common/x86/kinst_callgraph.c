@@ -3,9 +3,9 @@
  * Direct branches leaving a function (kinst_callgraph.h).
  */
 
-#include "kinst_callgraph.h"
-#include "kinst_classify.h"
-#include "kinst_decode.h"
+#include "x86/kinst_callgraph.h"
+#include "x86/kinst_classify.h"
+#include "x86/kinst_decode.h"
 
 int
 kinst_insn_exit_kind(const struct kinst_insn *insn)

@@ -9,7 +9,7 @@
  * docs/engine.md has the table with the reasoning for every row.
  */
 
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 
 static const char *const treatment_names[] = {
 	[KINST_T_NONE] = "none",

@@ -10,7 +10,7 @@
  * overwrites the flags with the verdict; it only ever reads forward of the
  * byte it writes, so the flags it reads are still flags.
  */
-#include "kinst_jopt.h"
+#include "x86/kinst_jopt.h"
 
 #define	F_START		0x40u	/* an instruction starts here */
 #define	F_TARGET	0x80u	/* a direct branch of the function lands here */

@@ -8,7 +8,7 @@
 #ifndef KINST_CLASSIFY_H
 #define KINST_CLASSIFY_H
 
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 
 enum kinst_treatment {
 	KINST_T_NONE = 0,

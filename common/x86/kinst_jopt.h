@@ -25,7 +25,7 @@
 #ifndef KINST_JOPT_H
 #define KINST_JOPT_H
 
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 
 #define	KINST_JOPT_WINDOW	5	/* bytes of a jmp rel32 */
 

@@ -9,7 +9,7 @@
  * beyond buf[avail].  See docs/decoder.md for the design and for the places
  * where Intel and AMD (and the reference disassemblers) differ.
  */
-#include "kinst_decode.h"
+#include "x86/kinst_decode.h"
 
 /* Attribute word of an opcode. */
 #define	I_NONE	0x0000u		/* no immediate */

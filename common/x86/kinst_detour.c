@@ -4,8 +4,8 @@
  * the layout.  The encodings are written out here byte by byte; each
  * helper names the instruction it emits.
  */
-#include "kinst_detour.h"
-#include "kinst_jopt.h"
+#include "x86/kinst_detour.h"
+#include "x86/kinst_jopt.h"
 
 #define	REGS_SIZE	((uint32_t)sizeof(struct kinst_regs))	/* 152 */
 #define	OFF_RIP		(8u * KINST_NGPR)			/* 128 */

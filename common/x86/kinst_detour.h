@@ -28,7 +28,7 @@
 #ifndef KINST_DETOUR_H
 #define KINST_DETOUR_H
 
-#include "kinst_relocate.h"
+#include "x86/kinst_relocate.h"
 #include "kinst_abi.h"
 
 #define	KINST_DETOUR_SIZE	320	/* bytes per detour, int3-filled */

@@ -8,7 +8,7 @@
 #define KINST_EMULATE_H
 
 #include "kinst_abi.h"
-#include "kinst_classify.h"
+#include "x86/kinst_classify.h"
 
 /* Memory access for the emulator; both return 0 on success, non-zero on a fault. */
 struct kinst_mem_ops {

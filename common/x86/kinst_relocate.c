@@ -3,7 +3,7 @@
  * Trampoline construction.  See kinst_relocate.h for the layout.
  */
 
-#include "kinst_relocate.h"
+#include "x86/kinst_relocate.h"
 
 static void
 put32(uint8_t *p, int32_t v)

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * x86-64 behind kinst_isa.h, which includes this header (include that
+ * one): the decoder, the classifier, trampolines, emulation, detours and
+ * jump windows.
+ */
+#ifndef KINST_X86_ISA_MD_H
+#define KINST_X86_ISA_MD_H
+
+#include "x86/kinst_decode.h"
+#include "x86/kinst_classify.h"
+#include "x86/kinst_relocate.h"
+#include "x86/kinst_emulate.h"
+#include "x86/kinst_detour.h"
+#include "x86/kinst_jopt.h"
+
+#endif /* !KINST_X86_ISA_MD_H */
