@@ -8,7 +8,8 @@
  * its callers, innermost first, at most KINST_STACK_MAX in all, with
  * KINST_SECF_TRUNCATED when more frames were there.  The callers come from
  * the OS (kinst_os_stack(): the kernel's own unwinder on Linux, a
- * frame-pointer walk on FreeBSD, kinst_fpwalk() below).
+ * frame-pointer walk on FreeBSD, the instruction set's kinst_fpwalk(),
+ * kinst_isa.h).
  *
  * Trap context: no lock, no allocation, bounded work.  The record is built
  * in a buffer on the handler's stack (KINST_STACK_REC_MAX bytes) only for
@@ -19,7 +20,6 @@
 #define KINST_STACK_H
 
 #include "kinst_abi.h"
-#include "kinst_isa.h"
 #include "kinst_ring.h"
 
 /* Probe flag (struct kinst_probe.flags): record the stack at each hit. */
@@ -49,30 +49,5 @@ uint32_t kinst_stack_capture(const struct kinst_regs *regs, void *osctx,
 int	kinst_stack_record(struct kinst_ring *r,
 	    const struct kinst_hit_record *rec, const struct kinst_regs *regs,
 	    void *osctx, uint32_t offset);
-
-/*
- * Frame-pointer walk (FreeBSD, whose kernel keeps frame pointers): from
- * fp, each frame is [fp] = the caller's fp, [fp + 8] = a return address.
- * Every frame must lie inside [lo, hi) (the thread's kernel stack), be
- * 8-byte aligned, not below sp, and above the previous frame (so a loop or
- * a frame pointer that goes down ends the walk); a return address below
- * pc_min (not kernel text) or a failed read also ends it.  Every word is
- * read through mem (fault-safe in a kernel).  With at_entry (the probe is
- * the function's first instruction: it has not pushed %rbp yet, so %rbp
- * is still its caller's frame), the return address at [sp] comes first.
- * Stores at most max addresses into pcs; *truncated says whether the walk
- * found more.  Returns the number stored.  Reads at most max + 2 times.
- */
-struct kinst_fpwalk {
-	uint64_t	fp;		/* the interrupted %rbp */
-	uint64_t	sp;		/* the interrupted %rsp */
-	uint64_t	lo, hi;		/* stack bounds: lo <= frame < hi */
-	uint64_t	pc_min;		/* lowest plausible return address */
-	bool		at_entry;
-};
-
-uint32_t kinst_fpwalk(const struct kinst_fpwalk *w,
-	    const struct kinst_mem_ops *mem, uint64_t *pcs, uint32_t max,
-	    bool *truncated);
 
 #endif /* !KINST_STACK_H */

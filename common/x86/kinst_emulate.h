@@ -8,14 +8,8 @@
 #define KINST_EMULATE_H
 
 #include "kinst_abi.h"
+#include "kinst_memops.h"	/* the emulator's memory access */
 #include "x86/kinst_classify.h"
-
-/* Memory access for the emulator; both return 0 on success, non-zero on a fault. */
-struct kinst_mem_ops {
-	int	(*read)(void *ctx, uint64_t addr, void *buf, size_t len);
-	int	(*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
-	void	*ctx;
-};
 
 enum kinst_emu_err {
 	KINST_EMU_OK = 0,

@@ -2,7 +2,7 @@
 /*
  * x86-64 behind kinst_isa.h, which includes this header (include that
  * one): the decoder, the classifier, trampolines, emulation, detours and
- * jump windows.
+ * jump windows, the frame-pointer walk.
  */
 #ifndef KINST_X86_ISA_MD_H
 #define KINST_X86_ISA_MD_H
@@ -13,5 +13,6 @@
 #include "x86/kinst_emulate.h"
 #include "x86/kinst_detour.h"
 #include "x86/kinst_jopt.h"
+#include "x86/kinst_fpwalk.h"
 
 #endif /* !KINST_X86_ISA_MD_H */

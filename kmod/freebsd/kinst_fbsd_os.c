@@ -50,6 +50,7 @@
 #include <machine/vmparam.h>	/* VM_MAXUSER_ADDRESS_LA48, _LA57 */
 
 #include "kinst_fbsd.h"
+#include "kinst_isa.h"
 #include "kinst_stack.h"
 
 /* The frame geometry common/ and kinst_hook.S assume is the kernel's. */
@@ -298,7 +299,7 @@ kinst_stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
 /*
  * The callers at a hit: the frame-pointer walk DTrace's
  * dtrace_getpcstack() does (amd64 kernels keep %rbp frames), in
- * common/kinst_stack.c, bounded by the current thread's kernel stack
+ * common/x86/kinst_fpwalk.c, bounded by the current thread's kernel stack
  * [td_kstack, td_kstack + td_kstack_pages * PAGE_SIZE) and with every word
  * read through the no-fault copy.  A hit on another stack (an NMI's IST
  * stack) yields no callers.  A return address below VM_MIN_KERNEL_ADDRESS

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kinst_isa.h"
 #include "kinst_os.h"
 #include "kinst_stack.h"
 #include "kh.h"

@@ -4,7 +4,7 @@
  * known call chain (stack_asm.S: st_base -> st_top -> st_mid -> st_leaf),
  * handled from SIGTRAP by the real engine with KINST_PF_STACK, whose
  * kinst_os_stack() (kh_os.c) is the portable frame-pointer walk FreeBSD
- * uses (common/kinst_stack.c), bounded by this thread's own stack.  The
+ * uses (common/x86/kinst_fpwalk.c), bounded by this thread's own stack.  The
  * STACK section of each record must show exactly the chain the assembly
  * makes: the probed instruction, then st_mid_ret, st_top_ret, st_base_ret.
  * At the function's first instruction (before push %rbp) the immediate
