@@ -25,7 +25,7 @@ agg_stack_key(struct kinst_agg *a, uint32_t t, uint32_t cpu,
 	bool truncated;
 
 	truncated = false;
-	pcs[0] = regs->rip;
+	pcs[0] = kinst_regs_pc(regs);
 	n = 1 + kinst_os_stack(regs, osctx, p->offset, pcs + 1,
 	    KINST_STACK_MAX - 1, &truncated);
 	if (n > KINST_STACK_MAX) {

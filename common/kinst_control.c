@@ -270,7 +270,7 @@ ctl_publish(struct kinst_ctl *c, bool arm)
 		for (st = c->sites; st != NULL; st = st->next)
 			if (st->mark)
 				kinst_os_text_write(st->p.addr,
-				    arm ? 0xcc : st->p.orig[0]);
+				    arm ? KINST_BP_BYTE : st->p.orig[0]);
 		kinst_os_text_sync();
 	}
 }

@@ -11,11 +11,14 @@
 #include "kinst_os.h"
 #include "kinst_isa.h"
 
+/* How far before an address a jump window covering it may begin. */
+#define	JBACK	(KINST_JOPT_WINDOW - 1)
+
 /*
  * Replace kinst's own int3s and jumps in a copy of [addr, addr + len) by the
  * bytes they replaced (control lock held, so the set of probes and their
  * states are stable; the text changes only under it).  A jump window may
- * begin up to 4 bytes before addr.
+ * begin up to JBACK (4) bytes before addr.
  */
 static void
 ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
@@ -27,11 +30,12 @@ ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
 
 	if (c->nsites == 0)
 		return;
-	for (i = 0; i < len + 4; i++) {
-		if (i < 4 && addr < 4 - i)
+	for (i = 0; i < len + JBACK; i++) {
+		if (i < JBACK && addr < JBACK - i)
 			continue;
-		pa = addr + i - 4;
-		if (i >= 4 && buf[i - 4] != 0xcc && buf[i - 4] != 0xe9)
+		pa = addr + i - JBACK;
+		if (i >= JBACK && buf[i - JBACK] != KINST_BP_BYTE &&
+		    buf[i - JBACK] != KINST_JMP_BYTE)
 			continue;
 		p = ctl_probe_at(c, pa);
 		if (p == NULL)
@@ -41,8 +45,8 @@ ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
 			for (k = 0; k < KINST_JOPT_WINDOW; k++)
 				if (pa + k >= addr && pa + k < addr + len)
 					buf[pa + k - addr] = st->jorig[k];
-		} else if (i >= 4 && buf[i - 4] == 0xcc)
-			buf[i - 4] = p->orig[0];
+		} else if (i >= JBACK && buf[i - JBACK] == KINST_BP_BYTE)
+			buf[i - JBACK] = p->orig[0];
 	}
 }
 

@@ -191,7 +191,6 @@ execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 {
 	struct kinst_regs r;
 	uint64_t jr;
-	bool if_was_set;
 
 	if (p->cls.treatment == KINST_T_EMULATE) {
 		r = *regs;
@@ -218,25 +217,15 @@ execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 	 */
 	jr = KINST_LOAD_ACQUIRE(&p->jresume);
 	if (jr != 0) {
-		regs->rip = jr;
+		kinst_regs_set_pc(regs, jr);
 		return (KINST_HIT_REDIRECT);
 	}
 
 	/*
 	 * Out of line.  In a kernel the trampoline runs with interrupts off
-	 * so that no thread is ever preempted inside it; the sti variant
-	 * restores IF with its shadow covering the jump back.
+	 * so that no thread is ever preempted inside it (kinst_isa_ool).
 	 */
-	if (e->manage_if) {
-		if_was_set = (regs->rflags & KINST_FL_IF) != 0;
-		regs->rflags &= ~KINST_FL_IF;
-		if (if_was_set && (p->cls.flags & KINST_CF_NO_STI) == 0)
-			regs->rip = p->tramp + KINST_TRAMP_STI;
-		else
-			regs->rip = p->tramp + KINST_TRAMP_NOSTI;
-	} else {
-		regs->rip = p->tramp + KINST_TRAMP_NOSTI;
-	}
+	kinst_isa_ool(regs, &p->cls, p->tramp, e->manage_if != 0);
 	return (KINST_HIT_REDIRECT);
 }
 
@@ -266,7 +255,7 @@ kinst_engine_trap(struct kinst_engine *e, struct kinst_regs *regs,
 	int res;
 
 	saved = *trap_sp;
-	*trap_sp = regs->gpr[KINST_RSP];
+	*trap_sp = kinst_regs_sp(regs);
 	/* Not reordered with the engine's stack writes (a nested trap). */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	res = kinst_engine_hit_ctx(e, regs, osctx);
@@ -296,7 +285,7 @@ kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
 	return (hit(e, regs, osctx, true));
 }
 
-/* A hit at regs->rip: count, record, then execute (trap) or not (jump). */
+/* A hit at regs' pc: count, record, then execute (trap) or not (jump). */
 static int
 hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 {
@@ -305,7 +294,7 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 	uint32_t cpu, depth;
 	int res;
 
-	p = kinst_ptable_lookup(&e->table, regs->rip);
+	p = kinst_ptable_lookup(&e->table, kinst_regs_pc(regs));
 	if (p == NULL)
 		return (KINST_HIT_NOT_OURS);
 

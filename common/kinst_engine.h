@@ -77,8 +77,7 @@ kinst_hit_fill(struct kinst_hit_record *rec, const struct kinst_probe *p,
 	rec->addr = p->addr;
 	rec->pid = pid;
 	rec->tid = tid;
-	rec->regs = *regs;
-	rec->regs._pad = 0;
+	kinst_regs_record(&rec->regs, regs);
 }
 
 /*
@@ -126,9 +125,10 @@ void	kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
  * Arm time: decode and classify the instruction at addr (bytes, avail
  * readable), fill p, and, for an out-of-line instruction, build its
  * trampoline image for address tramp into img (for an emulated indirect
- * call or jump through memory, its native image: p->native,
- * kinst_native_build).  Returns KINST_R_NONE when
- * traceable, or the reason it is not (p->cls says so too).
+ * call or jump through memory, its native image: p->native); the
+ * instruction set's part is kinst_isa_prepare (kinst_isa.h).  Returns
+ * KINST_R_NONE when traceable, or the reason it is not (p->cls says so
+ * too).
  */
 int	kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
 	    size_t avail, uint64_t addr, uint64_t tramp,
@@ -158,10 +158,10 @@ bool	kinst_engine_trap(struct kinst_engine *e, struct kinst_regs *regs,
 
 /*
  * A jump-optimized probe's hit, from its detour's handler
- * (kinst_detour.h): the same counting, nesting guard and record as a trap
- * at regs->rip, nothing executed (the detour runs the window); regs is not
- * changed.  KINST_HIT_JUMP, or KINST_HIT_NOT_OURS.  Same context rules as
- * trap time: the shim's handler provides them.
+ * (kinst_detour_build, kinst_isa.h): the same counting, nesting guard and
+ * record as a trap at regs' pc, nothing executed (the detour runs the
+ * window); regs is not changed.  KINST_HIT_JUMP, or KINST_HIT_NOT_OURS.
+ * Same context rules as trap time: the shim's handler provides them.
  */
 int	kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
 	    void *osctx);

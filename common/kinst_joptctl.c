@@ -60,18 +60,20 @@ kinst_ctl_opt_dequeue(struct kinst_ctl *c, struct kinst_group *g)
 }
 
 /*
- * One stage of a site's jump, text lock held: stage 0 the int3, 1 the
- * original bytes 1..4, 2 the rel32, 3 the jmp opcode.
+ * One stage of a site's jump (kinst_isa_jump's bytes), text lock held:
+ * stage 0 the int3, 1 the original bytes 1..4, 2 the jump's (the rel32),
+ * 3 the jump's first (the jmp opcode).
  */
 static void
 ctl_jwrite(struct kinst_csite *st, int stage)
 {
-	uint32_t k, rel;
+	uint8_t jmp[KINST_JOPT_WINDOW];
+	uint32_t k;
 
-	rel = (uint32_t)(st->jdetour - (st->p.addr + KINST_JOPT_WINDOW));
+	kinst_isa_jump(st->p.addr, st->jdetour, jmp);
 	switch (stage) {
 	case 0:
-		kinst_os_text_write(st->p.addr, 0xcc);
+		kinst_os_text_write(st->p.addr, KINST_BP_BYTE);
 		break;
 	case 1:
 		for (k = 1; k < KINST_JOPT_WINDOW; k++)
@@ -79,11 +81,10 @@ ctl_jwrite(struct kinst_csite *st, int stage)
 		break;
 	case 2:
 		for (k = 1; k < KINST_JOPT_WINDOW; k++)
-			kinst_os_text_write(st->p.addr + k,
-			    (uint8_t)(rel >> (8 * (k - 1))));
+			kinst_os_text_write(st->p.addr + k, jmp[k]);
 		break;
 	default:
-		kinst_os_text_write(st->p.addr, 0xe9);
+		kinst_os_text_write(st->p.addr, jmp[0]);
 		break;
 	}
 }
@@ -364,7 +365,7 @@ kinst_ctl_optimize(struct kinst_ctl *c)
 	for (i = 0; i < m; i++) {
 		st = sts[i];
 		if (kinst_os_read(st->p.addr, cur, sizeof(cur)) != 0 ||
-		    cur[0] != 0xcc || !ctl_same(cur + 1, st->jorig + 1,
+		    cur[0] != KINST_BP_BYTE || !ctl_same(cur + 1, st->jorig + 1,
 		    KINST_JOPT_WINDOW - 1)) {
 			KINST_STORE_RELEASE(&st->p.jresume, 0);
 			st->jstate = KINST_JS_NONE;

@@ -157,7 +157,7 @@ void	kinst_os_text_sync(void);
  * (kinst_ctl_jump_enable):
  * - kinst_os_jopt_check: kinst_os_insn_check() for an instruction of a
  *   function being qualified, plus what only the live kernel knows about
- *   hidden control flow: KINST_JOPT_INDIRECT (kinst_jopt.h) for a jump to
+ *   hidden control flow: KINST_JOPT_INDIRECT (kinst_isa.h) for a jump to
  *   a retpoline thunk, or for any instruction of a function with a patched
  *   branch site whose target the decoder cannot see (a jump label).
  * - kinst_os_sync_tasks: returns when no thread can still be executing, or

@@ -44,14 +44,16 @@ struct kinst_probe {
 	uint64_t	hits;		/* atomically incremented in trap context */
 	uint32_t	id;
 	uint32_t	offset;		/* offset inside its function */
-	struct kinst_insn insn;
-	struct kinst_class cls;
+	/* The instruction set's, filled by kinst_isa_prepare (kinst_isa.h): */
+	struct kinst_insn insn;		/* decoded; insn.len its length */
+	struct kinst_class cls;		/* the verdict and its reason */
 	uint8_t		orig[KINST_MAX_INSN_LEN + 1];	/* original bytes */
 	void		*os_priv;	/* the shim's */
 	uint32_t	tripped;	/* set in trap context by the nesting guard */
 	uint32_t	flags;		/* KINST_PF_* (kinst_stack.h), from the arm request */
-	uint32_t	native;		/* an emulated probe's trampoline slot holds
-					   its native image (kinst_native_build) */
+	uint32_t	native;		/* an emulated probe's trampoline slot
+					   holds its native image
+					   (kinst_isa_prepare) */
 	const struct kinst_prog *prog;	/* predicate (KINST_ARM_PROG) or NULL */
 	/*
 	 * Jump optimization (kinst_control.c): while not 0, the int3 path

@@ -9,6 +9,7 @@
 
 #include "kinst_agg.h"
 #include "kinst_engine.h"
+#include "kinst_isa.h"
 #include "kinst_os.h"
 #include "kinst_prog.h"
 #include "kinst_tstate.h"
@@ -298,14 +299,6 @@ ctx_item(const struct kinst_prog_ctx *c, uint8_t item)
 }
 
 static uint64_t
-reg_item(const struct kinst_regs *r, uint8_t reg)
-{
-	if (reg < KINST_NGPR)
-		return (r->gpr[reg]);
-	return (reg == KINST_PREG_RIP ? r->rip : r->rflags);
-}
-
-static uint64_t
 binop(uint8_t op, uint64_t a, uint64_t b)
 {
 	switch (op) {
@@ -364,7 +357,7 @@ kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 			st[sp++] = in->imm;
 			break;
 		case KINST_OP_REG:
-			st[sp++] = reg_item(c->regs, in->arg);
+			st[sp++] = kinst_regs_prog(c->regs, in->arg);
 			break;
 		case KINST_OP_CTX:
 			st[sp++] = ctx_item(c, in->arg);

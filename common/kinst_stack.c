@@ -5,6 +5,7 @@
  * instruction set's: x86/kinst_fpwalk.c).
  */
 
+#include "kinst_isa.h"
 #include "kinst_os.h"
 #include "kinst_stack.h"
 
@@ -18,7 +19,7 @@ kinst_stack_capture(const struct kinst_regs *regs, void *osctx,
 	bool truncated;
 
 	truncated = false;
-	pcs[0] = regs->rip;
+	pcs[0] = kinst_regs_pc(regs);
 	n = 1 + kinst_os_stack(regs, osctx, offset, pcs + 1,
 	    KINST_STACK_MAX - 1, &truncated);
 	if (n > KINST_STACK_MAX) {

@@ -16,4 +16,4 @@ KINST_COMMON_SRCS = \
 KINST_ISA_SRCS = \
 	x86/kinst_decode.c x86/kinst_classify.c x86/kinst_relocate.c \
 	x86/kinst_emulate.c x86/kinst_detour.c x86/kinst_jopt.c \
-	x86/kinst_fpwalk.c x86/kinst_callgraph.c
+	x86/kinst_fpwalk.c x86/kinst_callgraph.c x86/kinst_isa.c

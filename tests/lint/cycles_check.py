@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""No cycle between the engine's files (issue 46).
+"""No cycle between the engine's files, and the instruction set behind one
+interface (issue 46).
 
 usage: cycles_check.py [-v] SRCDIR [DIR...]
 
@@ -15,6 +16,11 @@ one.  Comments, strings and character constants are not read.  Fails, with
 each cycle, when the graph has any (a strongly connected component of more
 than one file, or a file that depends on itself through a header).  -v
 prints every edge with the functions that make it.
+
+Also fails when an ISA-neutral file (directly in DIR) includes a header of
+an instruction set's folder (a subdirectory of DIR), by its path or by its
+name, but in the two headers that are the way to it: kinst_isa.h, and
+kinst_abi.h (the register file).
 """
 import os
 import re
@@ -216,6 +222,31 @@ def cycle_in(g, comp):
     return comp
 
 
+GATES = ("kinst_isa.h", "kinst_abi.h")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def isa_includes(top, d):
+    """Failures: includes of DIR's subdirectories' headers by neutral files."""
+    root = os.path.join(top, d)
+    isa = set()
+    for sub in sorted(os.listdir(root)):
+        if os.path.isdir(os.path.join(root, sub)) and sub != "build":
+            for f in os.listdir(os.path.join(root, sub)):
+                isa.add("%s/%s" % (sub, f))
+                isa.add(f)
+    fail = []
+    for f in sorted(os.listdir(root)):
+        if not f.endswith((".c", ".h")) or f in GATES:
+            continue
+        text = open(os.path.join(root, f), encoding="utf-8", errors="replace").read()
+        for m in INCLUDE.finditer(text):
+            if m.group(1) in isa or "/" in m.group(1):
+                fail.append("%s/%s includes \"%s\": an ISA-neutral file reaches the "
+                            "instruction set through kinst_isa.h only" % (d, f, m.group(1)))
+    return fail
+
+
 def main():
     args = sys.argv[1:]
     verbose = bool(args) and args[0] == "-v"
@@ -243,6 +274,8 @@ def main():
             for a, b in zip(c, c[1:]):
                 steps.append("%s -> %s (%s)" % (a, b, ", ".join(sorted(g[a][b])[:3])))
             fail.append("a cycle among %s: %s" % (" ".join(comp), "; ".join(steps)))
+    for d in dirs:
+        fail.extend(isa_includes(top, d))
     for f in fail:
         print("cycles: FAIL: " + f)
     print("cycles: %d C files, %d nodes, %d edges, %d cycles (strongly connected components)"
