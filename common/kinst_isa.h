@@ -31,9 +31,9 @@
  * Classify: struct kinst_class, whose treatment is the verdict
  * (KINST_T_OOL, KINST_T_OOL_RIPREL: out of line; KINST_T_EMULATE;
  * KINST_T_REFUSE) and whose reason says why a refused instruction is
- * (enum kinst_reason: codes and names, kinst_reason_name(), are the ABI's;
- * the neutral engine and the shims give their own too); the rest is the
- * instruction set's.
+ * (kinst_verdict.h: enum kinst_reason, whose codes and names are the
+ * ABI's, shared by every instruction set, the control path and the
+ * shims); the rest is the instruction set's.
  *
  * Prepare the out-of-line copy, at arm time:
  *	kinst_isa_prepare()		decode, classify, refuse what must be
@@ -76,6 +76,7 @@
 
 #include "kinst_abi.h"
 #include "kinst_memops.h"
+#include "kinst_verdict.h"
 
 #if defined(__x86_64__) || defined(__amd64__)
 #include "x86/kinst_isa_md.h"

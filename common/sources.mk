@@ -12,7 +12,7 @@ KINST_COMMON_SRCS = \
 	kinst_control.c kinst_ctltext.c kinst_joptctl.c \
 	kinst_stack.c kinst_prog.c kinst_progctl.c kinst_agg.c kinst_agghit.c \
 	kinst_aggctl.c kinst_agggeom.c kinst_progname.c \
-	kinst_dev.c kinst_tstate.c kinst_tstatectl.c
+	kinst_dev.c kinst_tstate.c kinst_tstatectl.c kinst_verdict.c
 KINST_ISA_SRCS = \
 	x86/kinst_decode.c x86/kinst_classify.c x86/kinst_relocate.c \
 	x86/kinst_emulate.c x86/kinst_detour.c x86/kinst_jopt.c \

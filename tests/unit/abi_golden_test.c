@@ -328,7 +328,7 @@ ATF_TC_BODY(probes, tc)
  * them with its own table (the names are its JSON), so a module and a
  * kinstctl must agree on every number.  kinstctl(8) REFUSAL REASONS and
  * docs/engine.md list the names, not the numbers: the numbers are in
- * kinst(4) ABI LAYOUT (written from common/x86/kinst_classify.h).
+ * kinst(4) ABI LAYOUT (written from common/kinst_verdict.h).
  */
 ATF_TC_WITHOUT_HEAD(refusals);
 ATF_TC_BODY(refusals, tc)
