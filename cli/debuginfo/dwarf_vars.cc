@@ -202,26 +202,12 @@ struct Scope {
 	std::string label;	// "", "block", inlined function name
 };
 
-} // namespace
-
-bool
-vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery &q,
-    std::vector<Var> &out)
+// The scopes containing pc, innermost first, walked down from the unit
+// through the concrete tree (dwarf_getscopes follows an inlined copy into
+// its abstract origin and loses the caller's scopes).  f+off: for errors.
+std::vector<Scope>
+scopes_at(Dwarf_Die *cu, Dwarf_Addr pc, const Function &f, uint32_t off)
 {
-	out.clear();
-	Dwfl_Module *dm;
-	uint64_t base;
-	if (!d.dwarf_function(mi, f, &dm, &base))
-		return false;
-	uint64_t addr = base + off;
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(dm, addr, &bias);
-	if (cu == nullptr)
-		return true;	// no unit describes it (assembly)
-	Dwarf_Addr pc = addr - bias;
-	// The scopes containing pc, walked down from the unit through the
-	// concrete tree (dwarf_getscopes follows an inlined copy into its
-	// abstract origin and loses the caller's scopes).
 	std::vector<Scope> sc;
 	Dwarf_Die cur = *cu, child;
 	for (int guard = 0; guard < 256 && dwarf_child(&cur, &child) == 0; guard++) {
@@ -254,11 +240,24 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 		if (!found)
 			break;
 	}
+	return sc;
+}
 
-	// The frame base: the innermost out-of-line function's.
-	LocExpr fb;
+// What the variables' locations are compiled with at an instruction (pc,
+// in the unit's addresses): the frame base and the CFA rule there (env
+// points at fb and cfa), and the stack pointer at the function's entry
+// (entry_frame; null: entry_why says why).
+struct InsnFrame {
+	LocExpr fb, cfa;
 	LocEnv env;
-	env.addr = q.addr;
+	LocNodeP entry_frame;
+	std::string entry_why;
+};
+
+// The frame base: the innermost out-of-line function's.
+void
+frame_base(std::vector<Scope> &sc, Dwarf_Addr pc, InsnFrame &fr)
+{
 	for (auto &s : sc) {
 		if (dwarf_tag(&s.die) != DW_TAG_subprogram)
 			continue;
@@ -269,58 +268,212 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 		size_t len;
 		int k = dwarf_getlocation_addr(&at, pc, &ops, &len, 1);
 		if (k > 0) {
-			fb = convert(&at, ops, len);
-			env.frame_base = &fb;
+			fr.fb = convert(&at, ops, len);
+			fr.env.frame_base = &fr.fb;
 		} else {
-			env.frame_base_why = "the frame base has no location at this instruction";
+			fr.env.frame_base_why = "the frame base has no location at this instruction";
 		}
 		break;
 	}
-	// The CFA rule at the instruction.
-	LocExpr cfa;
-	for (int which = 0; which < 2 && env.cfa == nullptr; which++) {
+}
+
+// The CFA rule at the instruction at addr: .debug_frame's, else .eh_frame's.
+void
+cfa_rule(Dwfl_Module *dm, uint64_t addr, InsnFrame &fr)
+{
+	for (int which = 0; which < 2 && fr.env.cfa == nullptr; which++) {
 		Dwarf_Addr cbias;
 		Dwarf_CFI *cfi = which == 0 ? dwfl_module_dwarf_cfi(dm, &cbias) :
 		    dwfl_module_eh_cfi(dm, &cbias);
 		if (cfi == nullptr)
 			continue;
-		Dwarf_Frame *fr = nullptr;
-		if (dwarf_cfi_addrframe(cfi, addr - cbias, &fr) != 0) {
-			env.cfa_why = "no call frame information covers this instruction";
+		Dwarf_Frame *df = nullptr;
+		if (dwarf_cfi_addrframe(cfi, addr - cbias, &df) != 0) {
+			fr.env.cfa_why = "no call frame information covers this instruction";
 			continue;
 		}
 		Dwarf_Op *ops;
 		size_t nops;
-		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops > 0) {
-			cfa = convert(nullptr, ops, nops, 4);
-			env.cfa = &cfa;
+		if (dwarf_frame_cfa(df, &ops, &nops) == 0 && nops > 0) {
+			fr.cfa = convert(nullptr, ops, nops, 4);
+			fr.env.cfa = &fr.cfa;
 		} else {
-			env.cfa_why = "the CFA is undefined at this instruction";
+			fr.env.cfa_why = "the CFA is undefined at this instruction";
 		}
-		free(fr);
+		free(df);
 	}
+}
 
-	// The stack pointer at the function's entry, as this instruction
-	// computes it: the CFA less the return address (entry values).
-	LocNodeP entry_frame;
-	std::string entry_why;
-	{
-		LocExpr fe;
-		LocOp o;
-		o.atom = DW_OP_call_frame_cfa;
-		fe.push_back(o);
-		o.atom = DW_OP_lit8;
-		fe.push_back(o);
-		o.atom = DW_OP_minus;
-		fe.push_back(o);
-		o.atom = DW_OP_stack_value;
-		fe.push_back(o);
-		Location fl = compile_location(fe, env);
-		if (fl.why.empty() && fl.pieces.size() == 1 && fl.pieces[0].kind == LocPiece::value)
-			entry_frame = fl.pieces[0].expr;
-		else
-			entry_why = fl.why.empty() ? "no CFA" : fl.why;
+// The stack pointer at the function's entry, as this instruction
+// computes it: the CFA less the return address (entry values).
+void
+find_entry_frame(InsnFrame &fr)
+{
+	LocExpr fe;
+	LocOp o;
+	o.atom = DW_OP_call_frame_cfa;
+	fe.push_back(o);
+	o.atom = DW_OP_lit8;
+	fe.push_back(o);
+	o.atom = DW_OP_minus;
+	fe.push_back(o);
+	o.atom = DW_OP_stack_value;
+	fe.push_back(o);
+	Location fl = compile_location(fe, fr.env);
+	if (fl.why.empty() && fl.pieces.size() == 1 && fl.pieces[0].kind == LocPiece::value)
+		fr.entry_frame = fl.pieces[0].expr;
+	else
+		fr.entry_why = fl.why.empty() ? "no CFA" : fl.why;
+}
+
+// A variable or parameter DIE's name and type into v (false: not one, a
+// declaration, or nameless).
+bool
+var_of(Dwarf_Die *c, Var &v)
+{
+	int tag = dwarf_tag(c);
+	if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+		return false;
+	Dwarf_Attribute at;
+	if (dwarf_attr(c, DW_AT_declaration, &at) != nullptr)
+		return false;
+	v.name = attr_name(c);
+	if (v.name.empty())
+		return false;
+	v.param = tag == DW_TAG_formal_parameter;
+	Dwarf_Die t;
+	if (type_of(c, &t)) {
+		v.type = type_name(&t);
+		v.type_die = dwarf_dieoffset(&t);
+		Dwarf_Word sz;
+		if (dwarf_aggregate_size(&t, &sz) == 0)
+			v.size = (int64_t)sz;
+	} else {
+		v.type = "?";
 	}
+	return true;
+}
+
+// A variable's DW_AT_location (at) at pc, compiled in fr; v.reason says
+// why a probe cannot read it there.
+void
+locate(Dwarf_Attribute *at, Dwarf_Addr pc, const InsnFrame &fr, Var &v)
+{
+	Dwarf_Op *ops;
+	size_t len;
+	int k = dwarf_getlocation_addr(at, pc, &ops, &len, 1);
+	if (k < 0) {
+		v.reason = std::string("unreadable location: ") + dwarf_errmsg(-1);
+	} else if (k == 0) {
+		v.reason = "not available at this instruction";
+	} else {
+		LocExpr e = convert(at, ops, len);
+		resolve_indexed(at, ops, len, e);
+		v.located = true;
+		v.dwarf = loc_text(e);
+		v.kind = loc_kind(e);
+		v.loc = compile_location(e, fr.env);
+		if (!v.loc.why.empty())
+			v.reason = v.loc.why;
+		else if (v.loc.kind() == "empty")
+			v.reason = "optimized out here";
+		else if (v.loc.entry && !fr.entry_frame)
+			v.reason = "an entry value (" + v.loc.describe() + "), and the "
+			    "stack pointer at the function's entry is unknown here: " +
+			    fr.entry_why;
+		else if (v.loc.entry)
+			v.entry_frame = fr.entry_frame;
+	}
+}
+
+// Where a DW_AT_location (at) gives a location in the function at base
+// (size bytes; bias: from the unit's addresses to base's), each range
+// with its location there.
+void
+location_ranges(Dwarf_Attribute *at, Dwarf_Addr bias, uint64_t base, uint64_t size,
+    std::vector<VarRange> &out)
+{
+	Dwarf_Addr lbase, start, end;
+	Dwarf_Op *lops;
+	size_t llen;
+	ptrdiff_t o = 0;
+	int guard = 0;
+	while ((o = dwarf_getlocations(at, o, &lbase, &start, &end, &lops,
+	    &llen)) > 0 && guard++ < 100000) {
+		uint64_t lo = start + bias, hi = end + bias;
+		if (end == (Dwarf_Addr)-1) {
+			lo = base;
+			hi = base + size;
+		}
+		if (hi <= base || lo >= base + size || llen == 0)
+			continue;
+		VarRange r;
+		r.lo = (uint32_t)(lo < base ? 0 : lo - base);
+		r.hi = (uint32_t)(hi - base > size ? size : hi - base);
+		LocExpr e = convert(at, lops, llen);
+		resolve_indexed(at, lops, llen, e);
+		r.dwarf = loc_text(e);
+		out.push_back(r);
+	}
+}
+
+// A constant (DW_AT_const_value, at): its bytes, little-endian, as wide
+// as the type, an implicit value.
+void
+constant(Dwarf_Attribute *at, const LocEnv &env, Var &v)
+{
+	Dwarf_Block b;
+	Dwarf_Sword sv;
+	LocOp op;
+	op.atom = DW_OP_implicit_value;
+	if (dwarf_formblock(at, &b) == 0) {
+		op.block.assign((const char *)b.data, b.length);
+	} else if (dwarf_formsdata(at, &sv) == 0) {
+		size_t w = v.size > 0 && v.size <= 8 ? (size_t)v.size : 8;
+		for (size_t i = 0; i < w; i++)
+			op.block.push_back((char)(((uint64_t)sv >> (8 * i)) & 0xff));
+	}
+	v.located = true;
+	v.dwarf = "DW_AT_const_value";
+	v.kind = "implicit";
+	v.loc = compile_location(LocExpr{op}, env);
+}
+
+// Each variable but the innermost of its name is shadowed.
+void
+mark_shadowed(std::vector<Var> &vars)
+{
+	std::set<std::string> seen;
+	for (auto &v : vars) {
+		if (seen.count(v.name))
+			v.shadowed = true;
+		seen.insert(v.name);
+	}
+}
+
+} // namespace
+
+bool
+vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery &q,
+    std::vector<Var> &out)
+{
+	out.clear();
+	Dwfl_Module *dm;
+	uint64_t base;
+	if (!d.dwarf_function(mi, f, &dm, &base))
+		return false;
+	uint64_t addr = base + off;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(dm, addr, &bias);
+	if (cu == nullptr)
+		return true;	// no unit describes it (assembly)
+	Dwarf_Addr pc = addr - bias;
+	std::vector<Scope> sc = scopes_at(cu, pc, f, off);
+	InsnFrame fr;
+	fr.env.addr = q.addr;
+	frame_base(sc, pc, fr);
+	cfa_rule(dm, addr, fr);
+	find_entry_frame(fr);
 
 	unsigned depth = 0;
 	for (auto &s : sc) {
@@ -330,96 +483,18 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 			continue;
 		}
 		do {
-			int tag = dwarf_tag(&c);
-			if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
-				continue;
-			Dwarf_Attribute at;
-			if (dwarf_attr(&c, DW_AT_declaration, &at) != nullptr)
-				continue;
 			Var v;
-			v.name = attr_name(&c);
-			if (v.name.empty())
+			if (!var_of(&c, v))
 				continue;
-			v.param = tag == DW_TAG_formal_parameter;
 			v.scope = s.label;
 			v.depth = depth;
-			Dwarf_Die t;
-			if (type_of(&c, &t)) {
-				v.type = type_name(&t);
-				v.type_die = dwarf_dieoffset(&t);
-				Dwarf_Word sz;
-				if (dwarf_aggregate_size(&t, &sz) == 0)
-					v.size = (int64_t)sz;
-			} else {
-				v.type = "?";
-			}
+			Dwarf_Attribute at;
 			if (dwarf_attr_integrate(&c, DW_AT_location, &at) != nullptr) {
-				Dwarf_Op *ops;
-				size_t len;
-				int k = dwarf_getlocation_addr(&at, pc, &ops, &len, 1);
-				if (k < 0) {
-					v.reason = std::string("unreadable location: ") + dwarf_errmsg(-1);
-				} else if (k == 0) {
-					v.reason = "not available at this instruction";
-				} else {
-					LocExpr e = convert(&at, ops, len);
-					resolve_indexed(&at, ops, len, e);
-					v.located = true;
-					v.dwarf = loc_text(e);
-					v.kind = loc_kind(e);
-					v.loc = compile_location(e, env);
-					if (!v.loc.why.empty())
-						v.reason = v.loc.why;
-					else if (v.loc.kind() == "empty")
-						v.reason = "optimized out here";
-					else if (v.loc.entry && !entry_frame)
-						v.reason = "an entry value (" + v.loc.describe() + "), and the "
-						    "stack pointer at the function's entry is unknown here: " +
-						    entry_why;
-					else if (v.loc.entry)
-						v.entry_frame = entry_frame;
-				}
-				if (q.ranges) {
-					Dwarf_Addr lbase, start, end;
-					Dwarf_Op *lops;
-					size_t llen;
-					ptrdiff_t o = 0;
-					int guard = 0;
-					while ((o = dwarf_getlocations(&at, o, &lbase, &start, &end, &lops,
-					    &llen)) > 0 && guard++ < 100000) {
-						uint64_t lo = start + bias, hi = end + bias;
-						if (end == (Dwarf_Addr)-1) {
-							lo = base;
-							hi = base + f.size;
-						}
-						if (hi <= base || lo >= base + f.size || llen == 0)
-							continue;
-						VarRange r;
-						r.lo = (uint32_t)(lo < base ? 0 : lo - base);
-						r.hi = (uint32_t)(hi - base > f.size ? f.size : hi - base);
-						LocExpr e = convert(&at, lops, llen);
-						resolve_indexed(&at, lops, llen, e);
-						r.dwarf = loc_text(e);
-						v.ranges.push_back(r);
-					}
-				}
+				locate(&at, pc, fr, v);
+				if (q.ranges)
+					location_ranges(&at, bias, base, f.size, v.ranges);
 			} else if (dwarf_attr_integrate(&c, DW_AT_const_value, &at) != nullptr) {
-				// A constant: its bytes, little-endian, as wide as the type.
-				Dwarf_Block b;
-				Dwarf_Sword sv;
-				LocOp op;
-				op.atom = DW_OP_implicit_value;
-				if (dwarf_formblock(&at, &b) == 0) {
-					op.block.assign((const char *)b.data, b.length);
-				} else if (dwarf_formsdata(&at, &sv) == 0) {
-					size_t w = v.size > 0 && v.size <= 8 ? (size_t)v.size : 8;
-					for (size_t i = 0; i < w; i++)
-						op.block.push_back((char)(((uint64_t)sv >> (8 * i)) & 0xff));
-				}
-				v.located = true;
-				v.dwarf = "DW_AT_const_value";
-				v.kind = "implicit";
-				v.loc = compile_location(LocExpr{op}, env);
+				constant(&at, fr.env, v);
 				if (q.ranges)
 					v.ranges.push_back(VarRange{0, (uint32_t)f.size, v.dwarf});
 			} else {
@@ -429,12 +504,7 @@ vars_at(DebugInfo &d, size_t mi, const Function &f, uint32_t off, const VarQuery
 		} while (dwarf_siblingof(&c, &c) == 0);
 		depth++;
 	}
-	std::set<std::string> seen;
-	for (auto &v : out) {
-		if (seen.count(v.name))
-			v.shadowed = true;
-		seen.insert(v.name);
-	}
+	mark_shadowed(out);
 	return true;
 }
 
