@@ -550,6 +550,39 @@ udata(Dwarf_Die *d, unsigned attr, uint64_t dflt)
 	return dflt;
 }
 
+// A member of a struct or union, as fmt_struct (its value) and
+// DwarfTypes::members (its Types view) read it.
+struct DieMember {
+	Dwarf_Die type;
+	std::string name;	// "": anonymous
+	uint64_t offset;	// bytes (DW_AT_data_member_location)
+	uint64_t bits;	// a bitfield's width (0: not one)
+	uint64_t bit_offset;	// from the start of the struct or union
+};
+
+// The members of a struct or union that have a type, in order.
+std::vector<DieMember>
+members_of(Dwarf_Die *t)
+{
+	std::vector<DieMember> out;
+	Dwarf_Die m;
+	if (dwarf_child(t, &m) != 0)
+		return out;
+	do {
+		if (dwarf_tag(&m) != DW_TAG_member)
+			continue;
+		DieMember r;
+		if (!type_of(&m, &r.type))
+			continue;
+		r.name = attr_name(&m);
+		r.offset = udata(&m, DW_AT_data_member_location, 0);
+		r.bits = udata(&m, DW_AT_bit_size, 0);
+		r.bit_offset = udata(&m, DW_AT_data_bit_offset, r.offset * 8);
+		out.push_back(r);
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return out;
+}
+
 bool
 all_known(const VarBytes &b, size_t off, size_t n)
 {
@@ -666,42 +699,30 @@ fmt_struct(Dwarf_Die &t, const VarBytes &b, size_t off, int depth, std::string &
 {
 	text = "{";
 	j = nlohmann::json::object();
-	Dwarf_Die m;
 	bool first = true;
-	if (dwarf_child(&t, &m) == 0) {
-		do {
-			if (dwarf_tag(&m) != DW_TAG_member)
-				continue;
-			Dwarf_Die mt;
-			if (!type_of(&m, &mt))
-				continue;
-			uint64_t moff = udata(&m, DW_AT_data_member_location, 0);
-			std::string name = attr_name(&m);
-			std::string mtext;
-			nlohmann::json mj;
-			uint64_t bits = udata(&m, DW_AT_bit_size, 0);
-			if (bits) {
-				uint64_t bo = udata(&m, DW_AT_data_bit_offset, moff * 8);
-				size_t first_byte = (size_t)(bo / 8), nbytes = (size_t)((bo % 8 + bits + 7) / 8);
-				if (nbytes <= 8 && all_known(b, off + first_byte, nbytes)) {
-					uint64_t v = le(b, off + first_byte, nbytes) >> (bo % 8);
-					if (bits < 64)
-						v &= (1ull << bits) - 1;
-					mtext = std::to_string(v);
-					mj = v;
-				} else {
-					mtext = "<optimized out>";
-					mj = nullptr;
-				}
+	for (DieMember &m : members_of(&t)) {
+		std::string mtext;
+		nlohmann::json mj;
+		if (m.bits) {
+			uint64_t bo = m.bit_offset;
+			size_t first_byte = (size_t)(bo / 8), nbytes = (size_t)((bo % 8 + m.bits + 7) / 8);
+			if (nbytes <= 8 && all_known(b, off + first_byte, nbytes)) {
+				uint64_t v = le(b, off + first_byte, nbytes) >> (bo % 8);
+				if (m.bits < 64)
+					v &= (1ull << m.bits) - 1;
+				mtext = std::to_string(v);
+				mj = v;
 			} else {
-				fmt(&mt, b, off + moff, -1, depth + 1, mtext, mj);
+				mtext = "<optimized out>";
+				mj = nullptr;
 			}
-			if (name.empty())
-				name = "<anonymous>";
-			text += (first ? "" : ", ") + name + "=" + mtext;
-			j[name] = mj;
-			first = false;
-		} while (dwarf_siblingof(&m, &m) == 0);
+		} else {
+			fmt(&m.type, b, off + m.offset, -1, depth + 1, mtext, mj);
+		}
+		std::string name = m.name.empty() ? "<anonymous>" : m.name;
+		text += (first ? "" : ", ") + name + "=" + mtext;
+		j[name] = mj;
+		first = false;
 	}
 	text += "}";
 }
@@ -1050,28 +1071,20 @@ DwarfTypes::find_named(const std::string &name) const
 bool
 DwarfTypes::members(uint32_t id, std::vector<RawMember> &out) const
 {
-	Dwarf_Die d, m;
+	Dwarf_Die d;
 	if (!impl_->die(id, &d) || !strip(&d))
 		return false;
 	int tag = dwarf_tag(&d);
 	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
 		return false;
-	if (dwarf_child(&d, &m) != 0)
-		return true;
-	do {
-		if (dwarf_tag(&m) != DW_TAG_member)
-			continue;
-		Dwarf_Die mt;
-		if (!type_of(&m, &mt))
-			continue;
+	for (DieMember &m : members_of(&d)) {
 		RawMember r;
-		r.name = attr_name(&m);
-		r.type = impl_->id(&mt);
-		r.bitfield = (uint32_t)udata(&m, DW_AT_bit_size, 0);
-		r.bit_offset = udata(&m, DW_AT_data_bit_offset,
-		    udata(&m, DW_AT_data_member_location, 0) * 8);
+		r.name = m.name;
+		r.type = impl_->id(&m.type);
+		r.bitfield = (uint32_t)m.bits;
+		r.bit_offset = m.bit_offset;
 		out.push_back(r);
-	} while (dwarf_siblingof(&m, &m) == 0);
+	}
 	return true;
 }
 
