@@ -133,6 +133,20 @@ private:
 	// Its value as text and JSON ("<why>" and null when not readable).
 	void value(const Item &it, const HitRecord &r, std::string &text,
 	    nlohmann::json &j) const;
+	// prepare()'s steps (trace_vars.cc).
+	struct Prep;	// one prepare(): its inputs, what it planned so far
+	struct Site;	// one spec's function
+	struct Tally;	// what one spec's instructions came to
+	struct Making;	// one instruction's plan in the making
+	void plan_spec(const Spec &sp, Prep &pr);
+	void plan_insn(const Site &s, uint32_t off, Prep &pr, Tally &tl);
+	std::vector<std::pair<std::string, const Var *>> choose(const std::vector<Var> &vars,
+	    const Site &s, Tally &tl) const;
+	static void take_captures(Making &mk, Item &it, const Prep &pr);
+	void limit_programs(Making &mk, const Prep &pr, Tally &tl) const;
+	void add_entry_probe(Module &m, const Function &f, Disassembler &dis);
+	void report(const Spec &sp, const Tally &tl, bool strict, size_t planned) const;
+	void splice_entry_probes();
 };
 
 // A function's module's DWARF types from --debug-file, for $retval where
