@@ -70,6 +70,12 @@
  * Walk a frame:
  *	kinst_fpwalk()			the callers from a frame-pointer chain
  *					(a shim's kinst_os_stack())
+ *
+ * Walk the call graph (a shim's load-time exclusion sets, the Linux
+ * shim's kinst_linux_trappath.c):
+ *	kinst_func_exits()		the direct calls and tail jumps that
+ *					leave a function, decoded from its
+ *					first byte
  */
 #ifndef KINST_ISA_H
 #define KINST_ISA_H

@@ -2,7 +2,7 @@
 /*
  * x86-64 behind kinst_isa.h, which includes this header (include that
  * one): the decoder, the classifier, trampolines, emulation, detours and
- * jump windows, the frame-pointer walk, and the register file's accessors
+ * jump windows, the frame-pointer walk, the call-graph edges, and the register file's accessors
  * the neutral engine uses (the register file itself is kinst_regs.h's).
  */
 #ifndef KINST_X86_ISA_MD_H
@@ -15,6 +15,7 @@
 #include "x86/kinst_detour.h"
 #include "x86/kinst_jopt.h"
 #include "x86/kinst_fpwalk.h"
+#include "x86/kinst_callgraph.h"
 
 #define	KINST_BP_BYTE	0xcc	/* int3 */
 #define	KINST_JMP_BYTE	0xe9	/* jmp rel32: kinst_isa_jump()'s first byte */

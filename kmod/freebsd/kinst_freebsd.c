@@ -8,9 +8,8 @@
  */
 
 #include "kinst_bytes.h"
-#include "x86/kinst_classify.h"
 #include "kinst_control.h"
-#include "x86/kinst_decode.h"
+#include "kinst_isa.h"
 #include "kinst_dev.h"
 #include "kinst_engine.h"
 #include "kinst_freebsd.h"

@@ -40,6 +40,8 @@
 #include <linux/mm.h>
 #include <linux/version.h>
 #include <linux/capability.h>
+#include <linux/kdebug.h>
+#include <linux/notifier.h>
 
 #include "kinst_linux.h"
 
@@ -67,7 +69,7 @@ static_assert(KINST_MAP_PAGE == PAGE_SIZE, "mapped rings are in pages");
 
 /* The jump optimizer (common/kinst_control.c: kinst_ctl_optimize). */
 #define	KINST_OPT_DELAY	(HZ / 20)
-static bool kinst_opt_running;	/* for debugfs kinst/jump */
+static bool kinst_opt_running;	/* for debugfs kinst/jump (kinst_linux_debugfs.c) */
 
 static void
 kinst_opt_fn(struct work_struct *w)
@@ -78,25 +80,6 @@ kinst_opt_fn(struct work_struct *w)
 	WRITE_ONCE(kinst_opt_running, false);
 }
 static DECLARE_DELAYED_WORK(kinst_opt_work, kinst_opt_fn);
-
-uint32_t
-kinst_linux_sites(struct kinst_site_info *out, uint32_t cap)
-{
-	return (kinst_ctl_sites(&kinst_ctl, out, cap));
-}
-
-uint32_t
-kinst_linux_holders(struct kinst_holder_info *out, uint32_t cap)
-{
-	return (kinst_ctl_holders(&kinst_ctl, NULL, out, cap));
-}
-
-uint32_t
-kinst_linux_njump(bool *optimizing)
-{
-	*optimizing = READ_ONCE(kinst_opt_running);
-	return (READ_ONCE(kinst_ctl.njump));
-}
 
 /* Open files, for the unload path's sweep (see kinst_exit). */
 static LIST_HEAD(kinst_files);
@@ -114,71 +97,6 @@ static int kinst_cpuhp_state = -1;
 /* Woken by kinst_cpu_dead(); every poll() waits on it too. */
 static DECLARE_WAIT_QUEUE_HEAD(kinst_cpu_dead_wq);
 
-/* An open file: the portable session and this kernel's wait/wake. */
-struct kinst_file {
-	struct kinst_dev_file df;
-	struct list_head link;		/* kinst_files */
-	struct mutex	read_lock;
-	wait_queue_head_t wq;
-	struct irq_work	work;
-	atomic_t	waiting;	/* a reader wants a wakeup */
-};
-
-/*
- * Trap context: a record was written; wake readers later, never here.
- *
- * Only a CPU that is online queues the irq_work.  A CPU going offline
- * (Linux 6.1, x86) runs, in this order and all on itself:
- *
- *   take_cpu_down() (stop_machine, interrupts off, every other online CPU
- *   spinning in the stopper) -> __cpu_disable() = native_cpu_disable() ->
- *   cpu_disable_common() -> remove_cpu_from_maps() -> set_cpu_online(cpu,
- *   false), then apic_soft_disable(); -> the CPUHP "dying" callbacks, among
- *   them smpcfd_dying_cpu(), whose irq_work_run() runs this CPU's irq_work
- *   lists a last time -> the idle loop: cpuhp_report_idle_dead(),
- *   arch_cpu_idle_dead() -> native_play_dead() -> play_dead_common() ->
- *   mwait/hlt_play_dead(), never to return.
- *
- * (Checked on Debian's 6.1.0-57 live text: take_cpu_down calls
- * smp_ops.cpu_disable, then __cpuhp_invoke_callback_range; native_cpu_disable
- * calls cpu_disable_common, which calls set_cpu_online, then
- * apic_soft_disable; smpcfd_dying_cpu calls irq_work_run.)  cpu_online() of
- * the current CPU compiles to one bt on __cpu_online_mask: no call.
- *
- * So a hit after that last flush (cpuhp_report_idle_dead, play_dead_common
- * and everything else the dying CPU runs from there on) happens with the
- * CPU's online bit already clear: an irq_work it queued would sit on a
- * list nobody runs, with IRQ_WORK_BUSY set, and irq_work_sync() in
- * kinst_release() would spin forever (and irq_work_queue() from any other
- * CPU would fail to claim it: no reader would be woken again).  The bit is
- * written only by the CPU itself (cleared above, set again in
- * start_secondary() before interrupts are enabled), so reading our own bit
- * here, in trap context, is exact: no other CPU can change it under us.
- * If it is set, the work we queue goes on the list of a CPU that either
- * stays online (the self-IPI runs it) or goes down later, and then the
- * dying flush above runs it before the bit can be cleared.  If it is
- * clear, we queue nothing: the record stays in the ring, where a blocked
- * read(2) finds it within KINST_READ_RECHECK, poll() at the next wake-up
- * (the next hit on an online CPU, or kinst_cpu_dead() below once the CPU
- * is dead).  A disarm never overlaps that window: the control lock holds
- * off CPU hotplug (kinst_os_ctl_lock in kinst_linux_os.c).  Hence no kinst irq_work is ever left on the list of a CPU
- * that is not online, nothing of ours runs when a CPU comes back (no stale
- * work pointing at a freed file), and irq_work_sync() waits only for work
- * that an online CPU will run.
- */
-void
-kinst_os_wake_deferred(struct kinst_session *s)
-{
-	struct kinst_file *kf = s->os_priv;
-
-	if (!cpu_online(raw_smp_processor_id()))
-		return;
-	/* Order the ring's head store before the load of "waiting". */
-	smp_mb();
-	if (atomic_read(&kf->waiting) != 0)
-		irq_work_queue(&kf->work);
-}
-NOKPROBE_SYMBOL(kinst_os_wake_deferred);
 
 static void
 kinst_irq_work(struct irq_work *w)
@@ -453,6 +371,40 @@ kinst_cpu_dead(unsigned int cpu)
 	return (0);
 }
 
+/*
+ * The #BP hook (kinst_linux_trap.c's die notifier), then the exclusion sets
+ * derived from the live text (kinst_linux_trappath.c), which start from it.
+ */
+static int
+kinst_hook_init(void)
+{
+	int error;
+
+	error = register_die_notifier(&kinst_linux_die_nb);
+	if (error != 0)
+		return (error);
+	/* After registering: the walk looks for the notifiers before ours. */
+	error = kinst_linux_derive(&kinst_linux_die_nb, kinst_linux_trap_roots,
+	    kinst_linux_ntrap_roots);
+	if (error != 0)
+		unregister_die_notifier(&kinst_linux_die_nb);
+	return (error);
+}
+
+static void
+kinst_hook_fini(void)
+{
+	/* atomic_notifier_chain_unregister() waits with synchronize_rcu(). */
+	unregister_die_notifier(&kinst_linux_die_nb);
+	kinst_linux_derive_fini();
+	if (kinst_engine != NULL && kinst_engine->tripped != 0)
+		pr_warn("kinst: %llu hits nested beyond depth %d ran without a record (nesting guard)\n",
+		    (unsigned long long)kinst_engine->tripped, KINST_NEST_MAX);
+	if (kinst_engine != NULL && kinst_engine->native_runs != 0)
+		pr_info("kinst: %llu emulated reads failed and ran natively\n",
+		    (unsigned long long)kinst_engine->native_runs);
+}
+
 static int __init
 kinst_init(void)
 {
@@ -466,6 +418,7 @@ kinst_init(void)
 	error = kinst_linux_syms_init();
 	if (error != 0)
 		return (error);
+	kinst_linux_os_init();
 	kinst_engine = vzalloc(sizeof(*kinst_engine));
 	if (kinst_engine == NULL)
 		return (-ENOMEM);
@@ -477,12 +430,14 @@ kinst_init(void)
 	if (error < 0)
 		goto fail;
 	kinst_cpuhp_state = error;
-	error = kinst_linux_hook_init();
+	error = kinst_hook_init();
 	if (error != 0)
 		goto fail;
+	kinst_linux_debugfs_init(&kinst_ctl, &kinst_opt_running);
 	error = misc_register(&kinst_misc);
 	if (error != 0) {
-		kinst_linux_hook_fini();
+		kinst_linux_debugfs_fini();
+		kinst_hook_fini();
 		goto fail;
 	}
 	pr_info("kinst: ABI %u.%u, %u CPUs, ring %u bytes per CPU\n",
@@ -564,7 +519,8 @@ kinst_exit(void)
 	/* No arm request is left to queue the optimizer again. */
 	cancel_delayed_work_sync(&kinst_opt_work);
 	/* Every release() ran: nothing is armed, no file is left. */
-	kinst_linux_hook_fini();
+	kinst_linux_debugfs_fini();
+	kinst_hook_fini();
 	if (WARN_ON(kinst_ctl.nprobes != 0 || !list_empty(&kinst_files)))
 		return;		/* leak rather than free what a CPU may read */
 	kinst_os_quiesce();

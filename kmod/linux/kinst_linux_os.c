@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * kinst for Linux, control context: the control-path half of
- * common/kinst_os.h (text patching, symbols, trampolines, quiescence) and
- * the debugfs hooks.  Thread context only; the trap path is
- * kinst_linux_trap.c.
+ * common/kinst_os.h (function look-up and checks, text patching,
+ * trampolines, quiescence).  Thread context only; the trap path is
+ * kinst_linux_trap.c, the kernel's unexported symbols kinst_linux_syms.c.
  *
  * Kernel interfaces this file relies on (Linux 6.1, x86-64):
  *
- * - kallsyms_lookup_name() is not exported since 5.7; it is found through a
- *   kprobe on it (register_kprobe fills kp.addr), and everything else this
- *   file needs that is not exported is found through it (kinst_sym[]).
  * - text_poke() (must hold text_mutex) writes through a temporary mapping
  *   of the local CPU only (no IPI); the synchronization after it is kinst's
  *   own (kinst_os_text_sync, "Text writes" below).  Every other kernel
@@ -38,7 +35,6 @@
 #include <linux/cpu.h>
 #include <linux/string.h>
 #include <linux/extable.h>
-#include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/fs.h>
 #include <asm/ptrace.h>
@@ -55,63 +51,14 @@
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
 #include "kinst_stack.h"
-#include "x86/kinst_jopt.h"
+#include "kinst_isa.h"
 
-/* ---- symbols reached through kallsyms_lookup_name ---- */
-
-static unsigned long (*k_lookup_name)(const char *name);
-static int (*k_lookup_size_offset)(unsigned long addr, unsigned long *size,
-    unsigned long *off);
-static void *(*k_text_poke)(void *addr, const void *opcode, size_t len);
-static struct mutex *k_text_mutex;
-static void *(*k_module_alloc)(unsigned long size);
-static void (*k_module_memfree)(void *p);
-static int (*k_set_memory_ro)(unsigned long addr, int n);
-static int (*k_set_memory_rw)(unsigned long addr, int n);
-static int (*k_set_memory_x)(unsigned long addr, int n);
-static int (*k_set_memory_nx)(unsigned long addr, int n);
-static const struct exception_table_entry *(*k_search_exception_tables)(
-    unsigned long addr);
-static unsigned long (*k_ftrace_location_range)(unsigned long start,
-    unsigned long end);
-static int (*k_jump_label_text_reserved)(void *start, void *end);
-static int (*k_static_call_text_reserved)(void *start, void *end);
-static struct kprobe *(*k_get_kprobe)(void *addr);
-static bool (*k_within_kprobe_blacklist)(unsigned long addr);
-static struct module *(*k_module_text_address)(unsigned long addr);
-static void (*k_synchronize_rcu_tasks)(void);
 static unsigned long kinst_jl_start, kinst_jl_stop;	/* the kernel's __jump_table */
 
 static bool kinst_optimize_on = true;
 module_param_named(optimize, kinst_optimize_on, bool, 0444);
 MODULE_PARM_DESC(optimize, "jump-optimize the probes that qualify (default: "
     "yes; kinstctl --no-optimize asks it per request)");
-
-
-static struct {
-	const char	*name;
-	void		*ptr;		/* where to store the address */
-	bool		optional;
-} kinst_sym[] = {
-	{ "kallsyms_lookup_size_offset", &k_lookup_size_offset, false },
-	{ "text_poke", &k_text_poke, false },
-	{ "text_mutex", &k_text_mutex, false },
-	{ "module_alloc", &k_module_alloc, false },
-	{ "module_memfree", &k_module_memfree, false },
-	{ "set_memory_ro", &k_set_memory_ro, false },
-	{ "set_memory_rw", &k_set_memory_rw, false },
-	{ "set_memory_x", &k_set_memory_x, false },
-	{ "set_memory_nx", &k_set_memory_nx, false },
-	{ "search_exception_tables", &k_search_exception_tables, false },
-	{ "ftrace_location_range", &k_ftrace_location_range, true },
-	{ "jump_label_text_reserved", &k_jump_label_text_reserved, true },
-	{ "static_call_text_reserved", &k_static_call_text_reserved, true },
-	{ "get_kprobe", &k_get_kprobe, false },
-	{ "within_kprobe_blacklist", &k_within_kprobe_blacklist, false },
-	{ "__module_text_address", &k_module_text_address, false },
-	/* Jump optimization only (kinst_linux_jump_init). */
-	{ "synchronize_rcu_tasks", &k_synchronize_rcu_tasks, true },
-};
 
 /*
  * Text that never runs kinst probes: entry code, noinstr, the kprobes and
@@ -138,7 +85,6 @@ static const uint8_t kinst_section_reason[] = {
 _Static_assert(ARRAY_SIZE(kinst_section_reason) == KINST_NSECTIONS,
     "a reason per section");
 static unsigned long kinst_sect[KINST_NSECTIONS][2];
-static unsigned long kinst_stext, kinst_etext;
 
 /*
  * Functions kinst refuses by name (kinst_name_listed(): "x*" is a prefix).
@@ -223,159 +169,23 @@ kinst_excluded_reason(const char *name)
 	return (KINST_R_NONE);
 }
 
-int
-kinst_linux_syms_init(void)
+/*
+ * At load, after kinst_linux_syms_init(): the sections kinst refuses and
+ * the kernel's jump table (either may be missing: nothing is refused by
+ * section, no jump-label target is known).
+ */
+void
+kinst_linux_os_init(void)
 {
-	struct kprobe kp;
-	char buf[KSYM_SYMBOL_LEN];
-	unsigned long a, off, sz;
 	size_t i;
-	int error;
 
-	/*
-	 * A kprobe on kallsyms_lookup_name gives its address (perhaps past an
-	 * endbr64); sprint_symbol() tells the offset into the symbol.
-	 */
-	memset(&kp, 0, sizeof(kp));
-	kp.symbol_name = "kallsyms_lookup_name";
-	error = register_kprobe(&kp);
-	if (error != 0) {
-		pr_err("kinst: cannot locate kallsyms_lookup_name (kprobe: %d)\n",
-		    error);
-		return (error);
-	}
-	a = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-	sprint_symbol(buf, a);
-	if (strncmp(buf, "kallsyms_lookup_name+", 21) != 0 ||
-	    sscanf(buf + 21, "%lx/%lx", &off, &sz) != 2) {
-		pr_err("kinst: kprobe on kallsyms_lookup_name is at %s\n", buf);
-		return (-ENOENT);
-	}
-	k_lookup_name = (void *)(a - off);
-
-	for (i = 0; i < ARRAY_SIZE(kinst_sym); i++) {
-		a = k_lookup_name(kinst_sym[i].name);
-		if (a == 0 && !kinst_sym[i].optional) {
-			pr_err("kinst: kernel symbol %s not found\n",
-			    kinst_sym[i].name);
-			return (-ENOENT);
-		}
-		*(unsigned long *)kinst_sym[i].ptr = a;
-	}
 	for (i = 0; i < KINST_NSECTIONS; i++) {
-		kinst_sect[i][0] = k_lookup_name(kinst_sections[i][0]);
-		kinst_sect[i][1] = k_lookup_name(kinst_sections[i][1]);
+		kinst_sect[i][0] = kinst_linux_lookup_name(kinst_sections[i][0]);
+		kinst_sect[i][1] = kinst_linux_lookup_name(kinst_sections[i][1]);
 	}
-	kinst_jl_start = k_lookup_name("__start___jump_table");
-	kinst_jl_stop = k_lookup_name("__stop___jump_table");
-	kinst_stext = k_lookup_name("_stext");
-	kinst_etext = k_lookup_name("_etext");
-	if (kinst_stext == 0 || kinst_etext <= kinst_stext) {
-		pr_err("kinst: cannot find the kernel text bounds\n");
-		return (-ENOENT);
-	}
-	return (0);
+	kinst_jl_start = kinst_linux_lookup_name("__start___jump_table");
+	kinst_jl_stop = kinst_linux_lookup_name("__stop___jump_table");
 }
-
-/*
- * Test hook, debugfs kinst/read (root only, 0600): write "ADDR LEN" (hex
- * address, 1..16 bytes), read back "ok BYTES", "fault" or "refused".  The
- * read is kinst_os_read() itself, with interrupts off as in trap context;
- * "refused" is the range check's answer, "fault" a load that took the
- * exception-table fixup.  Lets a guest test read an unmapped kernel
- * address, which no traced instruction can safely be made to do.
- */
-static DEFINE_MUTEX(kinst_rt_lock);
-static char kinst_rt_result[64] = "none\n";
-
-static ssize_t
-kinst_rt_write(struct file *fp, const char __user *ubuf, size_t n,
-    loff_t *pos)
-{
-	char in[64];
-	unsigned long long addr, len;
-	unsigned long flags;
-	uint8_t b[16];
-	size_t i, o;
-	int r;
-
-	if (n == 0 || n >= sizeof(in))
-		return (-EINVAL);
-	if (copy_from_user(in, ubuf, n) != 0)
-		return (-EFAULT);
-	in[n] = '\0';
-	if (sscanf(in, "%llx %llu", &addr, &len) != 2 || len == 0 ||
-	    len > sizeof(b))
-		return (-EINVAL);
-	mutex_lock(&kinst_rt_lock);
-	if (!kinst_linux_read_ok(addr, len)) {
-		strscpy(kinst_rt_result, "refused\n", sizeof(kinst_rt_result));
-	} else {
-		local_irq_save(flags);
-		r = kinst_os_read(addr, b, len);
-		local_irq_restore(flags);
-		if (r != 0)
-			strscpy(kinst_rt_result, "fault\n",
-			    sizeof(kinst_rt_result));
-		else {
-			o = scnprintf(kinst_rt_result, sizeof(kinst_rt_result),
-			    "ok");
-			for (i = 0; i < len; i++)
-				o += scnprintf(kinst_rt_result + o,
-				    sizeof(kinst_rt_result) - o, " %02x", b[i]);
-			scnprintf(kinst_rt_result + o,
-			    sizeof(kinst_rt_result) - o, "\n");
-		}
-	}
-	mutex_unlock(&kinst_rt_lock);
-	return (n);
-}
-
-static ssize_t
-kinst_rt_read(struct file *fp, char __user *ubuf, size_t n, loff_t *pos)
-{
-	ssize_t r;
-
-	mutex_lock(&kinst_rt_lock);
-	r = simple_read_from_buffer(ubuf, n, pos, kinst_rt_result,
-	    strlen(kinst_rt_result));
-	mutex_unlock(&kinst_rt_lock);
-	return (r);
-}
-
-static const struct file_operations kinst_rt_fops = {
-	.owner = THIS_MODULE,
-	.write = kinst_rt_write,
-	.read = kinst_rt_read,
-	.llseek = no_llseek,
-};
-
-/*
- * debugfs kinst/jump: whether jump optimization is on, the jumps installed
- * now (all files), whether the optimizer is running, and the hits that
- * came through a jump since load (not through an int3), summed over the
- * CPUs.  Read racily: for tests and
- * curious people.
- */
-static int
-kinst_jump_show(struct seq_file *m, void *v)
-{
-	uint64_t hits = 0;
-	unsigned int cpu;
-	uint32_t n;
-	bool busy;
-
-	(void)v;
-	for (cpu = 0; cpu < kinst_engine->ncpus; cpu++)
-		hits += READ_ONCE(kinst_engine->jhits[cpu]);
-	n = kinst_linux_njump(&busy);
-	seq_printf(m, "enabled %d\ninstalled %u\noptimizing %d\nhits %llu\n",
-	    k_synchronize_rcu_tasks != NULL && kinst_optimize_on, n, busy,
-	    (unsigned long long)hits);
-	return (0);
-}
-DEFINE_SHOW_ATTRIBUTE(kinst_jump);
 
 /* For debugfs kinst/textsync (kinst_os_text_sync; written with the control lock held). */
 static uint64_t kinst_sync_count, kinst_sync_slow, kinst_sync_restores,
@@ -392,10 +202,9 @@ static uint64_t kinst_quiesce_slow, kinst_quiesce_restores;
  * then the quiescences that found a CPU slow and how often they stored the
  * last batch again.  Read racily.
  */
-static int
-kinst_textsync_show(struct seq_file *m, void *v)
+int
+kinst_linux_textsync_show(struct seq_file *m)
 {
-	(void)v;
 	seq_printf(m, "syncs %llu\nslow %llu\nrestores %llu\nbytes_restored %llu\n"
 	    "log_overflows %llu\nmax_us %llu\nquiesce_slow %llu\n"
 	    "quiesce_restores %llu\n",
@@ -409,72 +218,12 @@ kinst_textsync_show(struct seq_file *m, void *v)
 	    (unsigned long long)READ_ONCE(kinst_quiesce_restores));
 	return (0);
 }
-DEFINE_SHOW_ATTRIBUTE(kinst_textsync);
 
-/*
- * debugfs kinst/sites: every patched instruction, one line each: address,
- * function+offset (a subscriber's name for it), module, how many sessions
- * trace it, jump or int3, its hits (all sessions').
- */
-static int
-kinst_sites_show(struct seq_file *m, void *v)
+/* For debugfs kinst/jump: whether jump optimization is on. */
+bool
+kinst_linux_jump_enabled(void)
 {
-	struct kinst_site_info *si;
-	uint32_t i, n, cap;
-
-	(void)v;
-	cap = KINST_MAX_PROBES;
-	si = kvmalloc_array(cap, sizeof(*si), GFP_KERNEL);
-	if (si == NULL)
-		return (-ENOMEM);
-	n = kinst_linux_sites(si, cap);
-	seq_printf(m, "# %u sites: address function+offset module sessions "
-	    "kind hits\n", n);
-	for (i = 0; i < n && i < cap; i++)
-		seq_printf(m, "%016llx %s+0x%x %s %u %s %llu\n",
-		    (unsigned long long)si[i].addr, si[i].function,
-		    si[i].offset, si[i].module, si[i].sessions,
-		    si[i].jump ? "jump" : "int3",
-		    (unsigned long long)si[i].hits);
-	kvfree(si);
-	return (0);
-}
-DEFINE_SHOW_ATTRIBUTE(kinst_sites);
-
-/*
- * debugfs kinst/holders: the sessions whose probes keep a module from
- * being unloaded (rmmod fails with EAGAIN meanwhile): module, pid, command,
- * probes in it.
- */
-static int
-kinst_holders_show(struct seq_file *m, void *v)
-{
-	struct kinst_holder_info *h;
-	uint32_t i, n, cap;
-
-	(void)v;
-	cap = 1024;
-	h = kvmalloc_array(cap, sizeof(*h), GFP_KERNEL);
-	if (h == NULL)
-		return (-ENOMEM);
-	n = kinst_linux_holders(h, cap);
-	seq_printf(m, "# module pid comm probes (%u)\n", n);
-	for (i = 0; i < n && i < cap; i++)
-		seq_printf(m, "%s %d %.16s %u\n", h[i].module, h[i].pid,
-		    h[i].comm, h[i].probes);
-	kvfree(h);
-	return (0);
-}
-DEFINE_SHOW_ATTRIBUTE(kinst_holders);
-
-void
-kinst_linux_debugfs_os(struct dentry *dir)
-{
-	debugfs_create_file("jump", 0400, dir, NULL, &kinst_jump_fops);
-	debugfs_create_file("textsync", 0400, dir, NULL, &kinst_textsync_fops);
-	debugfs_create_file("sites", 0400, dir, NULL, &kinst_sites_fops);
-	debugfs_create_file("holders", 0400, dir, NULL, &kinst_holders_fops);
-	debugfs_create_file("read", 0600, dir, NULL, &kinst_rt_fops);
+	return (k_synchronize_rcu_tasks != NULL && kinst_optimize_on);
 }
 
 /* ---- control path ---- */
@@ -575,54 +324,6 @@ kinst_os_ring_free(void *p, size_t size, void *handle)
 	vfree(p);
 }
 
-static bool
-kinst_in_kernel_text(unsigned long a)
-{
-	return (a >= kinst_stext && a < kinst_etext);
-}
-
-/* For kinst_linux_trappath.c (control path, at load). */
-unsigned long
-kinst_linux_lookup_name(const char *name)
-{
-	return (k_lookup_name(name));
-}
-
-/*
- * The function containing a, in the kernel's core text or a live module's
- * text: its first byte and size (*own: in this module).  False otherwise.
- */
-bool
-kinst_linux_func_bounds(unsigned long a, unsigned long *start,
-    unsigned long *size, bool *own)
-{
-	struct module *mod;
-	unsigned long sz, off;
-
-	if (!k_lookup_size_offset(a, &sz, &off) || sz == 0)
-		return (false);
-	*start = a - off;
-	*size = sz;
-	*own = within_module(a, THIS_MODULE);
-	if (kinst_in_kernel_text(*start)) {
-		if (*size > kinst_etext - *start)
-			*size = kinst_etext - *start;
-		return (true);
-	}
-	preempt_disable();
-	mod = k_module_text_address(a);
-	preempt_enable();
-	return (mod != NULL);
-}
-
-/* Is a the ftrace call site of a function (the call there is ftrace's)? */
-bool
-kinst_linux_ftrace_site(unsigned long a)
-{
-	return (k_ftrace_location_range != NULL &&
-	    k_ftrace_location_range(a, a) == a);
-}
-
 /*
  * The last name kallsyms_lookup_name() found in the core kernel's text.
  * Linux 6.1's lookup by name is a linear walk over every symbol (about
@@ -646,7 +347,7 @@ kinst_lookup_core_cached(const char *name)
 	if (kinst_name_cache.addr != 0 &&
 	    strcmp(kinst_name_cache.name, name) == 0)
 		return (kinst_name_cache.addr);
-	addr = k_lookup_name(name);
+	addr = kinst_linux_lookup_name(name);
 	kinst_name_cache.addr = 0;
 	if (addr != 0 && kinst_in_kernel_text(addr) &&
 	    strscpy(kinst_name_cache.name, name,
@@ -675,7 +376,7 @@ kinst_os_func_resolve(const char *module, const char *function,
 		snprintf(name, sizeof(name), "%s:%s", module, function);
 	/* A module-qualified name (module:function) is never core text. */
 	addr = any || kernel_only ? kinst_lookup_core_cached(name) :
-	    k_lookup_name(name);
+	    kinst_linux_lookup_name(name);
 	if (addr == 0)
 		return (KINST_E_NOENT);
 	if (!k_lookup_size_offset(addr, &size, &off) || off != 0 || size == 0)

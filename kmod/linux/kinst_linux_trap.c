@@ -67,7 +67,7 @@
 #include "kinst_linux.h"
 #include "kinst_kaddr.h"
 #include "kinst_stack.h"
-#include "x86/kinst_jopt.h"
+#include "kinst_isa.h"
 
 /* ---- trap context ---- */
 
@@ -380,7 +380,63 @@ kinst_linux_jhandler(void *arg, struct kinst_regs *kr)
 NOKPROBE_SYMBOL(kinst_linux_jhandler);
 NOKPROBE_SYMBOL(kinst_engine_jhit);
 
-static struct notifier_block kinst_die_nb = {
+/*
+ * Trap context: a record was written; wake readers later, never here.
+ *
+ * Only a CPU that is online queues the irq_work.  A CPU going offline
+ * (Linux 6.1, x86) runs, in this order and all on itself:
+ *
+ *   take_cpu_down() (stop_machine, interrupts off, every other online CPU
+ *   spinning in the stopper) -> __cpu_disable() = native_cpu_disable() ->
+ *   cpu_disable_common() -> remove_cpu_from_maps() -> set_cpu_online(cpu,
+ *   false), then apic_soft_disable(); -> the CPUHP "dying" callbacks, among
+ *   them smpcfd_dying_cpu(), whose irq_work_run() runs this CPU's irq_work
+ *   lists a last time -> the idle loop: cpuhp_report_idle_dead(),
+ *   arch_cpu_idle_dead() -> native_play_dead() -> play_dead_common() ->
+ *   mwait/hlt_play_dead(), never to return.
+ *
+ * (Checked on Debian's 6.1.0-57 live text: take_cpu_down calls
+ * smp_ops.cpu_disable, then __cpuhp_invoke_callback_range; native_cpu_disable
+ * calls cpu_disable_common, which calls set_cpu_online, then
+ * apic_soft_disable; smpcfd_dying_cpu calls irq_work_run.)  cpu_online() of
+ * the current CPU compiles to one bt on __cpu_online_mask: no call.
+ *
+ * So a hit after that last flush (cpuhp_report_idle_dead, play_dead_common
+ * and everything else the dying CPU runs from there on) happens with the
+ * CPU's online bit already clear: an irq_work it queued would sit on a
+ * list nobody runs, with IRQ_WORK_BUSY set, and irq_work_sync() in
+ * kinst_release() would spin forever (and irq_work_queue() from any other
+ * CPU would fail to claim it: no reader would be woken again).  The bit is
+ * written only by the CPU itself (cleared above, set again in
+ * start_secondary() before interrupts are enabled), so reading our own bit
+ * here, in trap context, is exact: no other CPU can change it under us.
+ * If it is set, the work we queue goes on the list of a CPU that either
+ * stays online (the self-IPI runs it) or goes down later, and then the
+ * dying flush above runs it before the bit can be cleared.  If it is
+ * clear, we queue nothing: the record stays in the ring, where a blocked
+ * read(2) finds it within KINST_READ_RECHECK, poll() at the next wake-up
+ * (the next hit on an online CPU, or kinst_cpu_dead() below once the CPU
+ * is dead).  A disarm never overlaps that window: the control lock holds
+ * off CPU hotplug (kinst_os_ctl_lock in kinst_linux_os.c).  Hence no kinst irq_work is ever left on the list of a CPU
+ * that is not online, nothing of ours runs when a CPU comes back (no stale
+ * work pointing at a freed file), and irq_work_sync() waits only for work
+ * that an online CPU will run.
+ */
+void
+kinst_os_wake_deferred(struct kinst_session *s)
+{
+	struct kinst_file *kf = s->os_priv;
+
+	if (!cpu_online(raw_smp_processor_id()))
+		return;
+	/* Order the ring's head store before the load of "waiting". */
+	smp_mb();
+	if (atomic_read(&kf->waiting) != 0)
+		irq_work_queue(&kf->work);
+}
+NOKPROBE_SYMBOL(kinst_os_wake_deferred);
+
+struct notifier_block kinst_linux_die_nb = {
 	.notifier_call = kinst_die_notify,
 	/*
 	 * Highest priority: an int3 at one of our addresses is ours (we
@@ -396,41 +452,12 @@ static struct notifier_block kinst_die_nb = {
  * called through pointers.  Roots of the trap-path walk
  * (kinst_linux_trappath.c), which follows them into the kernel.
  */
-static void *const kinst_trap_roots[] = {
+void *const kinst_linux_trap_roots[] = {
 	kinst_die_notify, kinst_linux_jhandler, kinst_os_read,
 	kinst_os_write_stack,
 	kinst_os_now_ns, kinst_os_thread, kinst_os_cpu, kinst_os_wake_deferred,
 };
-
-int
-kinst_linux_hook_init(void)
-{
-	int error;
-
-	error = register_die_notifier(&kinst_die_nb);
-	if (error != 0)
-		return (error);
-	/* After registering: the walk looks for the notifiers before ours. */
-	error = kinst_linux_derive(&kinst_die_nb, kinst_trap_roots,
-	    ARRAY_SIZE(kinst_trap_roots));
-	if (error != 0)
-		unregister_die_notifier(&kinst_die_nb);
-	return (error);
-}
-
-void
-kinst_linux_hook_fini(void)
-{
-	/* atomic_notifier_chain_unregister() waits with synchronize_rcu(). */
-	unregister_die_notifier(&kinst_die_nb);
-	kinst_linux_derive_fini();
-	if (kinst_engine != NULL && kinst_engine->tripped != 0)
-		pr_warn("kinst: %llu hits nested beyond depth %d ran without a record (nesting guard)\n",
-		    (unsigned long long)kinst_engine->tripped, KINST_NEST_MAX);
-	if (kinst_engine != NULL && kinst_engine->native_runs != 0)
-		pr_info("kinst: %llu emulated reads failed and ran natively\n",
-		    (unsigned long long)kinst_engine->native_runs);
-}
+const size_t kinst_linux_ntrap_roots = ARRAY_SIZE(kinst_linux_trap_roots);
 
 unsigned long
 kinst_linux_emu_faults(void)

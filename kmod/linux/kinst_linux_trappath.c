@@ -10,7 +10,8 @@
  * which functions these paths reach depends on the configuration, the
  * compiler's inlining and the paravirt/alternatives/static-call patching
  * done at boot.  So at load, this file walks the LIVE text, with the
- * engine's decoder (common/x86/kinst_callgraph.h), from a few roots along
+ * engine's decoder (the instruction set's kinst_func_exits(), through
+ * kinst_isa.h), from a few roots along
  * every direct call, tail jump and conditional tail jump that leaves a
  * function, with function bounds from kallsyms, and keeps the closure in a
  * sorted table of address ranges that kinst_os_func_check() searches at arm
@@ -103,7 +104,6 @@
 #include <linux/kdebug.h>
 #include <linux/notifier.h>
 #include <linux/clocksource.h>
-#include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -115,7 +115,7 @@
 #include <asm/smp.h>
 
 #include "kinst_linux.h"
-#include "x86/kinst_callgraph.h"
+#include "kinst_isa.h"
 
 /* One function of a derived set. */
 struct kinst_xrange {
@@ -140,7 +140,6 @@ static size_t kinst_nxr_listed[KINST_R_COUNT];
 static size_t kinst_nxr_dead;	/* of kinst_nxr_listed[KINST_R_CPU_BRINGUP] */
 static unsigned long kinst_prefix_end;	/* rcu_cpu_starting */
 static uint8_t *kinst_walkbuf;
-static struct dentry *kinst_debugfs;
 
 /*
  * Stop points (see the comment at the top): not followed, not refused by
@@ -476,12 +475,12 @@ kinst_linux_derived_check(unsigned long a)
 	return (x != NULL ? x->reason : KINST_R_NONE);
 }
 
-static int
-kinst_xr_show(struct seq_file *m, void *v)
+/* debugfs kinst/excluded (kinst_linux_debugfs.c): the derived sets. */
+int
+kinst_linux_derived_show(struct seq_file *m)
 {
 	size_t i;
 
-	(void)v;
 	seq_printf(m, "# kinst derived exclusions: %zu trap-path, %zu cpu-bringup, %zu cpu-dead functions\n"
 	    "# class name size reached-from address\n",
 	    kinst_nxr_listed[KINST_R_TRAP_PATH],
@@ -512,7 +511,6 @@ kinst_xr_show(struct seq_file *m, void *v)
 	}
 	return (0);
 }
-DEFINE_SHOW_ATTRIBUTE(kinst_xr);
 
 /* Drop kinst's own functions (walked only) and sort for bsearch. */
 static void
@@ -589,21 +587,12 @@ kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 	    kinst_nxr_listed[KINST_R_CPU_BRINGUP] - kinst_nxr_dead,
 	    kinst_nxr_dead);
 
-	/* Root only: the directory and file modes of debugfs. */
-	kinst_debugfs = debugfs_create_dir("kinst", NULL);
-	if (!IS_ERR_OR_NULL(kinst_debugfs)) {
-		debugfs_create_file("excluded", 0400, kinst_debugfs, NULL,
-		    &kinst_xr_fops);
-		kinst_linux_debugfs_os(kinst_debugfs);
-	}
 	return (0);
 }
 
 void
 kinst_linux_derive_fini(void)
 {
-	debugfs_remove_recursive(kinst_debugfs);
-	kinst_debugfs = NULL;
 	kvfree(kinst_xr);
 	kinst_xr = NULL;
 	kinst_nxr = 0;

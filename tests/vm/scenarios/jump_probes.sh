@@ -5,7 +5,7 @@
 # scenario-timeout: 900
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_gprtest.ko"
 #
-# debugfs kinst/jump (kmod/linux/kinst_linux_os.c) says how many jumps are
+# debugfs kinst/jump (kmod/linux/kinst_linux_debugfs.c) says how many jumps are
 # installed and how many hits came through one: the proof that a hit took
 # the jump and not the int3.
 . /kinst/lib/guest-lib.sh

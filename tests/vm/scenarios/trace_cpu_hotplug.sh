@@ -8,7 +8,7 @@
 # (smpcfd_dying_cpu) used to queue kinst's reader wake-up on that CPU,
 # where nothing runs it: kinstctl's close then spun forever in
 # irq_work_sync() (soft lockup).  Now a CPU that is not online queues no
-# wake-up (kmod/linux/kinst_linux.c, kinst_os_wake_deferred) and readers
+# wake-up (kmod/linux/kinst_linux_trap.c, kinst_os_wake_deferred) and readers
 # still get those records.  The harness checks the kernel log (no soft
 # lockup, RCU stall, BUG, WARNING).
 . /kinst/lib/guest-lib.sh
