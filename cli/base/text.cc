@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "base/text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/branch.h"
+#include "base/error.h"
 
 namespace kinst {
 
@@ -161,6 +163,93 @@ json_regs(const struct kinst_regs &r)
 	j["rflags"] = hex(r.rflags);
 	j["cs"] = hex(r.cs);
 	j["ss"] = hex(r.ss);
+	return j;
+}
+
+uint64_t
+reg_value(const struct kinst_regs &r, int which)
+{
+	switch (which) {
+	case REG_RIP: return r.rip;
+	case REG_RFLAGS: return r.rflags;
+	case REG_CS: return r.cs;
+	case REG_SS: return r.ss;
+	default: return r.gpr[which];
+	}
+}
+
+const char *
+reg_name(int which)
+{
+	switch (which) {
+	case REG_RIP: return "rip";
+	case REG_RFLAGS: return "rflags";
+	case REG_CS: return "cs";
+	case REG_SS: return "ss";
+	default: return gpr_names[which];
+	}
+}
+
+std::vector<int>
+parse_reg_list(const std::string &list, const std::string &what)
+{
+	static const char *const known = "rax rbx rcx rdx rsi rdi rbp rsp r8 .. r15, "
+	    "rip, rflags, cs, ss";
+	std::vector<int> out;
+	size_t at = 0;
+	for (;;) {
+		size_t comma = list.find(',', at);
+		std::string name = list.substr(at, comma == std::string::npos ?
+		    std::string::npos : comma - at);
+		if (name.empty())
+			throw Error(Exit::usage, what + " " + list + ": an empty register "
+			    "name (registers are " + known + ", separated by commas)");
+		int which = 0;
+		bool found = false;
+		for (int w = REG_SS; w < KINST_NGPR && !found; w++)
+			if (name == reg_name(w)) {
+				which = w;
+				found = true;
+			}
+		if (!found)
+			throw Error(Exit::usage, what + " " + list + ": no register \"" +
+			    name + "\" (registers are " + known + "; or compact, all)");
+		if (std::find(out.begin(), out.end(), which) == out.end())
+			out.push_back(which);
+		if (comma == std::string::npos)
+			return out;
+		at = comma + 1;
+	}
+}
+
+std::string
+reg_list_text(const std::vector<int> &l)
+{
+	std::string s;
+	for (int w : l)
+		s += (s.empty() ? "" : ",") + std::string(reg_name(w));
+	return s;
+}
+
+std::string
+text_regs_list(const struct kinst_regs &r, const std::vector<int> &l)
+{
+	std::string s;
+	for (int w : l) {
+		if (!s.empty())
+			s += ' ';
+		s += std::string(reg_name(w)) + "=" + (w == REG_RFLAGS ?
+		    text_rflags(r.rflags) : hex(reg_value(r, w)));
+	}
+	return s;
+}
+
+json
+json_regs_list(const struct kinst_regs &r, const std::vector<int> &l)
+{
+	json j = json::object();
+	for (int w : l)
+		j[reg_name(w)] = hex(reg_value(r, w));
 	return j;
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,22 @@ extern const char *const gpr_names[KINST_NGPR];
 std::string text_regs(const struct kinst_regs &r, bool all);
 std::string text_rflags(uint64_t fl);
 nlohmann::json json_regs(const struct kinst_regs &r);
+
+// --regs LIST: registers by name.  A register is a general register's
+// enum kinst_gpr index, or one of these.
+enum : int { REG_RIP = -1, REG_RFLAGS = -2, REG_CS = -3, REG_SS = -4 };
+uint64_t reg_value(const struct kinst_regs &r, int which);
+const char *reg_name(int which);
+// "rdi,rsi,rip": those registers, in that order, each once (a repeated
+// name is kept where it first stands).  Names: rax .. r15, rip, rflags,
+// cs, ss.  Throws Error(Exit::usage), prefixed with what ("trace:
+// --regs"), for an empty list or element and for an unknown name.
+std::vector<int> parse_reg_list(const std::string &list, const std::string &what);
+std::string reg_list_text(const std::vector<int> &l);	// "rdi,rsi,rip"
+// "rdi=0x1 rsi=0x2 rflags=0x246[PF ZF IF]": the list's registers, in its order.
+std::string text_regs_list(const struct kinst_regs &r, const std::vector<int> &l);
+// json_regs() with only the list's members.
+nlohmann::json json_regs_list(const struct kinst_regs &r, const std::vector<int> &l);
 
 } // namespace kinst
 

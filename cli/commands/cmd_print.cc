@@ -30,7 +30,11 @@ run_print(const PrintOptions &o)
 	Writer out(stdout);
 	HitFormat hf;
 	hf.json = o.out.json;
-	hf.regs_all = o.regs.empty() ? h.regs_all : o.regs == "all";
+	if (o.regs.empty()) {	// as traced
+		hf.regs_all = h.regs_all;
+		hf.regs_list = h.regs_list;
+	} else
+		regs_view(o.regs, &hf.regs_all, &hf.regs_list);
 	hf.latency_from = h.latency_from;
 	hf.st = Style::detect(stdout, o.out.no_color);
 	hf.capd = h.capd;
@@ -81,8 +85,7 @@ add_print(CLI::App &app, Runner &run)
 	    "prints them, text or --json; the trace's summary goes to stderr.");
 	sub->add_option("file", o->file, "the capture file")->required();
 	add_output_options(sub, o->out);
-	sub->add_option("--regs", o->regs, "registers per hit: compact or all (default: as traced)")
-	    ->check(CLI::IsMember({"compact", "all"}));
+	add_regs_option(sub, o->regs, "as traced");
 	sub->add_option("-n,--count", o->count, "stop after this many records (0: no limit)")
 	    ->check(CLI::Validator([](std::string &s) {
 		    uint64_t v;

@@ -113,8 +113,7 @@ add_trace(CLI::App &app, Runner &run)
 	    ->check(CLI::NonNegativeNumber);
 	sub->add_option("--pid", o->pid, "only print hits in this process")
 	    ->check(CLI::NonNegativeNumber);
-	sub->add_option("--regs", *regs, "registers per hit: compact (one line) or all")
-	    ->check(CLI::IsMember({"compact", "all"}));
+	add_regs_option(sub, *regs, "compact");
 	add_trace_record_options(sub, *o);
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	sub->add_flag("-v,--verbose", o->verbose, "more detail on stderr");
@@ -136,7 +135,7 @@ add_trace(CLI::App &app, Runner &run)
 			o->json = out->json;
 			o->no_color = out->no_color;
 			o->syntax = out->syn();
-			o->regs_all = *regs == "all";
+			regs_view(*regs, &o->regs_all, &o->regs_list);
 			return run_trace(*o);
 		};
 	});

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "commands/commands.h"
 
+#include "base/error.h"
+#include "base/text.h"
+
 namespace kinst {
 
 const char *const spec_help =
@@ -35,6 +38,34 @@ const char *const no_optimize_help =
     "the int3 of each probe whose instruction window qualifies (kinstctl "
     "list-offsets says which) with a jump to a detour: no trap per hit, the same "
     "record; the summary says how many were";
+
+void
+add_regs_option(CLI::App *app, std::string &regs, const std::string &dflt)
+{
+	app->add_option("--regs", regs, "registers per hit: compact (one line: rip, rsp and "
+	    "the argument and return registers), all (every one, on a second line), or a "
+	    "comma-separated LIST of names (rdi,rsi,rip: only those, in that order; JSON "
+	    "too) (default: " + dflt + ")")
+	    ->check(CLI::Validator([](std::string &s) {
+		    if (s == "compact" || s == "all")
+			    return std::string();
+		    try {
+			    (void)parse_reg_list(s, "--regs");
+		    } catch (const Error &e) {
+			    return std::string(e.what());
+		    }
+		    return std::string();
+	    }, "compact|all|LIST", "registers"));
+}
+
+void
+regs_view(const std::string &regs, bool *all, std::vector<int> *list)
+{
+	*all = regs == "all";
+	list->clear();
+	if (!regs.empty() && regs != "all" && regs != "compact")
+		*list = parse_reg_list(regs, "--regs");
+}
 
 void
 add_output_options(CLI::App *app, OutputOptions &o)

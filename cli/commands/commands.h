@@ -37,6 +37,12 @@ extern const char *const no_optimize_help;
 // weight: what each line's number is.
 void add_folded_option(CLI::App *app, std::string &folded, const std::string &weight);
 
+// --regs compact|all|LIST (trace, print) into regs; dflt: what no --regs means.
+void add_regs_option(CLI::App *app, std::string &regs, const std::string &dflt);
+// regs (checked by add_regs_option's validator) as HitFormat's regs_all
+// and regs_list.
+void regs_view(const std::string &regs, bool *all, std::vector<int> *list);
+
 void add_list_offsets(CLI::App &app, Runner &run);
 void add_list_inlines(CLI::App &app, Runner &run);
 void add_list_vars(CLI::App &app, Runner &run);

@@ -327,6 +327,7 @@ capture_sink(const TraceOptions &o, HitGate &gate, const std::vector<CaptureDesc
 		return nullptr;
 	CaptureHeader ch;
 	ch.regs_all = o.regs_all;
+	ch.regs_list = o.regs_list;
 	ch.latency_from = !o.latency_from.empty();
 	ch.capd = capd;
 	ch.probes = probes;
@@ -467,6 +468,7 @@ run_trace(const TraceOptions &o)
 	HitFormat hf;
 	hf.json = o.json;
 	hf.regs_all = o.regs_all;
+	hf.regs_list = o.regs_list;
 	hf.latency_from = !o.latency_from.empty();
 	hf.st = st;
 	hf.capd = capd;

@@ -20,6 +20,7 @@ struct TraceOptions {
 	int cpu = -1;			// only hits on this CPU
 	long pid = -1;			// only hits in this process
 	bool regs_all = false;		// --regs all
+	std::vector<int> regs_list;	// --regs LIST: only these (base/text.h)
 	bool stack = false;		// --stack: the kernel stack at each hit
 	bool no_optimize = false;	// --no-optimize: int3 probes only
 	bool no_color = false;

@@ -52,6 +52,8 @@ header_json(const CaptureHeader &h)
 		j["host"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
 	nlohmann::json o;
 	o["regs_all"] = h.regs_all;
+	if (!h.regs_list.empty())
+		o["regs"] = reg_list_text(h.regs_list);
 	o["latency_from"] = h.latency_from;
 	o["captures"] = nlohmann::json::array();
 	for (const auto &c : h.capd)
@@ -237,6 +239,14 @@ CaptureReader::parse_header()
 			bad("the header's format is not kinst-capture");
 		const auto &o = j.at("options");
 		h_.regs_all = o.at("regs_all").get<bool>();
+		if (o.contains("regs")) {
+			try {
+				h_.regs_list = parse_reg_list(o.at("regs").get<std::string>(),
+				    "--regs");
+			} catch (const Error &e) {
+				bad(std::string("the header's options.regs: ") + e.what());
+			}
+		}
 		h_.latency_from = o.at("latency_from").get<bool>();
 		for (const auto &c : o.at("captures")) {
 			CaptureDesc d;

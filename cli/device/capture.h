@@ -12,8 +12,10 @@
 //                trace's summary as JSON
 //
 // The header (docs/kinstctl.8, CAPTURE FILES): {"format": "kinst-capture",
-// "version": 1, "kinstctl", "abi", "host", "options": {"regs_all",
-// "latency_from", "captures": [{"expr","str","len"}]}, "probes": [{"id",
+// "version": 1, "kinstctl", "abi", "host", "options": {"regs_all", "regs"
+// (--regs LIST, "rdi,rsi": only when given; a reader that does not know it
+// prints every register as regs_all says), "latency_from", "captures":
+// [{"expr","str","len"}]}, "probes": [{"id",
 // "name","module","function","offset","address","insn"}]}.
 //
 // The header's strings are JSON's, UTF-8 (an invalid byte in a name would
@@ -43,6 +45,7 @@ constexpr uint16_t KINSTCAP_REC_END = 0xcafe;
 
 struct CaptureHeader {
 	bool regs_all = false;
+	std::vector<int> regs_list;	// --regs LIST (options.regs; none: empty)
 	bool latency_from = false;
 	std::vector<CaptureDesc> capd;
 	std::map<uint32_t, ProbeDesc> probes;

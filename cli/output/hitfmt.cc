@@ -38,40 +38,6 @@ slot_of(const std::string &key)
 	throw std::logic_error("hit JSON: no slot for member " + key);
 }
 
-// The registers in the order dump() writes json_regs()'s object.
-struct RegOrder {
-	// which: gpr, or -1..-4; key: ',"name":"' (the first: '{"name":"')
-	struct R { const char *name; int which; std::string key; };
-	std::vector<R> v;
-	RegOrder()
-	{
-		for (int g = 0; g < KINST_NGPR; g++)
-			v.push_back({gpr_names[g], g, ""});
-		v.push_back({"rip", -1, ""});
-		v.push_back({"rflags", -2, ""});
-		v.push_back({"cs", -3, ""});
-		v.push_back({"ss", -4, ""});
-		std::sort(v.begin(), v.end(), [](const R &a, const R &b) {
-			return strcmp(a.name, b.name) < 0;
-		});
-		for (size_t i = 0; i < v.size(); i++)
-			v[i].key = std::string(i ? ",\"" : "{\"") + v[i].name + "\":\"";
-	}
-};
-const RegOrder reg_order;
-
-uint64_t
-reg_value(const struct kinst_regs &r, int which)
-{
-	switch (which) {
-	case -1: return r.rip;
-	case -2: return r.rflags;
-	case -3: return r.cs;
-	case -4: return r.ss;
-	default: return r.gpr[which];
-	}
-}
-
 void
 append_u64(std::string &out, uint64_t v)
 {
@@ -119,6 +85,19 @@ append_json_as_dump(std::string &out, std::string_view s)
 HitFormatter::HitFormatter(const HitFormat &f, const std::map<uint32_t, ProbeDesc> &probes)
     : f_(f), probes_(probes)
 {
+	// json_regs()'s members (or --regs LIST's), sorted by name as dump() sorts them.
+	std::vector<int> which = f_.regs_list;
+	if (which.empty()) {
+		for (int g = 0; g < KINST_NGPR; g++)
+			which.push_back(g);
+		which.insert(which.end(), {REG_RIP, REG_RFLAGS, REG_CS, REG_SS});
+	}
+	std::sort(which.begin(), which.end(), [](int a, int b) {
+		return strcmp(reg_name(a), reg_name(b)) < 0;
+	});
+	for (size_t i = 0; i < which.size(); i++)
+		json_regs_.emplace_back(std::string(i ? ",\"" : "{\"") + reg_name(which[i]) +
+		    "\":\"", which[i]);
 }
 
 void
@@ -189,7 +168,10 @@ HitFormatter::text(const HitRecord &full, const HitRecord &r, const ProbeDesc &d
 		out += "  " + args_text(f_.av->func.name,
 		    read_args(*f_.av->btf, f_.av->func, h.regs.gpr));
 	const struct kinst_regs &rg = h.regs;
-	if (f_.regs_all) {
+	if (!f_.regs_list.empty()) {
+		out += "  ";
+		out += text_regs_list(rg, f_.regs_list);
+	} else if (f_.regs_all) {
 		out += "\n    ";
 		out += text_regs(rg, true);
 	} else {
@@ -339,9 +321,9 @@ HitFormatter::json(const HitRecord &full, const HitRecord &r, const ProbeDesc *d
 			break;
 		case S_REGS: {
 			key(S_REGS);
-			for (const auto &rr : reg_order.v) {
-				out += rr.key;
-				append_hex0x(out, reg_value(h.regs, rr.which));
+			for (const auto &rr : json_regs_) {
+				out += rr.first;
+				append_hex0x(out, reg_value(h.regs, rr.second));
 				out += '"';
 			}
 			out += '}';

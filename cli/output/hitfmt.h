@@ -37,6 +37,7 @@ struct ArgsView {
 struct HitFormat {
 	bool json = false;
 	bool regs_all = false;		// --regs all (text)
+	std::vector<int> regs_list;	// --regs LIST (text and JSON): only these
 	bool latency_from = false;	// records carry --latency-from's value
 	Style st;
 	std::vector<CaptureDesc> capd;	// the user's captures
@@ -61,6 +62,9 @@ private:
 	    bool has_since, uint64_t since, std::string &out);
 
 	HitFormat f_;
+	// The JSON "regs" object's members, in dump()'s order: each key
+	// ('{"name":"' or ',"name":"') and its register (reg_value()).
+	std::vector<std::pair<std::string, int>> json_regs_;
 	const std::map<uint32_t, ProbeDesc> &probes_;
 	std::map<uint32_t, std::vector<std::string>> cache_;
 };

@@ -76,7 +76,7 @@ reference(const HitFormat &o, const std::map<uint32_t, ProbeDesc> &probes, const
 		j["insn"] = d.insn;
 		if (d.branch.set)
 			j["target"] = d.branch.json();
-		j["regs"] = json_regs(h.regs);
+		j["regs"] = o.regs_list.empty() ? json_regs(h.regs) : json_regs_list(h.regs, o.regs_list);
 		if (o.latency_from)
 			j["since_ns"] = has_since ? nlohmann::json(since) : nlohmann::json(nullptr);
 		json_captures(j, r, o.capd);
@@ -91,7 +91,9 @@ reference(const HitFormat &o, const std::map<uint32_t, ProbeDesc> &probes, const
 	line += o.st.paint("1", name) + "  " + d.insn + d.branch.annotation();
 	if (o.latency_from)
 		line += has_since ? "  since=" + std::to_string(since) + "ns" : std::string("  since=-");
-	if (o.regs_all)
+	if (!o.regs_list.empty())
+		line += "  " + text_regs_list(h.regs, o.regs_list);
+	else if (o.regs_all)
 		line += "\n    " + text_regs(h.regs, true);
 	else
 		line += "  " + text_regs(h.regs, false);
@@ -186,7 +188,8 @@ random_branch(G &g, ProbeDesc &d, F fix)
 }
 
 void
-compare(bool json, bool regs_all, bool latency, bool color, int n)
+compare(bool json, bool regs_all, bool latency, bool color, int n,
+    const std::vector<int> &regs_list = {})
 {
 	Gen g;
 	std::map<uint32_t, ProbeDesc> probes;
@@ -203,6 +206,7 @@ compare(bool json, bool regs_all, bool latency, bool color, int n)
 	HitFormat f;
 	f.json = json;
 	f.regs_all = regs_all;
+	f.regs_list = regs_list;
 	f.latency_from = latency;
 	f.st.color = color;
 	f.capd = {CaptureDesc{"rsp", false, 16}, CaptureDesc{"rdi", true, 32},
@@ -227,6 +231,9 @@ ATF_TEST_CASE_BODY(hit_json_matches_dom)
 {
 	compare(true, false, false, false, 20000);
 	compare(true, false, true, false, 20000);
+	// --regs LIST: only those members (sorted by dump(), whatever the order given).
+	compare(true, false, false, false, 5000, {KINST_RDI});
+	compare(true, true, true, false, 5000, {REG_SS, KINST_R15, REG_RFLAGS, KINST_RAX, REG_RIP});
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(hit_text_matches_reference);
@@ -235,6 +242,68 @@ ATF_TEST_CASE_BODY(hit_text_matches_reference)
 	compare(false, false, false, false, 20000);
 	compare(false, true, true, false, 5000);
 	compare(false, false, true, true, 5000);
+	compare(false, true, false, false, 5000, {KINST_RSI, REG_RFLAGS, KINST_RDI, REG_CS});
+}
+
+// --regs LIST, by hand: one record, every way the list can be written.
+ATF_TEST_CASE_WITHOUT_HEAD(regs_list);
+ATF_TEST_CASE_BODY(regs_list)
+{
+	ATF_REQUIRE(parse_reg_list("rdi", "x") == std::vector<int>{KINST_RDI});
+	ATF_REQUIRE((parse_reg_list("rip,rax,r15,rflags,cs,ss,rsp", "x") ==
+	    std::vector<int>{REG_RIP, KINST_RAX, KINST_R15, REG_RFLAGS, REG_CS, REG_SS, KINST_RSP}));
+	ATF_REQUIRE((parse_reg_list("rsi,rdi,rsi", "x") == std::vector<int>{KINST_RSI, KINST_RDI}));
+	ATF_REQUIRE_EQ(reg_list_text(parse_reg_list("r8,rbp,rip", "x")), "r8,rbp,rip");
+	for (const char *bad : {"", ",", "rdi,", ",rdi", "rdi,,rsi", "eax", "RDI", "rdi rsi",
+	    "r16", "compact", "all", "rflag"}) {
+		try {
+			(void)parse_reg_list(bad, "trace: --regs");
+			ATF_FAIL(std::string("accepted: \"") + bad + "\"");
+		} catch (const Error &e) {
+			ATF_REQUIRE_EQ((int)e.code(), (int)Exit::usage);
+			ATF_REQUIRE(std::string(e.what()).find("trace: --regs") == 0);
+		}
+	}
+
+	std::map<uint32_t, ProbeDesc> probes;
+	ProbeDesc d;
+	d.module = "kernel";
+	d.function = "vfs_read";
+	d.offset = 0x1c;
+	d.insn = "mov %rdi, %rax";
+	d.name = "kernel:vfs_read+0x1c";
+	probes[7] = d;
+	HitRecord r;
+	memset(&r.hit, 0, sizeof(r.hit));
+	r.hit.probe_id = 7;
+	r.hit.cpu = 1;
+	r.hit.pid = 42;
+	r.hit.tid = 43;
+	r.hit.timestamp_ns = 2000001000;
+	memcpy(r.hit.comm, "cat", 4);
+	for (int g = 0; g < KINST_NGPR; g++)
+		r.hit.regs.gpr[g] = 0x100 + g;	// rax 0x100, rcx 0x101, ..., rdi 0x107
+	r.hit.regs.rip = 0xffffffff81000010ull;
+	r.hit.regs.rflags = 0x246;
+	r.hit.regs.cs = 0x10;
+	r.hit.regs.ss = 0x18;
+	HitFormat f;
+	f.regs_list = parse_reg_list("rdi,rflags,rip,cs", "x");
+	std::string text;
+	HitFormatter(f, probes).format(r, text);
+	ATF_REQUIRE_EQ(text, "2.000001 cpu1 42/43 cat              kernel:vfs_read+0x1c  "
+	    "mov %rdi, %rax  rdi=0x107 rflags=0x246[PF ZF IF] rip=0xffffffff81000010 cs=0x10\n");
+	f.regs_all = true;	// a list wins over all
+	text.clear();
+	HitFormatter(f, probes).format(r, text);
+	ATF_REQUIRE(text.find("  rdi=0x107 rflags=0x246[PF ZF IF] rip=0xffffffff81000010 cs=0x10\n") !=
+	    std::string::npos);
+	f.json = true;
+	std::string js;
+	HitFormatter(f, probes).format(r, js);
+	nlohmann::json j = nlohmann::json::parse(js);
+	ATF_REQUIRE_EQ(j.at("regs").dump(), "{\"cs\":\"0x10\",\"rdi\":\"0x107\","
+	    "\"rflags\":\"0x246\",\"rip\":\"0xffffffff81000010\"}");
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(json_string_escapes);
@@ -279,10 +348,12 @@ make_capture(size_t n, bool json, bool with_end, std::string &live)
 		ch.probes[id] = d;
 	}
 	ch.regs_all = true;
+	ch.regs_list = {KINST_RDI, REG_RFLAGS, KINST_RSI};	// --regs rdi,rflags,rsi
 	ch.capd = {CaptureDesc{"rsp", false, 16}, CaptureDesc{"rdi", true, 32}};
 	HitFormat f;
 	f.json = json;
 	f.regs_all = true;
+	f.regs_list = ch.regs_list;
 	f.capd = ch.capd;
 	HitFormatter fmt(f, ch.probes);
 	const char *path = "capture.kinst";
@@ -334,6 +405,7 @@ print_capture(const std::vector<uint8_t> &file, bool json, size_t *n)
 	HitFormat f;
 	f.json = json;
 	f.regs_all = rd.header().regs_all;
+	f.regs_list = rd.header().regs_list;
 	f.capd = rd.header().capd;
 	HitFormatter fmt(f, rd.header().probes);
 	std::string out;
@@ -527,4 +599,5 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, hit_json_matches_dom);
 	ATF_ADD_TEST_CASE(tcs, hit_text_matches_reference);
 	ATF_ADD_TEST_CASE(tcs, json_string_escapes);
+	ATF_ADD_TEST_CASE(tcs, regs_list);
 }

@@ -192,6 +192,7 @@ fuzz_cli_capture_one(const uint8_t *data, size_t size)
 			HitFormat f;
 			f.json = json;
 			f.regs_all = r2.header().regs_all;
+			f.regs_list = r2.header().regs_list;
 			f.latency_from = r2.header().latency_from;
 			f.capd = r2.header().capd;
 			HitFormatter fmt(f, r2.header().probes);

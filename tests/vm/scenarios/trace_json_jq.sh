@@ -80,5 +80,28 @@ case $fd in
 esac
 [ $(( fd )) -ge 3 ] && [ $(( fd )) -lt 64 ] || kt_fail "regs.rdi (fd) = $fd, not a small fd"
 kt_expect_eq "regs.rdx (count) over the hits" "$(printf '0x%x' "$b")" "$(jq -r .regs.rdx /tmp/trace.json | sort -u)"
+
+# --regs rdx,rip: JSON with only those two registers, the same values; the
+# text line with only "rdx=... rip=..." after the instruction.
+syscall_loop read 100000000 "$b" >/tmp/loop.pid &
+loop=$!
+timeout 120 kinstctl trace --json --regs rdx,rip -n 5 --pid "$loop" "kernel:$f+$off" \
+    >/tmp/regs.json 2>/tmp/regs.err
+kst=$?
+timeout 120 kinstctl trace --regs rdx,rip -n 5 --pid "$loop" "kernel:$f+$off" \
+    >/tmp/regs.txt 2>>/tmp/regs.err
+tst=$?
+kill "$loop" 2>/dev/null
+wait "$loop" 2>/dev/null
+kt_expect_eq "kinstctl trace --json --regs rdx,rip exit status" 0 "$kst"
+kt_expect_eq "kinstctl trace --regs rdx,rip exit status" 0 "$tst"
+kt_expect_eq "--regs rdx,rip: objects whose regs are exactly {rdx, rip}" 5 \
+    "$(jq -c '.regs | keys' /tmp/regs.json | grep -cx '\["rdx","rip"\]')"
+kt_expect_eq "--regs rdx,rip: regs.rdx" "$(printf '0x%x' "$b")" "$(jq -r .regs.rdx /tmp/regs.json | sort -u)"
+kt_expect_eq "--regs rdx,rip: regs.rip" "$a" "$(jq -r .regs.rip /tmp/regs.json | sort -u)"
+kt_expect_eq "--regs rdx,rip: text lines ending in rdx=$(printf '0x%x' "$b") rip=$a" 5 \
+    "$(grep -c " rdx=$(printf '0x%x' "$b") rip=$a\$" /tmp/regs.txt)"
+kt_expect_eq "--regs rdx,rip: text lines with another register" 0 \
+    "$(grep -cE ' (rax|rdi|rsi|rsp)=' /tmp/regs.txt)"
 jq -r .regs.rdi /tmp/trace.json | head -n 1
 exit 0
