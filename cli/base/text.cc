@@ -170,10 +170,10 @@ uint64_t
 reg_value(const struct kinst_regs &r, int which)
 {
 	switch (which) {
-	case REG_RIP: return r.rip;
-	case REG_RFLAGS: return r.rflags;
-	case REG_CS: return r.cs;
-	case REG_SS: return r.ss;
+	case KREG_RIP: return r.rip;
+	case KREG_RFLAGS: return r.rflags;
+	case KREG_CS: return r.cs;
+	case KREG_SS: return r.ss;
 	default: return r.gpr[which];
 	}
 }
@@ -182,10 +182,10 @@ const char *
 reg_name(int which)
 {
 	switch (which) {
-	case REG_RIP: return "rip";
-	case REG_RFLAGS: return "rflags";
-	case REG_CS: return "cs";
-	case REG_SS: return "ss";
+	case KREG_RIP: return "rip";
+	case KREG_RFLAGS: return "rflags";
+	case KREG_CS: return "cs";
+	case KREG_SS: return "ss";
 	default: return gpr_names[which];
 	}
 }
@@ -206,7 +206,7 @@ parse_reg_list(const std::string &list, const std::string &what)
 			    "name (registers are " + known + ", separated by commas)");
 		int which = 0;
 		bool found = false;
-		for (int w = REG_SS; w < KINST_NGPR && !found; w++)
+		for (int w = KREG_SS; w < KINST_NGPR && !found; w++)
 			if (name == reg_name(w)) {
 				which = w;
 				found = true;
@@ -238,7 +238,7 @@ text_regs_list(const struct kinst_regs &r, const std::vector<int> &l)
 	for (int w : l) {
 		if (!s.empty())
 			s += ' ';
-		s += std::string(reg_name(w)) + "=" + (w == REG_RFLAGS ?
+		s += std::string(reg_name(w)) + "=" + (w == KREG_RFLAGS ?
 		    text_rflags(r.rflags) : hex(reg_value(r, w)));
 	}
 	return s;

@@ -40,7 +40,7 @@ nlohmann::json json_regs(const struct kinst_regs &r);
 
 // --regs LIST: registers by name.  A register is a general register's
 // enum kinst_gpr index, or one of these.
-enum : int { REG_RIP = -1, REG_RFLAGS = -2, REG_CS = -3, REG_SS = -4 };
+enum : int { KREG_RIP = -1, KREG_RFLAGS = -2, KREG_CS = -3, KREG_SS = -4 };
 uint64_t reg_value(const struct kinst_regs &r, int which);
 const char *reg_name(int which);
 // "rdi,rsi,rip": those registers, in that order, each once (a repeated

@@ -90,7 +90,7 @@ HitFormatter::HitFormatter(const HitFormat &f, const std::map<uint32_t, ProbeDes
 	if (which.empty()) {
 		for (int g = 0; g < KINST_NGPR; g++)
 			which.push_back(g);
-		which.insert(which.end(), {REG_RIP, REG_RFLAGS, REG_CS, REG_SS});
+		which.insert(which.end(), {KREG_RIP, KREG_RFLAGS, KREG_CS, KREG_SS});
 	}
 	std::sort(which.begin(), which.end(), [](int a, int b) {
 		return strcmp(reg_name(a), reg_name(b)) < 0;
