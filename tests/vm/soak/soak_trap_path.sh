@@ -208,7 +208,9 @@ kt_log "drawn: $nchosen functions ($off looked at), $ninsn traceable instruction
 			sig=$cur since=$now
 			continue
 		fi
-		if [ $((now - since)) -ge "$deadline" ]; then
+		# Looked at again: under a starved TCG this loop can stall
+		# between its test above and here while the batch ends.
+		if [ $((now - since)) -ge "$deadline" ] && [ -e /tmp/s/batch.start ]; then
 			echo "kinst-soak: watchdog: no progress for $((now - since)) s in $(cat /tmp/s/batch.name): backtraces follow" >/dev/kmsg
 			echo l >/proc/sysrq-trigger
 			echo w >/proc/sysrq-trigger
