@@ -97,7 +97,6 @@ static int kinst_cpuhp_state = -1;
 /* Woken by kinst_cpu_dead(); every poll() waits on it too. */
 static DECLARE_WAIT_QUEUE_HEAD(kinst_cpu_dead_wq);
 
-
 static void
 kinst_irq_work(struct irq_work *w)
 {

@@ -415,10 +415,11 @@ NOKPROBE_SYMBOL(kinst_engine_jhit);
  * dying flush above runs it before the bit can be cleared.  If it is
  * clear, we queue nothing: the record stays in the ring, where a blocked
  * read(2) finds it within KINST_READ_RECHECK, poll() at the next wake-up
- * (the next hit on an online CPU, or kinst_cpu_dead() below once the CPU
- * is dead).  A disarm never overlaps that window: the control lock holds
- * off CPU hotplug (kinst_os_ctl_lock in kinst_linux_os.c).  Hence no kinst irq_work is ever left on the list of a CPU
- * that is not online, nothing of ours runs when a CPU comes back (no stale
+ * (the next hit on an online CPU, or kinst_cpu_dead(), kinst_linux.c,
+ * once the CPU is dead).  A disarm never overlaps that window: the control
+ * lock holds off CPU hotplug (kinst_os_ctl_lock, kinst_linux_os.c).  Hence
+ * no kinst irq_work is left on the list of a CPU that is not online,
+ * nothing of ours runs when a CPU comes back (no stale
  * work pointing at a freed file), and irq_work_sync() waits only for work
  * that an online CPU will run.
  */
