@@ -31,12 +31,7 @@ TraceVars::arm(Session &dev, const std::vector<Spec> &specs, uint32_t flags,
 		uint32_t id = dev.load_prog(e.code, what + " (the entry of " + e.function + ")");
 		bool ok = false;
 		for (uint32_t o : e.offsets) {
-			Spec s;
-			s.text = e.function + "+" + hex(o);
-			s.module = e.module;
-			s.function = e.function;
-			s.has_offset = true;
-			s.offset = o;
+			Spec s = insn_spec(e.function + "+" + hex(o), e.module, e.function, o);
 			try {
 				dev.arm(s, flags & ~(uint32_t)(KINST_ARM_STACK | KINST_ARM_AGG), id);
 				ok = true;

@@ -182,20 +182,6 @@ is_strict(const Spec &sp)
 	return strict;
 }
 
-// The spec of one planned instruction.
-Spec
-insn_spec(const std::string &text, const std::string &module, const std::string &function,
-    uint32_t off)
-{
-	Spec s;
-	s.text = text;
-	s.module = module;
-	s.function = function;
-	s.has_offset = true;
-	s.offset = off;
-	return s;
-}
-
 // $NAME's code in an expression (r.type: its type): a scalar's value; a
 // struct or union of at most 8 bytes in registers as one value; a struct,
 // union or array in memory, its address.  Else Error.
@@ -374,6 +360,20 @@ drop_captures(TraceVars::Item &it)
 }
 
 } // namespace
+
+// The spec of one planned instruction.
+Spec
+insn_spec(const std::string &text, const std::string &module, const std::string &function,
+    uint32_t off)
+{
+	Spec s;
+	s.text = text;
+	s.module = module;
+	s.function = function;
+	s.has_offset = true;
+	s.offset = off;
+	return s;
+}
 
 TraceVars::TraceVars(const std::vector<std::string> &names, bool all,
     const std::vector<std::string> &debug_files, bool exprs, const SourceOptions *offline,

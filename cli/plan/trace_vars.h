@@ -40,6 +40,10 @@ code_key(const std::vector<struct kinst_pinsn> &code)
 
 class Session;
 
+// The spec of one planned instruction: FUNCTION+OFF in MODULE, named text.
+Spec insn_spec(const std::string &text, const std::string &module, const std::string &function,
+    uint32_t off);
+
 class TraceVars {
 public:
 	// names: --var (in order); all: --vars.  debug_files: --debug-file.
