@@ -154,13 +154,28 @@ grep -q "not a valid kinst capture" /tmp/bad.err || kt_fail "print's error: $(ca
 
 # 5. Issue 24's workload: every instruction of ksys_read under a loop of
 # 1-byte reads, live --json, default rings and backlog: nothing dropped.
-start_loop 5000
-kt_trace_start /dev/null /tmp/busy.err --json --pid "$LOOP" "kernel:$f"
-go_loop
-sleep 1
-kt_trace_stop || kt_fail "kinstctl trace --json $f failed: $(cat /tmp/busy.err)"
-kt_trace_summary /tmp/busy.err
-cat /tmp/busy.err
-[ "$KT_DELIVERED" -ge 5000 ] || kt_fail "whole $f: $KT_DELIVERED records for 5000 reads"
-kt_expect_eq "records dropped, whole $f under a read loop" 0 "$KT_DROPPED"
+# Whether the reader keeps up is a matter of speed, and a guest vCPU that
+# the host holds off its core long enough fills any ring (seen once in
+# CI: 69,198 of 235,117 dropped beside another guest on a 2-core host).
+# So up to three tries: a reader that cannot keep up drops in all three
+# (the mutant trace-backlog-tiny: a backlog of 64 KiB, the reader waits
+# for the formatter);
+# each try's accounting (hits = delivered + dropped, lines = delivered)
+# is checked by kt_trace_summary whatever its drops.
+try=1
+while :; do
+	start_loop 5000
+	kt_trace_start /dev/null /tmp/busy.err --json --pid "$LOOP" "kernel:$f"
+	go_loop
+	sleep 1
+	kt_trace_stop || kt_fail "kinstctl trace --json $f failed: $(cat /tmp/busy.err)"
+	kt_trace_summary /tmp/busy.err
+	cat /tmp/busy.err
+	[ "$KT_DELIVERED" -ge 5000 ] || kt_fail "whole $f: $KT_DELIVERED records for 5000 reads"
+	[ "$KT_DROPPED" = 0 ] && break
+	[ $try -lt 3 ] || break
+	kt_log "try $try of a whole $f under a read loop dropped $KT_DROPPED of $KT_HITS: trying again"
+	try=$((try + 1))
+done
+kt_expect_eq "records dropped, whole $f under a read loop (try $try of at most 3)" 0 "$KT_DROPPED"
 exit 0
