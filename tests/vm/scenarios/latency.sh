@@ -92,8 +92,6 @@ fast_max=$(field /tmp/l.json -22 max)
 # with the host loaded, udelay has been seen to wait half of it.  The wait
 # is long (10 ms) so that what function_graph adds to each call (its own
 # entry and exit, kinst's two traps, a loaded host) stays a small part.
-[ "$fast_max" -lt "$slow_min" ] ||
-    kt_fail "latency: an early return ($fast_max ns) as slow as a busy wait ($slow_min ns)"
 # function_graph: one line per call, in call order (one thread makes them
 # all: a round is the busy wait, then the early return), so the odd lines
 # are the busy-waiting calls.  Told apart by position, not by time: an
@@ -108,6 +106,22 @@ fg_mean=$(awk '{ s += $1 * 1000; n++ } END { printf "%d", s / n }' /tmp/fg.slow)
 awk 'NR % 2 == 1 { w = $1; next } !(w > $1) { bad++ } END { exit bad > 0 }' /tmp/fg.txt ||
     kt_fail "function_graph: a busy-waiting call no longer than the early return after it: $(tr '\n' ' ' </tmp/fg.txt)"
 kt_log "busy-waiting calls: kinst min $slow_min ns, mean $slow_mean ns; function_graph min $fg_min ns, mean $fg_mean ns"
+# The early returns faster than every busy wait (the keys are not mixed
+# up), unless function_graph saw an early return as slow too: a vCPU the
+# host holds off its core in the middle of a call makes that call slow for
+# every tracer (CI: an early return of 148 ms beside 9 ms busy waits, on a
+# 2-core host running two guests).  Then kinst's slowest early return must
+# be function_graph's slowest one, within 25%, and its fastest still faster
+# than every busy wait.
+if [ "$fast_max" -ge "$slow_min" ]; then
+	fg_fast_max=$(awk 'NR % 2 == 0 { v = $1 * 1000; if (v > m) m = v } END { printf "%d", m }' /tmp/fg.txt)
+	fast_min=$(field /tmp/l.json -22 min)
+	kt_log "an early return of $fast_max ns, as slow as a busy wait ($slow_min ns): function_graph's slowest early return $fg_fast_max ns"
+	awk -v a="$fast_max" -v b="$fg_fast_max" 'BEGIN { exit !(b > 0 && a / b > 0.75 && a / b < 1.25) }' ||
+	    kt_fail "latency: an early return ($fast_max ns) as slow as a busy wait ($slow_min ns), and function_graph's slowest early return was $fg_fast_max ns"
+	[ "$fast_min" -lt "$slow_min" ] ||
+	    kt_fail "latency: every early return (the fastest $fast_min ns) as slow as a busy wait ($slow_min ns)"
+fi
 awk -v a="$slow_min" -v b="$fg_min" -v c="$slow_mean" -v d="$fg_mean" 'BEGIN {
 	r1 = a / b; r2 = c / d
 	exit !(r1 > 0.75 && r1 < 1.25 && r2 > 0.75 && r2 < 1.25) }' ||
