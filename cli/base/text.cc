@@ -35,6 +35,29 @@ append_hex0x(std::string &s, uint64_t v)
 	append_hex(s, v, 0);
 }
 
+void
+append_u64(std::string &out, uint64_t v)
+{
+	char b[24];
+	char *p = b + sizeof(b);
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	out.append(p, (size_t)(b + sizeof(b) - p));
+}
+
+void
+append_i64(std::string &out, int64_t v)
+{
+	if (v < 0) {
+		out += '-';
+		append_u64(out, (uint64_t)0 - (uint64_t)v);
+	} else {
+		append_u64(out, (uint64_t)v);
+	}
+}
+
 std::string
 hex(uint64_t v)
 {

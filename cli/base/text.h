@@ -20,6 +20,9 @@ constexpr int KINST_JSON_SCHEMA = 5;	// docs/json.md (2: trace --stack; 3: count
 
 std::string hex(uint64_t v);			// "0x1f"
 void append_hex0x(std::string &s, uint64_t v);	// hex(v), appended
+// v in decimal, appended (as a JSON number: what dump() writes).
+void append_u64(std::string &out, uint64_t v);
+void append_i64(std::string &out, int64_t v);
 // v in lower-case hex, at least width (at most 16) digits, no prefix, appended.
 void append_hex(std::string &s, uint64_t v, int width);
 std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);

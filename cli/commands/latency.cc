@@ -18,6 +18,7 @@
 #include "base/text.h"
 #include "base/output.h"
 #include "output/perfetto.h"
+#include "base/spill.h"
 #include "plan/prog_compile.h"
 #include "base/record.h"
 #include "output/record_text.h"
@@ -305,8 +306,9 @@ private:
 	AggState s_;
 	std::unique_ptr<HtmlFile> html_;
 	// --perfetto: the file, the spans' name, the end points' names by
-	// probe id, and (--by stack) the samples kept until the stacks are
-	// read at the end.
+	// probe id, and (--by stack) the samples kept on disk until the stacks
+	// are read at the end (64 bytes each: no memory grows with the run),
+	// with the CPUs they came from.
 	std::unique_ptr<PerfettoWriter> pf_;
 	std::string span_name_;
 	std::map<uint32_t, std::string> end_names_;
@@ -317,7 +319,9 @@ private:
 		char comm[KINST_COMM_LEN];
 		bool overflow;
 	};
-	std::vector<StackSample> stack_samples_;
+	static_assert(sizeof(StackSample) == 64, "kinstctl(8) says 64 bytes a sample");
+	std::unique_ptr<Spill<StackSample>> stack_samples_;
+	std::set<uint32_t> stack_cpus_;
 };
 
 const char *const args_at_end = "latency: --by/--if are evaluated at the end point, "
@@ -525,21 +529,31 @@ LatencyRun::sample(const HitRecord &r)
 		ss.probe_id = h.probe_id;
 		memcpy(ss.comm, h.comm, sizeof(ss.comm));
 		ss.overflow = r.agg_overflow;
-		stack_samples_.push_back(ss);
+		stack_samples_->push(ss);
+		stack_cpus_.insert(ss.cpu);
 		return;
 	}
-	nlohmann::json args = {{"cpu", h.cpu}, {"latency_ns", r.agg.value}};
+	SpanArgs a;
+	a.cpu = h.cpu;
+	a.latency_ns = r.agg.value;
 	auto it = end_names_.find(h.probe_id);
-	args["end"] = it != end_names_.end() ? it->second : hex(h.addr);
+	std::string addr;
+	if (it != end_names_.end()) {
+		a.end = it->second;
+	} else {
+		addr = hex(h.addr);
+		a.end = addr;
+	}
+	std::string by;
 	if (!o_.by.empty()) {
 		AggKey k;
 		k.k0 = r.agg.key[0];
 		k.k1 = r.agg.key[1];
-		args["by"] = key_text(o_.by, k, by_signed_);
+		by = key_text(o_.by, k, by_signed_);
+		a.by = &by;
 	}
-	if (r.agg_overflow)
-		args["overflow"] = true;	// not in the histograms: --slots
-	pf_->span(h, r.agg.value, span_name_, args);
+	a.overflow = r.agg_overflow;	// not in the histograms: --slots
+	pf_->span(h, r.agg.value, span_name_, a);
 }
 
 // The samples --by stack kept: each one's stack from its CPU's table (read
@@ -547,15 +561,12 @@ LatencyRun::sample(const HitRecord &r)
 void
 LatencyRun::write_stack_samples(StackSymbolizer &sym)
 {
-	if (stack_samples_.empty())
+	if (!stack_samples_ || stack_samples_->empty())
 		return;
 	std::map<std::pair<uint32_t, uint64_t>, std::vector<std::string>> frames;
 	std::set<std::pair<uint32_t, uint64_t>> truncated;
-	std::set<uint32_t> cpus;
-	for (const auto &ss : stack_samples_)
-		cpus.insert(ss.cpu);
 	std::vector<struct kinst_agg_stack> stk(s_.su.nstacks);
-	for (uint32_t c : cpus) {
+	for (uint32_t c : stack_cpus_) {
 		uint32_t n = std::min(dev_->agg_stacks(c, stk.data(), s_.su.nstacks), s_.su.nstacks);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct kinst_agg_stack &st = stk[i];
@@ -567,7 +578,7 @@ LatencyRun::write_stack_samples(StackSymbolizer &sym)
 				truncated.insert({ c, st.hash });
 		}
 	}
-	for (const auto &ss : stack_samples_) {
+	stack_samples_->drain([&](const StackSample &ss) {
 		struct kinst_hit_record h;
 		memset(&h, 0, sizeof(h));
 		h.timestamp_ns = ss.end_ns;
@@ -575,22 +586,21 @@ LatencyRun::write_stack_samples(StackSymbolizer &sym)
 		h.tid = ss.tid;
 		h.cpu = ss.cpu;
 		memcpy(h.comm, ss.comm, sizeof(h.comm));
-		nlohmann::json args = {{"cpu", ss.cpu}, {"latency_ns", ss.dur_ns}};
+		SpanArgs a;
+		a.cpu = ss.cpu;
+		a.latency_ns = ss.dur_ns;
 		auto it = end_names_.find(ss.probe_id);
-		args["end"] = it != end_names_.end() ? it->second : std::string("?");
+		a.end = it != end_names_.end() ? std::string_view(it->second) : std::string_view("?");
 		auto f = frames.find({ ss.cpu, ss.hash });
 		if (ss.overflow || f == frames.end()) {
-			args["stack"] = nlohmann::json::array();
-			args["stack_unknown"] = true;	// the table was full
+			a.stack_unknown = true;	// the table was full
 		} else {
-			args["stack"] = f->second;
-			args["stack_truncated"] = truncated.count({ ss.cpu, ss.hash }) != 0;
+			a.stack = &f->second;
+			a.stack_truncated = truncated.count({ ss.cpu, ss.hash }) != 0;
 		}
-		if (ss.overflow)
-			args["overflow"] = true;
-		pf_->span(h, ss.dur_ns, span_name_, args);
-	}
-	stack_samples_.clear();
+		a.overflow = ss.overflow;
+		pf_->span(h, ss.dur_ns, span_name_, a);
+	});
 }
 
 // --perfetto: the run, reading the sample records as they come, until the
@@ -680,6 +690,9 @@ LatencyRun::run()
 	stop_before_arming("latency");
 	if (!o_.perfetto.empty()) {
 		pf_ = std::make_unique<PerfettoWriter>(o_.perfetto, "kinstctl latency");
+		if (o_.by == "stack")
+			stack_samples_ = std::make_unique<Spill<StackSample>>(o_.perfetto,
+			    "latency --perfetto --by stack");
 		span_name_ = p_.framed ? p_.start.function : spec_label(p_.start) + " to " +
 		    spec_label(p_.ends[0]);
 	}

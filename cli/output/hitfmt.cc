@@ -38,29 +38,6 @@ slot_of(const std::string &key)
 	throw std::logic_error("hit JSON: no slot for member " + key);
 }
 
-void
-append_u64(std::string &out, uint64_t v)
-{
-	char b[24];
-	char *p = b + sizeof(b);
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	out.append(p, (size_t)(b + sizeof(b) - p));
-}
-
-void
-append_i64(std::string &out, int64_t v)
-{
-	if (v < 0) {
-		out += '-';
-		append_u64(out, (uint64_t)0 - (uint64_t)v);
-	} else {
-		append_u64(out, (uint64_t)v);
-	}
-}
-
 std::string
 dump(const nlohmann::json &j)
 {

@@ -2,41 +2,45 @@
 // trace --perfetto FILE (perfetto.h).
 #include "output/perfetto.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
-
 #include "base/error.h"
 #include "base/text.h"
+#include "output/hitfmt.h"
 
 namespace kinst {
 
 namespace {
 
-std::string
-comm_of(const struct kinst_hit_record &h)
-{
-	return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
-}
-
-// Compact JSON; a comm that is not UTF-8 gets U+FFFD, not an exception.
-std::string
-dumped(const nlohmann::json &j)
-{
-	return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // Microseconds, to the nanosecond (the format's unit), as a JSON number
 // with exactly these digits (a double could round them).
-std::string
-micros(uint64_t ns)
+void
+append_micros(std::string &out, uint64_t ns)
 {
-	char b[32];
-	snprintf(b, sizeof(b), "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
-	return b;
+	append_u64(out, ns / 1000);
+	char b[8];
+	snprintf(b, sizeof(b), ".%03u", (unsigned)(ns % 1000));
+	out += b;
 }
+
+void
+append_comm(std::string &out, const struct kinst_hit_record &h)
+{
+	append_json_as_dump(out, std::string_view(h.comm, strnlen(h.comm, sizeof(h.comm))));
+}
+
+void
+append_hex_string(std::string &out, uint64_t v)
+{
+	out += '"';
+	append_hex0x(out, v);
+	out += '"';
+}
+
+const size_t flush_at = 1 << 16;
 
 } // namespace
 
@@ -46,9 +50,19 @@ PerfettoWriter::PerfettoWriter(const std::string &path, const std::string &produ
 	f_ = fopen(path.c_str(), "w");
 	if (f_ == nullptr)
 		throw Error(Exit::file, "--perfetto " + path + ": " + strerror(errno));
-	nlohmann::json od = {{"producer", producer}, {"clock", "monotonic"}};
-	fprintf(f_, "{\"displayTimeUnit\":\"ns\",\"otherData\":%s,\"traceEvents\":[\n",
-	    dumped(od).c_str());
+	buf_ = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"monotonic\",\"producer\":";
+	append_json_as_dump(buf_, producer);
+	buf_ += "},\"traceEvents\":[\n";
+	std::vector<int> which;
+	for (int g = 0; g < KINST_NGPR; g++)
+		which.push_back(g);
+	which.insert(which.end(), {KREG_RIP, KREG_RFLAGS});
+	std::sort(which.begin(), which.end(), [](int a, int b) {
+		return strcmp(reg_name(a), reg_name(b)) < 0;
+	});
+	for (size_t i = 0; i < which.size(); i++)
+		regs_.emplace_back(std::string(i ? ",\"" : "{\"") + reg_name(which[i]) + "\":",
+		    which[i]);
 }
 
 PerfettoWriter::~PerfettoWriter()
@@ -58,28 +72,49 @@ PerfettoWriter::~PerfettoWriter()
 }
 
 void
-PerfettoWriter::event(const std::string &json)
+PerfettoWriter::flush()
+{
+	if (!buf_.empty() && !werr_ && fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) {
+		werr_ = true;
+		errno_ = errno;
+	}
+	buf_.clear();
+}
+
+void
+PerfettoWriter::begin_event()
 {
 	if (!first_)
-		fputs(",\n", f_);
+		buf_ += ",\n";
 	first_ = false;
-	fputs(json.c_str(), f_);
+}
+
+void
+PerfettoWriter::end_event()
+{
+	if (buf_.size() >= flush_at)
+		flush();
 }
 
 void
 PerfettoWriter::names(const struct kinst_hit_record &h)
 {
-	std::string comm = comm_of(h);
-	if (pids_.insert(h.pid).second) {
-		nlohmann::json m = {{"ph", "M"}, {"name", "process_name"}, {"pid", h.pid},
-		    {"tid", h.pid}, {"args", {{"name", comm}}}};
-		event(dumped(m));
-	}
-	if (tids_.insert({h.pid, h.tid}).second) {
-		nlohmann::json m = {{"ph", "M"}, {"name", "thread_name"}, {"pid", h.pid},
-		    {"tid", h.tid}, {"args", {{"name", comm}}}};
-		event(dumped(m));
-	}
+	auto meta = [&](const char *what, int32_t tid) {
+		begin_event();
+		buf_ += "{\"args\":{\"name\":";
+		append_comm(buf_, h);
+		buf_ += "},\"name\":\"";
+		buf_ += what;
+		buf_ += "\",\"ph\":\"M\",\"pid\":";
+		append_i64(buf_, h.pid);
+		buf_ += ",\"tid\":";
+		append_i64(buf_, tid);
+		buf_ += '}';
+	};
+	if (pids_.insert(h.pid).second)
+		meta("process_name", h.pid);
+	if (tids_.insert({h.pid, h.tid}).second)
+		meta("thread_name", h.tid);
 }
 
 void
@@ -87,38 +122,84 @@ PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
 {
 	const struct kinst_hit_record &h = r.hit;
 	names(h);
-	nlohmann::json regs = nlohmann::json::object();
-	for (int i = 0; i < KINST_NGPR; i++)
-		regs[gpr_names[i]] = hex(h.regs.gpr[i]);
-	regs["rip"] = hex(h.regs.rip);
-	regs["rflags"] = hex(h.regs.rflags);
-	nlohmann::json args = {{"cpu", h.cpu}, {"probe_id", h.probe_id},
-	    {"address", hex(h.addr)}, {"regs", regs}};
+	begin_event();
+	buf_ += "{\"args\":{\"address\":";
+	append_hex_string(buf_, h.addr);
+	buf_ += ",\"cpu\":";
+	append_u64(buf_, h.cpu);
+	if (p != nullptr) {
+		buf_ += ",\"insn\":";
+		append_json_as_dump(buf_, p->insn);
+	}
+	buf_ += ",\"probe_id\":";
+	append_u64(buf_, h.probe_id);
+	buf_ += ",\"regs\":";
+	for (const auto &k : regs_) {
+		buf_ += k.first;
+		append_hex_string(buf_, reg_value(h.regs, k.second));
+	}
+	buf_ += "}},\"cat\":\"kinst\",\"name\":";
 	if (p != nullptr)
-		args["insn"] = p->insn;
-	nlohmann::json e = {{"ph", "i"}, {"s", "t"}, {"cat", "kinst"},
-	    {"name", p != nullptr ? p->name : hex(h.addr)}, {"pid", h.pid},
-	    {"tid", h.tid}, {"args", args}};
-	std::string s = dumped(e);
-	s.pop_back();
-	s += ",\"ts\":" + micros(h.timestamp_ns) + '}';
-	event(s);
+		append_json_as_dump(buf_, p->name);
+	else
+		append_hex_string(buf_, h.addr);
+	buf_ += ",\"ph\":\"i\",\"pid\":";
+	append_i64(buf_, h.pid);
+	buf_ += ",\"s\":\"t\",\"tid\":";
+	append_i64(buf_, h.tid);
+	buf_ += ",\"ts\":";
+	append_micros(buf_, h.timestamp_ns);
+	buf_ += '}';
 	events_++;
+	end_event();
 }
 
 void
 PerfettoWriter::span(const struct kinst_hit_record &h, uint64_t dur_ns, const std::string &name,
-    const nlohmann::json &args)
+    const SpanArgs &a)
 {
 	names(h);
 	uint64_t start = h.timestamp_ns >= dur_ns ? h.timestamp_ns - dur_ns : 0;
-	nlohmann::json e = {{"ph", "X"}, {"cat", "kinst"}, {"name", name}, {"pid", h.pid},
-	    {"tid", h.tid}, {"args", args}};
-	std::string s = dumped(e);
-	s.pop_back();
-	s += ",\"ts\":" + micros(start) + ",\"dur\":" + micros(h.timestamp_ns - start) + '}';
-	event(s);
+	begin_event();
+	buf_ += "{\"args\":{";
+	if (a.by != nullptr) {
+		buf_ += "\"by\":";
+		append_json_as_dump(buf_, *a.by);
+		buf_ += ',';
+	}
+	buf_ += "\"cpu\":";
+	append_u64(buf_, a.cpu);
+	buf_ += ",\"end\":";
+	append_json_as_dump(buf_, a.end);
+	buf_ += ",\"latency_ns\":";
+	append_u64(buf_, a.latency_ns);
+	if (a.overflow)
+		buf_ += ",\"overflow\":true";
+	if (a.stack_unknown) {
+		buf_ += ",\"stack\":[],\"stack_unknown\":true";
+	} else if (a.stack != nullptr) {
+		buf_ += ",\"stack\":[";
+		for (size_t i = 0; i < a.stack->size(); i++) {
+			if (i)
+				buf_ += ',';
+			append_json_as_dump(buf_, (*a.stack)[i]);
+		}
+		buf_ += a.stack_truncated ? "],\"stack_truncated\":true" :
+		    "],\"stack_truncated\":false";
+	}
+	buf_ += "},\"cat\":\"kinst\",\"name\":";
+	append_json_as_dump(buf_, name);
+	buf_ += ",\"ph\":\"X\",\"pid\":";
+	append_i64(buf_, h.pid);
+	buf_ += ",\"tid\":";
+	append_i64(buf_, h.tid);
+	buf_ += ",\"ts\":";
+	append_micros(buf_, start);
+	buf_ += ",\"dur\":";
+	append_micros(buf_, h.timestamp_ns - start);
+	buf_ += '}';
 	events_++;
+	end_event();
 }
 
 void
@@ -127,9 +208,10 @@ PerfettoWriter::finish()
 	if (done_)
 		return;
 	done_ = true;
-	fputs("\n]}\n", f_);
-	bool bad = fflush(f_) != 0 || ferror(f_);
-	int e = errno;
+	buf_ += "\n]}\n";
+	flush();
+	bool bad = werr_ || fflush(f_) != 0 || ferror(f_);
+	int e = werr_ ? errno_ : errno;
 	if (fclose(f_) != 0 && !bad) {
 		bad = true;
 		e = errno;

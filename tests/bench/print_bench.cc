@@ -6,7 +6,8 @@
 // used before (nlohmann::json built and dumped per record: the peer).  End
 // to end: `kinstctl print [--json] FILE >/dev/null` on a capture of the
 // same records, and `jq -c . >/dev/null` on print's JSON (what a user's
-// pipeline pays per record at least).
+// pipeline pays per record at least).  Then --perfetto's writer, streaming
+// (issue 42) against the DOM writer it replaced, for hits and spans.
 #include <sys/wait.h>
 
 #include <chrono>
@@ -23,6 +24,8 @@
 #include "base/text.h"
 #include "output/hitfmt.h"
 #include "base/record.h"
+#include "output/perfetto.h"
+#include "../cli/perfetto_dom.h"
 
 using namespace kinst;
 
@@ -148,6 +151,79 @@ main(int argc, char **argv)
 		}
 	}
 	per("parse + DOM JSON (before; peer)", now() - t0);
+	// --perfetto (issue 42): the streaming writer against the DOM writer
+	// it replaced (perfetto_dom.h), a hit event (trace) and a latency span
+	// per record, to a file.
+	{
+		const char *pf = "/tmp/print_bench.perfetto.json";
+		t0 = now();
+		{
+			PerfettoWriter w(pf);
+			for (size_t i = 0; i < n; i++) {
+				const auto &v = recs[i % recs.size()];
+				HitRecord r = parse_hit_record(v.data(), v.size());
+				w.hit(r, &ch.probes.at(r.hit.probe_id));
+			}
+			w.finish();
+		}
+		per("parse + Perfetto hit (streaming)", now() - t0);
+		t0 = now();
+		{
+			DomPerfetto d("kinstctl trace");
+			FILE *f = fopen(pf, "w");
+			for (size_t i = 0; i < n; i++) {
+				const auto &v = recs[i % recs.size()];
+				HitRecord r = parse_hit_record(v.data(), v.size());
+				d.hit(r.hit, &ch.probes.at(r.hit.probe_id));
+				if (d.out.size() > (1 << 16)) {
+					fwrite(d.out.data(), 1, d.out.size(), f);
+					d.out.clear();
+				}
+			}
+			d.finish();
+			fwrite(d.out.data(), 1, d.out.size(), f);
+			fclose(f);
+		}
+		per("parse + Perfetto hit (DOM; peer)", now() - t0);
+		std::string end = "kernel:vfs_read+0x9f";
+		t0 = now();
+		{
+			PerfettoWriter w(pf, "kinstctl latency");
+			for (size_t i = 0; i < n; i++) {
+				const auto &v = recs[i % recs.size()];
+				HitRecord r = parse_hit_record(v.data(), v.size());
+				SpanArgs a;
+				a.cpu = r.hit.cpu;
+				a.latency_ns = 1000 + r.hit.regs.gpr[0] % 100000;
+				a.end = end;
+				w.span(r.hit, a.latency_ns, "vfs_read", a);
+			}
+			w.finish();
+		}
+		per("parse + Perfetto span (streaming)", now() - t0);
+		t0 = now();
+		{
+			DomPerfetto d("kinstctl latency");
+			FILE *f = fopen(pf, "w");
+			for (size_t i = 0; i < n; i++) {
+				const auto &v = recs[i % recs.size()];
+				HitRecord r = parse_hit_record(v.data(), v.size());
+				uint64_t dur = 1000 + r.hit.regs.gpr[0] % 100000;
+				nlohmann::json args = {{"cpu", r.hit.cpu}, {"latency_ns", dur},
+				    {"end", end}};
+				d.span(r.hit, dur, "vfs_read", args);
+				if (d.out.size() > (1 << 16)) {
+					fwrite(d.out.data(), 1, d.out.size(), f);
+					d.out.clear();
+				}
+			}
+			d.finish();
+			fwrite(d.out.data(), 1, d.out.size(), f);
+			fclose(f);
+		}
+		per("parse + Perfetto span (DOM; peer)", now() - t0);
+		remove(pf);
+	}
 	std::string k = KINSTCTL_PATH;
 	per("kinstctl print FILE >/dev/null", timed_cmd(k + " print " + file + " >/dev/null 2>&1"));
 	per("kinstctl print --json FILE >/dev/null",

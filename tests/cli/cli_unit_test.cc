@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <fstream>
+#include <iterator>
+#include <random>
+#include <set>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -30,6 +34,9 @@
 #include "base/live.h"
 #include "symbols/live_place.h"
 #include "output/perfetto.h"
+#include "base/spill.h"
+#include "perfetto_dom.h"
+#include "base/text.h"
 #include "base/record.h"
 #include "output/record_text.h"
 #include "symbols/stack_symbols.h"
@@ -867,7 +874,7 @@ ATF_TEST_CASE_BODY(perfetto_threads)
 			r.hit.addr = 0xffffffff81000000ull;
 			strncpy(r.hit.comm, i.comm, sizeof(r.hit.comm) - 1);
 			w.hit(r, nullptr);
-			w.span(r.hit, 500, "span", nlohmann::json::object());
+			w.span(r.hit, 500, "span", SpanArgs());
 		}
 		w.finish();
 	}
@@ -905,6 +912,151 @@ ATF_TEST_CASE_BODY(perfetto_threads)
 	ATF_REQUIRE_EQ(tnames.count({ 200, 200 }), 1u);
 }
 
+// The streaming Perfetto writer (issue 42: no JSON document per event)
+// writes the bytes the DOM writer it replaced wrote: each event as
+// nlohmann::json's dump() of the same members (sorted, invalid UTF-8
+// replaced), "ts" (and "dur") appended.  The reference (perfetto_dom.h)
+// is that DOM writer, written again from the format; records are random, with comms
+// and names that need escaping (quotes, control bytes, UTF-8, bytes that
+// are not UTF-8).
+namespace {
+
+std::string
+odd_text(std::mt19937_64 &rng, size_t max)
+{
+	static const char *const pieces[] = { "a", "dd", "\"", "\\", "\n", "\t", "\x01",
+	    "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "\xc3", "\x80",
+	    "\xe2\x82", "kworker/0:1", " ", "/" };
+	std::string s;
+	size_t n = rng() % (max + 1);
+	while (s.size() < n)
+		s += pieces[rng() % (sizeof(pieces) / sizeof(pieces[0]))];
+	return s.substr(0, max);
+}
+
+} // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(perfetto_bytes);
+ATF_TEST_CASE_BODY(perfetto_bytes)
+{
+	std::mt19937_64 rng(42);
+	std::vector<ProbeDesc> probes(8);
+	for (auto &p : probes) {
+		p.name = "kernel:" + odd_text(rng, 20) + "+0x" + std::to_string(rng() % 999);
+		p.insn = odd_text(rng, 30);
+	}
+	char path[] = "/tmp/kinst_perfetto_XXXXXX";
+	int fd = mkstemp(path);
+	ATF_REQUIRE(fd >= 0);
+	close(fd);
+	DomPerfetto dom("kinstctl \"x\"\n\xff");
+	std::vector<std::string> frames = { "ksys_read+0x5", "do_syscall_64+0x3b", "\xff\"x" };
+	{
+		PerfettoWriter w(path, "kinstctl \"x\"\n\xff");
+		for (int i = 0; i < 20000; i++) {
+			HitRecord r;
+			memset(&r.hit, 0, sizeof(r.hit));
+			struct kinst_hit_record &h = r.hit;
+			h.pid = (int32_t)(rng() % 7) - (i % 1000 == 0 ? 10 : 0);
+			h.tid = h.pid + (int32_t)(rng() % 3);
+			h.cpu = (uint32_t)(rng() % 300);
+			h.probe_id = (uint32_t)(rng() % 100000);
+			h.addr = rng();
+			h.timestamp_ns = i % 777 == 0 ? rng() % 5000 : rng() >> (rng() % 64);
+			for (int g = 0; g < KINST_NGPR; g++)
+				h.regs.gpr[g] = rng() >> (rng() % 64);
+			h.regs.rip = rng();
+			h.regs.rflags = rng() % 0x1000;
+			std::string c = odd_text(rng, sizeof(h.comm) - 1);
+			memcpy(h.comm, c.data(), c.size());
+			const ProbeDesc *p = rng() % 5 ? &probes[rng() % probes.size()] : nullptr;
+			uint64_t dur = rng() % 3 ? rng() % 100000000 : rng();
+			std::string name = odd_text(rng, 25), by = odd_text(rng, 12),
+			    end = odd_text(rng, 25);
+			SpanArgs a;
+			a.cpu = h.cpu;
+			a.latency_ns = dur;
+			a.end = end;
+			nlohmann::json args = {{"cpu", h.cpu}, {"latency_ns", dur}, {"end", end}};
+			if (rng() % 2) {
+				a.by = &by;
+				args["by"] = by;
+			}
+			switch (rng() % 4) {
+			case 0: break;
+			case 1:
+				a.stack_unknown = true;
+				args["stack"] = nlohmann::json::array();
+				args["stack_unknown"] = true;
+				break;
+			default:
+				a.stack = &frames;
+				a.stack_truncated = rng() % 2;
+				args["stack"] = frames;
+				args["stack_truncated"] = a.stack_truncated;
+				break;
+			}
+			if (rng() % 3 == 0) {
+				a.overflow = true;
+				args["overflow"] = true;
+			}
+			w.hit(r, p);
+			dom.hit(h, p);
+			w.span(h, dur, name, a);
+			dom.span(h, dur, name, args);
+		}
+		ATF_REQUIRE_EQ(w.events(), 40000u);
+		w.finish();
+	}
+	dom.finish();
+	std::ifstream f(path, std::ios::binary);
+	std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+	unlink(path);
+	if (got != dom.out) {
+		size_t i = 0;
+		while (i < got.size() && i < dom.out.size() && got[i] == dom.out[i])
+			i++;
+		size_t from = i > 200 ? i - 200 : 0;
+		ATF_FAIL("first difference at byte " + std::to_string(i) + ": written ..." +
+		    got.substr(from, 300) + "... DOM ..." + dom.out.substr(from, 300));
+	}
+	ATF_REQUIRE(nlohmann::json::parse(got).at("traceEvents").size() > 40000u);	// and it is JSON
+}
+
+// Spill<T> (latency --perfetto --by stack): records back in the order
+// pushed, all of them, across its chunk size, and again after a drain.
+ATF_TEST_CASE_WITHOUT_HEAD(spill_order);
+ATF_TEST_CASE_BODY(spill_order)
+{
+	struct S { uint64_t a; uint32_t b; char c[20]; };
+	char dir[] = "/tmp/kinst_spill_XXXXXX";
+	ATF_REQUIRE(mkdtemp(dir) != nullptr);
+	Spill<S> sp(std::string(dir) + "/x.json", "test");
+	for (int round = 0; round < 2; round++) {
+		uint64_t n = round ? 3 : 10007;
+		for (uint64_t i = 0; i < n; i++) {
+			S s;
+			memset(&s, 0, sizeof(s));
+			s.a = i * 7 + round;
+			s.b = (uint32_t)i;
+			snprintf(s.c, sizeof(s.c), "n%" PRIu64, i);
+			sp.push(s);
+		}
+		ATF_REQUIRE_EQ(sp.size(), n);
+		uint64_t k = 0;
+		sp.drain([&](const S &s) {
+			ATF_REQUIRE_EQ(s.a, k * 7 + round);
+			ATF_REQUIRE_EQ(s.b, (uint32_t)k);
+			ATF_REQUIRE_EQ(std::string(s.c), "n" + std::to_string(k));
+			k++;
+		});
+		ATF_REQUIRE_EQ(k, n);
+		ATF_REQUIRE(sp.empty());
+	}
+	// No file is left beside the path (it is unlinked at once).
+	ATF_REQUIRE_EQ(rmdir(dir), 0);
+}
+
 // A refusal code this kinstctl does not know (a newer module's, beyond
 // KINST_R_COUNT) is named reason-N and never taken for traceable; known
 // codes keep their names (issue 45: reason-N had no test).
@@ -930,6 +1082,8 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, record_agg);
 	ATF_ADD_TEST_CASE(tcs, workload_done);
 	ATF_ADD_TEST_CASE(tcs, perfetto_threads);
+	ATF_ADD_TEST_CASE(tcs, perfetto_bytes);
+	ATF_ADD_TEST_CASE(tcs, spill_order);
 	ATF_ADD_TEST_CASE(tcs, reason_from_newer_module);
 	ATF_ADD_TEST_CASE(tcs, record_captures);
 	ATF_ADD_TEST_CASE(tcs, stack_frame_text);
