@@ -24,6 +24,7 @@
 #include "symbols/stack_symbols.h"
 #include "symbols/returns.h"
 #include "device/session.h"
+#include "plan/planner.h"
 #include "base/spec.h"
 #include "plan/trace_vars.h"
 
