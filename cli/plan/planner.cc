@@ -39,9 +39,10 @@ Plan::group()
 			t.cond = c.first;
 			t.specs = std::move(c.second);
 			t.flags = flags;
-			if (!t.cond.empty()) {
+			if (!t.cond.empty() || early) {
 				t.code = cond_code[t.cond];
-				t.what = cond_what;
+				t.what = t.cond.empty() ? what : cond_what;
+				t.early = early;
 			}
 			g.push_back(std::move(t));
 		}
@@ -95,7 +96,8 @@ make_plan(const PlanRequest &req, Plan &plan)
 	plan.flags = req.flags;
 	plan.what = req.what;
 	plan.cond_what = req.cond_what;
-	plan.specs = probe_specs(req.specs, req.debug_files);
+	plan.early = req.early;
+	plan.specs = req.resolved ? *req.resolved : probe_specs(req.specs, req.debug_files);
 	for (const auto &sp : plan.specs)
 		plan.any_whole = plan.any_whole || !sp.has_offset;
 	step(PlanStep::specs);
@@ -104,11 +106,13 @@ make_plan(const PlanRequest &req, Plan &plan)
 	// With $variables and a program of the command's, each instruction
 	// compiles its own; trace's predicate is compiled once anyway (its
 	// captures are the variables' first).
+	// With programs of their own (PlanRequest::early), only for the
+	// instructions without a return condition, if any.
 	bool per_insn = req.dollar && req.vars_caps == nullptr;
-	if (!per_insn)
+	if (!per_insn && !(req.early && !by_return_condition(plan.specs).count("")))
 		plan.code = req.program(&plan.env, "");
 	plan.tv = std::make_unique<TraceVars>(req.var_names, req.all_vars, req.debug_files,
-	    req.dollar);
+	    req.dollar, nullptr, req.max_programs);
 	if (plan.vars()) {
 		plan.code.clear();
 		step(PlanStep::vars);
@@ -117,6 +121,10 @@ make_plan(const PlanRequest &req, Plan &plan)
 		for (const auto &c : by_return_condition(plan.specs))
 			if (!c.first.empty())
 				plan.cond_code[c.first] = req.program(&plan.env, c.first);
+		if (plan.early) {
+			plan.cond_code[""] = std::move(plan.code);
+			plan.code.clear();
+		}
 	}
 	if (plan.env.used_args && plan.entry_why.empty())
 		plan.entry_why = "argument names";

@@ -77,12 +77,17 @@ using PlanProgram = std::function<std::vector<struct kinst_pinsn>(const TypeEnv 
 
 struct PlanRequest {
 	std::vector<std::string> specs;		// the probe specs as given
+	// Or the specs already resolved (latency's end points).
+	const std::vector<Spec> *resolved = nullptr;
 	std::vector<std::string> debug_files;	// --debug-file
 	std::string btf;			// --btf
 	PlanProgram program;
 	std::string what;	// what program() compiles ("--by/--value/--if")
 	std::string cond_what;	// the same at a conditional return
 	uint32_t flags = 0;	// KINST_ARM_* of the traced instructions
+	// Every group with a program of its own (program(env, "") too),
+	// loaded before arming (latency's end points).
+	bool early = false;
 	// Variables (trace_vars.h): --var NAMEs, --vars, and whether the
 	// expressions name $variables.  Each instruction then has its own
 	// program: trace's predicate vars_if with the captures *vars_caps
@@ -93,6 +98,7 @@ struct PlanRequest {
 	bool dollar = false;
 	std::string vars_if;
 	const std::vector<Capture> *vars_caps = nullptr;
+	unsigned max_programs = KINST_PROG_MAX;	// for the variables' programs
 	// Called at each step (may throw, add hidden groups, change what).
 	std::function<void(PlanStep, Plan &)> step;
 };
@@ -124,6 +130,7 @@ struct Plan {
 	// Each return condition's program (a traced group's code).
 	std::map<std::string, std::vector<struct kinst_pinsn>> cond_code;
 	std::string cond_what;
+	bool early = false;	// PlanRequest::early
 
 	bool vars() const { return tv && tv->active(); }
 	// The traced specs grouped again by return condition (after they
