@@ -26,7 +26,6 @@
 #include <thread>
 
 #include "debuginfo/btf_types.h"
-#include "debuginfo/debuginfo.h"
 #include "base/error.h"
 #include "base/text.h"
 #include "base/live.h"
