@@ -20,11 +20,13 @@
 #include "base/output.h"
 #include "debuginfo/btf_types.h"
 #include "plan/prog_compile.h"
+#include "plan/planner.h"
 #include "plan/trace_vars.h"
 #include "base/record.h"
 #include "output/record_text.h"
 #include "symbols/stack_symbols.h"
 #include "symbols/returns.h"
+#include "device/plan_arm.h"
 #include "device/session.h"
 #include "base/spec.h"
 
@@ -805,39 +807,44 @@ check_folded(const char *cmd, const std::string &folded, const std::string &by, 
 	return folded == "functions" ? folded : "offsets";
 }
 
-// $variables: a program per instruction (trace_vars.h).
-static ArmTotals
-arm_vars(Session &dev, TraceVars &tv, std::vector<Spec> &specs, bool any_whole,
-    uint32_t *prog_id)
+// The plan (planner.h): --by/--value/--if compiled for the specs' types,
+// with a conditional return's condition in its --if; with $variables
+// (DWARF) in them, a program per instruction.  *by_signed: --by's value
+// is signed.
+static void
+plan_agg(const AggOptions &o, const char *cmd, Plan &plan, bool *by_signed)
 {
-	ArmTotals at;
-	at.armed = tv.arm(dev, specs, KINST_ARM_AGG, "--by/--value/--if", prog_id);
-	at.whole = any_whole;
-	return at;
-}
-
-// The specs grouped by return condition (returns.h; grouped again here:
-// at_entry() may have moved them), a program of its own for each condition
-// (*prog_id: the first program, when there was none).
-static ArmTotals
-arm_by_return_condition(Session &dev, const AggOptions &o, TypeEnv &env,
-    const std::vector<Spec> &specs, uint32_t *prog_id)
-{
-	ArmTotals at;
-	for (const auto &g : by_return_condition(specs)) {
-		uint32_t id = *prog_id;
-		if (!g.first.empty()) {
-			AggOptions oc = o;
-			oc.if_expr = with_return_condition(g.first, o.if_expr);
-			id = dev.load_prog(agg_program(oc, &env), "a conditional return's --if");
-			if (*prog_id == 0)
-				*prog_id = id;
-		}
-		ArmTotals a = dev.arm_specs(g.second, KINST_ARM_AGG, id, false);
-		at.armed += a.armed;
-		at.whole = at.whole || a.whole;
-	}
-	return at;
+	PlanRequest req;
+	req.specs = o.specs;
+	req.debug_files = o.debug_files;
+	req.btf = o.btf;
+	req.flags = KINST_ARM_AGG;
+	req.program = [&o, by_signed](const TypeEnv *e, const std::string &cond) {
+		if (cond.empty())
+			return agg_program(o, e, by_signed);
+		AggOptions oc = o;
+		oc.if_expr = with_return_condition(cond, o.if_expr);
+		return agg_program(oc, e);
+	};
+	req.what = "--by/--value/--if";
+	req.cond_what = "a conditional return's --if";
+	req.dollar = names_dwarf_variable(o.if_expr) ||
+	    names_dwarf_variable(o.value_expr) ||
+	    (o.by != "comm" && o.by != "pid" && o.by != "stack" &&
+	    names_dwarf_variable(o.by));
+	req.step = [&o, cmd](PlanStep s, Plan &p) {
+		if (s == PlanStep::specs && !o.linear.empty())
+			(void)parse_linear(o.linear);	// a usage error before the device
+		if (s != PlanStep::vars)
+			return;
+		// Conditional return points (returns.h) would need a program
+		// of their own each.
+		std::map<std::string, std::vector<Spec>> groups = by_return_condition(p.specs);
+		if (groups.size() > 1 || !groups.count(""))
+			throw Error(Exit::usage, std::string(cmd) + ": $variables at conditional "
+			    "return points (" + p.specs[0].text + ") are not supported");
+	};
+	make_plan(req, plan);
 }
 
 int
@@ -852,36 +859,9 @@ run_agg(const AggOptions &opts)
 		throw Error(Exit::usage, std::string(cmd) + ": --duration and -- COMMAND exclude each other");
 	if (!o.html.empty() && !o.folded.empty())
 		throw Error(Exit::usage, std::string(cmd) + ": --html and --folded exclude each other");
-	std::vector<Spec> specs = probe_specs(o.specs, o.debug_files);
-	if (!o.linear.empty())
-		(void)parse_linear(o.linear);	// a usage error before the device
-	TypeSource types(o.btf, specs[0].module);
-	TypeEnv env;
-	make_type_env(env, types, specs);
-	DwarfReturnTypes rtypes(specs, o.debug_files);
-	env.ret_types = rtypes.types();
-	// $variables (DWARF) in --by/--value/--if: a program per instruction.
-	bool dollar = names_dwarf_variable(o.if_expr) ||
-	    names_dwarf_variable(o.value_expr) ||
-	    (o.by != "comm" && o.by != "pid" && o.by != "stack" &&
-	    names_dwarf_variable(o.by));
-	TraceVars tv({}, false, o.debug_files, dollar);
-	bool any_whole = false;
-	for (const auto &sp : specs)
-		any_whole = any_whole || !sp.has_offset;
-	std::vector<struct kinst_pinsn> code;
+	Plan plan;
 	bool by_signed = false;
-	// Conditional return points (returns.h): a program of their own each.
-	if (dollar) {
-		std::map<std::string, std::vector<Spec>> groups = by_return_condition(specs);
-		if (groups.size() > 1 || !groups.count(""))
-			throw Error(Exit::usage, std::string(cmd) + ": $variables at conditional "
-			    "return points (" + specs[0].text + ") are not supported");
-		tv.prepare(specs, "", {}, &env,
-		    [&o, &by_signed](const TypeEnv *e) { return agg_program(o, e, &by_signed); });
-	} else {
-		code = agg_program(o, &env, &by_signed);
-	}
+	plan_agg(o, cmd, plan, &by_signed);
 
 	HtmlFile html(o.html);
 	Session dev = Session::open(cmd);
@@ -889,20 +869,18 @@ run_agg(const AggOptions &opts)
 	if (o.by == "stack")
 		dev.require(Feature::agg_stack, cmd);
 	AggState s;
-	if (env.used_args)
-		dev.at_entry(specs, "argument names");
+	place_at_entry(dev, plan);
 	dev.filter(cmd, -1, -1);
 	setup_agg(dev, s, o);
-	if (!code.empty())
-		s.prog_id = dev.load_prog(code, "--by/--value/--if");
+	load_programs(dev, plan);
 	// Before arming, as in trace: a SIGINT sent by a script on seeing the
 	// "counting" line, or while arming, must find the handler (a
 	// background process of a script starts with SIGINT ignored).
 	SignalGuard sg;
 	stop_before_arming(cmd);
 	dev.no_optimize(o.no_optimize);
-	ArmTotals at = dollar ? arm_vars(dev, tv, specs, any_whole, &s.prog_id) :
-	    arm_by_return_condition(dev, o, env, specs, &s.prog_id);
+	PlanArmed at = arm_plan(dev, plan, false);
+	s.prog_id = at.prog_id;
 	if (at.armed == 0)
 		throw Error(Exit::refused, "nothing to count: every instruction was refused");
 	s.whole = at.whole;
@@ -922,7 +900,7 @@ run_agg(const AggOptions &opts)
 	JumpCounts jc = dev.jump_probes();
 	// The hidden entry probes' hits so far (one between this and the
 	// disarm counts as not matching).
-	uint64_t hidden = dollar ? tv.hidden_hits(dev.probe_infos()) : 0;
+	uint64_t hidden = hidden_hits(dev, plan);
 	dev.disarm_all();
 	w.finish();
 

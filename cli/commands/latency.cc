@@ -24,7 +24,9 @@
 #include "output/record_text.h"
 #include "symbols/stack_symbols.h"
 #include "symbols/returns.h"
+#include "device/plan_arm.h"
 #include "device/session.h"
+#include "plan/planner.h"
 #include "base/spec.h"
 #include "plan/trace_vars.h"
 
@@ -122,16 +124,16 @@ entry_texts(const std::string &e, std::string *rest)
 	return out;
 }
 
-struct Plan {
+struct Points {
 	bool framed = false;
 	Spec start;
 	std::vector<Spec> ends;
 };
 
-Plan
+Points
 plan_specs(const LatencyOptions &o)
 {
-	Plan p;
+	Points p;
 	if (o.specs.size() == 1) {
 		std::vector<Spec> f = probe_specs(o.specs, o.debug_files);
 		if (f.size() != 1 || f[0].has_offset || f[0].kind != SpecKind::symbol ||
@@ -264,9 +266,7 @@ class LatencyRun {
 public:
 	explicit LatencyRun(const LatencyOptions &o)
 	    : o_(o), p_(plan_specs(o)), start_types_(o.btf, p_.start.module),
-	      end_types_(o.btf, p_.ends[0].module),
-	      tv_start_({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1),
-	      tv_end_({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1)
+	      tv_start_({}, false, o.debug_files, true, nullptr, KINST_PROG_MAX - 1)
 	{
 	}
 	int run();
@@ -276,6 +276,8 @@ private:
 	void open_for_planning();
 	void compile_start();
 	void compile_ends();
+	std::vector<struct kinst_pinsn> end_program(const TypeEnv *e, const std::string &cond);
+	void plan_step(PlanStep s, Plan &p);
 	void arm();
 	void stream_samples(Workload &w);
 	void sample(const HitRecord &r);
@@ -283,26 +285,25 @@ private:
 	void report(const std::vector<struct kinst_probe_info> &pis, const JumpCounts &jc);
 
 	const LatencyOptions &o_;
-	Plan p_;
+	Points p_;
 	// The EXPRs of $entry(EXPR), and whether they (start) or the rest of
 	// --by/--if (end) name $variables: planned per instruction then.
 	std::vector<std::string> texts_;
 	bool start_dwarf_ = false, end_dwarf_ = false;
 	std::optional<Session> dev_;
-	TypeSource start_types_, end_types_;
-	TypeEnv start_env_, env_;
-	std::unique_ptr<DwarfReturnTypes> rtypes_;
+	TypeSource start_types_;
+	TypeEnv start_env_;
 	// The start's saved values: code, text, signedness.
 	std::vector<std::vector<struct kinst_pinsn>> saved_;
 	std::vector<std::string> saved_text_;
 	std::vector<bool> saved_sgn_;
 	std::vector<struct kinst_pinsn> start_code_;
-	TraceVars tv_start_, tv_end_;
+	TraceVars tv_start_;
+	// The end points' plan (planner.h), the start a hidden group of it.
+	Plan plan_;
 	AggOptions ao_;
 	bool by_signed_ = false;
 	std::map<std::string, std::vector<Spec>> groups_;	// by return condition
-	std::map<std::string, std::vector<struct kinst_pinsn>> end_code_;
-	std::vector<Spec> planned_ends_;
 	AggState s_;
 	std::unique_ptr<HtmlFile> html_;
 	// --perfetto: the file, the spans' name, the end points' names by
@@ -386,10 +387,25 @@ LatencyRun::compile_start()
 		start_code_ = sp->code;
 		saved_text_ = texts_;
 	}
-	make_type_env(env_, end_types_, p_.ends);
-	rtypes_ = std::make_unique<DwarfReturnTypes>(p_.ends, o_.debug_files);
-	env_.ret_types = rtypes_->types();
-	env_.entry = [this](const std::string &e, bool *sgn) {
+}
+
+// The end points' types (planner.h's step): $entry(EXPR) compiled at the
+// start point, saved in its activation; with $variables, planned at the
+// start instruction already (compile_start()), else compiled as the end's
+// expressions name them (env.entry).  With $variables at the ends, no
+// conditional return points.
+void
+LatencyRun::plan_step(PlanStep s, Plan &p)
+{
+	if (s == PlanStep::vars) {
+		if (groups_.size() > 1 || !groups_.count(""))
+			throw Error(Exit::usage, "latency: $variables at conditional return points "
+			    "(" + p_.ends[0].text + ") are not supported");
+		return;
+	}
+	if (s != PlanStep::types)
+		return;
+	p.env.entry = [this](const std::string &e, bool *sgn) {
 		for (size_t i = 0; i < saved_text_.size(); i++)
 			if (saved_text_[i] == e) {
 				if (start_dwarf_)
@@ -405,8 +421,24 @@ LatencyRun::compile_start()
 		saved_text_.push_back(e);
 		return (int)saved_.size() - 1;
 	};
-	env_.entry_frame = frame_code(p_.framed);
-	env_.entry_tag = latency_tag;
+	p.env.entry_frame = frame_code(p_.framed);
+	p.env.entry_tag = latency_tag;
+}
+
+// An end point's program: --by/--if, then the close, for a return
+// condition ("": none).
+std::vector<struct kinst_pinsn>
+LatencyRun::end_program(const TypeEnv *e, const std::string &cond)
+{
+	// Arguments are refused before the close is added to the body, or,
+	// per instruction ($variables), after.
+	std::vector<struct kinst_pinsn> body = agg_program(ao_, e, &by_signed_);
+	if (e->used_args && !end_dwarf_)
+		throw Error(Exit::usage, args_at_end);
+	std::vector<struct kinst_pinsn> c = latency_end_program(p_.framed, latency_tag, cond, body);
+	if (e->used_args)
+		throw Error(Exit::usage, args_at_end);
+	return c;
 }
 
 // The end points' programs: --by/--if, then the close; per return
@@ -424,32 +456,30 @@ LatencyRun::compile_ends()
 	ao_.no_color = o_.no_color;
 	ao_.folded = o_.folded;
 	groups_ = by_return_condition(p_.ends);
-	planned_ends_ = p_.ends;
+	PlanRequest req;
+	req.resolved = &p_.ends;
+	req.debug_files = o_.debug_files;
+	req.btf = o_.btf;
+	req.flags = KINST_ARM_AGG;
+	req.early = true;
+	req.program = [this](const TypeEnv *e, const std::string &cond) {
+		return end_program(e, cond);
+	};
+	req.what = "--by/--if";
+	req.cond_what = "--by/--if at a conditional return";
+	req.dollar = end_dwarf_;
+	req.max_programs = KINST_PROG_MAX - 1;
+	req.step = [this](PlanStep s, Plan &p) { plan_step(s, p); };
+	make_plan(req, plan_);
 	if (end_dwarf_) {
-		if (groups_.size() > 1 || !groups_.count(""))
-			throw Error(Exit::usage, "latency: $variables at conditional return points "
-			    "(" + p_.ends[0].text + ") are not supported");
-		tv_end_.prepare(planned_ends_, "", {}, &env_, [this](const TypeEnv *e) {
-			std::vector<struct kinst_pinsn> c = latency_end_program(p_.framed,
-			    latency_tag, "", agg_program(ao_, e, &by_signed_));
-			if (e->used_args)
-				throw Error(Exit::usage, args_at_end);
-			return c;
-		});
 		for (const auto &e : p_.ends)
-			if (tv_end_.plan(e) == nullptr)
+			if (plan_.tv->plan(e) == nullptr)
 				throw Error(Exit::usage, "latency: --by/--if cannot be computed at " +
 				    spec_label(e) + ", an end point (see the note above)");
-		if (!tv_end_.entry_probes().empty())
+		if (!plan_.tv->entry_probes().empty())
 			throw Error(Exit::usage, "latency: a $variable in --by/--if is an entry value at "
 			    "the end point (its register was reused): save it at the start with "
 			    "$entry($NAME)");
-	} else {
-		std::vector<struct kinst_pinsn> body = agg_program(ao_, &env_, &by_signed_);
-		if (env_.used_args)
-			throw Error(Exit::usage, args_at_end);
-		for (const auto &g : groups_)
-			end_code_[g.first] = latency_end_program(p_.framed, latency_tag, g.first, body);
 	}
 	if (!start_dwarf_)
 		start_code_ = latency_start_program(p_.framed, saved_, latency_tag);
@@ -486,21 +516,20 @@ LatencyRun::arm()
 	s_.latency = true;
 	s_.by_signed = by_signed_;
 	setup_agg(dev, s_, ao_);
-	uint32_t start_id = dev.load_prog(start_code_, "latency's start");
-	std::map<std::string, uint32_t> end_ids;
-	for (const auto &c : end_code_)
-		end_ids[c.first] = dev.load_prog(c.second, c.first.empty() ? "--by/--if" :
-		    "--by/--if at a conditional return");
-	if (!end_ids.empty())
-		s_.prog_id = end_ids.begin()->second;
+	// The start: a hidden group, armed first.
+	PlanGroup start;
+	start.hidden = true;
+	start.specs.push_back(p_.start);
+	start.code = start_code_;
+	start.what = "latency's start";
+	start.flags = KINST_ARM_AGG;
+	start.early = true;
+	plan_.groups.insert(plan_.groups.begin(), start);
+	load_programs(dev, plan_);
 	dev.no_optimize(o_.no_optimize);
-	dev.arm(p_.start, KINST_ARM_AGG, start_id);
-	uint64_t armed = 0;
-	if (end_dwarf_)
-		armed = tv_end_.arm(dev, planned_ends_, KINST_ARM_AGG, "--by/--if", &s_.prog_id);
-	else
-		for (const auto &g : groups_)
-			armed += dev.arm_specs(g.second, KINST_ARM_AGG, end_ids[g.first], false).armed;
+	PlanArmed pa = arm_plan(dev, plan_, false);
+	s_.prog_id = pa.prog_id;
+	uint64_t armed = pa.armed;
 	if (armed == 0)
 		throw Error(Exit::refused, "latency: every end point was refused");
 	fprintf(stderr, "kinstctl: timing %s%s%s (%" PRIu64 " end point%s)%s\n",

@@ -28,8 +28,10 @@
 #include "symbols/stack_symbols.h"
 #include "commands/latency.h"
 #include "symbols/returns.h"
+#include "device/plan_arm.h"
 #include "device/session.h"
 #include "base/spec.h"
+#include "plan/planner.h"
 #include "plan/trace_vars.h"
 
 #include "base/abi.h"
@@ -191,89 +193,91 @@ check_trace_outputs(const TraceOptions &o, bool vars, bool captures)
 	}
 }
 
-// Conditional return points (FUNC:return, returns.h): a hit is printed
-// only when the jump is taken, through a program each (*prog_id: the first
-// of them when there was no --if program).  Returns the probes armed.
-static uint64_t
-arm_by_return_condition(Session &dev, const TraceOptions &o, TypeEnv &env,
-    std::vector<RawCapture> &raw, const std::vector<Spec> &specs, uint32_t flags,
-    uint32_t *prog_id)
-{
-	uint64_t armed = 0;
-	for (const auto &g : by_return_condition(specs)) {
-		uint32_t id = *prog_id;
-		if (!g.first.empty()) {
-			TraceOptions oc = o;
-			oc.if_expr = with_return_condition(g.first, o.if_expr);
-			std::vector<CaptureDesc> cd;
-			std::vector<Capture> cs;
-			id = dev.load_prog(trace_program(oc, env, cd, cs, raw),
-			    "a conditional return's --if");
-			if (*prog_id == 0)
-				*prog_id = id;
-		}
-		armed += dev.arm_specs(g.second, flags, id, true).armed;
-	}
-	return armed;
-}
-
 // What trace arms and how, decided before the device is opened (a typo,
-// or a combination it cannot do, is a usage error then): the specs, the
-// types (BTF only if --args or an expression needs them), the --if/--mem/
-// --str program with its captures, --latency-from's hidden probe, the
-// variables.  Built in the order the messages it may print come in.
+// or a combination it cannot do, is a usage error then): the plan
+// (planner.h: the specs, the types, the --if/--mem/--str program, the
+// variables) with --latency-from's hidden probe, and what trace prints
+// besides: the prototype (--args), the captures.  Its steps say what trace
+// adds, in the order the messages it may print come in.
 struct TracePlan {
 	explicit TracePlan(const TraceOptions &o);
 	TracePlan(const TracePlan &) = delete;
 	TracePlan &operator=(const TracePlan &) = delete;
+	void step(const TraceOptions &o, PlanStep s, Plan &p);
 
-	std::vector<Spec> specs;
-	TypeSource types;
-	TypeEnv env;
-	std::unique_ptr<DwarfReturnTypes> rtypes;	// $retval without BTF/CTF
 	ArgsView av;
 	std::vector<CaptureDesc> capd;
 	std::vector<Capture> caps;
-	Spec since_spec;	// --latency-from SPEC
 	std::vector<RawCapture> raw;
-	std::vector<struct kinst_pinsn> pred;
-	std::string prog_what;
-	std::unique_ptr<TraceVars> tv;
+	Plan plan;
 };
 
-TracePlan::TracePlan(const TraceOptions &o)
-    : specs(probe_specs(o.specs, o.debug_files)), types(o.btf, specs[0].module)
+void
+TracePlan::step(const TraceOptions &o, PlanStep s, Plan &p)
 {
-	make_type_env(env, types, specs);
-	rtypes = std::make_unique<DwarfReturnTypes>(specs, o.debug_files);
-	env.ret_types = rtypes->types();
-	av = args_view(o, types, env);
-	// --latency-from SPEC: a hidden probe there opens an activation; every
-	// traced hit reads the time since (trace_program's value capture).
-	if (!o.latency_from.empty()) {
-		since_spec = one_instruction(o.latency_from, "trace: --latency-from", o.debug_files);
-		raw.push_back(since_capture());
-	}
-	// --if, then --mem/--str: the captures, after it in the same program.
-	pred = trace_program(o, env, capd, caps, raw);
-	prog_what = capd.empty() ? "--if" : o.if_expr.empty() ?
-	    "--mem/--str" : "--if/--mem/--str";
-	// --var/--vars: every instruction planned on its own (trace_vars.h).
-	tv = std::make_unique<TraceVars>(o.var_names, o.vars, o.debug_files, uses_vars(o));
-	if (tv->active()) {
+	if (s == PlanStep::types) {
+		av = args_view(o, *p.types, p.env);
+		if (o.args)
+			p.entry_why = "--args";
+		// --latency-from SPEC: a hidden probe there opens an activation;
+		// every traced hit reads the time since (trace_program's value
+		// capture).
+		if (!o.latency_from.empty()) {
+			PlanGroup g;
+			g.hidden = true;
+			g.specs.push_back(one_instruction(o.latency_from, "trace: --latency-from",
+			    o.debug_files));
+			g.code = latency_start_program(false, {}, latency_from_tag);
+			g.what = "--latency-from";
+			g.note = "kinstctl: note: " + spec_label(g.specs[0]) + ": a hidden probe opens "
+			    "the time of --latency-from (its hits are counted apart in the summary)\n";
+			p.groups.push_back(g);
+			raw.push_back(since_capture());
+		}
+	} else if (s == PlanStep::vars) {
 		if (o.args)
 			throw Error(Exit::usage, "trace: --args and --var/--vars: choose one");
 		if (!o.latency_from.empty())
 			throw Error(Exit::usage, "trace: --latency-from and $variables or "
 			    "--var/--vars: not together yet");
-		tv->prepare(specs, o.if_expr, caps, &env);
-		prog_what = tv->prints() ? "--var/--vars" : "$variables";
-		for (const auto &sp : specs)
+	}
+}
+
+TracePlan::TracePlan(const TraceOptions &o)
+{
+	PlanRequest req;
+	req.specs = o.specs;
+	req.debug_files = o.debug_files;
+	req.btf = o.btf;
+	req.flags = o.stack ? KINST_ARM_STACK : 0;
+	// --if, then --mem/--str: the captures, after it in the same program;
+	// at a conditional return, with its condition.
+	req.program = [this, &o](const TypeEnv *e, const std::string &cond) {
+		if (cond.empty())
+			return trace_program(o, *e, capd, caps, raw);
+		TraceOptions oc = o;
+		oc.if_expr = with_return_condition(cond, o.if_expr);
+		std::vector<CaptureDesc> cd;
+		std::vector<Capture> cs;
+		return trace_program(oc, *e, cd, cs, raw);
+	};
+	req.cond_what = "a conditional return's --if";
+	// --var/--vars: every instruction planned on its own (trace_vars.h).
+	req.var_names = o.var_names;
+	req.all_vars = o.vars;
+	req.dollar = uses_vars(o);
+	req.vars_if = o.if_expr;
+	req.vars_caps = &caps;
+	req.step = [this, &o](PlanStep s, Plan &p) { step(o, s, p); };
+	make_plan(req, plan);
+	plan.what = plan.vars() ? (plan.tv->prints() ? "--var/--vars" : "$variables") :
+	    capd.empty() ? "--if" : o.if_expr.empty() ? "--mem/--str" : "--if/--mem/--str";
+	if (plan.vars())
+		for (const auto &sp : plan.specs)
 			if (!sp.ret_if.empty())
 				throw Error(Exit::usage, "trace: $variables at conditional return points (" +
 				    sp.text + ") are not supported");
-	}
-	check_trace_outputs(o, tv->active(), !capd.empty());
+	check_trace_outputs(o, plan.vars(), !capd.empty());
 }
 
 // What every sink does with a hit: --pid/--cpu for a module that cannot
@@ -348,7 +352,7 @@ capture_sink(const TraceOptions &o, HitGate &gate, const std::vector<CaptureDesc
 // are still armed; then, stopped by a signal or --duration, the disarm and
 // what the module had delivered; the summary; the files finished.
 static void
-finish_trace(Session &dev, const TraceOptions &o, TracePlan &plan, bool done,
+finish_trace(Session &dev, const TraceOptions &o, const Plan &plan, bool done,
     RecordSink &sink, Writer &out, const HitGate &gate, uint32_t prog_id,
     PerfettoWriter *pf, CaptureWriter *cap, uint32_t ring, uint32_t ncpus)
 {
@@ -356,12 +360,7 @@ finish_trace(Session &dev, const TraceOptions &o, TracePlan &plan, bool done,
 	JumpCounts jc = dev.jump_probes();
 	// And the hits of hidden entry probes so far (one at a hidden probe
 	// between this and the disarm below counts as not matching).
-	uint64_t hidden = 0;
-	if (plan.tv->active() || !o.latency_from.empty()) {
-		std::vector<struct kinst_probe_info> pis = dev.probe_infos();
-		hidden = plan.tv->active() ? plan.tv->hidden_hits(pis) :
-		    hits_at(pis, { plan.since_spec });
-	}
+	uint64_t hidden = hidden_hits(dev, plan);
 
 	// Stopped by a signal or --duration: disarm (no new hits), then print
 	// what the module had already delivered, so that printed + filtered ==
@@ -395,17 +394,16 @@ run_trace(const TraceOptions &o)
 {
 	if (o.specs.empty())
 		throw Error(Exit::usage, "trace: give at least one probe spec");
-	TracePlan plan(o);
-	std::vector<Spec> &specs = plan.specs;
+	TracePlan tp(o);
+	Plan &plan = tp.plan;
 	TraceVars &tv = *plan.tv;
-	const std::vector<CaptureDesc> &capd = plan.capd;
+	const std::vector<CaptureDesc> &capd = tp.capd;
 
 	Session dev = Session::open("trace");
 	uint32_t ncpus = 0;
 	uint32_t ring = dev.ring_size(o.buffer_size, "trace", &ncpus);
 	dev.set_backlog((size_t)o.backlog);
-	if (o.args || plan.env.used_args)
-		dev.at_entry(specs, o.args ? "--args" : "argument names");
+	place_at_entry(dev, plan);
 	if (o.stack)
 		dev.require(Feature::stack, "trace --stack");
 	if (!capd.empty())
@@ -423,8 +421,7 @@ run_trace(const TraceOptions &o)
 	if (o.pid > INT32_MAX)
 		throw Error(Exit::usage, "trace: --pid " + std::to_string(o.pid) + " is not a process id");
 	dev.filter("trace", o.pid >= 0 ? (int32_t)o.pid : -1, o.cpu);
-	uint32_t prog_id = plan.pred.empty() || tv.active() ? 0 :
-	    dev.load_prog(plan.pred, plan.prog_what);
+	load_programs(dev, plan);
 	// From here on SIGINT and SIGTERM stop the trace cleanly (disarm, drain,
 	// summary), also while arming.  Installed before the first probe is
 	// armed and so before "tracing" is printed: a signal sent on seeing
@@ -438,21 +435,11 @@ run_trace(const TraceOptions &o)
 	// instructions of a whole function are reported and skipped.  A stop
 	// requested while arming arms nothing more.
 	dev.no_optimize(o.no_optimize);
-	uint32_t flags = o.stack ? KINST_ARM_STACK : 0;
-	uint64_t armed = 0;
-	if (!o.latency_from.empty()) {
+	if (!o.latency_from.empty())
 		dev.ts_setup(1024, "trace --latency-from");
-		dev.arm(plan.since_spec, 0, dev.load_prog(latency_start_program(false, {},
-		    latency_from_tag), "--latency-from"));
-		fprintf(stderr, "kinstctl: note: %s: a hidden probe opens the time of "
-		    "--latency-from (its hits are counted apart in the summary)\n",
-		    spec_label(plan.since_spec).c_str());
-	}
-	if (tv.active())
-		armed = tv.arm(dev, specs, flags, plan.prog_what, &prog_id);
-	else
-		armed = arm_by_return_condition(dev, o, plan.env, plan.raw, specs, flags,
-		    &prog_id);
+	PlanArmed pa = arm_plan(dev, plan, true);
+	uint64_t armed = pa.armed;
+	uint32_t prog_id = pa.prog_id;
 	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
@@ -472,7 +459,7 @@ run_trace(const TraceOptions &o)
 	hf.latency_from = !o.latency_from.empty();
 	hf.st = st;
 	hf.capd = capd;
-	hf.av = &plan.av;
+	hf.av = &tp.av;
 	hf.tv = &tv;
 	hf.sym = &sym;
 	HitFormatter fmt(hf, probes);
@@ -493,7 +480,7 @@ run_trace(const TraceOptions &o)
 	};
 	bool done = dev.stream(o.duration, sink);
 
-	finish_trace(dev, o, plan, done, sink, out, gate, prog_id, pf.get(), cap.get(), ring, ncpus);
+	finish_trace(dev, o, tp.plan, done, sink, out, gate, prog_id, pf.get(), cap.get(), ring, ncpus);
 	// Closing the device disarms every probe (Session's destructor).
 	return 0;
 }

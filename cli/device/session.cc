@@ -26,7 +26,6 @@
 #include <thread>
 
 #include "debuginfo/btf_types.h"
-#include "debuginfo/debuginfo.h"
 #include "base/error.h"
 #include "base/text.h"
 #include "base/live.h"
@@ -1238,24 +1237,6 @@ hits_at(const std::vector<struct kinst_probe_info> &probes, const std::vector<Sp
 	for (const auto &sp : specs)
 		places.emplace_back(sp.function, sp.offset);
 	return hits_at(probes, places);
-}
-
-std::vector<Spec>
-probe_specs(const std::vector<std::string> &args, const std::vector<std::string> &debug_files)
-{
-	std::vector<Spec> specs;
-	for (const auto &s : args) {
-		Spec sp = parse_spec(s);
-		if (sp.is_source()) {	// FILE:LINE etc.: their MODULE:FUNC+OFFSET probes
-			for (const auto &e : expand_source_spec(sp, DebugOptions{debug_files}))
-				specs.push_back(e);
-			continue;
-		}
-		if (sp.is_address)
-			sp = resolve_address(sp);
-		specs.push_back(sp);
-	}
-	return specs;
 }
 
 void

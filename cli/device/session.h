@@ -298,12 +298,6 @@ uint64_t hits_at(const std::vector<struct kinst_probe_info> &probes,
 uint64_t hits_at(const std::vector<struct kinst_probe_info> &probes,
     const std::vector<Spec> &specs);
 
-// The probes that trace, count and hist name: source specs (FILE:LINE and
-// the like) expanded to theirs through debug_files, addresses resolved to
-// FUNC+OFFSET in the running kernel.
-std::vector<Spec> probe_specs(const std::vector<std::string> &args,
-    const std::vector<std::string> &debug_files);
-
 // What count/hist/cover aggregate over: the command after -- (a child
 // traced like any process), or --duration seconds, or until Ctrl-C.
 class Workload {

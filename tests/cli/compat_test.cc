@@ -31,7 +31,9 @@
 
 #include "base/error.h"
 #include "plan/prog_compile.h"
+#include "device/plan_arm.h"
 #include "device/session.h"
+#include "plan/planner.h"
 #include "base/spec.h"
 extern "C" {
 #include "x86/kinst_classify.h"
@@ -82,6 +84,9 @@ struct Fake {
 	uint32_t major = 1, minor = KINST_ABI_VERSION_MINOR;
 	std::vector<std::string> violations;	// requests no module could take
 	uint32_t arm_flags = 0;			// of the last ARM
+	std::vector<uint32_t> arm_offsets;	// of every ARM but checks, in order
+	std::vector<uint32_t> arm_progs;	// their program ids
+	std::vector<uint8_t> text;		// TEXT's answer (empty: ENOENT)
 	uint32_t refuse = 0;		// KINST_R_*: refuse every ARM so, as
 					// FreeBSD answers (no copy-out on error)
 } fake;
@@ -167,6 +172,8 @@ fake_arm(struct kinst_arm *a)
 		a->narmed = fake.minor >= 13 ? 3 : 0;
 		return 0;
 	}
+	fake.arm_offsets.push_back((a->flags & KINST_ARM_ALL) ? UINT32_MAX : a->offset);
+	fake.arm_progs.push_back(a->prog_id);
 	a->probe_id = 1;
 	a->narmed = 1;
 	a->nrefused = 0;
@@ -187,7 +194,8 @@ fake_prog_load(struct kinst_prog_load *pl)
 			pl->error_pc = i;
 			return EINVAL;
 		}
-	pl->prog_id = 1;
+	static uint32_t next_id = 1;
+	pl->prog_id = next_id++;
 	pl->verdict = KINST_PV_OK;
 	return 0;
 }
@@ -256,8 +264,16 @@ fake_ioctl(unsigned long req, void *arg)
 	case 5:
 		static_cast<struct kinst_stats *>(arg)->ncpus = 2;
 		return 0;
-	case 6:
-		return ENOENT;
+	case 6: {
+		if (fake.text.empty())
+			return ENOENT;
+		auto *t = static_cast<struct kinst_text *>(arg);
+		memcpy((void *)(uintptr_t)t->buf, fake.text.data(),
+		    std::min<size_t>(t->cap, fake.text.size()));
+		t->size = (uint32_t)fake.text.size();
+		t->addr = 0xffffffff81000000ull;
+		return 0;
+	}
 	case 16:
 		return fake_prog_load(static_cast<struct kinst_prog_load *>(arg));
 	case 18:
@@ -615,8 +631,96 @@ ATF_TEST_CASE_BODY(refusal_reason_asked_again)
 	finish();
 }
 
+// The planning step (planner.h) and its arming (plan_arm.h): a program
+// that names an argument puts a whole function's spec at its entry (past
+// endbr64 and the ftrace site), never at every instruction (issue 46: count
+// --by 'args.x' FUNC once armed every instruction); a hidden companion is
+// armed first, with its own program; a conditional return's group gets a
+// program of its own, compiled with its condition.
+ATF_TEST_CASE_WITHOUT_HEAD(plan_at_entry);
+ATF_TEST_CASE_BODY(plan_at_entry)
+{
+	// endbr64; nopl 0(%rax,%rax) (the ftrace site); push %rbp; ret
+	fake.text = { 0xf3, 0x0f, 0x1e, 0xfa, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0x55, 0xc3 };
+	std::vector<std::string> conds;
+	PlanRequest req;
+	req.specs = { "f" };
+	req.what = "test";
+	req.program = [&conds](const TypeEnv *e, const std::string &cond) {
+		e->used_args = true;	// as compile_expr() does for args.x
+		conds.push_back(cond);
+		return program_with({});
+	};
+	req.step = [](PlanStep s, Plan &p) {
+		if (s != PlanStep::types)
+			return;
+		PlanGroup g;
+		g.hidden = true;
+		g.specs.push_back(spec_f(4));
+		g.code = program_with({ make_pinsn(KINST_OP_IMM, 0, 7) });
+		g.what = "hidden";
+		p.groups.push_back(g);
+	};
+	Plan plan;
+	make_plan(req, plan);
+	ATF_REQUIRE_EQ(plan.entry_why, std::string("argument names"));
+	ATF_REQUIRE_EQ(plan.groups.size(), (size_t)2);
+	ATF_REQUIRE(plan.groups[0].hidden);
+	ATF_REQUIRE_EQ(conds.size(), (size_t)1);
+	with_module(1, KINST_ABI_VERSION_MINOR, [&](Session &s) {
+		fake.arm_offsets.clear();
+		fake.arm_progs.clear();
+		place_at_entry(s, plan);
+		load_programs(s, plan);
+		PlanArmed pa = arm_plan(s, plan, false);
+		ATF_REQUIRE_EQ(pa.armed, (uint64_t)1);
+		ATF_REQUIRE_EQ(pa.prog_id, plan.prog_id);
+		ATF_REQUIRE(plan.prog_id != 0);
+		ATF_REQUIRE_EQ(fake.arm_offsets.size(), (size_t)2);
+		ATF_REQUIRE_EQ(fake.arm_offsets[0], 4u);	// the hidden one first
+		ATF_REQUIRE(fake.arm_progs[0] != plan.prog_id);
+		ATF_REQUIRE_EQ(fake.arm_offsets[1], 9u);	// f's entry, not every instruction
+		ATF_REQUIRE_EQ(fake.arm_progs[1], plan.prog_id);
+	});
+	fake.text.clear();
+
+	// Return points: the plain one with the plan's program, the
+	// conditional one with its own, compiled with its condition.
+	std::vector<Spec> rs = { spec_f(2), spec_f(3) };
+	rs[1].ret_if = "c";
+	conds.clear();
+	PlanRequest rq;
+	rq.resolved = &rs;
+	rq.what = "test";
+	rq.cond_what = "test at a conditional return";
+	rq.program = [&conds](const TypeEnv *, const std::string &cond) {
+		conds.push_back(cond);
+		return program_with({ make_pinsn(KINST_OP_IMM, 0, cond.size()) });
+	};
+	Plan rp;
+	make_plan(rq, rp);
+	ATF_REQUIRE(rp.entry_why.empty());
+	ATF_REQUIRE(conds == std::vector<std::string>({ "", "c" }));
+	ATF_REQUIRE_EQ(rp.groups.size(), (size_t)2);
+	with_module(1, KINST_ABI_VERSION_MINOR, [&](Session &s) {
+		fake.arm_offsets.clear();
+		fake.arm_progs.clear();
+		place_at_entry(s, rp);
+		load_programs(s, rp);
+		PlanArmed pa = arm_plan(s, rp, false);
+		ATF_REQUIRE_EQ(pa.armed, (uint64_t)2);
+		ATF_REQUIRE_EQ(pa.prog_id, rp.prog_id);
+		ATF_REQUIRE(fake.arm_offsets == std::vector<uint32_t>({ 2, 3 }));
+		ATF_REQUIRE_EQ(fake.arm_progs[0], rp.prog_id);
+		ATF_REQUIRE(fake.arm_progs[1] != 0 && fake.arm_progs[1] != rp.prog_id);
+	});
+	check_no_violations();
+	finish();
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, plan_at_entry);
 	ATF_ADD_TEST_CASE(tcs, refusal_reason_asked_again);
 	ATF_ADD_TEST_CASE(tcs, open_every_minor);
 	ATF_ADD_TEST_CASE(tcs, feature_boundaries);
