@@ -97,6 +97,21 @@ PerfettoWriter::end_event()
 }
 
 void
+PerfettoWriter::thread_ts(char ph, const struct kinst_hit_record &h, uint64_t ts_ns)
+{
+	buf_ += ",\"ph\":\"";
+	buf_ += ph;
+	buf_ += "\",\"pid\":";
+	append_i64(buf_, h.pid);
+	if (ph == 'i')
+		buf_ += ",\"s\":\"t\"";	// an instant event on its thread's track
+	buf_ += ",\"tid\":";
+	append_i64(buf_, h.tid);
+	buf_ += ",\"ts\":";
+	append_micros(buf_, ts_ns);
+}
+
+void
 PerfettoWriter::names(const struct kinst_hit_record &h)
 {
 	auto meta = [&](const char *what, int32_t tid) {
@@ -143,12 +158,7 @@ PerfettoWriter::hit(const HitRecord &r, const ProbeDesc *p)
 		append_json_as_dump(buf_, p->name);
 	else
 		append_hex_string(buf_, h.addr);
-	buf_ += ",\"ph\":\"i\",\"pid\":";
-	append_i64(buf_, h.pid);
-	buf_ += ",\"s\":\"t\",\"tid\":";
-	append_i64(buf_, h.tid);
-	buf_ += ",\"ts\":";
-	append_micros(buf_, h.timestamp_ns);
+	thread_ts('i', h, h.timestamp_ns);
 	buf_ += '}';
 	events_++;
 	end_event();
@@ -189,12 +199,7 @@ PerfettoWriter::span(const struct kinst_hit_record &h, uint64_t dur_ns, const st
 	}
 	buf_ += "},\"cat\":\"kinst\",\"name\":";
 	append_json_as_dump(buf_, name);
-	buf_ += ",\"ph\":\"X\",\"pid\":";
-	append_i64(buf_, h.pid);
-	buf_ += ",\"tid\":";
-	append_i64(buf_, h.tid);
-	buf_ += ",\"ts\":";
-	append_micros(buf_, start);
+	thread_ts('X', h, start);
 	buf_ += ",\"dur\":";
 	append_micros(buf_, h.timestamp_ns - start);
 	buf_ += '}';

@@ -72,6 +72,8 @@ private:
 	void begin_event();
 	void end_event();
 	void flush();
+	// An event's members after "name": ph, pid, (s,) tid and ts.
+	void thread_ts(char ph, const struct kinst_hit_record &h, uint64_t ts_ns);
 	// The process_name and thread_name metadata, the first time each is seen.
 	void names(const struct kinst_hit_record &h);
 

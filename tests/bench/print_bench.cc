@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -156,72 +157,55 @@ main(int argc, char **argv)
 	// per record, to a file.
 	{
 		const char *pf = "/tmp/print_bench.perfetto.json";
-		t0 = now();
-		{
-			PerfettoWriter w(pf);
-			for (size_t i = 0; i < n; i++) {
-				const auto &v = recs[i % recs.size()];
-				HitRecord r = parse_hit_record(v.data(), v.size());
-				w.hit(r, &ch.probes.at(r.hit.probe_id));
-			}
-			w.finish();
-		}
-		per("parse + Perfetto hit (streaming)", now() - t0);
-		t0 = now();
-		{
-			DomPerfetto d("kinstctl trace");
-			FILE *f = fopen(pf, "w");
-			for (size_t i = 0; i < n; i++) {
-				const auto &v = recs[i % recs.size()];
-				HitRecord r = parse_hit_record(v.data(), v.size());
-				d.hit(r.hit, &ch.probes.at(r.hit.probe_id));
-				if (d.out.size() > (1 << 16)) {
-					fwrite(d.out.data(), 1, d.out.size(), f);
-					d.out.clear();
-				}
-			}
-			d.finish();
-			fwrite(d.out.data(), 1, d.out.size(), f);
-			fclose(f);
-		}
-		per("parse + Perfetto hit (DOM; peer)", now() - t0);
 		std::string end = "kernel:vfs_read+0x9f";
-		t0 = now();
-		{
-			PerfettoWriter w(pf, "kinstctl latency");
+		auto dur_of = [](const HitRecord &r) { return 1000 + r.hit.regs.gpr[0] % 100000; };
+		// Each record through fn(record); t0 is set at the start.
+		auto each = [&](const char *what, const std::function<void(const HitRecord &)> &fn) {
+			t0 = now();
 			for (size_t i = 0; i < n; i++) {
 				const auto &v = recs[i % recs.size()];
-				HitRecord r = parse_hit_record(v.data(), v.size());
-				SpanArgs a;
-				a.cpu = r.hit.cpu;
-				a.latency_ns = 1000 + r.hit.regs.gpr[0] % 100000;
-				a.end = end;
-				w.span(r.hit, a.latency_ns, "vfs_read", a);
+				fn(parse_hit_record(v.data(), v.size()));
 			}
-			w.finish();
-		}
-		per("parse + Perfetto span (streaming)", now() - t0);
-		t0 = now();
-		{
-			DomPerfetto d("kinstctl latency");
+			return what;
+		};
+		for (int span = 0; span < 2; span++) {
+			const char *producer = span ? "kinstctl latency" : "kinstctl trace";
+			{
+				PerfettoWriter w(pf, producer);
+				const char *what = each(span ? "parse + Perfetto span (streaming)" :
+				    "parse + Perfetto hit (streaming)", [&](const HitRecord &r) {
+					if (!span) {
+						w.hit(r, &ch.probes.at(r.hit.probe_id));
+						return;
+					}
+					SpanArgs a;
+					a.cpu = r.hit.cpu;
+					a.latency_ns = dur_of(r);
+					a.end = end;
+					w.span(r.hit, a.latency_ns, "vfs_read", a);
+				});
+				w.finish();
+				per(what, now() - t0);
+			}
+			DomPerfetto d(producer);
 			FILE *f = fopen(pf, "w");
-			for (size_t i = 0; i < n; i++) {
-				const auto &v = recs[i % recs.size()];
-				HitRecord r = parse_hit_record(v.data(), v.size());
-				uint64_t dur = 1000 + r.hit.regs.gpr[0] % 100000;
-				nlohmann::json args = {{"cpu", r.hit.cpu}, {"latency_ns", dur},
-				    {"end", end}};
-				d.span(r.hit, dur, "vfs_read", args);
+			const char *what = each(span ? "parse + Perfetto span (DOM; peer)" :
+			    "parse + Perfetto hit (DOM; peer)", [&](const HitRecord &r) {
+				if (span)
+					d.span(r.hit, dur_of(r), "vfs_read", {{"cpu", r.hit.cpu},
+					    {"latency_ns", dur_of(r)}, {"end", end}});
+				else
+					d.hit(r.hit, &ch.probes.at(r.hit.probe_id));
 				if (d.out.size() > (1 << 16)) {
 					fwrite(d.out.data(), 1, d.out.size(), f);
 					d.out.clear();
 				}
-			}
+			});
 			d.finish();
 			fwrite(d.out.data(), 1, d.out.size(), f);
 			fclose(f);
+			per(what, now() - t0);
 		}
-		per("parse + Perfetto span (DOM; peer)", now() - t0);
 		remove(pf);
 	}
 	std::string k = KINSTCTL_PATH;
