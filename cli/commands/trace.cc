@@ -443,6 +443,7 @@ run_trace(const TraceOptions &o)
 	if (armed == 0 && !g_stop)
 		throw Error(Exit::refused, "nothing to trace: every instruction was refused");
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
+	(void)dev.map_rings();	// before "tracing": stream() reads through them
 	if (g_stop)
 		fprintf(stderr, "kinstctl: stopped while arming (%llu probe%s armed)\n",
 		    (unsigned long long)armed, armed == 1 ? "" : "s");

@@ -232,6 +232,10 @@ public:
 	// The reader maps the rings (ABI 1.12) unless KINSTCTL_NO_MMAP is set
 	// or the mapping fails; read(2) otherwise.
 	bool stream(double duration, const RecordSink &sink);
+	// Maps the rings now, as stream() would (once; true when mapped): a
+	// command calls it before it says it is tracing, so that a workload
+	// started on that word finds the rings mapped.
+	bool map_rings();
 	// How stream() read: "mmap" or "read" (after stream()).
 	const char *read_path() const { return maps_.empty() ? "read" : "mmap"; }
 	void set_backlog(size_t bytes) { backlog_ = bytes; }
@@ -257,7 +261,6 @@ private:
 		const uint8_t *data;
 		uint32_t size;
 	};
-	bool map_rings();
 	void unmap_rings();
 	size_t take_mapped(uint8_t *buf, size_t cap);
 	std::vector<MappedRing> maps_;
