@@ -49,7 +49,7 @@ thunk_jump(const SymbolTable &syms, const Insn &in, const InsnText &txt, uint64_
 	if (!txt.reloc.empty())
 		names.push_back(txt.reloc);
 	struct kinst_insn d;
-	if (kinst_decode(in.bytes, in.len, &d) == KINST_DEC_OK) {
+	if (insn_decode(in, &d)) {
 		uint64_t target = in.addr + in.len + (uint64_t)d.imm;
 		if (target < fn_addr || target >= fn_addr + fn_size)
 			for (const auto &r : syms.containing(target))

@@ -30,6 +30,7 @@
 #include "base/text.h"
 #include "base/live.h"
 #include "base/record.h"
+#include "symbols/insn_text.h"
 #include "symbols/stack_symbols.h"
 #include "symbols/sources.h"
 #include "base/spec.h"
@@ -996,8 +997,11 @@ Session::probes(Disassembler &dis)
 		uint32_t n = pi.insn_len <= sizeof(pi.insn) ? pi.insn_len : sizeof(pi.insn);
 		Disassembler::Text t = dis.one(pi.insn, n, pi.addr);
 		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
-		if (t.len && t.branch)
-			d.branch = branch_of(sym, d, t.target);
+		struct kinst_insn k;
+		uint64_t to;
+		if (t.len && kinst_decode(pi.insn, n, &k) == KINST_DEC_OK && k.len == t.len &&
+		    direct_branch(k, pi.addr, &to))
+			d.branch = branch_of(sym, d, to);
 		m[pi.probe_id] = d;
 	}
 	return m;

@@ -26,9 +26,6 @@ public:
 	struct Text {
 		std::string mnemonic, operands;
 		unsigned len = 0;	// Capstone's length; 0 if it cannot decode
-		// A direct call or jump (jmp, jcc, loop, jrcxz): where it goes.
-		bool branch = false;
-		uint64_t target = 0;
 	};
 	// Disassembles one instruction at code[0..avail) located at addr.
 	Text one(const uint8_t *code, size_t avail, uint64_t addr);

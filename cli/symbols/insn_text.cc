@@ -5,6 +5,23 @@
 
 namespace kinst {
 
+bool
+direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
+{
+	switch (kinst_branch_kind(&k)) {
+	case KINST_EM_CALL_REL:
+	case KINST_EM_JMP_REL:
+	case KINST_EM_JCC:
+	case KINST_EM_LOOP:
+	case KINST_EM_LOOPE:
+	case KINST_EM_LOOPNE:
+	case KINST_EM_JRCXZ:
+		*to = addr + k.len + (uint64_t)k.imm;
+		return true;
+	}
+	return false;
+}
+
 InsnText
 insn_text(Disassembler &dis, const Insn &in)
 {
@@ -21,8 +38,8 @@ insn_text(Disassembler &dis, const Insn &in)
 		t.mnemonic = d.mnemonic;
 		t.operands = d.operands;
 		t.text = d.operands.empty() ? d.mnemonic : d.mnemonic + " " + d.operands;
-		t.branch = d.branch;
-		t.branch_to = d.target;
+		struct kinst_insn k;
+		t.branch = insn_decode(in, &k) && direct_branch(k, in.addr, &t.branch_to);
 	} else {
 		t.mnemonic = "(bad)";
 		t.text = "(bad)";

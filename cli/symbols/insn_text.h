@@ -23,6 +23,9 @@ struct InsnText {
 	uint64_t branch_to = 0;
 	BranchTarget target;		// ...named (insn_text with syms)
 };
+// A direct call or jump (call, jmp, jcc, loop, jrcxz) decoded as k at
+// addr: true, and where it goes in *to.
+bool direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to);
 InsnText insn_text(Disassembler &dis, const Insn &in);
 // The same, plus the relocation target in an unlinked module file and the
 // function a direct call or jump out of f reaches (from syms: live

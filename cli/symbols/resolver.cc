@@ -102,6 +102,17 @@ emulation_name(const Insn &i)
 	return n != nullptr && *n != '\0' ? n : "emul-" + std::to_string(i.cls.emul);
 }
 
+bool
+insn_decode(const Insn &in, struct kinst_insn *d)
+{
+	if (in.dec_status == KINST_DEC_OK && in.dec.len == in.len && in.len != 0) {
+		*d = in.dec;
+		return true;
+	}
+	return in.bytes != nullptr && in.len != 0 &&
+	    kinst_decode(in.bytes, in.len, d) == KINST_DEC_OK;
+}
+
 std::vector<Insn>
 walk_function(const Bytes &b, uint64_t addr, Disassembler &dis)
 {
@@ -119,6 +130,7 @@ walk_function(const Bytes &b, uint64_t addr, Disassembler &dis)
 		in.dec_status = kinst_decode(in.bytes, avail, &d);
 		if (in.dec_status == KINST_DEC_OK && d.len >= 1 && d.len <= avail && !lost) {
 			in.len = d.len;
+			in.dec = d;
 			kinst_classify(in.dec_status, &d, in.bytes, &in.cls);
 		} else {
 			// The engine stops here: refuse this and everything after.

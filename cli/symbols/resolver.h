@@ -42,7 +42,13 @@ struct Insn {
 	uint8_t jopt = 0;
 	// Live: the kinst sessions tracing it now (KINST_ARM_CHECK, ABI 1.13).
 	uint32_t sessions = 0;
+	// The engine's decode, when dec_status is KINST_DEC_OK (walk_function).
+	struct kinst_insn dec = {};
 };
+// The engine's decode of in (its own, kept by walk_function, or decoded
+// again from in.bytes for an Insn made otherwise); false when it does
+// not decode in its in.len bytes.
+bool insn_decode(const Insn &in, struct kinst_insn *d);
 const char *len_from_name(const Insn &i);	// "engine", "capstone", "one-byte"
 
 // Stable verdict names used in text and JSON (docs/json.md).

@@ -126,8 +126,7 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 		const Insn &in = insns[i];
 		at[in.addr] = i;
 		struct kinst_insn d;
-		if (in.bytes == nullptr || in.unreachable ||
-		    kinst_decode(in.bytes, in.len, &d) != KINST_DEC_OK)
+		if (in.bytes == nullptr || in.unreachable || !insn_decode(in, &d))
 			continue;
 		kind[i] = kinst_branch_kind(&d);
 		uint64_t to = in.addr + in.len + (uint64_t)d.imm;
@@ -219,7 +218,7 @@ return_points(const SymbolTable &syms, Module &m, const Function &f,
 		ReturnPoint r;
 		r.offset = in.offset;
 		struct kinst_insn d;
-		if (kinst_decode(in.bytes, in.len, &d) != KINST_DEC_OK)
+		if (!insn_decode(in, &d))
 			continue;
 		uint8_t em = in.cls.emul;
 		if (em == KINST_EM_NONE)
