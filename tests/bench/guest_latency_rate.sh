@@ -140,15 +140,7 @@ for c in $cases; do
 	run_case "$c" >/dev/null
 	case $c in count|latency) echo "check: $c: $(grep 'jump-optimized' /tmp/k.err | head -n 1)" ;; esac
 done
-: >/tmp/res
-r=0
-while [ $r -lt "$rounds" ]; do
-	order=$(echo $cases | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r) % NF + 1) }')
-	for c in $order; do
-		echo "$r $c $(run_case "$c")" >>/tmp/res
-	done
-	r=$((r + 1))
-done
+kt_bench_rounds "$rounds" "$cases"
 echo "# guest_latency_rate: $F, N=$n calls, $rounds rounds (TCG; ns per call over the untraced loop)"
 awk -v n="$n" '
 	{ ns[$1, $2] = $3; rs[$1] = 1; cs[$2] = 1 }

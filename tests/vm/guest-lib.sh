@@ -409,3 +409,19 @@ kt_count_start() {
 		sleep 0.1
 	done
 }
+
+# kt_bench_rounds ROUNDS CASES: for a benchmark script, ROUNDS rounds of
+# its run_case CASE (which prints one figure) over the CASES (one word
+# each), each round's order rotated by one from the last; the lines
+# "ROUND CASE FIGURE" go to /tmp/res.
+kt_bench_rounds() {
+	_rounds=$1 _cases=$2
+	: >/tmp/res
+	_r=0
+	while [ $_r -lt "$_rounds" ]; do
+		for _c in $(echo $_cases | awk -v r=$_r '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r) % NF + 1) }'); do
+			echo "$_r $_c $(run_case "$_c")" >>/tmp/res
+		done
+		_r=$((_r + 1))
+	done
+}
