@@ -4,8 +4,9 @@
 // them out at its end (latency --perfetto --by stack: the stack tables are
 // read after the run).  Memory: one 1 MiB stdio buffer, whatever the count.
 // The file is created beside a path the caller names (the output it is
-// writing: the same disk, which that output fills at least as fast) and
-// unlinked at once, so nothing is left behind by a crash.
+// writing: the same disk, which that output fills at least as fast; else
+// $TMPDIR or /tmp) and unlinked at once, so nothing is left behind by a
+// crash.
 #ifndef KINSTCTL_SPILL_H
 #define KINSTCTL_SPILL_H
 
@@ -32,19 +33,25 @@ class Spill {
 public:
 	// beside: a file path whose directory holds the spill ("" or no
 	// directory part: the current directory).  what: for messages.
+	// Where that directory takes no file (beside is /dev/stdout, say): in
+	// $TMPDIR, or /tmp.
 	Spill(const std::string &beside, const std::string &what) : what_(what)
 	{
 		size_t slash = beside.rfind('/');
 		std::string dir = slash == std::string::npos ? "." :
 		    slash == 0 ? "/" : beside.substr(0, slash);
-		std::string tmpl = dir + "/.kinstctl-spill-XXXXXX";
-		std::vector<char> p(tmpl.begin(), tmpl.end());
-		p.push_back('\0');
-		int fd = mkstemp(p.data());
+		const char *tmp = getenv("TMPDIR");
+		std::string other = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+		int fd = make(dir);
+		if (fd < 0 && other != dir) {
+			int e = errno;
+			fd = make(other);
+			if (fd < 0)
+				errno = e;
+		}
 		if (fd < 0)
-			throw Error(Exit::file, what_ + ": a spill file in " + dir + ": " +
-			    strerror(errno));
-		unlink(p.data());
+			throw Error(Exit::file, what_ + ": a spill file in " + dir + " or " + other +
+			    ": " + strerror(errno));
 		f_ = fdopen(fd, "w+");
 		if (f_ == nullptr) {
 			int e = errno;
@@ -93,6 +100,18 @@ public:
 	}
 
 private:
+	// An unlinked file in dir, or -1 (errno).
+	static int make(const std::string &dir)
+	{
+		std::string tmpl = dir + "/.kinstctl-spill-XXXXXX";
+		std::vector<char> p(tmpl.begin(), tmpl.end());
+		p.push_back('\0');
+		int fd = mkstemp(p.data());
+		if (fd >= 0)
+			unlink(p.data());
+		return fd;
+	}
+
 	std::string what_;
 	FILE *f_ = nullptr;
 	uint64_t n_ = 0;

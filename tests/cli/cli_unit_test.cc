@@ -1055,6 +1055,23 @@ ATF_TEST_CASE_BODY(spill_order)
 	}
 	// No file is left beside the path (it is unlinked at once).
 	ATF_REQUIRE_EQ(rmdir(dir), 0);
+	// A path whose directory takes no file (latency --perfetto
+	// /dev/stdout): $TMPDIR instead, the same records back.
+	char tdir[] = "/tmp/kinst_spill_XXXXXX";
+	ATF_REQUIRE(mkdtemp(tdir) != nullptr);
+	setenv("TMPDIR", tdir, 1);
+	{
+		Spill<S> other("/nonexistent-dir/x.json", "test");
+		S s;
+		memset(&s, 0, sizeof(s));
+		s.a = 99;
+		other.push(s);
+		uint64_t got = 0;
+		other.drain([&](const S &r) { got = r.a; });
+		ATF_REQUIRE_EQ(got, 99u);
+	}
+	unsetenv("TMPDIR");
+	ATF_REQUIRE_EQ(rmdir(tdir), 0);
 }
 
 // A refusal code this kinstctl does not know (a newer module's, beyond
