@@ -65,10 +65,14 @@ PerfettoWriter::PerfettoWriter(const std::string &path, const std::string &produ
 		    which[i]);
 }
 
+// Not finished (a run that failed): the events so far are still written
+// out (an unclosed JSON array), as when each went straight to the FILE.
 PerfettoWriter::~PerfettoWriter()
 {
-	if (f_ != nullptr)
+	if (f_ != nullptr) {
+		flush();
 		fclose(f_);
+	}
 }
 
 void
