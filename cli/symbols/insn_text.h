@@ -19,7 +19,7 @@ struct InsnText {
 	std::string mnemonic, operands, text;
 	std::string reloc;		// unlinked module: relocation target(s), or ""
 	unsigned disasm_len = 0;	// Capstone's length, 0 if undecodable
-	bool branch = false;		// Capstone: a direct branch, to...
+	bool branch = false;		// a direct branch (direct_branch), to...
 	uint64_t branch_to = 0;
 	BranchTarget target;		// ...named (insn_text with syms)
 };
