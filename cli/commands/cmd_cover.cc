@@ -2,8 +2,9 @@
 // kinstctl cover SPEC... : every instruction of the functions counted in
 // the kernel, keyed by the flags a conditional branch tests (cover.h), then
 // the disassembly with counts, blocks and branch counts as text, JSON or
-// HTML.  The aggregation itself is count's (agg.cc, kinst_agg.c), through
-// the device session (session.h).
+// HTML.  The aggregation itself is count's (agg.cc, kinst_agg.c); what is
+// armed is planned as every command's is (planner.h) and handed to the
+// device session (plan_arm.h).
 
 #include <cinttypes>
 #include <cmath>
@@ -15,8 +16,10 @@
 #include "debuginfo/debuginfo.h"
 #include "base/error.h"
 #include "output/insn_format.h"
+#include "plan/planner.h"
 #include "plan/prog_compile.h"
 #include "symbols/resolver.h"
+#include "device/plan_arm.h"
 #include "device/session.h"
 #include "symbols/sources.h"
 #include "base/spec.h"
@@ -166,19 +169,33 @@ cover_specs(const CoverOptions &o, const std::vector<std::string> &command)
 	return specs;
 }
 
-// Arms every instruction of the functions, then counts until Ctrl-C, the
-// duration or the command's end; disarmed on return.  The probes, by id.
-std::map<uint32_t, ProbeDesc>
-count(Session &dev, const std::vector<Decoded> &fns, uint32_t prog, Disassembler &dis,
-    const CoverOptions &o, const std::vector<std::string> &command, CoverRun &run)
+// The plan (planner.h): every instruction of each function as the symbols
+// resolved it, all with the one cover program (key: flags, %rcx's class).
+void
+cover_plan(const std::vector<Decoded> &fns, bool rcx, Plan &plan)
 {
-	uint64_t armed = 0;
+	std::vector<Spec> specs;
 	for (const auto &d : fns) {
-		Armed a = dev.arm(d.spec, d.module, d.fn->name, KINST_ARM_AGG, prog);
-		armed += a.narmed;
-		fprintf(stderr, "kinstctl: %s:%s: %u instructions armed, %u refused\n",
-		    d.module.c_str(), d.fn->name.c_str(), a.narmed, a.nrefused);
+		Spec sp = d.spec;
+		sp.module = d.module;
+		sp.function = d.fn->name;
+		specs.push_back(sp);
 	}
+	PlanRequest req;
+	req.resolved = &specs;
+	req.flags = KINST_ARM_AGG;
+	req.program = [rcx](const TypeEnv *, const std::string &) { return cover_program(rcx); };
+	req.what = "cover";
+	make_plan(req, plan);
+}
+
+// Arms the plan, then counts until Ctrl-C, the duration or the command's
+// end; disarmed on return.  The probes, by id.
+std::map<uint32_t, ProbeDesc>
+count(Session &dev, Plan &plan, Disassembler &dis, const CoverOptions &o,
+    const std::vector<std::string> &command, CoverRun &run)
+{
+	uint64_t armed = arm_plan(dev, plan, true).armed;
 	std::map<uint32_t, ProbeDesc> probes = dev.probes(dis);
 	Workload w(command, o.duration);
 	if (!command.empty()) {
@@ -314,16 +331,19 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		rcx = rcx || has_loop(fns.back());
 	}
 
+	Plan plan;
+	cover_plan(fns, rcx, plan);
+
 	Session dev = Session::open("cover");
 	dev.require(Feature::agg, "cover");
 	dev.filter("cover", -1, -1);
 	uint32_t esize = setup(dev, slots);
-	uint32_t prog = dev.load_prog(cover_program(rcx), "cover");
+	load_programs(dev, plan);
 
 	SignalGuard sg;
 	stop_before_arming("cover");
 	CoverRun run;
-	std::map<uint32_t, ProbeDesc> probes = count(dev, fns, prog, dis, o, command, run);
+	std::map<uint32_t, ProbeDesc> probes = count(dev, plan, dis, o, command, run);
 	uint32_t ncpus = stats(dev, run);
 	AggMap m = read_counts(dev, ncpus, slots, esize);
 	std::vector<CoverFunction> out = build(fns, probes, m, rcx);

@@ -276,6 +276,7 @@ private:
 	void open_for_planning();
 	void compile_start();
 	void compile_ends();
+	void add_start(Plan &p);
 	std::vector<struct kinst_pinsn> end_program(const TypeEnv *e, const std::string &cond);
 	void plan_step(PlanStep s, Plan &p);
 	void arm();
@@ -403,6 +404,10 @@ LatencyRun::plan_step(PlanStep s, Plan &p)
 			    "(" + p_.ends[0].text + ") are not supported");
 		return;
 	}
+	if (s == PlanStep::programs) {
+		add_start(p);
+		return;
+	}
 	if (s != PlanStep::types)
 		return;
 	p.env.entry = [this](const std::string &e, bool *sgn) {
@@ -481,8 +486,28 @@ LatencyRun::compile_ends()
 			    "the end point (its register was reused): save it at the start with "
 			    "$entry($NAME)");
 	}
+}
+
+// The start (planner.h's last step): a hidden group, armed first, with the
+// $entry() values the ends' programs named (with $variables, the program
+// compile_start() planned).  Without $variables it moves to the function's
+// entry when armed if it opens the frame or reads arguments; with them,
+// open_for_planning() put it there already.
+void
+LatencyRun::add_start(Plan &p)
+{
 	if (!start_dwarf_)
 		start_code_ = latency_start_program(p_.framed, saved_, latency_tag);
+	PlanGroup start;
+	start.hidden = true;
+	start.specs.push_back(p_.start);
+	start.code = start_code_;
+	start.what = "latency's start";
+	start.flags = KINST_ARM_AGG;
+	start.early = true;
+	if (!(start_dwarf_ || end_dwarf_) && (p_.framed || start_env_.used_args))
+		start.entry_why = "latency";
+	p.groups.insert(p.groups.begin(), start);
 }
 
 // The device's side: the start at the function's entry, the per-thread
@@ -496,11 +521,8 @@ LatencyRun::arm()
 	dev.require(Feature::agg, "latency");
 	if (o_.by == "stack")
 		dev.require(Feature::agg_stack, "latency --by stack");
-	if (!(start_dwarf_ || end_dwarf_) && (p_.framed || start_env_.used_args)) {
-		std::vector<Spec> v(1, p_.start);
-		dev.at_entry(v, "latency");
-		p_.start = v[0];
-	}
+	place_at_entry(dev, plan_);
+	p_.start = plan_.groups.at(0).specs.at(0);	// add_start()'s, perhaps moved
 	for (const auto &e : p_.ends)
 		if (e.function == p_.start.function && e.offset == p_.start.offset &&
 		    e.module == p_.start.module)
@@ -516,15 +538,6 @@ LatencyRun::arm()
 	s_.latency = true;
 	s_.by_signed = by_signed_;
 	setup_agg(dev, s_, ao_);
-	// The start: a hidden group, armed first.
-	PlanGroup start;
-	start.hidden = true;
-	start.specs.push_back(p_.start);
-	start.code = start_code_;
-	start.what = "latency's start";
-	start.flags = KINST_ARM_AGG;
-	start.early = true;
-	plan_.groups.insert(plan_.groups.begin(), start);
 	load_programs(dev, plan_);
 	dev.no_optimize(o_.no_optimize);
 	PlanArmed pa = arm_plan(dev, plan_, false);

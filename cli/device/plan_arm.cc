@@ -9,6 +9,11 @@ namespace kinst {
 void
 place_at_entry(Session &dev, Plan &plan)
 {
+	for (auto &g : plan.groups)
+		if (g.hidden && !g.entry_why.empty()) {
+			dev.at_entry(g.specs, g.entry_why);
+			g.entry_why.clear();
+		}
 	if (plan.entry_why.empty())
 		return;
 	dev.at_entry(plan.specs, plan.entry_why);

@@ -11,9 +11,9 @@
 
 namespace kinst {
 
-// When the plan's expressions read arguments (Plan::entry_why), puts its
-// specs at their functions' entries (Session::at_entry) and groups them
-// again.
+// Puts the hidden groups that ask for it (PlanGroup::entry_why) at their
+// functions' entries (Session::at_entry); when the plan's expressions read
+// arguments (Plan::entry_why), its specs too, and groups them again.
 void place_at_entry(Session &dev, Plan &plan);
 
 // Loads the plan's program (Plan::prog_id) and its early groups', before

@@ -128,6 +128,7 @@ make_plan(const PlanRequest &req, Plan &plan)
 	}
 	if (plan.env.used_args && plan.entry_why.empty())
 		plan.entry_why = "argument names";
+	step(PlanStep::programs);
 	plan.group();
 }
 

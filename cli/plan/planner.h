@@ -14,8 +14,9 @@
 //   4. with variables, PlanStep::vars, then the variable plans
 //      (trace_vars.h: each instruction on its own, hidden entry probes
 //      for entry values); else each return condition's program
-//   5. the groups: hidden companions first, then the traced specs by
-//      return condition (returns.h), a program of their own each.
+//   5. PlanStep::programs, then the groups: hidden companions first,
+//      then the traced specs by return condition (returns.h), a program
+//      of their own each.
 //
 // The device's side (device/plan_arm.h) puts the specs at their entry
 // when the expressions name arguments, loads the programs and arms the
@@ -59,6 +60,10 @@ struct PlanGroup {
 	uint32_t flags = 0;	// KINST_ARM_*
 	bool early = false;	// loaded with the plan's program, before arming
 	std::string note;	// printed once it is armed
+	// Not empty: a hidden group's specs move to their functions' entries
+	// when the plan is handed to the device (place_at_entry); the option
+	// that needs it, for messages.
+	std::string entry_why;
 	uint32_t prog_id = 0;	// once loaded
 };
 
@@ -68,6 +73,8 @@ enum class PlanStep {
 	specs,		// the specs are resolved
 	types,		// the type environment is made
 	vars,		// the program is compiled; variables to plan next
+	programs,	// every program is compiled (hidden companions whose
+			// programs depend on the command's are added here)
 };
 
 // A command's program for the type environment at its instructions and a
