@@ -111,6 +111,22 @@ private:
 	    long &budget) const;
 };
 
+// The lookups a reader of one format (BTF, CTF, DWARF) implements, declared
+// once here; each declares its protected list_enumerators itself.  Used as
+// "KINST_TYPES_READER;" in the class's public part.
+#define KINST_TYPES_READER \
+	uint32_t resolve(uint32_t id) const override; \
+	Kind kind(uint32_t id) const override; \
+	int64_t size(uint32_t id) const override; \
+	bool is_signed(uint32_t id) const override; \
+	uint32_t pointee(uint32_t id) const override; \
+	uint32_t array_len(uint32_t id) const override; \
+	std::string name(uint32_t id) const override; \
+	Func func(const std::string &name) const override; \
+	uint32_t find_tagged(const std::string &tag, bool is_union) const override; \
+	uint32_t find_named(const std::string &name) const override; \
+	bool members(uint32_t id, std::vector<RawMember> &out) const override
+
 // Linux's BTF, through libbpf's BTF API.
 class Btf : public Types {
 public:
@@ -122,17 +138,7 @@ public:
 	~Btf() override;
 
 	const char *format() const override { return "BTF"; }
-	uint32_t resolve(uint32_t id) const override;
-	Kind kind(uint32_t id) const override;
-	int64_t size(uint32_t id) const override;
-	bool is_signed(uint32_t id) const override;
-	uint32_t pointee(uint32_t id) const override;
-	uint32_t array_len(uint32_t id) const override;
-	std::string name(uint32_t id) const override;
-	Func func(const std::string &name) const override;
-	uint32_t find_tagged(const std::string &tag, bool is_union) const override;
-	uint32_t find_named(const std::string &name) const override;
-	bool members(uint32_t id, std::vector<RawMember> &out) const override;
+	KINST_TYPES_READER;
 	bool has_func(const std::string &name) const;
 
 protected:

@@ -51,17 +51,7 @@ public:
 	size_t type_count() const { return types_.size() - 1; }
 	size_t func_count() const { return funcs_.size(); }
 
-	uint32_t resolve(uint32_t id) const override;
-	Kind kind(uint32_t id) const override;
-	int64_t size(uint32_t id) const override;
-	bool is_signed(uint32_t id) const override;
-	uint32_t pointee(uint32_t id) const override;
-	uint32_t array_len(uint32_t id) const override;
-	std::string name(uint32_t id) const override;
-	Func func(const std::string &name) const override;
-	uint32_t find_tagged(const std::string &tag, bool is_union) const override;
-	uint32_t find_named(const std::string &name) const override;
-	bool members(uint32_t id, std::vector<RawMember> &out) const override;
+	KINST_TYPES_READER;
 
 protected:
 	void list_enumerators(Enumerators &out) const override;
