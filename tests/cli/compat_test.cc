@@ -651,22 +651,38 @@ ATF_TEST_CASE_BODY(plan_at_entry)
 		conds.push_back(cond);
 		return program_with({});
 	};
-	req.step = [](PlanStep s, Plan &p) {
-		if (s != PlanStep::types)
-			return;
+	// Two hidden groups: one at f+4 (trace --latency-from's, added with
+	// the types), one at f's entry once every program is compiled
+	// (latency's start: PlanGroup::entry_why moves it there).
+	size_t conds_at_programs = 0;
+	req.step = [&conds, &conds_at_programs](PlanStep s, Plan &p) {
 		PlanGroup g;
 		g.hidden = true;
-		g.specs.push_back(spec_f(4));
-		g.code = program_with({ make_pinsn(KINST_OP_IMM, 0, 7) });
-		g.what = "hidden";
+		if (s == PlanStep::types) {
+			g.specs.push_back(spec_f(4));
+			g.code = program_with({ make_pinsn(KINST_OP_IMM, 0, 7) });
+			g.what = "hidden";
+		} else if (s == PlanStep::programs) {
+			conds_at_programs = conds.size();
+			Spec f = spec_f(0);
+			f.has_offset = false;
+			g.specs.push_back(f);
+			g.code = program_with({ make_pinsn(KINST_OP_IMM, 0, 8) });
+			g.what = "hidden at the entry";
+			g.entry_why = "test";
+		} else {
+			return;
+		}
 		p.groups.push_back(g);
 	};
 	Plan plan;
 	make_plan(req, plan);
 	ATF_REQUIRE_EQ(plan.entry_why, std::string("argument names"));
-	ATF_REQUIRE_EQ(plan.groups.size(), (size_t)2);
+	ATF_REQUIRE_EQ(plan.groups.size(), (size_t)3);
 	ATF_REQUIRE(plan.groups[0].hidden);
+	ATF_REQUIRE(plan.groups[1].hidden);
 	ATF_REQUIRE_EQ(conds.size(), (size_t)1);
+	ATF_REQUIRE_EQ(conds_at_programs, (size_t)1);	// after the program
 	with_module(1, KINST_ABI_VERSION_MINOR, [&](Session &s) {
 		fake.arm_offsets.clear();
 		fake.arm_progs.clear();
@@ -676,11 +692,14 @@ ATF_TEST_CASE_BODY(plan_at_entry)
 		ATF_REQUIRE_EQ(pa.armed, (uint64_t)1);
 		ATF_REQUIRE_EQ(pa.prog_id, plan.prog_id);
 		ATF_REQUIRE(plan.prog_id != 0);
-		ATF_REQUIRE_EQ(fake.arm_offsets.size(), (size_t)2);
-		ATF_REQUIRE_EQ(fake.arm_offsets[0], 4u);	// the hidden one first
+		ATF_REQUIRE_EQ(fake.arm_offsets.size(), (size_t)3);
+		ATF_REQUIRE_EQ(fake.arm_offsets[0], 4u);	// the hidden ones first
 		ATF_REQUIRE(fake.arm_progs[0] != plan.prog_id);
-		ATF_REQUIRE_EQ(fake.arm_offsets[1], 9u);	// f's entry, not every instruction
-		ATF_REQUIRE_EQ(fake.arm_progs[1], plan.prog_id);
+		ATF_REQUIRE_EQ(fake.arm_offsets[1], 9u);	// moved to f's entry
+		ATF_REQUIRE(fake.arm_progs[1] != plan.prog_id);
+		ATF_REQUIRE(fake.arm_progs[1] != fake.arm_progs[0]);
+		ATF_REQUIRE_EQ(fake.arm_offsets[2], 9u);	// f's entry, not every instruction
+		ATF_REQUIRE_EQ(fake.arm_progs[2], plan.prog_id);
 	});
 	fake.text.clear();
 
