@@ -218,7 +218,7 @@ def spans_of(lines, name, fails):
 def check_latency(lines):
     fails = []
     # 1. By $retval: the busy-waiting calls (key SLOW) hold the instants
-    # the concurrent trace recorded at their call to udelay, the i-th in
+    # the concurrent trace recorded at their call to kinst_lattest_spin, the i-th in
     # the i-th, on the same thread: the spans start and end where the
     # calls did.
     meta, threads, spans = spans_of(lines, "lat", fails)

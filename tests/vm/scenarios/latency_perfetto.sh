@@ -38,10 +38,10 @@ dump() {
 	echo "=== perfetto-$_n-file-end ==="
 }
 
-kt_lattest_udelay_call
+kt_lattest_spin_call
 
 # 1. latency --by '$retval' over ROUNDS rounds (a busy wait and an early
-# return each), while another session traces the call to udelay: an
+# return each), while another session traces the call to the spin: an
 # instant inside each busy-waiting call.
 kt_trace_start /tmp/tr.out /tmp/tr.err --perfetto /tmp/tr.json "kinst_lattest_wait+$from"
 t0=$(now_ns)

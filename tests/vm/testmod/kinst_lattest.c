@@ -7,7 +7,8 @@
  * each round calls, in this order:
  *
  *	kinst_lattest_wait(wait_us)	busy-waits wait_us microseconds
- *					(udelay) and returns wait_us
+ *					(kinst_lattest_spin) and returns
+ *					wait_us
  *	kinst_lattest_wait(0)		the early path: returns -EINVAL at once
  *	kinst_lattest_rec(3)		recursion: four activations, each
  *					busy-waiting rec_us before and after
@@ -27,6 +28,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/errno.h>
 #include <linux/kthread.h>
 #include <linux/kernel.h>
@@ -43,12 +45,29 @@ MODULE_PARM_DESC(rec_us, "microseconds each kinst_lattest_rec activation busy-wa
 static volatile long kinst_lattest_sink;
 static unsigned long kinst_lattest_rounds;
 
+/*
+ * A busy wait timed by the clock, not udelay()'s calibrated loop: in a QEMU
+ * TCG guest the second CPU calibrates its loops_per_jiffy at boot against
+ * timer ticks that a loaded host delivers irregularly ("calibrate_delay_
+ * direct() failed to get a good estimate"), and udelay() there has waited
+ * from a hundredth to 1.5 times its time, which made the latency scenario's
+ * comparisons fail.  ktime_get_ns() is one clock for every CPU.
+ */
+noinline void
+kinst_lattest_spin(unsigned int us)
+{
+	u64 end = ktime_get_ns() + (u64)us * NSEC_PER_USEC;
+
+	while (ktime_get_ns() < end)
+		cpu_relax();
+}
+
 noinline int
 kinst_lattest_wait(int us)
 {
 	if (us <= 0)
 		return (-EINVAL);
-	udelay(us);
+	kinst_lattest_spin(us);
 	kinst_lattest_sink = us;
 	return (us);
 }
@@ -58,12 +77,12 @@ kinst_lattest_rec(int depth)
 {
 	long r;
 
-	udelay(READ_ONCE(rec_us));
+	kinst_lattest_spin(READ_ONCE(rec_us));
 	if (depth <= 0)
 		return (0);
 	r = kinst_lattest_rec(depth - 1);
 	kinst_lattest_sink = r;		/* no tail call, no loop */
-	udelay(READ_ONCE(rec_us));
+	kinst_lattest_spin(READ_ONCE(rec_us));
 	return (r + depth);
 }
 
@@ -112,7 +131,7 @@ kinst_lattest_thread(void *arg)
 	kinst_lattest_sink += kinst_lattest_wait(READ_ONCE(wait_us));
 	kinst_lattest_open(i);
 	if ((i & 1) == 0) {
-		udelay(100);
+		kinst_lattest_spin(100);
 		kinst_lattest_close(i);
 	}
 	atomic_dec(&kinst_lattest_live);
