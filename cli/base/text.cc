@@ -111,18 +111,26 @@ append_json_string(std::string &out, const std::string &s)
 {
 	static const char digits[] = "0123456789abcdef";
 	out += '"';
-	for (unsigned char c : s) {
+	// Runs that need no escape are appended whole (list-offsets --json
+	// writes a few names per instruction).
+	const char *p = s.data();
+	size_t run = 0, n = s.size();
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c != '"' && c != '\\' && c >= 0x20 && c < 0x7f)
+			continue;
+		out.append(p + run, i - run);
+		run = i + 1;
 		if (c == '"' || c == '\\') {
 			out += '\\';
 			out += (char)c;
-		} else if (c < 0x20 || c >= 0x7f) {
+		} else {
 			out += "\\u00";
 			out += digits[c >> 4];
 			out += digits[c & 15];
-		} else {
-			out += (char)c;
 		}
 	}
+	out.append(p + run, n - run);
 	out += '"';
 }
 

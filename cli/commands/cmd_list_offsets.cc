@@ -124,11 +124,13 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		rets[r.offset] = r;
 	Tally tally;
 	tally.functions = 1;
-	std::string line;
-	if (out.json)
+	std::string prefix;
+	if (out.json) {
 		w.line(json_line(json_function(syms, *t.fn)));
-	else
+		prefix = json_insn_prefix(syms, *t.fn);
+	} else {
 		w.line(text_function_header(syms, *t.fn, st));
+	}
 	if (ann)
 		ann->start_function();
 	std::vector<std::string> src_lines;
@@ -139,8 +141,10 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		const InsnText &txt = txts[i];
 		tally.add(in);
 		if (out.json) {
-			line.clear();
-			append_json_insn(line, syms, *t.fn, in, txt);
+			// Straight into the output: everything below only
+			// appends to this object's end.
+			std::string &line = w.buffer();
+			append_json_insn(line, prefix, in, txt);
 			auto ri = rets.find(in.offset);
 			if (ri != rets.end() && !line.empty() && line.back() == '}') {
 				line.pop_back();
@@ -163,7 +167,8 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			}
 			if (ann)
 				ann->json_fields(t.module, *t.fn, in, line);
-			w.line(line);
+			line += '\n';
+			w.commit();
 		} else {
 			if (ann) {
 				src_lines.clear();
@@ -172,10 +177,15 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 					w.line(l);
 			}
 			auto ri = rets.find(in.offset);
-			w.line(text_insn_row(in, txt, m.relocatable(), st) +
-			    (ri != rets.end() ? "  [" + return_text(ri->second) + "]" : "") +
-			    (in.sessions != 0 ? "  [traced now by " + std::to_string(in.sessions) +
-			    (in.sessions == 1 ? " session]" : " sessions]") : ""));
+			std::string &b = w.buffer();
+			append_text_insn_row(b, in, txt, m.relocatable(), st);
+			if (ri != rets.end())
+				b += "  [" + return_text(ri->second) + "]";
+			if (in.sessions != 0)
+				b += "  [traced now by " + std::to_string(in.sessions) +
+				    (in.sessions == 1 ? " session]" : " sessions]");
+			b += '\n';
+			w.commit();
 		}
 	}
 	if (out.json)

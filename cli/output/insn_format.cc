@@ -64,26 +64,56 @@ text_function_header(const SymbolTable &syms, const Function &f, const Style &st
 	return s;
 }
 
-std::string
-text_verdict(const Insn &in, const Style &st)
+namespace {
+
+// s += sgr-painted text (Style::paint, without its temporaries).
+void
+paint_into(std::string &s, const Style &st, const char *sgr, const char *a, const char *b,
+    const char *c)
 {
-	std::string v = verdict_name(in);
-	if (!traceable(in))
-		return st.paint("31", "refused: " + reason_name(in));
-	std::string j = in.jopt == KINST_JQ_YES ? " (jump-optimizable)" : "";
+	if (st.color) {
+		s += "\033[";
+		s += sgr;
+		s += 'm';
+	}
+	s += a;
+	s += b;
+	s += c;
+	if (st.color)
+		s += "\033[0m";
+}
+
+} // namespace
+
+void
+append_text_verdict(std::string &s, const Insn &in, const Style &st)
+{
+	if (!traceable(in)) {
+		paint_into(s, st, "31", "refused: ", reason_name(in).c_str(), "");
+		return;
+	}
+	const char *j = in.jopt == KINST_JQ_YES ? " (jump-optimizable)" : "";
 	if (in.cls.treatment == KINST_T_EMULATE)
-		return st.paint("36", "emulated: " + emulation_name(in) + j);
-	return st.paint("32", v + j);
+		paint_into(s, st, "36", "emulated: ", emulation_name(in).c_str(), j);
+	else
+		paint_into(s, st, "32", verdict_name(in), j, "");
 }
 
 std::string
-text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &st)
+text_verdict(const Insn &in, const Style &st)
+{
+	std::string s;
+	append_text_verdict(s, in, st);
+	return s;
+}
+
+void
+append_text_insn_row(std::string &s, const Insn &in, const InsnText &t, bool relocatable,
+    const Style &st)
 {
 	// Hand-formatted: this runs once per instruction listed, and
 	// snprintf was a fifth of list-offsets' time.
 	static const char digits[] = "0123456789abcdef";
-	std::string s;
-	s.reserve(128);
 	s += "  +0x";
 	size_t mark = s.size();
 	append_hex(s, in.offset, 0);
@@ -91,11 +121,11 @@ text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &
 		s.append(5 - (s.size() - mark), ' ');
 	s += ' ';
 	if (relocatable) {
-		std::string a;
-		append_hex(a, in.addr, 0);
-		if (a.size() < 8)
-			s.append(8 - a.size(), ' ');
-		s += a;
+		mark = s.size();
+		append_hex(s, in.addr, 0);
+		size_t n = s.size() - mark;
+		if (n < 8)
+			s.insert(mark, 8 - n, ' ');
 	} else {
 		for (int sh = 60; sh >= 0; sh -= 4)
 			s += digits[(in.addr >> sh) & 15];
@@ -111,16 +141,32 @@ text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &
 	if (s.size() - mark < 24)
 		s.append(24 - (s.size() - mark), ' ');
 	s += "  ";
-	std::string txt = insn_display(t);
-	if (t.disasm_len != in.len && t.disasm_len != 0)
-		txt += " [capstone: " + std::to_string(t.disasm_len) + " bytes]";
-	if (!t.reloc.empty())
-		txt += " <" + t.reloc + ">";
-	s += txt;
-	if (txt.size() < 40)
-		s.append(40 - txt.size(), ' ');
-	s += " ";
-	s += text_verdict(in, st);
+	mark = s.size();
+	s += t.text;
+	if (t.target.set)
+		s += t.target.annotation();
+	if (t.disasm_len != in.len && t.disasm_len != 0) {
+		s += " [capstone: ";
+		s += std::to_string(t.disasm_len);
+		s += " bytes]";
+	}
+	if (!t.reloc.empty()) {
+		s += " <";
+		s += t.reloc;
+		s += '>';
+	}
+	if (s.size() - mark < 40)
+		s.append(40 - (s.size() - mark), ' ');
+	s += ' ';
+	append_text_verdict(s, in, st);
+}
+
+std::string
+text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &st)
+{
+	std::string s;
+	s.reserve(128);
+	append_text_insn_row(s, in, t, relocatable, st);
 	return s;
 }
 
@@ -176,11 +222,10 @@ key(std::string &out, const char *k)
 
 } // namespace
 
-void
-append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
-    const Insn &in, const InsnText &t)
+std::string
+json_insn_prefix(const SymbolTable &syms, const Function &f)
 {
-	out += "{\"schema\":";
+	std::string out = "{\"schema\":";
 	out += std::to_string(KINST_JSON_SCHEMA);
 	out += ",\"type\":\"insn\"";
 	key(out, "module");
@@ -191,14 +236,37 @@ append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
 		key(out, "section");
 		append_json_string(out, f.section);
 	}
+	return out;
+}
+
+void
+append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
+    const Insn &in, const InsnText &t)
+{
+	append_json_insn(out, json_insn_prefix(syms, f), in, t);
+}
+
+void
+append_json_insn(std::string &out, const std::string &prefix, const Insn &in,
+    const InsnText &t)
+{
+	static const char digits[] = "0123456789abcdef";
+	out += prefix;
 	key(out, "offset");
-	out += std::to_string(in.offset);
+	append_u64(out, in.offset);
 	key(out, "address");
-	out += '"' + hex(in.addr) + '"';
+	out += '"';
+	append_hex0x(out, in.addr);
+	out += '"';
 	key(out, "length");
-	out += std::to_string(in.len);
+	append_u64(out, in.len);
 	key(out, "bytes");
-	out += '"' + hex_bytes(in.bytes, in.len, "") + '"';
+	out += '"';
+	for (size_t i = 0; i < in.len; i++) {
+		out += digits[in.bytes[i] >> 4];
+		out += digits[in.bytes[i] & 15];
+	}
+	out += '"';
 	key(out, "mnemonic");
 	append_json_string(out, t.mnemonic);
 	key(out, "operands");

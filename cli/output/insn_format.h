@@ -33,7 +33,11 @@ struct Tally {
 // ---- text ----
 std::string text_function_header(const SymbolTable &syms, const Function &f, const Style &st);
 std::string text_insn_row(const Insn &in, const InsnText &t, bool relocatable, const Style &st);
+// The same row appended to s (list-offsets writes millions of them).
+void append_text_insn_row(std::string &s, const Insn &in, const InsnText &t, bool relocatable,
+    const Style &st);
 std::string text_verdict(const Insn &in, const Style &st);
+void append_text_verdict(std::string &s, const Insn &in, const Style &st);
 std::string text_summary(const Tally &t, bool total);
 
 // ---- JSON (one object per line) ----
@@ -43,6 +47,11 @@ nlohmann::json json_insn(const SymbolTable &syms, const Function &f, const Insn 
 // json value (list-offsets writes millions of them).  json_insn parses it.
 void append_json_insn(std::string &out, const SymbolTable &syms, const Function &f,
     const Insn &in, const InsnText &t);
+// The same with the part that names f (json_insn_prefix: the same for all
+// its instructions) made once.
+std::string json_insn_prefix(const SymbolTable &syms, const Function &f);
+void append_json_insn(std::string &out, const std::string &prefix, const Insn &in,
+    const InsnText &t);
 nlohmann::json json_summary(const SymbolTable *syms, const Function *f, const Tally &t);
 
 } // namespace kinst

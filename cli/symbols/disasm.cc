@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "symbols/disasm.h"
 
+#include <cstring>
+
 #include "base/error.h"
 
 namespace kinst {
@@ -40,6 +42,37 @@ Disassembler::one(const uint8_t *code, size_t avail, uint64_t addr)
 		t.len = insn_->size;
 	}
 	return t;
+}
+
+const Disassembler::Text &
+Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
+{
+	if (len == 0 || len > sizeof(Slot::bytes)) {
+		miss_ = one(code, len, addr);
+		return miss_;
+	}
+	if (!cache_)
+		cache_.reset(new Slot[cache_slots]);
+	// FNV-1a over the bytes and the length.
+	uint32_t h = 2166136261u ^ (uint32_t)len;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ code[i]) * 16777619u;
+	Slot &s = cache_[h % cache_slots];
+	if (s.len == len && memcmp(s.bytes, code, len) == 0)
+		return s.text;
+	const uint8_t *p = code;
+	size_t n = len;
+	uint64_t a = addr;
+	if (!cs_disasm_iter(handle_, &p, &n, &a, insn_.get()) || insn_->size != len) {
+		miss_ = one(code, len, addr);
+		return miss_;
+	}
+	s.len = (uint8_t)len;
+	memcpy(s.bytes, code, len);
+	s.text.mnemonic.assign(insn_->mnemonic);
+	s.text.operands.assign(insn_->op_str);
+	s.text.len = insn_->size;
+	return s.text;
 }
 
 } // namespace kinst

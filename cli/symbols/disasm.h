@@ -29,11 +29,28 @@ public:
 	};
 	// Disassembles one instruction at code[0..avail) located at addr.
 	Text one(const uint8_t *code, size_t avail, uint64_t addr);
+	// The same for the len bytes of one instruction whose text does not
+	// depend on where it is (no relative or RIP-relative operand: the
+	// caller decoded it): its last text, if the same bytes were rendered
+	// recently, else Capstone's.  Valid until the next call.  Most of a
+	// kernel's instructions repeat (push %rbp, ret, ...): list-offsets
+	// spent a third of its time in Capstone.
+	const Text &same_anywhere(const uint8_t *code, size_t len, uint64_t addr);
 
 private:
 	csh handle_ = 0;
 	struct InsnFree { void operator()(cs_insn *i) const { cs_free(i, 1); } };
 	std::unique_ptr<cs_insn, InsnFree> insn_;
+	// Direct-mapped by a hash of the bytes; a slot's strings keep their
+	// capacity, so a hit or a refill allocates nothing once warm.
+	struct Slot {
+		uint8_t len = 0;	// 0: empty
+		uint8_t bytes[15] = {};
+		Text text;
+	};
+	static constexpr size_t cache_slots = 8192;
+	std::unique_ptr<Slot[]> cache_;
+	Text miss_;
 };
 
 } // namespace kinst

@@ -383,6 +383,9 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 		std::sort(v.begin(), v.end());
 		rela_ready_[shndx] = true;
 	}
+	auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(off, (uint32_t)0));
+	if (it == v.end() || it->first >= off + len)
+		return "";	// most instructions: asked once each
 	const ElfSection &st = sections_[symsec_];
 	size_t nsym = st.data ? st.data_size / sizeof(Elf64_Sym) : 0;
 	size_t strndx = 0;
@@ -393,8 +396,7 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 			strndx = sh.sh_link;
 	}
 	std::string out;
-	for (auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(off, (uint32_t)0));
-	    it != v.end() && it->first < off + len; ++it) {
+	for (; it != v.end() && it->first < off + len; ++it) {
 		Elf64_Rela rel;
 		memcpy(&rel, r.data + (size_t)it->second * sizeof(rel), sizeof(rel));
 		size_t si = ELF64_R_SYM(rel.r_info);

@@ -22,24 +22,58 @@ direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
 	return false;
 }
 
+namespace {
+
+// Does Capstone's text of k name an address computed from where it is (a
+// relative branch's or xbegin's target: call, jmp, jcc, loop*, jrcxz,
+// xbegin; a RIP-relative operand)?
+bool
+text_depends_on_address(const struct kinst_insn &k)
+{
+	if (k.rip_relative)
+		return true;
+	switch (k.map) {
+	case KINST_MAP_1BYTE:
+		return (k.opcode >= 0x70 && k.opcode <= 0x7f) ||
+		    (k.opcode >= 0xe0 && k.opcode <= 0xe3) || k.opcode == 0xe8 ||
+		    k.opcode == 0xe9 || k.opcode == 0xeb ||
+		    (k.opcode == 0xc7 && k.has_modrm && k.modrm == 0xf8);	// xbegin
+	case KINST_MAP_0F:
+		return k.opcode >= 0x80 && k.opcode <= 0x8f;
+	default:
+		return false;
+	}
+}
+
+} // namespace
+
 InsnText
 insn_text(Disassembler &dis, const Insn &in)
 {
 	InsnText t;
-	Disassembler::Text d = dis.one(in.bytes, in.len, in.addr);
-	t.disasm_len = d.len;
-	if (d.len == 0) {
+	struct kinst_insn k;
+	bool dec = insn_decode(in, &k);
+	Disassembler::Text other;
+	const Disassembler::Text *d;
+	if (dec && !text_depends_on_address(k)) {
+		d = &dis.same_anywhere(in.bytes, in.len, in.addr);
+	} else {
+		other = dis.one(in.bytes, in.len, in.addr);
+		d = &other;
+	}
+	t.disasm_len = d->len;
+	if (d->len == 0) {
 		// Capstone only saw in.len bytes; retry with its own view so
 		// that we can say how it disagrees.
-		d = dis.one(in.bytes, KINST_MAX_INSN_LEN, in.addr);
-		t.disasm_len = d.len;
+		other = dis.one(in.bytes, KINST_MAX_INSN_LEN, in.addr);
+		d = &other;
+		t.disasm_len = d->len;
 	}
-	if (d.len == in.len) {
-		t.mnemonic = d.mnemonic;
-		t.operands = d.operands;
-		t.text = d.operands.empty() ? d.mnemonic : d.mnemonic + " " + d.operands;
-		struct kinst_insn k;
-		t.branch = insn_decode(in, &k) && direct_branch(k, in.addr, &t.branch_to);
+	if (d->len == in.len) {
+		t.mnemonic = d->mnemonic;
+		t.operands = d->operands;
+		t.text = d->operands.empty() ? d->mnemonic : d->mnemonic + " " + d->operands;
+		t.branch = dec && direct_branch(k, in.addr, &t.branch_to);
 	} else {
 		t.mnemonic = "(bad)";
 		t.text = "(bad)";

@@ -121,10 +121,8 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 {
 	std::vector<int> kind(insns.size(), KINST_EM_NONE);
 	std::set<uint64_t> jumped, called;
-	std::map<uint64_t, size_t> at;
 	for (size_t i = 0; i < insns.size(); i++) {
 		const Insn &in = insns[i];
-		at[in.addr] = i;
 		struct kinst_insn d;
 		if (in.bytes == nullptr || in.unreachable || !insn_decode(in, &d))
 			continue;
@@ -148,6 +146,11 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 		}
 	}
 	std::set<uint32_t> out;
+	if (called.empty())
+		return out;	// most functions
+	std::map<uint64_t, size_t> at;
+	for (size_t i = 0; i < insns.size(); i++)
+		at[insns[i].addr] = i;
 	for (uint64_t t : called) {
 		auto it = at.find(t);
 		if (it == at.end() || it->second == 0)

@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "symbols/elf_image.h"
+#include "symbols/insn_text.h"
+#include "symbols/resolver.h"
 #include "base/error.h"
 #include "fuzz_cli_entry.h"
 #include "symbols/kallsyms.h"
@@ -1092,8 +1094,71 @@ ATF_TEST_CASE_BODY(reason_from_newer_module)
 	ATF_REQUIRE_EQ(reason_name(i), std::string(kinst_reason_name(KINST_R_INT3)));
 }
 
+// Capstone's text of an instruction whose bytes were rendered before comes
+// from Disassembler::same_anywhere's cache, but only when the text cannot
+// depend on the address: each relative branch and xbegin below sits at two
+// addresses and must read differently there,
+// each repeated instruction must read as Capstone reads it, and a full
+// cache (more distinct instructions than slots) must answer the same.
+ATF_TEST_CASE_WITHOUT_HEAD(insn_text_cache);
+ATF_TEST_CASE_BODY(insn_text_cache)
+{
+	static const std::vector<std::vector<uint8_t>> moved = {
+		{ 0xeb, 0x10 },					// jmp rel8
+		{ 0xe9, 0x10, 0, 0, 0 },			// jmp rel32
+		{ 0xe8, 0x10, 0, 0, 0 },			// call
+		{ 0x70, 0x10 }, { 0x74, 0x10 }, { 0x7f, 0x10 },	// jo, je, jg rel8
+		{ 0x0f, 0x80, 0x10, 0, 0, 0 },			// jo rel32
+		{ 0x0f, 0x84, 0x10, 0, 0, 0 },			// je rel32
+		{ 0x0f, 0x8f, 0x10, 0, 0, 0 },			// jg rel32
+		{ 0xe2, 0x10 }, { 0xe1, 0x10 }, { 0xe0, 0x10 },	// loop, loope, loopne
+		{ 0xe3, 0x10 },					// jrcxz
+		{ 0xc7, 0xf8, 0x10, 0, 0, 0 },			// xbegin
+	};
+	// Capstone writes RIP-relative operands as displacements, but they
+	// bypass the cache all the same: each must read as Capstone reads it.
+	static const std::vector<std::vector<uint8_t>> riprel = {
+		{ 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 },		// mov 0x10(%rip),%rax
+		{ 0xff, 0x25, 0x10, 0, 0, 0 },			// jmp *0x10(%rip)
+	};
+	static const std::vector<std::vector<uint8_t>> same = {
+		{ 0x55 }, { 0xc3 }, { 0x48, 0x89, 0xe5 }, { 0x31, 0xc0 },
+		{ 0xc7, 0x07, 0x10, 0, 0, 0 },			// movl $0x10,(%rdi): c7, not xbegin
+		{ 0x48, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0 },	// mov 0x10,%rax (absolute)
+		{ 0xff, 0xe0 },					// jmp *%rax
+	};
+	for (Syntax syn : { Syntax::att, Syntax::intel }) {
+		Disassembler dis(syn), ref(syn);
+		auto text_at = [&](const std::vector<uint8_t> &b, uint64_t addr) {
+			std::vector<Insn> v = walk_function(Bytes{b.data(), b.size()}, addr, dis);
+			ATF_REQUIRE_EQ(v.size(), (size_t)1);
+			std::string t = insn_text(dis, v[0]).text;
+			Disassembler::Text r = ref.one(b.data(), b.size(), addr);
+			ATF_REQUIRE_EQ(t, r.operands.empty() ? r.mnemonic : r.mnemonic + " " + r.operands);
+			return t;
+		};
+		for (int round = 0; round < 2; round++) {
+			for (const auto &b : moved)
+				ATF_REQUIRE(text_at(b, 0x1000) != text_at(b, 0x2000));
+			for (const auto &b : riprel)
+				text_at(b, 0x1000 + 0x1000 * round);
+		}
+		// Fill every slot many times over with distinct instructions
+		// (mov $imm32,%eax), then the repeated ones again.
+		for (int round = 0; round < 2; round++) {
+			for (const auto &b : same)
+				ATF_REQUIRE_EQ(text_at(b, 0x1000), text_at(b, 0x2000));
+			for (uint32_t i = 0; i < 40000; i += 7) {
+				std::vector<uint8_t> b = { 0xb8, (uint8_t)i, (uint8_t)(i >> 8), 0, 0 };
+				text_at(b, 0x3000 + i);
+			}
+		}
+	}
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, insn_text_cache);
 	ATF_ADD_TEST_CASE(tcs, record_sections);
 	ATF_ADD_TEST_CASE(tcs, record_malformed);
 	ATF_ADD_TEST_CASE(tcs, record_agg);
