@@ -30,6 +30,7 @@ struct ListOffsets {
 	std::string source_dir;
 	DebugOptions dbg;
 	std::unique_ptr<SourceAnnotator> ann;
+	std::vector<InsnText> txts;	// list_one's, kept
 
 	int run();
 	void list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
@@ -114,10 +115,12 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			in.cls.reason = (uint8_t)r;
 		}
 	}
-	std::vector<InsnText> txts;
-	txts.reserve(insns.size());
-	for (const auto &in : insns)
-		txts.push_back(insn_text(dis, syms, m, *t.fn, in));
+	// Filled in place: the strings of the last function's keep their
+	// capacity.
+	if (txts.size() < insns.size())
+		txts.resize(insns.size());
+	for (size_t i = 0; i < insns.size(); i++)
+		insn_text(txts[i], dis, syms, m, *t.fn, insns[i]);
 	qualify_jopt(syms, *t.fn, b, insns, txts);
 	std::map<uint32_t, ReturnPoint> rets;
 	for (const auto &r : return_points(syms, m, *t.fn, insns))

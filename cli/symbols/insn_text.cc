@@ -47,10 +47,16 @@ text_depends_on_address(const struct kinst_insn &k)
 
 } // namespace
 
-InsnText
-insn_text(Disassembler &dis, const Insn &in)
+void
+insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 {
-	InsnText t;
+	t.reloc.clear();
+	t.branch = false;
+	t.branch_to = 0;
+	t.target.set = t.target.resolved = t.target.other_module = false;
+	t.target.address = t.target.offset = 0;
+	t.target.function.clear();
+	t.target.module.clear();
 	struct kinst_insn k;
 	bool dec = insn_decode(in, &k);
 	Disassembler::Text other;
@@ -70,26 +76,38 @@ insn_text(Disassembler &dis, const Insn &in)
 		t.disasm_len = d->len;
 	}
 	if (d->len == in.len) {
-		t.mnemonic = d->mnemonic;
-		t.operands = d->operands;
-		t.text = d->operands.empty() ? d->mnemonic : d->mnemonic + " " + d->operands;
+		t.mnemonic.assign(d->mnemonic);
+		t.operands.assign(d->operands);
+		t.text.assign(d->mnemonic);
+		if (!d->operands.empty()) {
+			t.text += ' ';
+			t.text += d->operands;
+		}
 		t.branch = dec && direct_branch(k, in.addr, &t.branch_to);
 	} else {
-		t.mnemonic = "(bad)";
-		t.text = "(bad)";
+		t.mnemonic.assign("(bad)");
+		t.operands.clear();
+		t.text.assign("(bad)");
 	}
-	return t;
 }
 
 InsnText
-insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
-    const Insn &in)
+insn_text(Disassembler &dis, const Insn &in)
 {
-	InsnText t = insn_text(dis, in);
+	InsnText t;
+	insn_text(t, dis, in);
+	return t;
+}
+
+void
+insn_text(InsnText &t, Disassembler &dis, const SymbolTable &syms, Module &m,
+    const Function &f, const Insn &in)
+{
+	insn_text(t, dis, in);
 	if (m.relocatable()) {
 		// Unlinked: the branch's bytes are a relocation (t.reloc).
 		t.reloc = m.relocation(f, in.addr, in.len);
-		return t;
+		return;
 	}
 	if (t.branch && (t.branch_to < f.addr || t.branch_to - f.addr >= f.size)) {
 		t.target.set = true;
@@ -104,6 +122,14 @@ insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function 
 			t.target.other_module = c[0].module != f.module;
 		}
 	}
+}
+
+InsnText
+insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
+    const Insn &in)
+{
+	InsnText t;
+	insn_text(t, dis, syms, m, f, in);
 	return t;
 }
 

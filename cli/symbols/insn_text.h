@@ -32,6 +32,11 @@ InsnText insn_text(Disassembler &dis, const Insn &in);
 // kallsyms, or the file's symbols).
 InsnText insn_text(Disassembler &dis, const SymbolTable &syms, Module &m, const Function &f,
     const Insn &in);
+// Both again, into t: its strings keep their capacity (list-offsets fills
+// the same InsnTexts for every function).
+void insn_text(InsnText &t, Disassembler &dis, const Insn &in);
+void insn_text(InsnText &t, Disassembler &dis, const SymbolTable &syms, Module &m,
+    const Function &f, const Insn &in);
 // The text of an instruction as list-offsets and cover show it: with its
 // branch target's annotation.
 std::string insn_display(const InsnText &t);

@@ -2,6 +2,8 @@
 // Return points of a function (returns.h).
 #include "symbols/returns.h"
 
+#include <algorithm>
+
 #include "base/text.h"
 
 #include <cstring>
@@ -120,7 +122,7 @@ std::set<uint32_t>
 local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 {
 	std::vector<int> kind(insns.size(), KINST_EM_NONE);
-	std::set<uint64_t> jumped, called;
+	std::vector<uint64_t> jumped, called;	// sorted below
 	for (size_t i = 0; i < insns.size(); i++) {
 		const Insn &in = insns[i];
 		struct kinst_insn d;
@@ -132,7 +134,7 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 		switch (kind[i]) {
 		case KINST_EM_CALL_REL:
 			if (inside)
-				called.insert(to);
+				called.push_back(to);
 			break;
 		case KINST_EM_JCC:
 		case KINST_EM_JMP_REL:
@@ -141,26 +143,29 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 		case KINST_EM_LOOPNE:
 		case KINST_EM_JRCXZ:
 			if (inside)
-				jumped.insert(to);
+				jumped.push_back(to);
 			break;
 		}
 	}
 	std::set<uint32_t> out;
 	if (called.empty())
-		return out;	// most functions
-	std::map<uint64_t, size_t> at;
-	for (size_t i = 0; i < insns.size(); i++)
-		at[insns[i].addr] = i;
+		return out;	// no call into the function itself
+	std::sort(called.begin(), called.end());
+	called.erase(std::unique(called.begin(), called.end()), called.end());
+	std::sort(jumped.begin(), jumped.end());
 	for (uint64_t t : called) {
-		auto it = at.find(t);
-		if (it == at.end() || it->second == 0)
+		// insns are in address order.
+		auto ii = std::lower_bound(insns.begin(), insns.end(), t,
+		    [](const Insn &a, uint64_t v) { return a.addr < v; });
+		if (ii == insns.end() || ii->addr != t || ii == insns.begin())
 			continue;
-		int prev = kind[it->second - 1];
+		const size_t at = (size_t)(ii - insns.begin());
+		int prev = kind[at - 1];
 		if (prev != KINST_EM_RET && prev != KINST_EM_RET_IMM && prev != KINST_EM_JMP_REL &&
 		    prev != KINST_EM_JMP_IND)
 			continue;	// falls in from the code before it
-		for (size_t j = it->second; j < insns.size(); j++) {
-			if (j > it->second && jumped.count(insns[j].addr))
+		for (size_t j = at; j < insns.size(); j++) {
+			if (j > at && std::binary_search(jumped.begin(), jumped.end(), insns[j].addr))
 				break;	// shared with code that jumps here
 			if (kind[j] == KINST_EM_RET || kind[j] == KINST_EM_RET_IMM) {
 				out.insert(insns[j].offset);

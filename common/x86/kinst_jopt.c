@@ -121,11 +121,9 @@ mark(const uint8_t *func, uint32_t size, kinst_jopt_refusal_fn refusal,
 
 /* Pass 2: the verdict for the instruction starting at s. */
 static uint8_t
-decide(const uint8_t *func, uint32_t size, const uint8_t *out, uint32_t s,
-    const struct walk *w)
+decide(uint32_t size, const uint8_t *out, uint32_t s, const struct walk *w)
 {
-	struct kinst_insn insn;
-	uint32_t p, end, len;
+	uint32_t p, end;
 	bool inside_ok;
 
 	if ((out[s] & F_TRACEABLE) == 0)
@@ -142,13 +140,13 @@ decide(const uint8_t *func, uint32_t size, const uint8_t *out, uint32_t s,
 	for (p = s; p < s + KINST_JOPT_WINDOW; p = end) {
 		if (p >= size)
 			return (KINST_JQ_END);
-		/* Decoded once already: cannot fail now. */
-		if (kinst_decode(func + p, size - p, &insn) != KINST_DEC_OK)
-			return (KINST_JQ_UNDECODED);
-		len = insn.len;
-		end = p + len;
-		if (end > size)
-			return (KINST_JQ_END);
+		/*
+		 * The instruction's end: the next start pass 1 marked (its
+		 * walk decoded every instruction to the end of the function,
+		 * w->undecoded is false), or the end of the function.
+		 */
+		for (end = p + 1; end < size && (out[end] & F_START) == 0; end++)
+			;
 		if (end >= s + KINST_JOPT_WINDOW) {
 			if ((out[p] & F_LAST) == 0)
 				inside_ok = false;
@@ -178,7 +176,7 @@ kinst_jopt_qualify(const uint8_t *func, uint32_t size,
 			out[s] = KINST_JQ_NOT_INSN;
 			continue;
 		}
-		v = decide(func, size, out, s, &w);
+		v = decide(size, out, s, &w);
 		out[s] = v;
 		if (v == KINST_JQ_YES)
 			n++;
