@@ -30,7 +30,7 @@ struct ListOffsets {
 	std::string source_dir;
 	DebugOptions dbg;
 	std::unique_ptr<SourceAnnotator> ann;
-	std::vector<InsnText> txts;	// list_one's, kept
+	InsnText txt_;		// list_one's, refilled per instruction
 
 	int run();
 	void list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
@@ -40,15 +40,17 @@ struct ListOffsets {
 // A jmp whose target is a retpoline thunk is an indirect jump in disguise
 // (kinst_jopt.h, KINST_JOPT_INDIRECT).
 bool
-thunk_jump(const SymbolTable &syms, const Insn &in, const InsnText &txt, uint64_t fn_addr,
-    uint64_t fn_size)
+thunk_jump(const SymbolTable &syms, Module &m, const Function &fn, const Insn &in)
 {
 	static const char *const prefixes[] = { "__x86_indirect_thunk", "__x86_indirect_jump_thunk" };
 	if (in.cls.treatment != KINST_T_EMULATE || in.cls.emul != KINST_EM_JMP_REL)
 		return false;
+	uint64_t fn_addr = fn.addr, fn_size = fn.size;
 	std::vector<std::string> names;
-	if (!txt.reloc.empty())
-		names.push_back(txt.reloc);
+	// Unlinked: the relocation names the target (insn_text's reloc).
+	std::string reloc = m.relocatable() ? m.relocation(fn, in.addr, in.len) : "";
+	if (!reloc.empty())
+		names.push_back(reloc);
 	struct kinst_insn d;
 	if (insn_decode(in, &d)) {
 		uint64_t target = in.addr + in.len + (uint64_t)d.imm;
@@ -67,8 +69,8 @@ thunk_jump(const SymbolTable &syms, const Insn &in, const InsnText &txt, uint64_
 // own decode and what the kernel refuses (every instruction of the window
 // matters, so the kernel's verdicts are asked for all of them).
 void
-qualify_jopt(const SymbolTable &syms, const Function &fn, const Bytes &b,
-    std::vector<Insn> &insns, const std::vector<InsnText> &txts)
+qualify_jopt(const SymbolTable &syms, Module &m, const Function &fn, const Bytes &b,
+    std::vector<Insn> &insns)
 {
 	if (b.size == 0 || b.size > UINT32_MAX)
 		return;
@@ -80,7 +82,7 @@ qualify_jopt(const SymbolTable &syms, const Function &fn, const Bytes &b,
 		if (!traceable(in))
 			refusal[in.offset] = in.cls.reason != KINST_R_NONE ? (int)in.cls.reason :
 			    (int)KINST_R_UNDECODABLE;
-		else if (thunk_jump(syms, in, txts[i], fn.addr, fn.size))
+		else if (thunk_jump(syms, m, fn, in))
 			refusal[in.offset] = KINST_JOPT_INDIRECT;
 	}
 	std::vector<uint8_t> out(b.size);
@@ -115,13 +117,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			in.cls.reason = (uint8_t)r;
 		}
 	}
-	// Filled in place: the strings of the last function's keep their
-	// capacity.
-	if (txts.size() < insns.size())
-		txts.resize(insns.size());
-	for (size_t i = 0; i < insns.size(); i++)
-		insn_text(txts[i], dis, syms, m, *t.fn, insns[i]);
-	qualify_jopt(syms, *t.fn, b, insns, txts);
+	qualify_jopt(syms, m, *t.fn, b, insns);
 	std::map<uint32_t, ReturnPoint> rets;
 	for (const auto &r : return_points(syms, m, *t.fn, insns))
 		rets[r.offset] = r;
@@ -141,7 +137,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		const Insn &in = insns[i];
 		if (!t.whole && in.offset != t.offset)
 			continue;
-		const InsnText &txt = txts[i];
+		// One InsnText for all: its strings keep their capacity.
+		insn_text(txt_, dis, syms, m, *t.fn, in);
+		const InsnText &txt = txt_;
 		tally.add(in);
 		if (out.json) {
 			// Straight into the output: everything below only
