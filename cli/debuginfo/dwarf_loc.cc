@@ -2,6 +2,8 @@
 // DWARF location expressions to expression trees (dwarf_loc.h).
 #include "debuginfo/dwarf_loc.h"
 
+#include <algorithm>
+
 #include <dwarf.h>
 
 #include <cinttypes>
@@ -1108,6 +1110,98 @@ emit_location_value(const Location &l, uint32_t size, std::vector<struct kinst_p
 	if (off < want)
 		throw Error(Exit::usage, "its pieces cover " + std::to_string(off) + " of its " +
 		    std::to_string(want) + " bits");
+	if (code.size() > KINST_PROG_MAX_INSNS)
+		throw Error(Exit::usage, "the variable's location needs more than " +
+		    std::to_string(KINST_PROG_MAX_INSNS) + " probe instructions");
+}
+
+void
+emit_location_bits(const Location &l, uint32_t obj_bytes, uint32_t bit_off, uint32_t nbits,
+    std::vector<struct kinst_pinsn> &code, const EntryCtx *entry)
+{
+	if (!l.why.empty())
+		throw Error(Exit::usage, l.why);
+	if (nbits == 0 || nbits > 64 || (uint64_t)bit_off + nbits > 8ull * obj_bytes)
+		throw Error(Exit::usage, "bits " + std::to_string(bit_off) + "+" +
+		    std::to_string(nbits) + " lie outside the " + std::to_string(obj_bytes) +
+		    "-byte object");
+	const uint32_t want_end = bit_off + nbits;
+	auto bytes_of = [](uint32_t a, uint32_t b) {
+		return "[" + std::to_string(a / 8) + ".." + std::to_string((b + 7) / 8) + ")";
+	};
+	uint32_t pos = 0;	// the object's bit where the piece starts
+	bool first = true;
+	for (const LocPiece &p : l.pieces) {
+		uint32_t pbits = p.bits ? p.bits : 8 * obj_bytes;
+		uint32_t a = std::max(pos, bit_off), b = std::min(pos + pbits, want_end);
+		uint32_t start = pos;
+		pos += pbits;
+		if (a >= b)
+			continue;
+		// The piece's source bit where [a, b) starts.
+		uint32_t src = p.bit_offset + (a - start), n = b - a;
+		switch (p.kind) {
+		case LocPiece::empty:
+			throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it were optimized out");
+		case LocPiece::reg:
+			if (src + n > 64)
+				throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it lie past "
+				    "the register that holds them");
+			code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)dwarf_gpr(p.dwreg)));
+			break;
+		case LocPiece::memory: {
+			uint32_t skip = src / 8, need = (src % 8 + n + 7) / 8;
+			if (need > 8)
+				throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it cannot be "
+				    "read in one load");
+			uint32_t ld = need <= 1 ? 1 : need <= 2 ? 2 : need <= 4 ? 4 : 8;
+			emit_node(*p.expr, code, false, entry);
+			if (skip) {
+				code.push_back(make_pinsn(KINST_OP_IMM, 0, skip));
+				code.push_back(make_pinsn(KINST_OP_ADD));
+			}
+			code.push_back(make_pinsn(KINST_OP_LOAD, (uint8_t)ld));
+			src %= 8;
+			break;
+		}
+		case LocPiece::value:
+			if (src + n > 64)
+				throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it lie past "
+				    "the value that gives them");
+			emit_node(*p.expr, code, false, entry);
+			break;
+		case LocPiece::implicit: {
+			uint64_t v = 0;
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t bit = src + i;
+				if (bit / 8 < p.bytes.size() &&
+				    (((unsigned char)p.bytes[bit / 8] >> (bit % 8)) & 1))
+					v |= 1ull << i;
+			}
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, v));
+			src = 0;
+			break;
+		}
+		}
+		if (src) {
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, src));
+			code.push_back(make_pinsn(KINST_OP_SHR));
+		}
+		if (n < 64) {
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, (1ull << n) - 1));
+			code.push_back(make_pinsn(KINST_OP_AND));
+		}
+		if (a != bit_off) {
+			code.push_back(make_pinsn(KINST_OP_IMM, 0, a - bit_off));
+			code.push_back(make_pinsn(KINST_OP_SHL));
+		}
+		if (!first)
+			code.push_back(make_pinsn(KINST_OP_OR));
+		first = false;
+	}
+	if (pos < want_end)
+		throw Error(Exit::usage, "bytes " + bytes_of(std::max(pos, bit_off), want_end) +
+		    " of it are in no piece (optimized out)");
 	if (code.size() > KINST_PROG_MAX_INSNS)
 		throw Error(Exit::usage, "the variable's location needs more than " +
 		    std::to_string(KINST_PROG_MAX_INSNS) + " probe instructions");

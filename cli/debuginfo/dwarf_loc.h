@@ -137,6 +137,14 @@ void emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loa
 void emit_location_value(const Location &l, uint32_t size,
     std::vector<struct kinst_pinsn> &code, const EntryCtx *entry = nullptr);
 
+// Bits [bit_off, bit_off + nbits) (nbits 1..64) of an object of obj_bytes
+// whose location is l (pieces, a register, a value), as one 64-bit value:
+// a member of a struct held in pieces of any size.  Throws
+// Error(Exit::usage, why) when a bit of it lies in an optimized-out piece
+// (naming those bytes) or cannot be read in a probe.
+void emit_location_bits(const Location &l, uint32_t obj_bytes, uint32_t bit_off,
+    uint32_t nbits, std::vector<struct kinst_pinsn> &code, const EntryCtx *entry = nullptr);
+
 // Evaluation on a hit's record: registers, and a reader for memory (the
 // captured bytes; false when not captured or faulted).
 struct LocState {

@@ -67,8 +67,12 @@ struct Val {
 	bool typed = false;
 	CType t;
 	bool lval = false;
-	bool packed = false;	// lval's struct or union is the value itself (VarRef)
 	bool sgn = false;	// compare signed
+	// lval's struct, union or array lies in pieces (VarRef::bits) from
+	// bit bit_off; nothing is on the stack for it yet.
+	std::shared_ptr<const std::function<void(uint32_t, uint32_t,
+	    std::vector<struct kinst_pinsn> &)>> pieces;
+	uint32_t bit_off = 0;
 };
 
 class Compiler {
@@ -384,7 +388,29 @@ private:
 		} catch (const Error &e) {
 			fail_at(at, "$" + n + ": " + e.what());
 		}
-		for (auto in : r.code) {
+		append_var_code(r.code, at);
+		Val v;
+		v.typed = true;
+		v.t = CType{r.type, 0};
+		if (r.bits) {
+			v.lval = true;
+			v.pieces = std::make_shared<const std::function<void(uint32_t, uint32_t,
+			    std::vector<struct kinst_pinsn> &)>>(r.bits);
+			return v;
+		}
+		v.lval = r.lval;
+		if (!v.lval) {
+			v.sgn = btf().is_signed(r.type);
+			narrow(btf().size(r.type), v.sgn);
+		}
+		return v;
+	}
+
+	// A variable's instructions, its reads counted (and LOADC in a
+	// capture).
+	void append_var_code(const std::vector<struct kinst_pinsn> &code, size_t at)
+	{
+		for (auto in : code) {
 			if (in.op == KINST_OP_LOAD || in.op == KINST_OP_LOADC) {
 				if (++loads_ > KINST_PROG_MAX_LOADS)
 					fail_at(at, "too many memory reads (at most " +
@@ -393,16 +419,6 @@ private:
 			}
 			code_.push_back(in);
 		}
-		Val v;
-		v.typed = true;
-		v.t = CType{r.type, 0};
-		v.lval = r.lval || r.packed;
-		v.packed = r.packed;
-		if (!v.lval) {
-			v.sgn = btf().is_signed(r.type);
-			narrow(btf().size(r.type), v.sgn);
-		}
-		return v;
 	}
 
 	// $retval: rax at a return point of env_->ret_func, as its return
@@ -631,7 +647,11 @@ private:
 	{
 		if (!v.lval)
 			return v;
-		if (kind(v.t) == Types::Kind::array && !v.packed) {
+		if (v.pieces)
+			fail_at(at, art(tname(v.t)) + " held in registers (pieces) is not a number "
+			    "and has no address: name one of its members (.NAME" +
+			    std::string(kind(v.t) == Types::Kind::array ? ", [N])" : ")"));
+		if (kind(v.t) == Types::Kind::array) {
 			v.lval = false;
 			return v;
 		}
@@ -657,11 +677,12 @@ private:
 					fail_at(at, "'.' needs a struct or union" +
 					    std::string(v.typed ? " (this is " + art(tname(v.t)) +
 					    (is_ptr(v.t) ? ": use '->')" : ")") : ""));
-				v = v.packed ? packed_member(v.t, at) : member(v.t, at);
+				v = v.pieces ? pieces_member(v, at) : member(v.t, at);
 			} else if (eat("[")) {
-				if (v.packed)
-					fail_at(at, "'[' on " + art(tname(v.t)) + " held in registers: "
-					    "it has no address here");
+				if (v.pieces) {
+					v = pieces_element(v, at);
+					continue;
+				}
 				v = rvalue(v, at);
 				if (!v.typed || !is_ptr(v.t))
 					fail_at(at, "'[' needs a pointer or an array" +
@@ -719,46 +740,110 @@ private:
 		return access(CType{m.type, 0}, nat);
 	}
 
-	// The member named next of the struct/union t held in registers,
-	// whose bytes are the value on the stack (VarRef::packed): shifted
-	// down and narrowed; a struct member stays packed.
-	Val packed_member(const CType &t, size_t at)
+	// A struct, union or array in pieces (Val::pieces) from bit off, as
+	// type t: a scalar is emitted now (its bits from the pieces, narrowed;
+	// a bitfield of nbits); an aggregate stays in pieces.
+	Val pieces_value(const Val &from, const CType &t, uint32_t off, uint32_t bitfield,
+	    size_t at, const std::string &what)
 	{
-		size_t nat;
-		std::string n;
-		Types::Member m = member_named(t, at, &nat, &n);
-		if (m.bitfield != 0 || m.bit_offset % 8 != 0)
-			fail_at(nat, "member '" + n + "' of " + tname(t) +
-			    " is a bitfield: not supported");
-		if (m.bit_offset >= 64)
-			fail_at(nat, "member '" + n + "' lies past the 8 bytes held in registers");
-		if (m.bit_offset != 0) {
-			emit(KINST_OP_IMM, 0, m.bit_offset);
-			emit(KINST_OP_SHR);
-		}
 		last_ = Object{};
 		Val v;
 		v.typed = true;
-		v.t = CType{m.type, 0};
-		switch (kind(v.t)) {
+		v.t = t;
+		switch (kind(t)) {
 		case Types::Kind::integer:
 		case Types::Kind::enumeration:
 		case Types::Kind::pointer: {
-			int64_t size = btf().size(m.type);
-			if (size < 1 || size > 8 || m.bit_offset + 8 * (uint64_t)size > 64)
-				fail_at(nat, "member '" + n + "' lies past the 8 bytes held in registers");
-			v.sgn = kind(v.t) != Types::Kind::pointer && btf().is_signed(m.type);
-			narrow(size, v.sgn);
+			int64_t size = btf().size(t.id);
+			if (size < 1 || size > 8)
+				fail_at(at, what + ": " + art(tname(t)) + " of " +
+				    std::to_string(size) + " bytes is not a value an expression can use");
+			uint32_t n = bitfield ? bitfield : 8 * (uint32_t)size;
+			std::vector<struct kinst_pinsn> c;
+			try {
+				(*from.pieces)(off, n, c);
+			} catch (const Error &e) {
+				fail_at(at, what + ": " + e.what());
+			}
+			append_var_code(c, at);
+			v.sgn = kind(t) != Types::Kind::pointer && btf().is_signed(t.id);
+			if (bitfield && v.sgn && bitfield < 64) {
+				// Sign-extend from the field's top bit: (x ^ m) - m.
+				emit(KINST_OP_IMM, 0, 1ull << (bitfield - 1));
+				emit(KINST_OP_XOR);
+				emit(KINST_OP_IMM, 0, 1ull << (bitfield - 1));
+				emit(KINST_OP_SUB);
+			} else {
+				narrow(size, v.sgn);
+			}
 			return v;
 		}
 		case Types::Kind::structure:
 		case Types::Kind::union_:
-			v.lval = v.packed = true;
+		case Types::Kind::array:
+			if (bitfield)
+				fail_at(at, what + ": a bitfield of " + art(tname(t)));
+			v.lval = true;
+			v.pieces = from.pieces;
+			v.bit_off = off;
 			return v;
 		default:
-			fail_at(nat, "member '" + n + "' of " + tname(t) + ": " +
-			    art(tname(v.t)) + " held in registers cannot be read here");
+			fail_at(at, what + ": " + art(tname(t)) + " held in registers cannot be "
+			    "read here");
 		}
+	}
+
+	// .NAME of a struct or union in pieces.
+	Val pieces_member(const Val &v, size_t at)
+	{
+		size_t nat;
+		std::string n;
+		Types::Member m = member_named(v.t, at, &nat, &n);
+		return pieces_value(v, CType{m.type, 0}, v.bit_off + (uint32_t)m.bit_offset,
+		    m.bitfield, nat, "member '" + n + "'");
+	}
+
+	// [N] of an array in pieces: a constant index only (there is no
+	// address to add a computed one to).
+	Val pieces_element(const Val &v, size_t at)
+	{
+		if (kind(v.t) != Types::Kind::array)
+			fail_at(at, "'[' on " + art(tname(v.t)) + " held in registers: it has no "
+			    "address here");
+		skip_ws();
+		size_t iat = pos_;
+		size_t end = iat;
+		while (end < s_.size() && isxdigit((unsigned char)s_[end]) != 0)
+			end++;
+		if (end < s_.size() && (s_[end] == 'x' || s_[end] == 'X') && end == iat + 1 &&
+		    s_[iat] == '0') {
+			end++;
+			while (end < s_.size() && isxdigit((unsigned char)s_[end]) != 0)
+				end++;
+		}
+		uint64_t idx = 0;
+		bool ok = end > iat;
+		try {
+			if (ok)
+				idx = std::stoull(s_.substr(iat, end - iat), nullptr, 0);
+		} catch (const std::exception &) {
+			ok = false;
+		}
+		pos_ = end;
+		skip_ws();
+		if (!ok || !eat("]"))
+			fail_at(iat, "an array held in registers takes a constant index only "
+			    "(it has no address to add a computed one to)");
+		CType e = pointee(v.t);
+		int64_t size = e.ptrs > 0 ? 8 : btf().size(e.id);
+		uint32_t len = btf().array_len(v.t.id);
+		if (size <= 0)
+			fail_at(at, "cannot index " + art(tname(v.t)) + ": its elements have no size");
+		if (idx >= len)
+			fail_at(iat, "index " + std::to_string(idx) + " is past the end of " +
+			    art(tname(v.t)) + " (" + std::to_string(len) + " elements)");
+		return pieces_value(v, e, v.bit_off + (uint32_t)(idx * (uint64_t)size * 8), 0, iat,
+		    "element " + std::to_string(idx));
 	}
 
 	// A cast "(TYPE)" at pos_ (not consumed when it is not one): struct

@@ -43,10 +43,13 @@ class Types;
 struct VarRef {
 	std::vector<struct kinst_pinsn> code;
 	bool lval = false;
-	// A struct or union of at most 8 bytes held in registers (pieces): code
-	// pushes its bytes as one little-endian value; members are shifted out
-	// of it, nothing is addressable.
-	bool packed = false;
+	// A struct or union held in pieces (registers, values, memory, some
+	// perhaps optimized out), of any size: nothing is emitted for it
+	// until a member is named; bits(off, n, code) then emits bits
+	// [off, off+n) of it (n <= 64) as one value, or throws Error saying
+	// which bytes it cannot read.  code stays empty.
+	std::function<void(uint32_t bit_off, uint32_t nbits,
+	    std::vector<struct kinst_pinsn> &code)> bits;
 	uint32_t type = 0;
 };
 

@@ -183,8 +183,8 @@ is_strict(const Spec &sp)
 }
 
 // $NAME's code in an expression (r.type: its type): a scalar's value; a
-// struct or union of at most 8 bytes in registers as one value; a struct,
-// union or array in memory, its address.  Else Error.
+// struct, union or array held in registers or pieces, its members read
+// from them (VarRef::bits); one in memory, its address.  Else Error.
 void
 var_code(const Var &v, const DwarfTypes &dt, const EntryCtx *ecp, VarRef &r)
 {
@@ -193,16 +193,22 @@ var_code(const Var &v, const DwarfTypes &dt, const EntryCtx *ecp, VarRef &r)
 	    k == Types::Kind::array) {
 		bool in_memory = v.loc.pieces.size() == 1 &&
 		    v.loc.pieces[0].kind == LocPiece::memory;
-		// Held in registers (pieces), at most 8 bytes: its
-		// members are shifted out of its value.
-		if (!in_memory && k != Types::Kind::array && v.size >= 1 && v.size <= 8) {
-			emit_location_value(v.loc, (uint32_t)v.size, r.code, ecp);
-			r.packed = true;
+		// Held in registers or pieces (of any size, some perhaps
+		// optimized out): each member named is read from the pieces
+		// that hold it.
+		if (!in_memory) {
+			if (v.size < 1 || v.size > UINT32_MAX / 8)
+				throw Error(Exit::usage, "the " + dt.name(r.type) + " has no size here");
+			Location loc = v.loc;
+			uint32_t size = (uint32_t)v.size;
+			bool has_ec = ecp != nullptr;
+			EntryCtx ec = has_ec ? *ecp : EntryCtx{};
+			r.bits = [loc, size, has_ec, ec](uint32_t off, uint32_t n,
+			    std::vector<struct kinst_pinsn> &code) {
+				emit_location_bits(loc, size, off, n, code, has_ec ? &ec : nullptr);
+			};
 			return;
 		}
-		if (!in_memory)
-			throw Error(Exit::usage, "the " + dt.name(r.type) + " is not in "
-			    "memory here (" + v.loc.describe() + "): name it with --var");
 		emit_node(*v.loc.pieces[0].expr, r.code, false, ecp);
 		r.lval = true;
 		return;

@@ -843,8 +843,9 @@ struct Expr {
 	std::string text, var;
 	uint32_t off, size;
 	bool sign;
-	// A member of a struct held in registers: computed only where the
-	// whole struct is known (kinstctl puts its value together first).
+	// Bytes [0, whole) of the variable must be known too (0: only the
+	// member's own: a member of a struct in pieces is read from the
+	// pieces that hold it, whether or not the others are known, issue 43).
 	uint32_t whole = 0;
 };
 
@@ -861,10 +862,11 @@ check_exprs(const struct kh_fn *fn, Dwarf *dbg, Totals &t)
 	for (const auto &kv : scalars)
 		exprs.push_back({"$" + kv.first, kv.first, 0, (uint32_t)kv.second->size,
 		    kv.second->scalar == 2});
-	// The split struct's members, from its value held in registers.
+	// The split struct's members, from the pieces that hold each: also
+	// where the other member is optimized out.
 	if (std::string(fn->name) == "kv_split") {
-		exprs.push_back({"$p.lo", "p", 0, 4, true, 8});
-		exprs.push_back({"$p.hi", "p", 4, 4, true, 8});
+		exprs.push_back({"$p.lo", "p", 0, 4, true, 0});
+		exprs.push_back({"$p.hi", "p", 4, 4, true, 0});
 	}
 	kinst::SourceOptions so;
 	so.kernel = kh_self_path();

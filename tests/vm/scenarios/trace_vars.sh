@@ -242,8 +242,8 @@ kt_trace_start /tmp/s.txt /tmp/s.err $dbg --var q "kinst_srctest_split:$spl"
 echo 1 >$P/run || kt_fail "run"
 kt_trace_stop
 grep -q "^    q={lo=$((trips + 1)), hi=$((2 * trips - 1))}\$" /tmp/s.txt || kt_fail "text: $(cat /tmp/s.txt)"
-# Its member in an expression: q is put together from its pieces in the
-# kernel and .hi shifted out of it.
+# Its member in an expression: .hi is read in the kernel from the piece
+# that holds it (issue 43: members of a struct in pieces).
 kinstctl count --json $dbg --by '$q.hi' "kinst_srctest:kinst_srctest_split+$(jq -r .offset /tmp/sv.json | head -n 1)" \
     -- sh /tmp/cw.sh >/tmp/sq.json 2>/tmp/sq.err ||
     kt_fail "count --by '\$q.hi' failed: $(cat /tmp/sq.err)"
