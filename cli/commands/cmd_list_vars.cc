@@ -2,10 +2,12 @@
 // kinstctl list-vars SPEC...: for each instruction a spec names, every C
 // variable and parameter in scope there (DWARF), its type, and where it
 // lives at that instruction -- or why a probe cannot read it.
+#include <algorithm>
 #include <memory>
 
 #include "commands/commands.h"
 #include "debuginfo/debuginfo.h"
+#include "debuginfo/dwarf_loc.h"
 #include "debuginfo/dwarf_vars.h"
 #include "base/error.h"
 #include "base/text.h"
@@ -35,6 +37,66 @@ scope_text(const Var &v)
 	if (v.scope == "block")
 		return " (block)";
 	return " (inlined " + v.scope + ")";
+}
+
+// A struct, union or array held in registers or pieces: which of its
+// members an expression can name here ($v.NAME, read from the pieces that
+// hold its bytes), and why not the others (bytes optimized out...).
+// Empty (false) for anything else: a scalar, or an aggregate in memory,
+// whose members are all read through its address.
+struct MemberUse {
+	std::vector<std::string> usable;
+	std::vector<std::pair<std::string, std::string>> not_usable;
+};
+
+bool
+member_use(const Var &v, const DwarfTypes &dt, MemberUse &out)
+{
+	if (!v.available() || v.type_die == 0 || v.size <= 0 || v.size > UINT32_MAX / 8)
+		return false;
+	if (v.loc.pieces.size() == 1 && v.loc.pieces[0].kind == LocPiece::memory)
+		return false;
+	uint32_t id = dt.resolve(dt.id_of(v.type_die));
+	Types::Kind k = dt.kind(id);
+	std::vector<Types::RawMember> ms;
+	if (k == Types::Kind::array) {
+		int64_t es = dt.size(dt.pointee(id));
+		uint32_t n = dt.array_len(id);
+		for (uint32_t i = 0; es > 0 && i < n && i < 64; i++)
+			ms.push_back({"[" + std::to_string(i) + "]", dt.pointee(id),
+			    (uint64_t)i * (uint64_t)es * 8, 0});
+	} else if (k != Types::Kind::structure && k != Types::Kind::union_) {
+		return false;
+	} else if (!dt.members(id, ms)) {
+		return false;
+	}
+	for (const auto &m : ms) {
+		std::string name = m.name.empty() ? "(anonymous)" : m.name;
+		int64_t sz = dt.size(m.type);
+		uint64_t bits = m.bitfield ? m.bitfield : sz > 0 ? 8 * (uint64_t)sz : 0;
+		std::string why;
+		if (bits == 0) {
+			why = "it has no size";
+		} else {
+			// Each 64-bit part of it, as the expression compiler
+			// reads them (emit_location_bits).
+			try {
+				for (uint64_t o = 0; o < bits; o += 64) {
+					std::vector<struct kinst_pinsn> code;
+					emit_location_bits(v.loc, (uint32_t)v.size,
+					    (uint32_t)(m.bit_offset + o), (uint32_t)std::min<uint64_t>(64,
+					    bits - o), code);
+				}
+			} catch (const Error &e) {
+				why = e.what();
+			}
+		}
+		if (why.empty())
+			out.usable.push_back(name);
+		else
+			out.not_usable.push_back({name, why});
+	}
+	return true;
 }
 
 nlohmann::json
@@ -70,6 +132,13 @@ ListVars::run()
 				    "(give the debug file with --debug-file)");
 			Bytes b = m.bytes(f);
 			std::vector<Insn> insns = walk_function(b, f.addr, dis);
+			// The types of the function's module (members of its
+			// variables held in pieces: member_use()).
+			std::unique_ptr<DwarfTypes> dt;
+			Dwfl_Module *dm = nullptr;
+			uint64_t base = 0;
+			if (di.dwarf_function(t.module, f, &dm, &base) && dm != nullptr)
+				dt = std::make_unique<DwarfTypes>(dm);
 			std::string fname = m.name() + ":" + f.name;
 			if (!out.json)
 				w.line(fname + "  " + (f.section.empty() ? "" : f.section + "+") + hex(f.addr));
@@ -100,6 +169,14 @@ ListVars::run()
 							j["ranges"] = ranges_json(v);
 						if (v.available()) {
 							j["location"] = v.loc.describe();
+							MemberUse mu;
+							if (dt && member_use(v, *dt, mu)) {
+								j["members_available"] = mu.usable;
+								nlohmann::json nu = nlohmann::json::array();
+								for (const auto &x : mu.not_usable)
+									nu.push_back({{"name", x.first}, {"reason", x.second}});
+								j["members_unavailable"] = nu;
+							}
 							av.push_back(j);
 						} else {
 							j["reason"] = v.reason;
@@ -130,6 +207,17 @@ ListVars::run()
 					else
 						s += ": unavailable: " + v.reason;
 					w.line(s);
+					MemberUse mu;
+					if (dt && member_use(v, *dt, mu)) {
+						std::string u = "        members in expressions:";
+						for (const auto &x : mu.usable)
+							u += " " + x;
+						if (mu.usable.empty())
+							u += " none";
+						w.line(u);
+						for (const auto &x : mu.not_usable)
+							w.line("        not " + std::string(x.first[0] == '[' ? "" : ".") + x.first + ": " + x.second);
+					}
 					if (ranges) {
 						std::string r = "        available at";
 						for (const auto &x : v.ranges)
