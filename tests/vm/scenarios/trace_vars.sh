@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; parameters whose DWARF location is an entry value (DW_OP_entry_value) read through a hidden entry probe equal the rdi and rsi of their call's entry hit, also with the entry not traced; recursion gives each activation its own entry values (depth and tag after the recursive call, three activations a run); a struct local split into pieces (a register and a value computed from an entry value) prints whole; a member through a pointer entry value ($kp->perm) keys count --by; hist --value '$i' buckets each counter value once per run; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
+# scenario: C variables by name at live hits (DWARF, kinst_srctest.ko): trace --var i --var n --var acc at the loop body gives, on every hit, exactly the loop counter, the parameter and the running value the test computes itself; --vars on every instruction of the function gives only values some iteration has (n, i, acc and the inlined copy's a and b, each known at several hits); --vars at kinst_srctest_point+5 (after the ftrace site) reads a struct passed on the stack (through the CFA) member by member; parameters whose DWARF location is an entry value (DW_OP_entry_value) read through a hidden entry probe equal the rdi and rsi of their call's entry hit, also with the entry not traced; recursion gives each activation its own entry values (depth and tag after the recursive call, three activations a run); a struct local split into pieces (a register and a value computed from an entry value) prints whole; a member through a pointer entry value ($kp->perm) keys count --by; a 16-byte struct held in three registers has its members usable in expressions (list-vars says so; --if '$st.steps == 5' selects one hit a run, count --by '$st.steps' and hist --value '$st.sum' give each value once a run); hist --value '$i' buckets each counter value once per run; a variable not available at an explicit instruction, or not in scope, is a one-line error naming where it is; text output shows name=value; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 300
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_srctest.ko" -f "$top/tests/vm/testmod/kinst_srctest.c"
@@ -249,6 +249,40 @@ kinstctl count --json $dbg --by '$q.hi' "kinst_srctest:kinst_srctest_split+$(jq 
     kt_fail "count --by '\$q.hi' failed: $(cat /tmp/sq.err)"
 kt_expect_eq "count --by '\$q.hi' (a struct in registers)" "$((2 * trips - 1)) $runs" \
     "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/sq.json)"
+
+# A 16-byte struct in pieces (issue 43): at the line marked hv_body,
+# kinst_srctest_hv(trips) has st = { sum, steps, flags } in three
+# registers, steps the iteration's number from 1, flags = trips & 3, sum =
+# 3 * (steps - 1) * steps / 2 (flags is 2 here).  Its members filter,
+# count and sum in the kernel.
+hvl=$(grep -n "L:hv_body " "$src" | cut -d: -f1)
+[ -n "$hvl" ] || kt_fail "no L:hv_body marker in $src"
+kinstctl list-vars --json $dbg "kinst_srctest_hv:$hvl" >/tmp/hl.json 2>/tmp/hl.err ||
+    kt_fail "list-vars at kinst_srctest_hv:$hvl failed: $(cat /tmp/hl.err)"
+kt_expect_eq "st at hv_body: kind, members usable in expressions" "pieces flags steps sum" \
+    "$(jq -r '.available[] | select(.name == "st") | "\(.kind) \(.members_available | sort | join(" "))"' \
+    /tmp/hl.json | head -n 1)"
+kt_expect_eq "hv: flags" 2 $((trips & 3))
+kt_trace_start /tmp/h.json /tmp/h.err --json $dbg --if '$st.steps == 5' --var st \
+    "kinst_srctest_hv:$hvl"
+i=0
+while [ $i -lt $runs ]; do echo 1 >$P/run || kt_fail "run"; i=$((i + 1)); done
+kt_trace_stop || kt_fail "trace --if '\$st.steps == 5' failed: $(cat /tmp/h.err)"
+kt_trace_summary /tmp/h.err /tmp/h.json
+kt_expect_eq "--if '\$st.steps == 5': one hit a run, st whole" \
+    "$(yes '{"flags":2,"steps":5,"sum":30}' | head -n $runs)" \
+    "$(jq -c '.vars.st' /tmp/h.json)"
+kinstctl count --json $dbg --by '$st.steps' "kinst_srctest_hv:$hvl" -- sh /tmp/cw.sh \
+    >/tmp/hc.json 2>/tmp/hc.err || kt_fail "count --by '\$st.steps' failed: $(cat /tmp/hc.err)"
+kt_expect_eq "count --by '\$st.steps': each step once a run" \
+    "$(s=1; while [ $s -le $trips ]; do printf '%d %d\n' $s $runs; s=$((s + 1)); done)" \
+    "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/hc.json | sort -n)"
+kinstctl hist --json $dbg --value '$st.sum' --linear 0,48,1 "kinst_srctest_hv:$hvl" \
+    -- sh /tmp/cw.sh >/tmp/hh.json 2>/tmp/hh.err ||
+    kt_fail "hist --value '\$st.sum' failed: $(cat /tmp/hh.err)"
+kt_expect_eq "hist --value '\$st.sum': buckets" \
+    "$(s=1; while [ $s -le $trips ]; do printf '%d:%d ' $((3 * (s - 1) * s / 2)) $runs; s=$((s + 1)); done | sed 's/ $//')" \
+    "$(jq -r 'select(.type == "hist") | .buckets[] | "\(.low):\(.count)"' /tmp/hh.json | tr '\n' ' ' | sed 's/ $//')"
 
 # Errors, one line each, before anything is armed.
 kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&

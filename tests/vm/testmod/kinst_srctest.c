@@ -122,6 +122,44 @@ kinst_srctest_split(long x, long y)
 	return (r + (long)q.lo * q.hi);
 }
 
+/*
+ * A 16-byte struct kept in pieces through a loop (issue 43): no byte of st
+ * in memory; on the line marked hv_body an expression filters, counts and
+ * sums by its members ($st.steps is the iteration's number from 1).
+ */
+struct kinst_srctest_hv {
+	long	sum;
+	int	steps;
+	int	flags;
+};
+
+noinline void
+kinst_srctest_keep(long *p)
+{
+	kinst_srctest_sink = *p;
+}
+
+/*
+ * (Also, on that line: n in a register, slot in a stack slot found through
+ * the CFA (its address escapes), seed dead since slot's start, so an entry
+ * value: the variables tests/bench/guest_vars_rate.sh reads per hit.)
+ */
+noinline long
+kinst_srctest_hv(int n, long seed)
+{
+	struct kinst_srctest_hv st = { 0, 0, n & 3 };
+	long slot = kinst_srctest_ext(seed, 1);
+	int i;
+
+	kinst_srctest_keep(&slot);
+	for (i = 0; i < n; i++) {
+		st.sum += (long)i * st.flags + i;
+		st.steps++;
+		kinst_srctest_sink = st.sum + slot;	/* L:hv_body */
+	}
+	return (st.sum + st.steps + st.flags);
+}
+
 static int
 kinst_srctest_set(const char *val, const struct kernel_param *kp)
 {
@@ -132,7 +170,8 @@ kinst_srctest_set(const char *val, const struct kernel_param *kp)
 		return (-EINVAL);
 	kinst_srctest_result = kinst_srctest_loop(n) +
 	    kinst_srctest_branch(READ_ONCE(taken), n) + kinst_srctest_point(pt) +
-	    kinst_srctest_rec(3 + (n & 1), n) + kinst_srctest_split(n, 2 * n);
+	    kinst_srctest_rec(3 + (n & 1), n) + kinst_srctest_split(n, 2 * n) +
+	    kinst_srctest_hv(n, 3 * n);
 	kinst_srctest_runs++;
 	return (0);
 }
