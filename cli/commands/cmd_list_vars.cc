@@ -108,6 +108,93 @@ ranges_json(const Var &v)
 	return r;
 }
 
+// One instruction's vars object (docs/json.md).
+nlohmann::json
+vars_json(const Module &m, const Function &f, uint32_t off, const std::vector<Var> &vars,
+    const DwarfTypes *dt, bool ranges)
+{
+	nlohmann::json av = nlohmann::json::array(), un = nlohmann::json::array();
+	for (const Var &v : vars) {
+		nlohmann::json j = {{"name", v.name}, {"type", v.type},
+		    {"param", v.param}, {"depth", v.depth}};
+		if (!v.scope.empty())
+			j["scope"] = v.scope;
+		if (v.shadowed)
+			j["shadowed"] = true;
+		if (v.located) {
+			j["dwarf"] = v.dwarf;
+			j["kind"] = v.kind;
+		}
+		if (ranges)
+			j["ranges"] = ranges_json(v);
+		if (!v.available()) {
+			j["reason"] = v.reason;
+			if (v.located)
+				j["location"] = v.loc.describe();
+			un.push_back(j);
+			continue;
+		}
+		j["location"] = v.loc.describe();
+		MemberUse mu;
+		if (dt && member_use(v, *dt, mu)) {
+			j["members_available"] = mu.usable;
+			nlohmann::json nu = nlohmann::json::array();
+			for (const auto &x : mu.not_usable)
+				nu.push_back({{"name", x.first}, {"reason", x.second}});
+			j["members_unavailable"] = nu;
+		}
+		av.push_back(j);
+	}
+	nlohmann::json j = {{"schema", KINST_JSON_SCHEMA}, {"type", "vars"},
+	    {"module", m.name()}, {"function", f.name},
+	    {"offset", off}, {"address", hex(f.addr + off)},
+	    {"available", av}, {"unavailable", un}};
+	if (!f.section.empty())
+		j["section"] = f.section;
+	return j;
+}
+
+// One instruction's block of text.
+void
+vars_text(Writer &w, uint32_t off, const std::vector<Var> &vars, const DwarfTypes *dt,
+    bool ranges)
+{
+	w.line("  +" + hex(off) + ":");
+	if (vars.empty())
+		w.line("    (no variables in scope)");
+	// The function's own first, inner scopes after (C's reading order).
+	for (size_t k = vars.size(); k-- > 0;) {
+		const Var &v = vars[k];
+		std::string s = "    " + std::string(v.param ? "param " : "var   ") +
+		    v.type + " " + v.name + scope_text(v) + (v.shadowed ? " (shadowed)" : "");
+		if (v.available())
+			s += ": " + v.loc.describe();
+		else
+			s += ": unavailable: " + v.reason;
+		w.line(s);
+		MemberUse mu;
+		if (dt && member_use(v, *dt, mu)) {
+			std::string u = "        members in expressions:";
+			for (const auto &x : mu.usable)
+				u += " " + x;
+			if (mu.usable.empty())
+				u += " none";
+			w.line(u);
+			for (const auto &x : mu.not_usable)
+				w.line("        not " + std::string(x.first[0] == '[' ? "" : ".") +
+				    x.first + ": " + x.second);
+		}
+		if (ranges) {
+			std::string r = "        available at";
+			for (const auto &x : v.ranges)
+				r += " +" + hex(x.lo) + "..+" + hex(x.hi);
+			if (v.ranges.empty())
+				r += " no instruction";
+			w.line(r);
+		}
+	}
+}
+
 int
 ListVars::run()
 {
@@ -152,81 +239,10 @@ ListVars::run()
 					throw Error(Exit::unknown_function, fname + ": no debug info "
 					    "describes this function (not in " + di.debug_path(t.module) + ")");
 				ninsns++;
-				if (out.json) {
-					nlohmann::json av = nlohmann::json::array(), un = nlohmann::json::array();
-					for (const Var &v : vars) {
-						nlohmann::json j = {{"name", v.name}, {"type", v.type},
-						    {"param", v.param}, {"depth", v.depth}};
-						if (!v.scope.empty())
-							j["scope"] = v.scope;
-						if (v.shadowed)
-							j["shadowed"] = true;
-						if (v.located) {
-							j["dwarf"] = v.dwarf;
-							j["kind"] = v.kind;
-						}
-						if (ranges)
-							j["ranges"] = ranges_json(v);
-						if (v.available()) {
-							j["location"] = v.loc.describe();
-							MemberUse mu;
-							if (dt && member_use(v, *dt, mu)) {
-								j["members_available"] = mu.usable;
-								nlohmann::json nu = nlohmann::json::array();
-								for (const auto &x : mu.not_usable)
-									nu.push_back({{"name", x.first}, {"reason", x.second}});
-								j["members_unavailable"] = nu;
-							}
-							av.push_back(j);
-						} else {
-							j["reason"] = v.reason;
-							if (v.located)
-								j["location"] = v.loc.describe();
-							un.push_back(j);
-						}
-					}
-					nlohmann::json j = {{"schema", KINST_JSON_SCHEMA}, {"type", "vars"},
-					    {"module", m.name()}, {"function", f.name},
-					    {"offset", in.offset}, {"address", hex(f.addr + in.offset)},
-					    {"available", av}, {"unavailable", un}};
-					if (!f.section.empty())
-						j["section"] = f.section;
-					w.line(json_line(j));
-					continue;
-				}
-				w.line("  +" + hex(in.offset) + ":");
-				if (vars.empty())
-					w.line("    (no variables in scope)");
-				// The function's own first, inner scopes after (C's reading order).
-				for (size_t k = vars.size(); k-- > 0;) {
-					const Var &v = vars[k];
-					std::string s = "    " + std::string(v.param ? "param " : "var   ") +
-					    v.type + " " + v.name + scope_text(v) + (v.shadowed ? " (shadowed)" : "");
-					if (v.available())
-						s += ": " + v.loc.describe();
-					else
-						s += ": unavailable: " + v.reason;
-					w.line(s);
-					MemberUse mu;
-					if (dt && member_use(v, *dt, mu)) {
-						std::string u = "        members in expressions:";
-						for (const auto &x : mu.usable)
-							u += " " + x;
-						if (mu.usable.empty())
-							u += " none";
-						w.line(u);
-						for (const auto &x : mu.not_usable)
-							w.line("        not " + std::string(x.first[0] == '[' ? "" : ".") + x.first + ": " + x.second);
-					}
-					if (ranges) {
-						std::string r = "        available at";
-						for (const auto &x : v.ranges)
-							r += " +" + hex(x.lo) + "..+" + hex(x.hi);
-						if (v.ranges.empty())
-							r += " no instruction";
-						w.line(r);
-					}
-				}
+				if (out.json)
+					w.line(json_line(vars_json(m, f, in.offset, vars, dt.get(), ranges)));
+				else
+					vars_text(w, in.offset, vars, dt.get(), ranges);
 			}
 		}
 	}
