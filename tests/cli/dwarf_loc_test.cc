@@ -591,14 +591,13 @@ ATF_TEST_CASE_BODY(struct_in_pieces)
 	btf__add_field(b, "x", t_int, 0, 0);
 	btf__add_field(b, "y", t_int, 32, 0);
 	int t_hv = btf__add_struct(b, "hv", 32);
-	btf__add_field(b, "a", t_long, 0, 0);
-	btf__add_field(b, "b", t_int, 64, 0);
-	btf__add_field(b, "c", t_int, 96, 5);
-	btf__add_field(b, "d", t_uint, 101, 9);
-	btf__add_field(b, "e", t_short, 112, 0);
-	btf__add_field(b, "arr", t_arr, 128, 0);
-	btf__add_field(b, "z", t_int, 160, 0);
-	ATF_REQUIRE_EQ(btf__add_field(b, "in", t_in, 192, 0), 0);
+	const struct { const char *name; int type; uint32_t bit, bits; } hv[] = {
+		{ "a", t_long, 0, 0 }, { "b", t_int, 64, 0 }, { "c", t_int, 96, 5 },
+		{ "d", t_uint, 101, 9 }, { "e", t_short, 112, 0 }, { "arr", t_arr, 128, 0 },
+		{ "z", t_int, 160, 0 }, { "in", t_in, 192, 0 },
+	};
+	for (const auto &m : hv)
+		ATF_REQUIRE_EQ(btf__add_field(b, m.name, m.type, m.bit, m.bits), 0);
 	kinst::Btf types(b);
 
 	// [0..8) rax; [8..12) rcx - 1; [12..16) memory at rsp+16;

@@ -192,13 +192,17 @@ kt_expect_eq "count --by '\$kp->perm': 0600, once per run" "$((0600)) $runs" \
     "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/ep.json)"
 kt_expect_eq "count's summary: not matching 0, the entry probe's hits apart ($runs)" "0 $runs" \
     "$(jq -r 'select(.type == "summary") | "\(.filtered) \(.hidden)"' /tmp/ep.json)"
+# hist_buckets FILE: a hist's buckets, "LOW:COUNT ..." on one line.
+hist_buckets() {
+	jq -r 'select(.type == "hist") | .buckets[] | "\(.low):\(.count)"' "$1" | tr '\n' ' ' | sed 's/ $//'
+}
 # hist --value '$i' at the loop body: each counter value once per run.
 kinstctl hist --json $dbg --value '$i' --linear 0,16,1 "kinst_srctest_loop:$body" \
     -- sh /tmp/cw.sh >/tmp/hv.json 2>/tmp/hv.err ||
     kt_fail "hist --value '\$i' failed: $(cat /tmp/hv.err)"
 kt_expect_eq "hist --value '\$i': buckets" \
     "$(i=0; while [ $i -lt $trips ]; do printf '%d:%d ' $i $runs; i=$((i + 1)); done | sed 's/ $//')" \
-    "$(jq -r 'select(.type == "hist") | .buckets[] | "\(.low):\(.count)"' /tmp/hv.json | tr '\n' ' ' | sed 's/ $//')"
+    "$(hist_buckets /tmp/hv.json)"
 kt_expect_eq "hist --value '\$i': sum" $((runs * trips * (trips - 1) / 2)) \
     "$(jq -r 'select(.type == "hist") | .sum' /tmp/hv.json)"
 
@@ -278,11 +282,11 @@ kt_expect_eq "count --by '\$st.steps': each step once a run" \
     "$(s=1; while [ $s -le $trips ]; do printf '%d %d\n' $s $runs; s=$((s + 1)); done)" \
     "$(jq -r 'select(.type == "count") | "\(.key) \(.count)"' /tmp/hc.json | sort -n)"
 kinstctl hist --json $dbg --value '$st.sum' --linear 0,48,1 "kinst_srctest_hv:$hvl" \
-    -- sh /tmp/cw.sh >/tmp/hh.json 2>/tmp/hh.err ||
-    kt_fail "hist --value '\$st.sum' failed: $(cat /tmp/hh.err)"
-kt_expect_eq "hist --value '\$st.sum': buckets" \
-    "$(s=1; while [ $s -le $trips ]; do printf '%d:%d ' $((3 * (s - 1) * s / 2)) $runs; s=$((s + 1)); done | sed 's/ $//')" \
-    "$(jq -r 'select(.type == "hist") | .buckets[] | "\(.low):\(.count)"' /tmp/hh.json | tr '\n' ' ' | sed 's/ $//')"
+    -- sh /tmp/cw.sh >/tmp/hh.json 2>/tmp/hh.err || kt_fail "hist --value '\$st.sum': $(cat /tmp/hh.err)"
+want=
+s=1
+while [ $s -le $trips ]; do want="$want $((3 * (s - 1) * s / 2)):$runs"; s=$((s + 1)); done
+kt_expect_eq "hist --value '\$st.sum': buckets" "${want# }" "$(hist_buckets /tmp/hh.json)"
 
 # Errors, one line each, before anything is armed.
 kinstctl trace $dbg --var nosuch kinst_srctest:kinst_srctest_point+5 >/dev/null 2>/tmp/e.txt &&
