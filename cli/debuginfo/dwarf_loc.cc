@@ -1129,17 +1129,26 @@ emit_location_bits(const Location &l, uint32_t obj_bytes, uint32_t bit_off, uint
 	auto bytes_of = [](uint32_t a, uint32_t b) {
 		return "[" + std::to_string(a / 8) + ".." + std::to_string((b + 7) / 8) + ")";
 	};
-	uint32_t pos = 0;	// the object's bit where the piece starts
+	// 64-bit: piece sizes come from the DWARF (a corrupt one must not
+	// wrap the sums).
+	uint64_t pos = 0;	// the object's bit where the piece starts
 	bool first = true;
 	for (const LocPiece &p : l.pieces) {
-		uint32_t pbits = p.bits ? p.bits : 8 * obj_bytes;
-		uint32_t a = std::max(pos, bit_off), b = std::min(pos + pbits, want_end);
-		uint32_t start = pos;
+		uint64_t pbits = p.bits ? p.bits : 8ull * obj_bytes;
+		uint64_t start = pos;
 		pos += pbits;
+		if (start >= want_end)
+			break;
+		uint32_t a = (uint32_t)std::max<uint64_t>(start, bit_off);
+		uint32_t b = (uint32_t)std::min<uint64_t>(pos, want_end);
 		if (a >= b)
 			continue;
 		// The piece's source bit where [a, b) starts.
-		uint32_t src = p.bit_offset + (a - start), n = b - a;
+		uint64_t src64 = (uint64_t)p.bit_offset + (a - start);
+		if (src64 > UINT32_MAX)
+			throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it lie past "
+			    "the piece that holds them");
+		uint32_t src = (uint32_t)src64, n = b - a;
 		switch (p.kind) {
 		case LocPiece::empty:
 			throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it were optimized out");
@@ -1200,8 +1209,8 @@ emit_location_bits(const Location &l, uint32_t obj_bytes, uint32_t bit_off, uint
 		first = false;
 	}
 	if (pos < want_end)
-		throw Error(Exit::usage, "bytes " + bytes_of(std::max(pos, bit_off), want_end) +
-		    " of it are in no piece (optimized out)");
+		throw Error(Exit::usage, "bytes " + bytes_of((uint32_t)std::max<uint64_t>(pos,
+		    bit_off), want_end) + " of it are in no piece (optimized out)");
 	if (code.size() > KINST_PROG_MAX_INSNS)
 		throw Error(Exit::usage, "the variable's location needs more than " +
 		    std::to_string(KINST_PROG_MAX_INSNS) + " probe instructions");

@@ -2,6 +2,7 @@
 // The --if expression compiler (prog_compile.h): a recursive-descent
 // parser that emits stack-machine code as it goes.
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -823,11 +824,14 @@ private:
 		}
 		uint64_t idx = 0;
 		bool ok = end > iat;
-		try {
-			if (ok)
-				idx = std::stoull(s_.substr(iat, end - iat), nullptr, 0);
-		} catch (const std::exception &) {
-			ok = false;
+		if (ok) {
+			// The whole token a number (strtoull's base 0: 0x hex, a
+			// leading 0 octal), and in range.
+			std::string tok = s_.substr(iat, end - iat);
+			char *e = nullptr;
+			errno = 0;
+			idx = strtoull(tok.c_str(), &e, 0);
+			ok = errno == 0 && e != nullptr && *e == '\0';
 		}
 		pos_ = end;
 		skip_ws();

@@ -681,6 +681,9 @@ ATF_TEST_CASE_BODY(struct_in_pieces)
 	has(error("$s == 1"), "name one of its members");
 	has(error("$s.arr == 1"), "name one of its members");
 	has(error("$s.arr[$s.b]"), "constant index");
+	has(error("$s.arr[1e]"), "constant index");
+	has(error("$s.arr[0x]"), "constant index");
+	has(error("$s.arr[99999999999999999999]"), "constant index");
 	has(error("$s.arr[4]"), "past the end");
 	has(error("$s.in == 1"), "name one of its members");
 	has(error("&$s.b"), "'&' needs an object in memory");
