@@ -60,18 +60,12 @@ Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
 	Slot &s = cache_[h % cache_slots];
 	if (s.len == len && memcmp(s.bytes, code, len) == 0)
 		return s.text;
-	const uint8_t *p = code;
-	size_t n = len;
-	uint64_t a = addr;
-	if (!cs_disasm_iter(handle_, &p, &n, &a, insn_.get()) || insn_->size != len) {
-		miss_ = one(code, len, addr);
-		return miss_;
-	}
+	miss_ = one(code, len, addr);
+	if (miss_.len != len)
+		return miss_;	// not one instruction of len bytes: not kept
 	s.len = (uint8_t)len;
 	memcpy(s.bytes, code, len);
-	s.text.mnemonic.assign(insn_->mnemonic);
-	s.text.operands.assign(insn_->op_str);
-	s.text.len = insn_->size;
+	s.text = miss_;
 	return s.text;
 }
 

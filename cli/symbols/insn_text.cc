@@ -24,25 +24,15 @@ direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
 
 namespace {
 
-// Does Capstone's text of k name an address computed from where it is (a
-// relative branch's or xbegin's target: call, jmp, jcc, loop*, jrcxz,
-// xbegin; a RIP-relative operand)?
+// Does Capstone's text of k name an address computed from where it is: a
+// direct branch's target (direct_branch), xbegin's, a RIP-relative
+// operand?
 bool
 text_depends_on_address(const struct kinst_insn &k)
 {
-	if (k.rip_relative)
-		return true;
-	switch (k.map) {
-	case KINST_MAP_1BYTE:
-		return (k.opcode >= 0x70 && k.opcode <= 0x7f) ||
-		    (k.opcode >= 0xe0 && k.opcode <= 0xe3) || k.opcode == 0xe8 ||
-		    k.opcode == 0xe9 || k.opcode == 0xeb ||
-		    (k.opcode == 0xc7 && k.has_modrm && k.modrm == 0xf8);	// xbegin
-	case KINST_MAP_0F:
-		return k.opcode >= 0x80 && k.opcode <= 0x8f;
-	default:
-		return false;
-	}
+	uint64_t to;
+	return k.rip_relative || direct_branch(k, 0, &to) ||
+	    (k.map == KINST_MAP_1BYTE && k.opcode == 0xc7 && k.has_modrm && k.modrm == 0xf8);
 }
 
 } // namespace
@@ -53,10 +43,7 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 	t.reloc.clear();
 	t.branch = false;
 	t.branch_to = 0;
-	t.target.set = t.target.resolved = t.target.other_module = false;
-	t.target.address = t.target.offset = 0;
-	t.target.function.clear();
-	t.target.module.clear();
+	t.target = BranchTarget();
 	struct kinst_insn k;
 	bool dec = insn_decode(in, &k);
 	Disassembler::Text other;
