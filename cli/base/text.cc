@@ -66,18 +66,24 @@ hex(uint64_t v)
 	return s;
 }
 
-std::string
-hex_bytes(const uint8_t *p, size_t n, const char *sep)
+void
+append_hex_bytes(std::string &s, const uint8_t *p, size_t n, const char *sep)
 {
 	static const char digits[] = "0123456789abcdef";
-	std::string s;
-	s.reserve(n * 3);
 	for (size_t i = 0; i < n; i++) {
 		if (i && *sep)
 			s += sep;
 		s += digits[p[i] >> 4];
 		s += digits[p[i] & 15];
 	}
+}
+
+std::string
+hex_bytes(const uint8_t *p, size_t n, const char *sep)
+{
+	std::string s;
+	s.reserve(n * 3);
+	append_hex_bytes(s, p, n, sep);
 	return s;
 }
 

@@ -26,6 +26,7 @@ void append_i64(std::string &out, int64_t v);
 // v in lower-case hex, at least width (at most 16) digits, no prefix, appended.
 void append_hex(std::string &s, uint64_t v, int width);
 std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
+void append_hex_bytes(std::string &s, const uint8_t *p, size_t n, const char *sep);
 
 // A JSON string literal (quotes included); bytes >= 0x80 as \u00XX.
 void append_json_string(std::string &out, const std::string &s);

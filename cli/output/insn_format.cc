@@ -132,12 +132,7 @@ append_text_insn_row(std::string &s, const Insn &in, const InsnText &t, bool rel
 	}
 	s += "  ";
 	mark = s.size();
-	for (size_t i = 0; i < in.len; i++) {
-		if (i)
-			s += ' ';
-		s += digits[in.bytes[i] >> 4];
-		s += digits[in.bytes[i] & 15];
-	}
+	append_hex_bytes(s, in.bytes, in.len, " ");
 	if (s.size() - mark < 24)
 		s.append(24 - (s.size() - mark), ' ');
 	s += "  ";
@@ -250,7 +245,6 @@ void
 append_json_insn(std::string &out, const std::string &prefix, const Insn &in,
     const InsnText &t)
 {
-	static const char digits[] = "0123456789abcdef";
 	out += prefix;
 	key(out, "offset");
 	append_u64(out, in.offset);
@@ -262,10 +256,7 @@ append_json_insn(std::string &out, const std::string &prefix, const Insn &in,
 	append_u64(out, in.len);
 	key(out, "bytes");
 	out += '"';
-	for (size_t i = 0; i < in.len; i++) {
-		out += digits[in.bytes[i] >> 4];
-		out += digits[in.bytes[i] & 15];
-	}
+	append_hex_bytes(out, in.bytes, in.len, "");
 	out += '"';
 	key(out, "mnemonic");
 	append_json_string(out, t.mnemonic);
