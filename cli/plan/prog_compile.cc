@@ -813,27 +813,9 @@ private:
 			    "address here");
 		skip_ws();
 		size_t iat = pos_;
-		size_t end = iat;
-		while (end < s_.size() && isxdigit((unsigned char)s_[end]) != 0)
-			end++;
-		if (end < s_.size() && (s_[end] == 'x' || s_[end] == 'X') && end == iat + 1 &&
-		    s_[iat] == '0') {
-			end++;
-			while (end < s_.size() && isxdigit((unsigned char)s_[end]) != 0)
-				end++;
-		}
 		uint64_t idx = 0;
-		bool ok = end > iat;
-		if (ok) {
-			// The whole token a number (strtoull's base 0: 0x hex, a
-			// leading 0 octal), and in range.
-			std::string tok = s_.substr(iat, end - iat);
-			char *e = nullptr;
-			errno = 0;
-			idx = strtoull(tok.c_str(), &e, 0);
-			ok = errno == 0 && e != nullptr && *e == '\0';
-		}
-		pos_ = end;
+		std::string tok;
+		bool ok = literal(&idx, &tok);
 		skip_ws();
 		if (!ok || !eat("]"))
 			fail_at(iat, "an array held in registers takes a constant index only "
@@ -1037,19 +1019,33 @@ private:
 		return v;
 	}
 
-	void number()
+	// The number at pos_ (the whole alphanumeric token: decimal, 0x hex,
+	// a leading 0 octal), consumed into *v; false, pos_ where it was,
+	// when the token (*tok) is none or out of range.
+	bool literal(uint64_t *v, std::string *tok)
 	{
-		size_t at = pos_;
 		size_t end = pos_;
 		while (end < s_.size() && isalnum((unsigned char)s_[end]))
 			end++;
-		std::string t = s_.substr(pos_, end - pos_);
+		*tok = s_.substr(pos_, end - pos_);
 		errno = 0;
 		char *e = nullptr;
-		unsigned long long v = strtoull(t.c_str(), &e, 0);
-		if (e == nullptr || *e != '\0' || errno == ERANGE)
-			fail_at(at, "bad number '" + t + "'");
+		unsigned long long x = strtoull(tok->c_str(), &e, 0);
+		if (tok->empty() || !isdigit((unsigned char)(*tok)[0]) || e == nullptr ||
+		    *e != '\0' || errno == ERANGE)
+			return false;
 		pos_ = end;
+		*v = x;
+		return true;
+	}
+
+	void number()
+	{
+		size_t at = pos_;
+		uint64_t v;
+		std::string t;
+		if (!literal(&v, &t))
+			fail_at(at, "bad number '" + t + "'");
 		emit(KINST_OP_IMM, 0, v);
 	}
 
