@@ -54,7 +54,7 @@ member_use(const Var &v, const DwarfTypes &dt, MemberUse &out)
 {
 	if (!v.available() || v.type_die == 0 || v.size <= 0 || v.size > UINT32_MAX / 8)
 		return false;
-	if (v.loc.pieces.size() == 1 && v.loc.pieces[0].kind == LocPiece::memory)
+	if (v.loc.in_memory())
 		return false;
 	uint32_t id = dt.resolve(dt.id_of(v.type_die));
 	Types::Kind k = dt.kind(id);

@@ -1051,68 +1051,26 @@ emit_location_value(const Location &l, uint32_t size, std::vector<struct kinst_p
 	if (size == 0 || size > 8)
 		throw Error(Exit::usage, "a " + std::to_string(size) +
 		    "-byte object is not a value an expression can use");
-	auto mask = [&](uint32_t bits) {
-		if (bits < 64) {
-			code.push_back(make_pinsn(KINST_OP_IMM, 0, (1ull << bits) - 1));
-			code.push_back(make_pinsn(KINST_OP_AND));
-		}
-	};
-	uint32_t want = 8 * size, off = 0;
-	bool first = true;
+	// The whole value's refusals, said as before; the pieces are then
+	// read as every part of an object is (emit_location_bits).
+	uint64_t want = 8ull * size, off = 0;
 	for (const LocPiece &p : l.pieces) {
 		if (off >= want)
 			break;
-		uint32_t pbits = p.bits ? p.bits : want;
-		if (pbits > want - off)
-			pbits = want - off;
-		switch (p.kind) {
-		case LocPiece::empty:
+		uint64_t pbits = std::min<uint64_t>(p.bits ? p.bits : want, want - off);
+		if (p.kind == LocPiece::empty)
 			throw Error(Exit::usage, l.pieces.size() > 1 ?
 			    "part of it was optimized out" : "it was optimized out");
-		case LocPiece::reg:
-			code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)dwarf_gpr(p.dwreg)));
-			break;
-		case LocPiece::memory: {
-			uint32_t n = p.bits ? p.src_bytes() : size;
-			uint32_t ld = n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8;
-			if (n > 8)
-				throw Error(Exit::usage, "a " + std::to_string(n) +
-				    "-byte piece in memory cannot be read in one load");
-			emit_node(*p.expr, code, false, entry);
-			code.push_back(make_pinsn(KINST_OP_LOAD, (uint8_t)ld));
-			break;
-		}
-		case LocPiece::value:
-			emit_node(*p.expr, code, false, entry);
-			break;
-		case LocPiece::implicit: {
-			uint64_t v = 0;
-			for (size_t i = 0; i < p.bytes.size() && i < 8; i++)
-				v |= (uint64_t)(unsigned char)p.bytes[i] << (8 * i);
-			code.push_back(make_pinsn(KINST_OP_IMM, 0, v));
-			break;
-		}
-		}
-		if (p.bit_offset) {
-			code.push_back(make_pinsn(KINST_OP_IMM, 0, p.bit_offset));
-			code.push_back(make_pinsn(KINST_OP_SHR));
-		}
-		mask(pbits);
-		if (off) {
-			code.push_back(make_pinsn(KINST_OP_IMM, 0, off));
-			code.push_back(make_pinsn(KINST_OP_SHL));
-		}
-		if (!first)
-			code.push_back(make_pinsn(KINST_OP_OR));
-		first = false;
+		uint32_t n = p.bits ? p.src_bytes() : size;
+		if (p.kind == LocPiece::memory && n > 8)
+			throw Error(Exit::usage, "a " + std::to_string(n) +
+			    "-byte piece in memory cannot be read in one load");
 		off += pbits;
 	}
 	if (off < want)
 		throw Error(Exit::usage, "its pieces cover " + std::to_string(off) + " of its " +
 		    std::to_string(want) + " bits");
-	if (code.size() > KINST_PROG_MAX_INSNS)
-		throw Error(Exit::usage, "the variable's location needs more than " +
-		    std::to_string(KINST_PROG_MAX_INSNS) + " probe instructions");
+	emit_location_bits(l, size, 0, (uint32_t)want, code, entry);
 }
 
 void

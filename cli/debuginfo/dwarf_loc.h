@@ -88,6 +88,8 @@ struct Location {
 	// "register", "memory", "value", "implicit", "pieces", "empty"
 	// (optimized out) or "entry_value" (a value that needs one).
 	std::string kind() const;
+	// The whole object at one address (its members read from there).
+	bool in_memory() const { return pieces.size() == 1 && pieces[0].kind == LocPiece::memory; }
 	// "rdi", "[rsp+0x10]", "rdi at entry + 1", "pieces: [0..4) rax, [4..8) rdx".
 	std::string describe() const;
 };

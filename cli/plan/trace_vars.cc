@@ -191,12 +191,10 @@ var_code(const Var &v, const DwarfTypes &dt, const EntryCtx *ecp, VarRef &r)
 	Types::Kind k = dt.kind(r.type);
 	if (k == Types::Kind::structure || k == Types::Kind::union_ ||
 	    k == Types::Kind::array) {
-		bool in_memory = v.loc.pieces.size() == 1 &&
-		    v.loc.pieces[0].kind == LocPiece::memory;
 		// Held in registers or pieces (of any size, some perhaps
 		// optimized out): each member named is read from the pieces
 		// that hold it.
-		if (!in_memory) {
+		if (!v.loc.in_memory()) {
 			if (v.size < 1 || v.size > UINT32_MAX / 8)
 				throw Error(Exit::usage, "the " + dt.name(r.type) + " has no size here");
 			Location loc = v.loc;

@@ -572,8 +572,9 @@ ATF_TEST_CASE_BODY(garbage)
 // 43): every member whose bytes are known reads as the test computes it
 // from the registers and memory (a value piece, memory through rsp,
 // constants, a bit piece, a bitfield crossing a byte, a signed bitfield,
-// a nested struct, an array element); a member touching the optimized-out
-// bytes, the struct itself, a computed index and '&' are refused.
+// a nested struct, an array element, a member spread over two pieces); a
+// member touching the optimized-out bytes, the struct itself, a computed
+// index and '&' are refused.
 //   struct hv { long a; int b; int c:5; unsigned d:9; short e;
 //               char arr[4]; int z; struct inner { int x, y; } in; };
 ATF_TEST_CASE_WITHOUT_HEAD(struct_in_pieces);
@@ -598,6 +599,13 @@ ATF_TEST_CASE_BODY(struct_in_pieces)
 	};
 	for (const auto &m : hv)
 		ATF_REQUIRE_EQ(btf__add_field(b, m.name, m.type, m.bit, m.bits), 0);
+	// The same bytes seen as struct span { long a; long bc; long fg; }:
+	// bc's 8 bytes lie in two pieces (the value and memory), fg's in the
+	// constants and the optimized-out ones.
+	int t_span = btf__add_struct(b, "span", 24);
+	ATF_REQUIRE_EQ(btf__add_field(b, "a", t_long, 0, 0), 0);
+	ATF_REQUIRE_EQ(btf__add_field(b, "bc", t_long, 64, 0), 0);
+	ATF_REQUIRE_EQ(btf__add_field(b, "fg", t_long, 128, 0), 0);
 	kinst::Btf types(b);
 
 	// [0..8) rax; [8..12) rcx - 1; [12..16) memory at rsp+16;
@@ -617,9 +625,9 @@ ATF_TEST_CASE_BODY(struct_in_pieces)
 	kinst::TypeEnv env;
 	env.var_types = &types;
 	env.var = [&](const std::string &n, kinst::VarRef &r) {
-		if (n != "s")
+		if (n != "s" && n != "w")
 			throw kinst::Error(kinst::Exit::usage, "not in scope");
-		r.type = (uint32_t)t_hv;
+		r.type = (uint32_t)(n == "s" ? t_hv : t_span);
 		r.bits = [&loc](uint32_t off, uint32_t nb, std::vector<struct kinst_pinsn> &code) {
 			kinst::emit_location_bits(loc, 32, off, nb, code);
 		};
@@ -661,6 +669,9 @@ ATF_TEST_CASE_BODY(struct_in_pieces)
 		ATF_REQUIRE_EQ(eval("$s.in.x"),
 		    (uint64_t)(int64_t)(int32_t)(uint32_t)(r.gpr[KINST_RDX] >> 8));
 		ATF_REQUIRE_EQ(eval("$s.in.y"), (uint64_t)(int64_t)(int32_t)r.gpr[KINST_R8]);
+		// Across two pieces: the value's 4 bytes, then memory's.
+		ATF_REQUIRE_EQ(eval("$w.bc"), (uint64_t)(uint32_t)(r.gpr[KINST_RCX] - 1) |
+		    (uint64_t)w << 32);
 		ATF_REQUIRE_EQ(eval("$s.in.y + $s.b == " +
 		    std::to_string((int64_t)(int32_t)r.gpr[KINST_R8] +
 		    (int64_t)(int32_t)(r.gpr[KINST_RCX] - 1))), 1u);
@@ -678,6 +689,7 @@ ATF_TEST_CASE_BODY(struct_in_pieces)
 			ATF_FAIL("expected \"" + std::string(want) + "\" in \"" + got + "\"");
 	};
 	has(error("$s.z"), "bytes [20..24) of it were optimized out");
+	has(error("$w.fg"), "bytes [20..24) of it were optimized out");
 	has(error("$s == 1"), "name one of its members");
 	has(error("$s.arr == 1"), "name one of its members");
 	has(error("$s.arr[$s.b]"), "constant index");
