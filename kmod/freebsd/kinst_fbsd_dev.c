@@ -30,6 +30,7 @@
 #include <sys/module.h>
 #include <sys/mutex.h>
 #include <sys/poll.h>
+#include <sys/priv.h>
 #include <sys/proc.h>
 #include <sys/selinfo.h>
 #include <sys/smp.h>
@@ -146,6 +147,23 @@ kinst_dtor(void *arg)
 	kinst_fbsd_gate_leave(&kinst_gate);
 }
 
+/*
+ * Who may open /dev/kinst: the node's mode (0600, root) decides who reaches
+ * this open; the opener must also hold PRIV_DTRACE_KERNEL ("Allow use of
+ * DTrace on the kernel", sys/sys/priv.h), else EPERM: the privilege named
+ * for what kinst does.  priv_check_cred() (kern/kern_priv.c) grants it to
+ * uid 0 unless a MAC policy objects, and prison_priv_check()
+ * (kern/kern_jail.c) does not list it, so a jailed root is refused (hwpmc
+ * refuses a jail a system-wide PMC too).  Not PRIV_KMEM_READ, which
+ * priv_check_cred() grants to every user (/dev/mem's mode is its read gate),
+ * nor PRIV_KMEM_WRITE: kinst writes nothing a user chose.  dtrace_open()
+ * checks no privilege on FreeBSD (dtrace_cred2priv() gives every credential
+ * DTRACE_PRIV_ALL; the node's mode decides).
+ *
+ * The check is made here only: the file is the capability (as memopen()
+ * checks /dev/mem at open), so an opener that then drops its privileges
+ * keeps a working file.  Closing it disarms everything.
+ */
 static int
 kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 {
@@ -155,6 +173,9 @@ kinst_open(struct cdev *dev, int oflags, int devtype, struct thread *td)
 	(void)dev;
 	(void)oflags;
 	(void)devtype;
+	error = priv_check(td, PRIV_DTRACE_KERNEL);
+	if (error != 0)
+		return (error);
 	/* Not once MOD_UNLOAD has begun (kinst_busy). */
 	if (!kinst_fbsd_gate_enter(&kinst_gate))
 		return (ENXIO);

@@ -8,14 +8,17 @@
 # beside the repository on the project's build machines (not in a user's
 # clone: there the test is skipped, loudly).
 #
-# kmod/freebsd/kinst_fbsd_vm.c, the VM glue of mapped rings, needs FreeBSD
-# VM declarations those headers did not have at first (vm/vm_page.h,
-# vm/vm_pager.h, sys/rwlock.h and a few names; they have them now, from
-# FreeBSD 15.1): shim_compiles checks
-# everything else; vm_glue_compiles compiles the glue alone, in full when
-# the declarations have them, else with those three headers empty and
-# every diagnostic required to be the absence of one of the VM interfaces
-# listed in VM_NAMES (anything else in the file is type-checked).
+# Files that need FreeBSD declarations those headers do not have (yet) are
+# checked alone by gap_compiles, in full when the declarations have them,
+# else with the missing headers empty and every diagnostic required to be
+# the absence of one of the interfaces listed for the file (anything else
+# in it is type-checked); shim_compiles checks everything else:
+# - kmod/freebsd/kinst_fbsd_vm.c, the VM glue of mapped rings (vm/vm_page.h,
+#   vm/vm_pager.h, sys/rwlock.h; the declarations have them now, from
+#   FreeBSD 15.1): vm_glue_compiles;
+# - kmod/freebsd/kinst_fbsd_dev.c, the device, whose open calls
+#   priv_check(9) (sys/priv.h: priv_check() and PRIV_DTRACE_KERNEL):
+#   dev_compiles.
 
 KINST_SRCDIR="@KINST_SRCDIR@"
 VM_GLUE=kinst_fbsd_vm.c
@@ -25,6 +28,9 @@ VM_NAMES="VM_OBJECT_WLOCK VM_OBJECT_WUNLOCK pmap_qenter pmap_qremove
     vm_page_unwire_noq vm_page_valid vm_page_xunbusy vm_pager_allocate
     EACCES OBJT_PHYS VM_ALLOC_NORMAL VM_ALLOC_WAITFAIL VM_ALLOC_WIRED
     VM_ALLOC_ZERO"
+DEV=kinst_fbsd_dev.c
+DEV_DECLS="sys/priv.h"
+DEV_NAMES="priv_check PRIV_DTRACE_KERNEL"
 
 # fbsd_compile TREE WANT: run the compile script on TREE, expect WANT files
 # and no failure.
@@ -59,8 +65,11 @@ shim_compiles_head() {
 }
 shim_compiles_body() {
 	need_compile
-	[ -f "$KINST_SRCDIR/kmod/freebsd/$VM_GLUE" ] || atf_fail "no kmod/freebsd/$VM_GLUE"
-	# The tree without the VM glue (vm_glue_compiles').
+	for f in $VM_GLUE $DEV; do
+		[ -f "$KINST_SRCDIR/kmod/freebsd/$f" ] || atf_fail "no kmod/freebsd/$f"
+	done
+	# The tree without the files gap_compiles checks alone (vm_glue_compiles',
+	# dev_compiles').
 	mkdir -p t/kmod/freebsd t/common/x86
 	cp "$KINST_SRCDIR"/kmod/freebsd/* t/kmod/freebsd/
 	cp "$KINST_SRCDIR"/common/*.[ch] t/common/
@@ -68,7 +77,7 @@ shim_compiles_body() {
 	# The instruction set's sources beside the rest: the compile script
 	# builds common/*.c (their names are unique, as bsd.kmod.mk needs).
 	cp "$KINST_SRCDIR"/common/x86/*.c t/common/
-	rm t/kmod/freebsd/$VM_GLUE
+	rm t/kmod/freebsd/$VM_GLUE t/kmod/freebsd/$DEV
 	# Every file the compile script is meant to build: it must report them all.
 	want=0
 	for f in t/kmod/freebsd/*.c t/kmod/freebsd/*.S t/common/*.c; do
@@ -78,26 +87,28 @@ shim_compiles_body() {
 	fbsd_compile "$PWD/t" "$want"
 }
 
-atf_test_case vm_glue_compiles
-vm_glue_compiles_head() {
-	atf_set descr "kmod/freebsd/$VM_GLUE (mapped rings' VM glue) compiles with FreeBSD's kernel flags and -Werror, when the declarations have the VM headers it needs"
-}
-vm_glue_compiles_body() {
+# gap_compiles FILE "HEADERS" "NAMES": compile kmod/freebsd/FILE alone, in
+# full when ../shared/freebsd-decls has every header in HEADERS, else with
+# the missing ones empty and every diagnostic required to be the absence of
+# one of NAMES (the interfaces those headers declare): anything else in the
+# file is still type-checked.
+gap_compiles() {
 	need_compile
+	file=$1
 	decls=$(dirname "$compile")
 	mkdir -p t/kmod/freebsd t/common/x86
-	cp "$KINST_SRCDIR"/kmod/freebsd/*.h "$KINST_SRCDIR/kmod/freebsd/$VM_GLUE" t/kmod/freebsd/
+	cp "$KINST_SRCDIR"/kmod/freebsd/*.h "$KINST_SRCDIR/kmod/freebsd/$file" t/kmod/freebsd/
 	cp "$KINST_SRCDIR"/common/*.h t/common/
 	cp "$KINST_SRCDIR"/common/x86/*.h t/common/x86/
 	missing=
-	for h in $VM_DECLS; do
+	for h in $2; do
 		[ -f "$decls/$h" ] || missing="$missing $h"
 	done
 	if [ -z "$missing" ]; then
 		fbsd_compile "$PWD/t" 1
 		return
 	fi
-	echo "NOTE: ../shared/freebsd-decls has no$missing: $VM_GLUE is compiled with them empty; only the absence of these VM interfaces may be diagnosed: $VM_NAMES"
+	echo "NOTE: ../shared/freebsd-decls has no$missing: $file is compiled with them empty; only the absence of these interfaces may be diagnosed: $(echo $3)"
 	for h in $missing; do
 		mkdir -p "t/kmod/freebsd/$(dirname "$h")"
 		: >"t/kmod/freebsd/$h"	# found after the declarations' directory
@@ -112,25 +123,42 @@ vm_glue_compiles_body() {
 	D=$decls M=$PWD/t O=$PWD/o
 	eval "cf=\"$cf\""
 	status=0
-	eval "clang $cf -ferror-limit=0 -c \"$M/kmod/freebsd/$VM_GLUE\" -o o/vm.o" >err 2>&1 || status=$?
+	eval "clang $cf -ferror-limit=0 -c \"$M/kmod/freebsd/$file\" -o o/gap.o" >err 2>&1 || status=$?
 	cat err
-	[ "$status" != 0 ] || atf_fail "$VM_GLUE compiled without the VM declarations: VM_DECLS is out of date"
+	[ "$status" != 0 ] || atf_fail "$file compiled without$missing: the list of headers it lacks is out of date"
 	grep 'error:' err >errors || true
 	[ -s errors ] || atf_fail "clang failed without an error line (exit $status)"
 	bad=0
 	while IFS= read -r line; do
 		name=$(printf '%s\n' "$line" | sed -n "s/.*implicit declaration of function '\([A-Za-z_0-9]*\)'.*/\1/p; s/.*use of undeclared identifier '\([A-Za-z_0-9]*\)'.*/\1/p")
-		case " $(echo $VM_NAMES) " in
+		case " $(echo $3) " in
 		*" $name "*) [ -n "$name" ] && continue ;;
 		esac
 		echo "UNEXPECTED: $line"
 		bad=$((bad + 1))
 	done <errors
-	[ "$bad" = 0 ] || atf_fail "$VM_GLUE: $bad diagnostics other than the missing VM declarations: $(grep -v -e 'implicit declaration of function' -e 'use of undeclared identifier' errors | head -n 2 | tr '\n' ' ')"
-	echo "$VM_GLUE: $(grep -c . errors) diagnostics, all missing VM declarations"
+	[ "$bad" = 0 ] || atf_fail "$file: $bad diagnostics other than the missing declarations: $(grep -v -e 'implicit declaration of function' -e 'use of undeclared identifier' errors | head -n 2 | tr '\n' ' ')"
+	echo "$file: $(grep -c . errors) diagnostics, all missing declarations"
+}
+
+atf_test_case vm_glue_compiles
+vm_glue_compiles_head() {
+	atf_set descr "kmod/freebsd/$VM_GLUE (mapped rings' VM glue) compiles with FreeBSD's kernel flags and -Werror, when the declarations have the VM headers it needs"
+}
+vm_glue_compiles_body() {
+	gap_compiles "$VM_GLUE" "$VM_DECLS" "$VM_NAMES"
+}
+
+atf_test_case dev_compiles
+dev_compiles_head() {
+	atf_set descr "kmod/freebsd/$DEV (the device, with its priv_check at open) compiles with FreeBSD's kernel flags and -Werror, when the declarations have sys/priv.h"
+}
+dev_compiles_body() {
+	gap_compiles "$DEV" "$DEV_DECLS" "$DEV_NAMES"
 }
 
 atf_init_test_cases() {
 	atf_add_test_case shim_compiles
 	atf_add_test_case vm_glue_compiles
+	atf_add_test_case dev_compiles
 }
