@@ -200,16 +200,52 @@ relocate(struct em *e, const uint8_t *bytes, const struct kinst_insn *in,
 	return (rel32_to(e, 4, target) ? KINST_RELOC_OK : KINST_RELOC_RANGE);
 }
 
+/*
+ * The window at the detour's e->n: its instructions relocated, then a jmp
+ * back after it -- or, for a return padded to a jump's size, the ret alone
+ * (the int3s after it never run).  *wlen: the window's length.
+ */
+static int
+relocate_window(struct em *e, const uint8_t *window, uint32_t avail,
+    uint64_t addr, uint32_t *wlen)
+{
+	struct kinst_insn in;
+	struct kinst_class cls;
+	uint32_t off;
+	int st, rc;
+
+	if (kinst_jopt_padded_ret(window, avail)) {
+		put(e, 0xc3);				/* ret */
+		*wlen = KINST_JOPT_WINDOW;
+		return (KINST_RELOC_OK);
+	}
+	for (off = 0; off < KINST_JOPT_WINDOW; off += in.len) {
+		if (off >= avail)
+			return (KINST_RELOC_NOTOOL);
+		st = kinst_decode(window + off, avail - off, &in);
+		if (st != KINST_DEC_OK)
+			return (KINST_RELOC_NOTOOL);
+		kinst_classify(st, &in, window + off, &cls);
+		rc = relocate(e, window + off, &in, &cls, addr + off,
+		    off + in.len >= KINST_JOPT_WINDOW);
+		if (rc != KINST_RELOC_OK)
+			return (rc);
+	}
+	put(e, 0xe9);					/* jmp back */
+	if (!rel32_to(e, 4, addr + off))
+		return (KINST_RELOC_RANGE);
+	*wlen = off;
+	return (KINST_RELOC_OK);
+}
+
 int
 kinst_detour_build(const uint8_t *window, uint32_t avail,
     const struct kinst_detour_spec *sp, uint8_t out[KINST_DETOUR_SIZE],
     uint32_t *wlen, uint32_t *wstart)
 {
 	struct em e = { out, 0, sp->at, false };
-	struct kinst_insn in;
-	struct kinst_class cls;
-	uint32_t off, i, start;
-	int st, rc;
+	uint32_t i, start, len;
+	int rc;
 
 	for (i = 0; i < KINST_DETOUR_SIZE; i++)
 		out[i] = 0xcc;
@@ -220,27 +256,15 @@ kinst_detour_build(const uint8_t *window, uint32_t avail,
 		return (KINST_RELOC_RANGE);
 	restore_regs(&e, sp);
 	start = e.n;
-	for (off = 0; off < KINST_JOPT_WINDOW; off += in.len) {
-		if (off >= avail)
-			return (KINST_RELOC_NOTOOL);
-		st = kinst_decode(window + off, avail - off, &in);
-		if (st != KINST_DEC_OK)
-			return (KINST_RELOC_NOTOOL);
-		kinst_classify(st, &in, window + off, &cls);
-		rc = relocate(&e, window + off, &in, &cls, sp->addr + off,
-		    off + in.len >= KINST_JOPT_WINDOW);
-		if (rc != KINST_RELOC_OK)
-			return (rc);
-	}
-	put(&e, 0xe9);					/* jmp back */
-	if (!rel32_to(&e, 4, sp->addr + off))
-		return (KINST_RELOC_RANGE);
+	rc = relocate_window(&e, window, avail, sp->addr, &len);
+	if (rc != KINST_RELOC_OK)
+		return (rc);
 	if (e.full) {
 		for (i = 0; i < KINST_DETOUR_SIZE; i++)
 			out[i] = 0xcc;
 		return (KINST_RELOC_RANGE);
 	}
-	*wlen = off;
+	*wlen = len;
 	if (wstart != NULL)
 		*wstart = start;
 	return (KINST_RELOC_OK);

@@ -18,6 +18,10 @@
  *   [the window's instructions, relocated] run as the original would
  *   jmp   rel32 -> addr + window length
  *
+ * (for a return padded to a jump's size, kinst_jopt_padded_ret(), the
+ * window is the ret and four int3 that never run: the detour ends with
+ * the ret)
+ *
  * The handler must not change the register file: the saved one is what
  * the window then runs on.  It records only (kinst_engine_jhit); the
  * window's execution is the detour's.  Interrupts stay as the interrupted

@@ -17,6 +17,7 @@
 #define	F_TRACEABLE	0x08u	/* the instruction here may be probed at all */
 #define	F_INSIDE	0x20u	/* ... may run in a detour, anywhere in the window */
 #define	F_LAST		0x10u	/* ... may run in a detour as the window's last */
+#define	F_PADRET	0x04u	/* ... is a return padded to a jump's size */
 
 static const char *const jq_names[KINST_JQ_COUNT] = {
 	[KINST_JQ_NOT_INSN] = "not-an-instruction",
@@ -37,6 +38,19 @@ kinst_jopt_name(int verdict)
 	if (verdict < 0 || verdict >= KINST_JQ_COUNT)
 		return ("unknown");
 	return (jq_names[verdict]);
+}
+
+bool
+kinst_jopt_padded_ret(const uint8_t *p, uint32_t avail)
+{
+	uint32_t i;
+
+	if (avail < KINST_JOPT_WINDOW || p[0] != 0xc3)
+		return (false);
+	for (i = 1; i < KINST_JOPT_WINDOW; i++)
+		if (p[i] != 0xcc)
+			return (false);
+	return (true);
 }
 
 /* A direct branch with a target we can compute: its emulation kind. */
@@ -114,6 +128,10 @@ mark(const uint8_t *func, uint32_t size, kinst_jopt_refusal_fn refusal,
 			    (cls.emul == KINST_EM_JCC ||
 			    cls.emul == KINST_EM_JMP_REL))
 				f |= F_LAST;
+			if (cls.treatment == KINST_T_EMULATE &&
+			    cls.emul == KINST_EM_RET &&
+			    kinst_jopt_padded_ret(func + pos, size - pos))
+				f |= F_PADRET;
 		}
 		out[pos] |= f;
 	}
@@ -134,6 +152,13 @@ decide(uint32_t size, const uint8_t *out, uint32_t s, const struct walk *w)
 		return (KINST_JQ_INDIRECT);
 	if (w->fixup)
 		return (KINST_JQ_FIXUP);
+	if ((out[s] & F_PADRET) != 0) {
+		/* The ret and its four int3, which no branch may land on. */
+		for (p = s + 1; p < s + KINST_JOPT_WINDOW; p++)
+			if ((out[p] & F_TARGET) != 0)
+				return (KINST_JQ_TARGET);
+		return (KINST_JQ_YES);
+	}
 	/* The whole instructions the window covers: [s, end). */
 	inside_ok = true;
 	end = s;

@@ -16,6 +16,12 @@
  *  - holds no branch target of the function other than its first byte
  *    (targets of every direct jmp, jcc, loop, jrcxz and call inside the
  *    function);
+ * or the window is a return padded to a jump's size: a traceable `ret`
+ * (c3) followed by four int3 (cc) inside the function -- what Linux makes
+ * of a `jmp __x86_return_thunk` at boot when no return-thunk mitigation is
+ * on (apply_returns()) -- with no branch target in the int3s; the detour
+ * ends with the ret, and the int3s, which never run, are overwritten
+ * (issue 42: a return probe without a trap);
  * and the function has no indirect jump (a jump table may land anywhere)
  * and no instruction with an exception fixup (a fixup may land anywhere in
  * the function), as the caller's refusal callback reports.  What is not
@@ -70,6 +76,14 @@ typedef int (*kinst_jopt_refusal_fn)(void *ctx, uint32_t off);
  */
 uint32_t	kinst_jopt_qualify(const uint8_t *func, uint32_t size,
 	    kinst_jopt_refusal_fn refusal, void *ctx, uint8_t *out);
+
+/*
+ * Is the instruction at p (avail bytes to the function's end) a return
+ * padded to a jump's size: `ret` then four int3?  The window of such a
+ * return is those KINST_JOPT_WINDOW bytes (kinst_jopt_qualify() and
+ * kinst_detour_build() both ask this).
+ */
+bool		kinst_jopt_padded_ret(const uint8_t *p, uint32_t avail);
 
 /* The verdict's stable name (part of the CLI's JSON). */
 const char	*kinst_jopt_name(int verdict);

@@ -14,8 +14,11 @@
 #   none     nothing armed (the baseline of its round)
 #   count    kinstctl count at the function's entry (one probe, a bare
 #            in-kernel count: the cost of one kinst hit)
+#   count_ret  kinstctl count FUNC:return (a probe on each return point)
 #   latency  kinstctl latency __x64_sys_getpid (a start and an end probe, the
 #            per-thread state, a histogram in the kernel)
+#   kretprobe  a kretprobe event alone (tracefs, trace_pipe read by cat):
+#            the peer of count_ret
 #   kp_pair  bcc/bpftrace's method with tracefs: a kprobe and a kretprobe on
 #            the function, each an event with its timestamp, read from
 #            trace_pipe by cat (>/dev/null); the subtraction is left to
@@ -23,7 +26,11 @@
 #   fgraph   the function_graph tracer restricted to the function
 #            (set_graph_function, max_graph_depth 1), trace_pipe read by cat
 # Per case and round: ns/call = (loop time - that round's `none`) / N; then
-# the median over rounds and the median per-round ratio against latency.
+# the median over rounds and the median per-round ratio against latency;
+# then count_ret against kretprobe, latency against kp_pair and fgraph.
+# The "check:" lines say how many of kinstctl's probes were jump-optimized
+# (no trap per hit) and, from debugfs kinst/jump, how many hits came
+# through a jump in that warm-up run.
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 n=${1:-5000}
@@ -31,7 +38,7 @@ rounds=${2:-5}
 case $n$rounds in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R]]" >&2; exit 2 ;; esac
 T=$KT_TRACING
 F=__x64_sys_getpid
-cases="none count latency kp_pair fgraph"
+cases="none count count_ret latency kretprobe kp_pair fgraph"
 
 loop() {
 	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || { echo "ERROR: syscall_loop" >&2; exit 1; }
@@ -112,8 +119,16 @@ run_case() {
 	count)
 		kinst_case "$n aggregated" 's/^kinstctl: [0-9]* hits, \([0-9]*\) aggregated.*/\1/p' \
 		    count "$F+$entry" ;;
+	count_ret)
+		kinst_case "$n aggregated" 's/^kinstctl: [0-9]* hits, \([0-9]*\) aggregated.*/\1/p' \
+		    count "$F:return" ;;
 	latency)
 		kinst_case "$n samples" 's/^kinstctl: \([0-9]*\) samples.*/\1/p' latency "$F" ;;
+	kretprobe)
+		tracefs_off
+		echo "r:kinstbench/lat_ret $F \$retval" >>"$T/kprobe_events" || { echo "ERROR: kretprobe" >&2; exit 1; }
+		echo 1 >"$T/events/kinstbench/enable"
+		tracefs_loop ;;
 	kp_pair)
 		tracefs_off
 		echo "p:kinstbench/lat_entry $F" >>"$T/kprobe_events" || { echo "ERROR: kprobe" >&2; exit 1; }
@@ -136,9 +151,15 @@ entry=$(kt_first_traceable "$F") || { echo "ERROR: $F has no traceable instructi
 FT=$(kt_ftrace_name "$F")	# the name ftrace knows it by
 tracefs_off
 # Warm-up (page cache, code paths), then R rounds in a rotated order.
+jhits() { sed -n 's/^hits //p' "$KJ" 2>/dev/null | head -n 1; }
 for c in $cases; do
+	_j0=$(jhits)
 	run_case "$c" >/dev/null
-	case $c in count|latency) echo "check: $c: $(grep 'jump-optimized' /tmp/k.err | head -n 1)" ;; esac
+	case $c in
+	count|count_ret|latency)
+		_j1=$(jhits)
+		echo "check: $c: $(grep 'jump-optimized' /tmp/k.err | head -n 1); hits through a jump: $((${_j1:-0} - ${_j0:-0})) (debugfs)" ;;
+	esac
 done
 kt_bench_rounds "$rounds" "$cases"
 echo "# guest_latency_rate: $F, N=$n calls, $rounds rounds (TCG; ns per call over the untraced loop)"
@@ -149,8 +170,8 @@ awk -v n="$n" '
 		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 	}
 	END {
-		split("count latency kp_pair fgraph", order, " ")
-		for (o = 1; o <= 4; o++) {
+		no = split("count count_ret latency kretprobe kp_pair fgraph", order, " ")
+		for (o = 1; o <= no; o++) {
 			c = order[o]; k = 0; m = 0
 			for (r in rs) {
 				per[++k] = (ns[r, c] - ns[r, "none"]) / n
@@ -159,6 +180,12 @@ awk -v n="$n" '
 			printf "%-8s %10.0f ns/call", c, median(per, k)
 			if (c != "latency") printf "   %s / latency: %.2f (median of per-round ratios)", c, median(rat, m)
 			printf "\n"
+		}
+		split("count_ret kretprobe latency kp_pair latency fgraph", pr, " ")
+		for (o = 1; o <= 5; o += 2) {
+			k = 0
+			for (r in rs) q[++k] = (ns[r, pr[o]] - ns[r, "none"]) / (ns[r, pr[o + 1]] - ns[r, "none"])
+			printf "%s / %s: %.2f (median of per-round ratios)\n", pr[o], pr[o + 1], median(q, k)
 		}
 	}' /tmp/res
 tracefs_off

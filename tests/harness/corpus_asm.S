@@ -342,6 +342,34 @@ FUNC(asm_ret)
 	ret	$0x8000			/* imm16 above 0x7fff: unsigned */
 END(asm_ret)
 
+/*
+ * Returns as Linux leaves them once apply_returns() has rewritten a
+ * `jmp __x86_return_thunk` (no return-thunk mitigation): ret, then four
+ * int3 that never run -- a window a jump probe may take whole (issue 42).
+ * An early return, a local subroutine returning so, a conditional one.
+ */
+#define	PADRET	.byte 0xc3, 0xcc, 0xcc, 0xcc, 0xcc
+
+FUNC(asm_ret_pad)
+	movq	%rdi, %rax
+	testq	%rsi, %rsi
+	jnz	1f
+	addq	$3, %rax
+	PADRET
+1:	pushq	%rbx
+	movq	%rsi, %rbx
+	call	2f
+	addq	%rbx, %rax
+	popq	%rbx
+	cmpq	$2, %rsi
+	je	3f
+	PADRET
+2:	imulq	$7, %rax
+	PADRET
+3:	xorq	$0x55, %rax
+	PADRET
+END(asm_ret_pad)
+
 /* pushf (64 and 16 bit), popf changing CF and DF, std/cld. */
 FUNC(asm_pushf)
 	movq	%rdi, %rax

@@ -15,6 +15,7 @@ _Static_assert(offsetof(struct kh_scratch, big) == 0xa00, "scratch layout");
 uint64_t asm_jcc8(uint64_t), asm_jcc32(uint64_t), asm_jmp(uint64_t),
     asm_sub0(uint64_t), asm_call(uint64_t), asm_call_mem(uint64_t),
     asm_jmp_ind(uint64_t), asm_loop(uint64_t), asm_ret(uint64_t),
+    asm_ret_pad(uint64_t),
     asm_pushf(uint64_t), asm_riprel(uint64_t), asm_avx_riprel(uint64_t),
     asm_avx512_riprel(uint64_t), asm_string(uint64_t), asm_atomic(uint64_t),
     asm_misc(uint64_t), asm_prefixes(uint64_t), asm_refusals(uint64_t);
@@ -37,6 +38,7 @@ const struct kh_fn kh_corpus_asm[] = {
 	E(asm_loop, 0, 6, { 0, 0, 0 }, { 1, 1, 1 }, { 3, 4, 0x100000003ull },
 	    { 16, 5, 0x100000000ull }, { 5, 2, 2 }, { 7, 9, 0x200000007ull }),
 	E(asm_ret, 0, 2, { 1, 2 }, { 5, 0xffff }),
+	E(asm_ret_pad, 0, 3, { 5, 0 }, { 5, 1 }, { 9, 2 }),
 	E(asm_pushf, 0, 4, { 1, 2 }, { (uint64_t)-1, 1 },
 	    { 0x7fffffffffffffffull, 1 }, { 0, 0 }),
 	E(asm_riprel, 0, 3, { 0 }, { (uint64_t)-3 }, { 12345 }),

@@ -35,6 +35,7 @@ const struct kh_expect kh_expected[] = {
 	{ "asm_pushf", "insns 36 ool 24 riprel 3 emul ret:1,pushf:5,popf:3 refused -" },
 	{ "asm_refusals", "insns 29 ool 2 riprel 0 emul jmp:1,ret:1 refused int3:1,interrupt:2,iret:1,syscall-sysret:4,far-transfer:3,swapgs:1,xbegin:1,undefined-opcode:2,halt:3,ss-load:1,branch-operand-size:2,segment-override:2,vm-entry:1,sti-shadow:1" },
 	{ "asm_ret", "insns 23 ool 12 riprel 0 emul call:5,ret:3,ret-imm:3 refused -" },
+	{ "asm_ret_pad", "insns 33 ool 10 riprel 0 emul jcc:2,call:1,ret:4 refused int3:16" },
 	{ "asm_riprel", "insns 74 ool 28 riprel 45 emul ret:1 refused -" },
 	{ "asm_string", "insns 34 ool 25 riprel 8 emul ret:1 refused -" },
 	{ "asm_sub0", "insns 2 ool 1 riprel 0 emul ret:1 refused -" },

@@ -86,6 +86,28 @@ ATF_TC_BODY(branch_last, tc)
 	CHECK_V(15, KINST_JQ_END);
 }
 
+ATF_TC_WITHOUT_HEAD(padded_ret);
+ATF_TC_BODY(padded_ret, tc)
+{
+	/*
+	 * 0 test %edi,%edi; 2 je 10 (74 06); 4 ret; int3 x4 (a rewritten
+	 * `jmp __x86_return_thunk`); 9 int3; 10 xor %eax,%eax;
+	 * 12 ret; int3 x3; 16 jmp 21 (eb 03... lands on 21: the third int3 of
+	 * 18); 18 ret; int3 x4; 23 ret; int3 x3 (the function ends: 3 only).
+	 */
+	static const uint8_t f[] = { 0x85, 0xff, 0x74, 0x06, 0xc3, 0xcc, 0xcc,
+	    0xcc, 0xcc, 0xcc, 0x31, 0xc0, 0xc3, 0xcc, 0xcc, 0xcc, 0xeb, 0x03,
+	    0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xc3, 0xcc, 0xcc, 0xcc };
+
+	kinst_jopt_qualify(f, sizeof(f), NULL, NULL, out);
+	CHECK_V(4, KINST_JQ_YES);	/* ret + four int3 */
+	CHECK_V(5, KINST_JQ_REFUSED);	/* an int3 itself */
+	CHECK_V(12, KINST_JQ_INSN);	/* three int3 only: the next is code */
+	CHECK_V(18, KINST_JQ_TARGET);	/* the jmp at 16 lands on 21 */
+	CHECK_V(23, KINST_JQ_END);	/* three int3 to the function's end */
+	CHECK_V(0, KINST_JQ_INSN);	/* a window over a ret is no padded ret */
+}
+
 static int
 refuse_at(void *ctx, uint32_t off)
 {
@@ -174,6 +196,7 @@ static const struct menu menu[] = {
 	{ 2, { 0x0f, 0x0b }, K_REFUSED, 0 },		/* ud2 */
 };
 #define	NMENU	(sizeof(menu) / sizeof(menu[0]))
+#define	INT3	15	/* menu[INT3] is int3 */
 
 struct minsn {
 	uint32_t	off;
@@ -188,6 +211,20 @@ model(const struct minsn *v, uint32_t n, uint32_t size, uint32_t k)
 
 	if (v[k].m->kind == K_REFUSED)
 		return (KINST_JQ_REFUSED);
+	/* A ret then four int3 (Linux's rewritten return thunk jumps). */
+	if (v[k].m->kind == K_RET && k + 4 < n) {
+		for (i = k + 1; i <= k + 4; i++)
+			if (v[i].m->bytes[0] != 0xcc)
+				break;
+		if (i > k + 4) {
+			end = s + KINST_JOPT_WINDOW;
+			for (b = 0; b < n; b++)
+				if (v[b].m->rel != 0 && v[b].target > s &&
+				    v[b].target < end)
+					return (KINST_JQ_TARGET);
+			return (KINST_JQ_YES);
+		}
+	}
 	for (i = k, end = s; end < s + KINST_JOPT_WINDOW; i++) {
 		if (i >= n)
 			return (KINST_JQ_END);
@@ -220,6 +257,7 @@ ATF_TC_BODY(random_against_model, tc)
 	static struct minsn v[600];
 	static uint8_t f[4096];
 	uint32_t n, size, k, i, yes, want_yes, bad, shown;
+	uint32_t padded_yes = 0, padded_target = 0;
 	uint64_t tally[KINST_JQ_COUNT] = { 0 };
 	int iter, w;
 
@@ -230,10 +268,25 @@ ATF_TC_BODY(random_against_model, tc)
 		size = 0;
 		for (i = 0; i < n; i++) {
 			const struct menu *m = &menu[random() % NMENU];
+			uint32_t pad, j;
 
 			v[i].off = size;
 			v[i].m = m;
 			size += m->len;
+			/*
+			 * Half the rets padded with int3 as Linux pads a
+			 * rewritten `jmp __x86_return_thunk`: four (a window),
+			 * or three (none).
+			 */
+			if (m->kind != K_RET || random() % 2 == 0)
+				continue;
+			pad = random() % 3 == 0 ? 3 : 4;
+			for (j = 0; j < pad && i + 1 < n; j++) {
+				i++;
+				v[i].off = size;
+				v[i].m = &menu[INT3];
+				size += 1;
+			}
 		}
 		/* Branch targets: mostly instruction boundaries, some outside. */
 		for (i = 0; i < n; i++) {
@@ -270,6 +323,12 @@ ATF_TC_BODY(random_against_model, tc)
 			} else
 				w = KINST_JQ_NOT_INSN;
 			tally[out[i]]++;
+			if (f[i] == 0xc3 && i + 4 < size && f[i + 1] == 0xcc &&
+			    f[i + 2] == 0xcc && f[i + 3] == 0xcc &&
+			    f[i + 4] == 0xcc && w == KINST_JQ_YES)
+				padded_yes++;
+			if (f[i] == 0xc3 && w == KINST_JQ_TARGET)
+				padded_target++;
 			if (w == KINST_JQ_YES)
 				want_yes++;
 			if (out[i] != w) {
@@ -291,6 +350,10 @@ ATF_TC_BODY(random_against_model, tc)
 	ATF_CHECK(tally[KINST_JQ_INSN] > 0);
 	ATF_CHECK(tally[KINST_JQ_END] > 0);
 	ATF_CHECK(tally[KINST_JQ_REFUSED] > 0);
+	printf("informational: padded rets: %u qualify, %u refused for a "
+	    "branch target in their int3s\n", padded_yes, padded_target);
+	ATF_CHECK(padded_yes > 0);
+	ATF_CHECK(padded_target > 0);
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -298,6 +361,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, straight_line);
 	ATF_TP_ADD_TC(tp, branch_target);
 	ATF_TP_ADD_TC(tp, branch_last);
+	ATF_TP_ADD_TC(tp, padded_ret);
 	ATF_TP_ADD_TC(tp, refusals);
 	ATF_TP_ADD_TC(tp, random_against_model);
 	return (atf_no_error());
