@@ -51,6 +51,79 @@ kv_split(int64_t x, int64_t y)
 	return (r + (int64_t)p.lo * p.hi);
 }
 
+/*
+ * A 16-byte struct in pieces (issue 43): a computed first half, a register,
+ * a computed last word; GCC leaves pieces of it optimized out in places.
+ */
+struct kv_big {
+	int64_t	a;
+	int32_t	b;
+	int32_t	c;
+};
+
+NI int64_t
+kv_big(int64_t x, int64_t y)
+{
+	struct kv_big s = { x * 3, (int32_t)(y + 2), (int32_t)(x ^ y) };
+	int64_t r;
+
+	r = (int64_t)kv_mix((uint64_t)s.a, (uint64_t)(int64_t)s.b);
+	r = (int64_t)kv_mix((uint64_t)r, (uint64_t)s.a);
+	return (r + s.b);
+}
+
+/* A nested struct in pieces: two 2-byte members of the inner one. */
+struct kv_in {
+	int16_t	u;
+	int16_t	v;
+};
+
+struct kv_nest {
+	struct kv_in in;
+	int32_t	w;
+	int64_t	z;
+};
+
+NI int64_t
+kv_nest(int64_t x, int64_t y)
+{
+	struct kv_nest s = { { (int16_t)(x + 1), (int16_t)(y - 1) },
+	    (int32_t)(x * y), x - y };
+	int64_t r;
+
+	r = (int64_t)kv_mix((uint64_t)(int64_t)s.in.u, (uint64_t)(int64_t)s.in.v);
+	r = (int64_t)kv_mix((uint64_t)r, (uint64_t)s.z);
+	r = (int64_t)kv_mix((uint64_t)r, (uint64_t)(int64_t)s.w);
+	return (r + s.in.u + s.in.v + s.z);
+}
+
+/*
+ * Bitfields in bit pieces: lo and mid (signed) straddle byte boundaries,
+ * each in its own register; hi a byte of a third.
+ */
+struct kv_bits {
+	uint32_t	lo : 12;
+	int32_t		mid : 12;
+	uint32_t	hi : 8;
+	uint32_t	top;
+};
+
+NI int64_t
+kv_bits(int64_t x, int64_t y)
+{
+	struct kv_bits s;
+	int64_t r;
+
+	s.lo = (uint32_t)x;
+	s.mid = (int32_t)y;
+	s.hi = (uint32_t)(x + y);
+	s.top = (uint32_t)(x * 5);
+	r = (int64_t)kv_mix(s.lo, (uint64_t)(int64_t)s.mid);
+	r = (int64_t)kv_mix((uint64_t)r, s.hi);
+	r = (int64_t)kv_mix((uint64_t)r, s.top);
+	return (r + s.lo + s.mid + s.hi + s.top);
+}
+
 /* Parameters that die early: after the calls only their entry values are left. */
 NI uint64_t
 kv_early(uint64_t p, uint64_t q)
@@ -125,6 +198,9 @@ kv_stack(uint64_t seed)
 const struct kh_fn kh_corpus_vars[] = {
 	E(kv_loop, 4, { 0, 0 }, { 3, 5 }, { 7, 9 }, { 2, (uint64_t)-3 }),
 	E(kv_split, 3, { 0, 0 }, { 5, 9 }, { (uint64_t)-7, 0x7fffffff }),
+	E(kv_big, 3, { 0, 0 }, { 5, 9 }, { (uint64_t)-7, 0x123456789ull }),
+	E(kv_bits, 3, { 0, 0 }, { 0xabc, (uint64_t)-5 }, { 0x12345, 0x7ff }),
+	E(kv_nest, 3, { 0, 0 }, { 0x7fff, 3 }, { (uint64_t)-9, 0x10002 }),
 	E(kv_early, 2, { 11, 22 }, { 0x123456789abcull, 0xfedcba987654ull }),
 	E(kv_inl, 2, { 1, 2 }, { 1000, 77 }),
 	E(kv_rec, 3, { 0, 5 }, { 1, 3 }, { 4, 1 }),
