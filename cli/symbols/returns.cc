@@ -160,7 +160,13 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 		if (ii == insns.end() || ii->addr != t || ii == insns.begin())
 			continue;
 		const size_t at = (size_t)(ii - insns.begin());
-		int prev = kind[at - 1];
+		// The code before it, past int3 padding (objtool's after a ret
+		// or jmp, Linux's rewritten return-thunk jumps: ret; int3 x4).
+		size_t pk = at - 1;
+		while (pk > 0 && insns[pk].len == 1 && insns[pk].bytes != nullptr &&
+		    insns[pk].bytes[0] == 0xcc)
+			pk--;
+		int prev = kind[pk];
 		if (prev != KINST_EM_RET && prev != KINST_EM_RET_IMM && prev != KINST_EM_JMP_REL &&
 		    prev != KINST_EM_JMP_IND)
 			continue;	// falls in from the code before it
