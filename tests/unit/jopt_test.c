@@ -70,6 +70,25 @@ ATF_TC_BODY(branch_target, tc)
 	CHECK_V(11, KINST_JQ_INSN);	/* ends in ret */
 }
 
+ATF_TC_WITHOUT_HEAD(target_past_five);
+ATF_TC_BODY(target_past_five, tc)
+{
+	/*
+	 * 0 nop; 1 nop; 2 nop; 3 mov $0x04030201,%eax; 8 jmp 6 (eb fc: into
+	 * the mov's immediate, as old kernel code jumped into an
+	 * instruction to skip a prefix); 10 ret.  The window of 0 is the
+	 * whole instructions over [0, 5): [0, 8), and 6 lies in it although
+	 * past the jump's five bytes.
+	 */
+	static const uint8_t f[] = { 0x90, 0x90, 0x90, 0xb8, 0x01, 0x02, 0x03,
+	    0x04, 0xeb, 0xfc, 0xc3 };
+
+	kinst_jopt_qualify(f, sizeof(f), NULL, NULL, out);
+	CHECK_V(0, KINST_JQ_TARGET);
+	CHECK_V(1, KINST_JQ_TARGET);	/* [1, 8) */
+	CHECK_V(3, KINST_JQ_TARGET);	/* the mov itself: [3, 8) */
+}
+
 ATF_TC_WITHOUT_HEAD(branch_last);
 ATF_TC_BODY(branch_last, tc)
 {
@@ -360,6 +379,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, straight_line);
 	ATF_TP_ADD_TC(tp, branch_target);
+	ATF_TP_ADD_TC(tp, target_past_five);
 	ATF_TP_ADD_TC(tp, branch_last);
 	ATF_TP_ADD_TC(tp, padded_ret);
 	ATF_TP_ADD_TC(tp, refusals);
