@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "base/branch.h"
 #include "base/error.h"
@@ -11,20 +12,38 @@ namespace kinst {
 
 using nlohmann::json;
 
+char *
+hex_digits(char *end, uint64_t v, int width)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *p = end;
+	do {
+		*--p = digits[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	while (end - p < width && end - p < 16)
+		*--p = '0';
+	return p;
+}
+
+char *
+u64_digits(char *end, uint64_t v)
+{
+	char *p = end;
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	return p;
+}
+
 // Appends v in lower-case hex, at least width (at most 16) digits, no
 // prefix, in one append (the hit formatter calls it ~20 times a record).
 void
 append_hex(std::string &s, uint64_t v, int width)
 {
-	static const char digits[] = "0123456789abcdef";
 	char b[16];
-	char *p = b + sizeof(b);
-	do {
-		*--p = digits[v & 15];
-		v >>= 4;
-	} while (v != 0);
-	while (b + sizeof(b) - p < width)
-		*--p = '0';
+	char *p = hex_digits(b + sizeof(b), v, width);
 	s.append(p, (size_t)(b + sizeof(b) - p));
 }
 
@@ -39,11 +58,7 @@ void
 append_u64(std::string &out, uint64_t v)
 {
 	char b[24];
-	char *p = b + sizeof(b);
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
+	char *p = u64_digits(b + sizeof(b), v);
 	out.append(p, (size_t)(b + sizeof(b) - p));
 }
 
@@ -112,32 +127,44 @@ BranchTarget::json() const
 	return t;
 }
 
-void
-append_json_string(std::string &out, const std::string &s)
+char *
+json_string_into(char *o, const char *p, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
-	out += '"';
-	// Runs that need no escape are appended whole (list-offsets --json
+	*o++ = '"';
+	// Runs that need no escape are copied whole (list-offsets --json
 	// writes a few names per instruction).
-	const char *p = s.data();
-	size_t run = 0, n = s.size();
+	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
 		if (c != '"' && c != '\\' && c >= 0x20 && c < 0x7f)
 			continue;
-		out.append(p + run, i - run);
+		memcpy(o, p + run, i - run);
+		o += i - run;
 		run = i + 1;
 		if (c == '"' || c == '\\') {
-			out += '\\';
-			out += (char)c;
+			*o++ = '\\';
+			*o++ = (char)c;
 		} else {
-			out += "\\u00";
-			out += digits[c >> 4];
-			out += digits[c & 15];
+			memcpy(o, "\\u00", 4);
+			o[4] = digits[c >> 4];
+			o[5] = digits[c & 15];
+			o += 6;
 		}
 	}
-	out.append(p + run, n - run);
-	out += '"';
+	memcpy(o, p + run, n - run);
+	o += n - run;
+	*o++ = '"';
+	return o;
+}
+
+void
+append_json_string(std::string &out, const std::string &s)
+{
+	size_t old = out.size();
+	out.resize(old + json_string_room(s.size()));
+	char *end = json_string_into(&out[old], s.data(), s.size());
+	out.resize((size_t)(end - out.data()));
 }
 
 std::string

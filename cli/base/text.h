@@ -28,8 +28,18 @@ void append_hex(std::string &s, uint64_t v, int width);
 std::string hex_bytes(const uint8_t *p, size_t n, const char *sep);
 void append_hex_bytes(std::string &s, const uint8_t *p, size_t n, const char *sep);
 
+// The digits of v (decimal; lower-case hex, at least width, at most 16,
+// digits) written backwards so that they end at end: returns their start.
+// end needs 20 (16) bytes before it.
+char *u64_digits(char *end, uint64_t v);
+char *hex_digits(char *end, uint64_t v, int width);
+
 // A JSON string literal (quotes included); bytes >= 0x80 as \u00XX.
 void append_json_string(std::string &out, const std::string &s);
+// The same written at p, which has room for json_string_room(n) bytes;
+// returns the end of what was written.
+constexpr size_t json_string_room(size_t n) { return 6 * n + 2; }
+char *json_string_into(char *p, const char *s, size_t n);
 std::string json_line(const nlohmann::json &j);
 // s as a C string literal (quotes included; \n, \t, \r, \\, \", octal escapes).
 std::string c_quote(const std::string &s);

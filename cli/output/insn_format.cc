@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "output/insn_format.h"
 
+#include <cstring>
+
 #include "base/text.h"
+#include "output/hitfmt.h"
 
 namespace kinst {
 
@@ -207,6 +210,125 @@ json_function(const SymbolTable &syms, const Function &f)
 
 namespace {
 
+// One row appended through a raw cursor (list-offsets --json writes some
+// thirty pieces a row; std::string::append is a call each): the string
+// grows by what a piece needs when it would not fit, and is cut back to
+// what was written when the row is done.
+class RowOut {
+public:
+	explicit RowOut(std::string &s) : s_(s), at_(s.size()) { reserve(256); }
+	~RowOut() { s_.resize(at_); }
+	RowOut(const RowOut &) = delete;
+	RowOut &operator=(const RowOut &) = delete;
+
+	template <size_t N>
+	void lit(const char (&k)[N])
+	{
+		put(k, N - 1);
+	}
+	// ,"k":
+	template <size_t N>
+	void key(const char (&k)[N])
+	{
+		reserve(N + 3);
+		p()[0] = ',';
+		p()[1] = '"';
+		memcpy(p() + 2, k, N - 1);
+		p()[N + 1] = '"';
+		p()[N + 2] = ':';
+		at_ += N + 3;
+	}
+	void put(char c)
+	{
+		reserve(1);
+		s_[at_++] = c;
+	}
+	void put(const char *d, size_t n)
+	{
+		reserve(n);
+		memcpy(p(), d, n);
+		at_ += n;
+	}
+	void put(const std::string &d) { put(d.data(), d.size()); }
+	void quoted(const char *d)	// a name that needs no escape
+	{
+		put('"');
+		put(d, strlen(d));
+		put('"');
+	}
+	void u64(uint64_t v)
+	{
+		char b[24];
+		char *q = u64_digits(b + sizeof(b), v);
+		put(q, (size_t)(b + sizeof(b) - q));
+	}
+	void hex0x(uint64_t v)
+	{
+		char b[18];
+		char *q = hex_digits(b + sizeof(b), v, 0);
+		*--q = 'x';
+		*--q = '0';
+		put(q, (size_t)(b + sizeof(b) - q));
+	}
+	void hex_bytes(const uint8_t *d, size_t n)
+	{
+		static const char digits[] = "0123456789abcdef";
+		reserve(2 * n);
+		char *q = p();
+		for (size_t i = 0; i < n; i++) {
+			*q++ = digits[d[i] >> 4];
+			*q++ = digits[d[i] & 15];
+		}
+		at_ += 2 * n;
+	}
+	void json_string(const std::string &d)	// append_json_string()
+	{
+		reserve(json_string_room(d.size()));
+		at_ = (size_t)(json_string_into(p(), d.data(), d.size()) - s_.data());
+	}
+	void json_as_dump(const std::string &d)	// append_json_as_dump()
+	{
+		std::string t;
+		append_json_as_dump(t, d);
+		put(t);
+	}
+
+private:
+	char *p() { return &s_[at_]; }
+	void reserve(size_t n)
+	{
+		if (s_.size() - at_ < n)
+			s_.resize(at_ + n + 256);
+	}
+	std::string &s_;
+	size_t at_;		// the end of what was written
+};
+
+// BranchTarget::json() as json_line() writes it (members in dump()'s
+// order), without the DOM: calls and jumps are a sixth of a listing.
+void
+json_target(RowOut &o, const BranchTarget &t)
+{
+	o.lit("{\"address\":\"");
+	o.hex0x(t.address);
+	o.lit("\",\"function\":");
+	if (t.resolved)
+		o.json_as_dump(t.function);
+	else
+		o.lit("null");
+	o.lit(",\"module\":");
+	if (t.resolved)
+		o.json_as_dump(t.module);
+	else
+		o.lit("null");
+	o.lit(",\"offset\":");
+	if (t.resolved)
+		o.u64(t.offset);
+	else
+		o.lit("null");
+	o.put('}');
+}
+
 void
 key(std::string &out, const char *k)
 {
@@ -245,69 +367,70 @@ void
 append_json_insn(std::string &out, const std::string &prefix, const Insn &in,
     const InsnText &t)
 {
-	out += prefix;
-	key(out, "offset");
-	append_u64(out, in.offset);
-	key(out, "address");
-	out += '"';
-	append_hex0x(out, in.addr);
-	out += '"';
-	key(out, "length");
-	append_u64(out, in.len);
-	key(out, "bytes");
-	out += '"';
-	append_hex_bytes(out, in.bytes, in.len, "");
-	out += '"';
-	key(out, "mnemonic");
-	append_json_string(out, t.mnemonic);
-	key(out, "operands");
-	append_json_string(out, t.operands);
-	key(out, "text");
-	append_json_string(out, t.text);
-	key(out, "verdict");
-	out += '"';
-	out += verdict_name(in);
-	out += '"';
-	key(out, "riprel");
-	out += (in.cls.flags & KINST_CF_RIPREL) ? "true" : "false";
+	RowOut o(out);
+	o.put(prefix);
+	o.key("offset");
+	o.u64(in.offset);
+	o.key("address");
+	o.put('"');
+	o.hex0x(in.addr);
+	o.put('"');
+	o.key("length");
+	o.u64(in.len);
+	o.key("bytes");
+	o.put('"');
+	o.hex_bytes(in.bytes, in.len);
+	o.put('"');
+	o.key("mnemonic");
+	o.json_string(t.mnemonic);
+	o.key("operands");
+	o.json_string(t.operands);
+	o.key("text");
+	o.json_string(t.text);
+	o.key("verdict");
+	o.quoted(verdict_name(in));
+	o.key("riprel");
+	if (in.cls.flags & KINST_CF_RIPREL)
+		o.lit("true");
+	else
+		o.lit("false");
 	if (in.cls.treatment == KINST_T_EMULATE && traceable(in)) {
-		key(out, "emulation");
-		append_json_string(out, emulation_name(in));
+		o.key("emulation");
+		o.json_string(emulation_name(in));
 	}
 	if (!traceable(in)) {
-		key(out, "reason");
-		append_json_string(out, reason_name(in));
-		key(out, "refusal_class");
-		append_json_string(out, refusal_class(reason_name(in)));
+		std::string reason = reason_name(in);
+		o.key("reason");
+		o.json_string(reason);
+		o.key("refusal_class");
+		o.json_string(refusal_class(reason));
 	} else if (in.jopt != 0) {
-		key(out, "probe");
-		out += in.jopt == KINST_JQ_YES ? "\"jump\"" : "\"trap\"";
-		if (in.jopt != KINST_JQ_YES) {
-			key(out, "jump_refusal");
-			out += '"';
-			out += kinst_jopt_name(in.jopt);
-			out += '"';
+		o.key("probe");
+		if (in.jopt == KINST_JQ_YES) {
+			o.lit("\"jump\"");
+		} else {
+			o.lit("\"trap\"");
+			o.key("jump_refusal");
+			o.quoted(kinst_jopt_name(in.jopt));
 		}
 	}
 	if (!t.reloc.empty()) {
-		key(out, "reloc");
-		append_json_string(out, t.reloc);
+		o.key("reloc");
+		o.json_string(t.reloc);
 	}
 	if (t.target.set) {
-		key(out, "target");
-		out += json_line(t.target.json());
+		o.key("target");
+		json_target(o, t.target);
 	}
 	if (in.len_from != Insn::LenFrom::engine) {
-		key(out, "length_from");
-		out += '"';
-		out += len_from_name(in);
-		out += '"';
+		o.key("length_from");
+		o.quoted(len_from_name(in));
 	}
 	if (t.disasm_len != in.len) {
-		key(out, "disasm_length");
-		out += std::to_string(t.disasm_len);
+		o.key("disasm_length");
+		o.u64(t.disasm_len);
 	}
-	out += '}';
+	o.put('}');
 }
 
 json

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <unordered_set>
 
@@ -272,7 +273,7 @@ ElfImage::note_relocations(size_t nsec)
 	Elf *e = impl_->elf.get();
 	rela_for_.assign(nsec, 0);
 	rela_sorted_.resize(nsec);
-	rela_ready_.assign(nsec, false);
+	rela_order_.assign(nsec, RelaOrder::unknown);
 	if (!relocatable_)
 		return;
 	for (size_t i = 1; i < nsec; i++) {
@@ -372,19 +373,37 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 		return "";
 	const ElfSection &r = sections_[rela_for_[shndx]];
 	size_t n = r.data_size / sizeof(Elf64_Rela);
+	auto r_offset = [&r](size_t i) {
+		uint64_t o;
+		memcpy(&o, r.data + i * sizeof(Elf64_Rela) + offsetof(Elf64_Rela, r_offset), sizeof(o));
+		return o;
+	};
 	auto &v = rela_sorted_[shndx];
-	if (!rela_ready_[shndx]) {
-		v.reserve(n);
-		for (size_t i = 0; i < n; i++) {
-			Elf64_Rela rel;
-			memcpy(&rel, r.data + i * sizeof(rel), sizeof(rel));
-			v.emplace_back(rel.r_offset, (uint32_t)i);
+	if (rela_order_[shndx] == RelaOrder::unknown) {
+		bool ordered = true;
+		for (size_t i = 1; i < n && ordered; i++)
+			ordered = r_offset(i - 1) <= r_offset(i);
+		if (!ordered) {
+			v.reserve(n);
+			for (size_t i = 0; i < n; i++)
+				v.emplace_back(r_offset(i), (uint32_t)i);
+			std::sort(v.begin(), v.end());
 		}
-		std::sort(v.begin(), v.end());
-		rela_ready_[shndx] = true;
+		rela_order_[shndx] = ordered ? RelaOrder::in_place : RelaOrder::sorted_copy;
 	}
-	auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(off, (uint32_t)0));
-	if (it == v.end() || it->first >= off + len)
+	// Position p of the order: its r_offset and its entry's index.
+	bool in_place = rela_order_[shndx] == RelaOrder::in_place;
+	auto key = [&](size_t p) { return in_place ? r_offset(p) : v[p].first; };
+	auto index = [&](size_t p) { return in_place ? p : (size_t)v[p].second; };
+	size_t lo = 0, hi = n;		// the first position with key >= off
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key(mid) < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n || key(lo) >= off + len)
 		return "";	// most instructions: asked once each
 	const ElfSection &st = sections_[symsec_];
 	size_t nsym = st.data ? st.data_size / sizeof(Elf64_Sym) : 0;
@@ -396,9 +415,9 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 			strndx = sh.sh_link;
 	}
 	std::string out;
-	for (; it != v.end() && it->first < off + len; ++it) {
+	for (size_t p = lo; p < n && key(p) < off + len; p++) {
 		Elf64_Rela rel;
-		memcpy(&rel, r.data + (size_t)it->second * sizeof(rel), sizeof(rel));
+		memcpy(&rel, r.data + index(p) * sizeof(rel), sizeof(rel));
 		size_t si = ELF64_R_SYM(rel.r_info);
 		std::string name;
 		if (si < nsym) {

@@ -94,11 +94,13 @@ private:
 	std::unordered_set<std::string> repeated_;
 	std::string modinfo_name_;
 	size_t symsec_ = 0;
-	// Per target section: its SHT_RELA section, and (r_offset, index)
-	// sorted on first use.
+	// Per target section: its SHT_RELA section; on first use, whether its
+	// entries are in r_offset order already (as assemblers write them:
+	// then searched in place) or else (r_offset, index) pairs sorted.
 	std::vector<uint32_t> rela_for_;
+	enum class RelaOrder : uint8_t { unknown, in_place, sorted_copy };
+	mutable std::vector<RelaOrder> rela_order_;
 	mutable std::vector<std::vector<std::pair<uint64_t, uint32_t>>> rela_sorted_;
-	mutable std::vector<bool> rela_ready_;
 };
 
 } // namespace kinst

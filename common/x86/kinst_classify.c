@@ -78,7 +78,8 @@ branch(const struct kinst_insn *insn, struct kinst_class *out, int emul)
 /*
  * Near branches, by opcode: what kinst_classify() emulates (or refuses for a
  * prefix, branch()) and kinst_branch_kind() answers.  reg: the ModRM reg
- * field the opcode needs (ff /2, ff /4), or BR_ANY.
+ * field the opcode needs (ff /2, ff /4), or BR_ANY.  In ascending order of
+ * map, then lo: branch_op() stops at the first entry past the opcode.
  */
 #define	BR_ANY	8
 #define	NOFALL	KINST_CF_NOFALL
@@ -112,8 +113,11 @@ branch_op(const struct kinst_insn *insn)
 		return (NULL);
 	for (i = 0; i < KINST_NELEM(branch_ops); i++) {
 		b = &branch_ops[i];
-		if (b->map == insn->map && insn->opcode >= b->lo &&
-		    insn->opcode <= b->hi &&
+		if (b->map < insn->map)
+			continue;
+		if (b->map > insn->map || b->lo > insn->opcode)
+			break;		/* every later entry is past it */
+		if (insn->opcode <= b->hi &&
 		    (b->reg == BR_ANY || b->reg == insn->reg))
 			return (b);
 	}

@@ -41,6 +41,7 @@
 #include "base/text.h"
 #include "base/record.h"
 #include "output/record_text.h"
+#include "output/insn_format.h"
 #include "symbols/stack_symbols.h"
 #include "symbols/resolver.h"
 #include "device/session.h"
@@ -1156,8 +1157,143 @@ ATF_TEST_CASE_BODY(insn_text_cache)
 	}
 }
 
+// list-offsets --json writes a branch's "target" object by hand: it must be
+// the bytes json_line(BranchTarget::json()) writes -- resolved or not,
+// names that need escapes, invalid UTF-8, offsets 0 and 2^64-1.
+ATF_TEST_CASE_WITHOUT_HEAD(insn_json_target);
+ATF_TEST_CASE_BODY(insn_json_target)
+{
+	static const uint8_t call[] = { 0xe8, 0, 0, 0, 0 };
+	Insn in;
+	in.offset = 4;
+	in.addr = 0xffffffff81000004ull;
+	in.len = sizeof(call);
+	in.bytes = call;
+	in.dec_status = kinst_decode(call, sizeof(call), &in.dec);
+	InsnText t;
+	t.mnemonic = "call";
+	t.operands = "0x1234";
+	t.text = "call 0x1234";
+	t.disasm_len = in.len;
+	std::string bare;
+	append_json_insn(bare, "{\"p\":1", in, t);
+	ATF_REQUIRE(bare.find("\"target\"") == std::string::npos);
+	ATF_REQUIRE_EQ(bare.back(), '}');
+	const std::string names[] = { "vfs_read", "", "a\"b\\c", "tab\there", "\xff\xfe bad utf-8",
+	    "caf\xc3\xa9", "ctl\x01\x1f\x7f" };
+	int checked = 0;
+	for (bool resolved : { false, true })
+		for (const auto &fn : names)
+			for (uint64_t off : { (uint64_t)0, (uint64_t)0x1c, ~(uint64_t)0 }) {
+				t.target = BranchTarget();
+				t.target.set = true;
+				t.target.resolved = resolved;
+				t.target.address = 0xffffffffc0001000ull + off;
+				t.target.offset = off;
+				t.target.function = fn;
+				t.target.module = fn.empty() ? "kernel" : "mod_" + fn;
+				std::string got;
+				append_json_insn(got, "{\"p\":1", in, t);
+				std::string want = bare.substr(0, bare.size() - 1) + ",\"target\":" +
+				    json_line(t.target.json()) + "}";
+				ATF_REQUIRE_EQ(got, want);
+				checked++;
+			}
+	ATF_REQUIRE_EQ(checked, 42);
+}
+
+// list-offsets --json writes each row through a raw cursor (RowOut): every
+// row, appended after text of any length and with strings long enough to
+// grow the buffer mid-row, must leave that text alone and parse to the
+// values it was given (bytes >= 0x80 of the text as \u00XX: U+0080..U+00FF).
+ATF_TEST_CASE_WITHOUT_HEAD(insn_json_rows);
+ATF_TEST_CASE_BODY(insn_json_rows)
+{
+	std::mt19937_64 rng(42);
+	auto text = [&rng](size_t max) {
+		std::string t(rng() % (max + 1), ' ');
+		for (auto &c : t) {
+			unsigned r = (unsigned)(rng() % 16);
+			c = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? (char)(rng() % 0x20) :
+			    r == 3 ? (char)(0x7f + rng() % 0x81) : (char)('a' + rng() % 26);
+		}
+		return t;
+	};
+	auto latin1 = [](const std::string &t) {	// what \u00XX parses to
+		std::string u;
+		for (unsigned char c : t)
+			if (c < 0x80) {
+				u += (char)c;
+			} else {
+				u += (char)(0xc0 | (c >> 6));
+				u += (char)(0x80 | (c & 0x3f));
+			}
+		return u;
+	};
+	int rows = 0, long_rows = 0;
+	for (int i = 0; i < 3000; i++) {
+		uint8_t b[15];
+		for (auto &x : b)
+			x = (uint8_t)rng();
+		Insn in;
+		in.offset = (uint32_t)rng();
+		in.addr = rng();
+		in.bytes = b;
+		in.dec_status = kinst_decode(b, sizeof(b), &in.dec);
+		in.len = in.dec_status == KINST_DEC_OK ? in.dec.len : (uint8_t)(1 + rng() % 15);
+		if (in.dec_status == KINST_DEC_OK)
+			kinst_classify(in.dec_status, &in.dec, b, &in.cls);
+		else
+			in.cls.treatment = KINST_T_REFUSE;
+		in.jopt = (uint8_t)(rng() % 3);
+		InsnText t;
+		bool big = i % 10 == 0;
+		t.mnemonic = text(big ? 600 : 8);
+		t.operands = text(big ? 3000 : 30);
+		t.text = text(big ? 900 : 40);
+		t.reloc = rng() % 4 == 0 ? text(20) : "";
+		t.disasm_len = (unsigned)(rng() % 16);
+		std::string out = text(i % 3 == 0 ? 2000 : 100);
+		std::string before = out;
+		append_json_insn(out, "{\"p\":" + std::to_string(i), in, t);
+		ATF_REQUIRE_EQ(out.compare(0, before.size(), before), 0);
+		nlohmann::json j = nlohmann::json::parse(out.substr(before.size()));
+		ATF_REQUIRE_EQ(j["p"].get<int>(), i);
+		ATF_REQUIRE_EQ(j["offset"].get<uint64_t>(), in.offset);
+		ATF_REQUIRE_EQ(j["address"].get<std::string>(), hex(in.addr));
+		ATF_REQUIRE_EQ(j["length"].get<unsigned>(), in.len);
+		ATF_REQUIRE_EQ(j["bytes"].get<std::string>(), hex_bytes(b, in.len, ""));
+		ATF_REQUIRE_EQ(j["mnemonic"].get<std::string>(), latin1(t.mnemonic));
+		ATF_REQUIRE_EQ(j["operands"].get<std::string>(), latin1(t.operands));
+		ATF_REQUIRE_EQ(j["text"].get<std::string>(), latin1(t.text));
+		ATF_REQUIRE_EQ(j["verdict"].get<std::string>(), verdict_name(in));
+		ATF_REQUIRE_EQ(j["riprel"].get<bool>(), (in.cls.flags & KINST_CF_RIPREL) != 0);
+		ATF_REQUIRE_EQ(j.contains("reloc"), !t.reloc.empty());
+		if (!t.reloc.empty())
+			ATF_REQUIRE_EQ(j["reloc"].get<std::string>(), latin1(t.reloc));
+		if (!traceable(in)) {
+			ATF_REQUIRE_EQ(j["reason"].get<std::string>(), reason_name(in));
+			ATF_REQUIRE_EQ(j["refusal_class"].get<std::string>(),
+			    refusal_class(reason_name(in)));
+		} else if (in.jopt != 0) {
+			ATF_REQUIRE_EQ(j["probe"].get<std::string>(),
+			    in.jopt == KINST_JQ_YES ? "jump" : "trap");
+			ATF_REQUIRE_EQ(j.contains("jump_refusal"), in.jopt != KINST_JQ_YES);
+		}
+		ATF_REQUIRE_EQ(j.contains("disasm_length"), t.disasm_len != in.len);
+		if (t.disasm_len != in.len)
+			ATF_REQUIRE_EQ(j["disasm_length"].get<unsigned>(), t.disasm_len);
+		rows++;
+		long_rows += out.size() - before.size() > 1024;
+	}
+	ATF_REQUIRE_EQ(rows, 3000);
+	ATF_REQUIRE(long_rows >= 250);	// rows that grew the buffer several times
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, insn_json_rows);
+	ATF_ADD_TEST_CASE(tcs, insn_json_target);
 	ATF_ADD_TEST_CASE(tcs, insn_text_cache);
 	ATF_ADD_TEST_CASE(tcs, record_sections);
 	ATF_ADD_TEST_CASE(tcs, record_malformed);
