@@ -311,21 +311,16 @@ json_target(RowOut &o, const BranchTarget &t)
 {
 	o.lit("{\"address\":\"");
 	o.hex0x(t.address);
+	if (!t.resolved) {
+		o.lit("\",\"function\":null,\"module\":null,\"offset\":null}");
+		return;
+	}
 	o.lit("\",\"function\":");
-	if (t.resolved)
-		o.json_as_dump(t.function);
-	else
-		o.lit("null");
+	o.json_as_dump(t.function);
 	o.lit(",\"module\":");
-	if (t.resolved)
-		o.json_as_dump(t.module);
-	else
-		o.lit("null");
+	o.json_as_dump(t.module);
 	o.lit(",\"offset\":");
-	if (t.resolved)
-		o.u64(t.offset);
-	else
-		o.lit("null");
+	o.u64(t.offset);
 	o.put('}');
 }
 
