@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: kinstctl traces what a CPU runs on its way offline before its death report (cpuhp_report_idle_dead, idle_task_exit, rcu_report_dead, ...; the dead loop after it is refused) while cpu1 goes offline and online three times; after SIGINT it exits within 30 s, counts balance, every offline is seen
+# scenario: kinstctl traces what a CPU runs on its way offline before its death report (cpuhp_report_idle_dead, idle_task_exit, rcu_report_dead, ...; the dead loop after it is refused) while cpu1 goes offline and online three times; after SIGINT it exits within 30 s, counts balance, every offline is seen; a second session is closed while cpu1 is still offline
 # scenario-needs: kinst
 # scenario-timeout: 240
 #
@@ -85,5 +85,40 @@ kt_expect_eq "hits at cpuhp_report_idle_dead+$first on cpu1 (one per offline)" $
 for f in $funcs; do
 	kt_log "informational: hits in $f on cpu1: $(jq -r --arg f "$f" 'select(.type == "hit" and .function == $f and .cpu == 1) | .cpu' /tmp/hp.json | wc -l)"
 done
+[ "$(cat "$CPU")" = 1 ] || kt_fail "cpu1 is not online at the end"
+
+# The same close with cpu1 still offline, in a new session.  Its rings are
+# 16K, so the dying CPU's hundred-odd records pass the wake-up watermark
+# (a quarter of a ring: kinstctl's mapped rings are woken only there, and
+# the 8M rings above never got there); its reader has been waiting in
+# poll(2) for a second, so a wake-up queued there (the bug) is certain,
+# and with cpu1 down nothing ever runs it: the close would spin in
+# irq_work_sync() on the one CPU left (soft lockup).
+kinstctl trace --json --buffer-size 16K $funcs >/tmp/hp2.json 2>/tmp/hp2.err &
+pid=$!
+i=0
+while ! grep -q 'tracing [0-9]* probe' /tmp/hp2.err; do
+	i=$((i + 1))
+	[ $i -le 120 ] || kt_fail "kinstctl (second session) did not start tracing: $(cat /tmp/hp2.err)"
+	kill -0 "$pid" 2>/dev/null || kt_fail "kinstctl (second session) exited early: $(cat /tmp/hp2.err)"
+	sleep 0.5
+done
+sleep 1
+echo 0 >"$CPU" || kt_fail "cannot take cpu1 offline (second session)"
+sleep 1
+kill -INT "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -le 60 ] || kt_fail "kinstctl did not exit within 30 s of SIGINT with cpu1 offline"
+	sleep 0.5
+done
+wait "$pid"
+st=$?
+echo 1 >"$CPU" || kt_fail "cannot bring cpu1 online again (second session)"
+[ "$st" = 0 ] || kt_fail "kinstctl (cpu1 offline at the close) exited $st: $(cat /tmp/hp2.err)"
+kt_expect_eq "second session: hits at cpuhp_report_idle_dead+$first on cpu1" 1 \
+    "$(jq -r --argjson o "$first" 'select(.type == "hit" and .function == "cpuhp_report_idle_dead" and .offset == $o and .cpu == 1) | .cpu' /tmp/hp2.json | wc -l)"
+kt_log "second session: closed with cpu1 offline, $(jq -r 'select(.type == "hit") | .cpu' /tmp/hp2.json | wc -l) hits"
 [ "$(cat "$CPU")" = 1 ] || kt_fail "cpu1 is not online at the end"
 exit 0
