@@ -38,15 +38,38 @@ esac
 first=$(kinstctl list-offsets --json cpuhp_report_idle_dead | jq -r 'select(.type == "insn" and
     (.verdict | startswith("refused") | not)) | .offset' | head -n 1)
 
-kinstctl trace --json $funcs >/tmp/hp.json 2>/tmp/hp.err &
-pid=$!
-i=0
-while ! grep -q 'tracing [0-9]* probe' /tmp/hp.err; do
-	i=$((i + 1))
-	[ $i -le 120 ] || kt_fail "kinstctl did not start tracing: $(cat /tmp/hp.err)"
-	kill -0 "$pid" 2>/dev/null || kt_fail "kinstctl exited early: $(cat /tmp/hp.err)"
-	sleep 0.5
-done
+# start_trace OUT ERR [OPTION...]: kinstctl trace --json of $funcs in the
+# background (pid in $pid), once it says it is tracing.
+start_trace() {
+	_out=$1 _err=$2
+	shift 2
+	: >"$_err"
+	kinstctl trace --json "$@" $funcs >"$_out" 2>"$_err" &
+	pid=$!
+	i=0
+	while ! grep -q 'tracing [0-9]* probe' "$_err"; do
+		i=$((i + 1))
+		[ $i -le 120 ] || kt_fail "kinstctl did not start tracing: $(cat "$_err")"
+		kill -0 "$pid" 2>/dev/null || kt_fail "kinstctl exited early: $(cat "$_err")"
+		sleep 0.5
+	done
+}
+
+# stop_trace WHY: SIGINT to $pid, which must exit within 30 s; its exit
+# status in $st.
+stop_trace() {
+	kill -INT "$pid"
+	i=0
+	while kill -0 "$pid" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 60 ] || kt_fail "kinstctl did not exit within 30 s of SIGINT$1"
+		sleep 0.5
+	done
+	wait "$pid"
+	st=$?
+}
+
+start_trace /tmp/hp.json /tmp/hp.err
 kt_log "$(grep 'tracing' /tmp/hp.err)"
 
 k=0
@@ -62,15 +85,7 @@ kt_log "cpu1 went offline and online $NOFF times"
 
 # SIGINT: kinstctl disarms, drains, prints its summary and closes; the
 # close must not wait for work that cpu1 had to do while it was down.
-kill -INT "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -le 60 ] || kt_fail "kinstctl did not exit within 30 s of SIGINT (stuck closing /dev/kinst?)"
-	sleep 0.5
-done
-wait "$pid"
-st=$?
+stop_trace " (stuck closing /dev/kinst?)"
 cat /tmp/hp.err
 [ "$st" = 0 ] || kt_fail "kinstctl exited $st"
 
@@ -94,27 +109,11 @@ done
 # poll(2) for a second, so a wake-up queued there (the bug) is certain,
 # and with cpu1 down nothing ever runs it: the close would spin in
 # irq_work_sync() on the one CPU left (soft lockup).
-kinstctl trace --json --buffer-size 16K $funcs >/tmp/hp2.json 2>/tmp/hp2.err &
-pid=$!
-i=0
-while ! grep -q 'tracing [0-9]* probe' /tmp/hp2.err; do
-	i=$((i + 1))
-	[ $i -le 120 ] || kt_fail "kinstctl (second session) did not start tracing: $(cat /tmp/hp2.err)"
-	kill -0 "$pid" 2>/dev/null || kt_fail "kinstctl (second session) exited early: $(cat /tmp/hp2.err)"
-	sleep 0.5
-done
+start_trace /tmp/hp2.json /tmp/hp2.err --buffer-size 16K
 sleep 1
 echo 0 >"$CPU" || kt_fail "cannot take cpu1 offline (second session)"
 sleep 1
-kill -INT "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -le 60 ] || kt_fail "kinstctl did not exit within 30 s of SIGINT with cpu1 offline"
-	sleep 0.5
-done
-wait "$pid"
-st=$?
+stop_trace " with cpu1 offline"
 echo 1 >"$CPU" || kt_fail "cannot bring cpu1 online again (second session)"
 [ "$st" = 0 ] || kt_fail "kinstctl (cpu1 offline at the close) exited $st: $(cat /tmp/hp2.err)"
 kt_expect_eq "second session: hits at cpuhp_report_idle_dead+$first on cpu1" 1 \
