@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "output/hitfmt.h"
+#include "output/rowout.h"
 
 namespace kinst {
 
@@ -69,21 +70,35 @@ text_function_header(const SymbolTable &syms, const Function &f, const Style &st
 
 namespace {
 
-// s += sgr-painted text (Style::paint, without its temporaries).
+// Text painted with SGR code sgr (Style::paint, without its temporaries).
 void
-paint_into(std::string &s, const Style &st, const char *sgr, const char *a, const char *b,
+paint_into(RowOut &o, const Style &st, const char *sgr, const char *a, const char *b,
     const char *c)
 {
 	if (st.color) {
-		s += "\033[";
-		s += sgr;
-		s += 'm';
+		o.lit("\033[");
+		o.cstr(sgr);
+		o.put('m');
 	}
-	s += a;
-	s += b;
-	s += c;
+	o.cstr(a);
+	o.cstr(b);
+	o.cstr(c);
 	if (st.color)
-		s += "\033[0m";
+		o.lit("\033[0m");
+}
+
+void
+verdict_into(RowOut &o, const Insn &in, const Style &st)
+{
+	if (!traceable(in)) {
+		paint_into(o, st, "31", "refused: ", reason_name(in).c_str(), "");
+		return;
+	}
+	const char *j = in.jopt == KINST_JQ_YES ? " (jump-optimizable)" : "";
+	if (in.cls.treatment == KINST_T_EMULATE)
+		paint_into(o, st, "36", "emulated: ", emulation_name(in).c_str(), j);
+	else
+		paint_into(o, st, "32", verdict_name(in), j, "");
 }
 
 } // namespace
@@ -91,15 +106,8 @@ paint_into(std::string &s, const Style &st, const char *sgr, const char *a, cons
 void
 append_text_verdict(std::string &s, const Insn &in, const Style &st)
 {
-	if (!traceable(in)) {
-		paint_into(s, st, "31", "refused: ", reason_name(in).c_str(), "");
-		return;
-	}
-	const char *j = in.jopt == KINST_JQ_YES ? " (jump-optimizable)" : "";
-	if (in.cls.treatment == KINST_T_EMULATE)
-		paint_into(s, st, "36", "emulated: ", emulation_name(in).c_str(), j);
-	else
-		paint_into(s, st, "32", verdict_name(in), j, "");
+	RowOut o(s);
+	verdict_into(o, in, st);
 }
 
 std::string
@@ -114,49 +122,41 @@ void
 append_text_insn_row(std::string &s, const Insn &in, const InsnText &t, bool relocatable,
     const Style &st)
 {
-	// Hand-formatted: this runs once per instruction listed, and
-	// snprintf was a fifth of list-offsets' time.
-	static const char digits[] = "0123456789abcdef";
-	s += "  +0x";
-	size_t mark = s.size();
-	append_hex(s, in.offset, 0);
-	if (s.size() - mark < 5)
-		s.append(5 - (s.size() - mark), ' ');
-	s += ' ';
-	if (relocatable) {
-		mark = s.size();
-		append_hex(s, in.addr, 0);
-		size_t n = s.size() - mark;
-		if (n < 8)
-			s.insert(mark, 8 - n, ' ');
-	} else {
-		for (int sh = 60; sh >= 0; sh -= 4)
-			s += digits[(in.addr >> sh) & 15];
-	}
-	s += "  ";
-	mark = s.size();
-	append_hex_bytes(s, in.bytes, in.len, " ");
-	if (s.size() - mark < 24)
-		s.append(24 - (s.size() - mark), ' ');
-	s += "  ";
-	mark = s.size();
-	s += t.text;
+	// Through a raw cursor: this runs once per instruction listed
+	// (snprintf was a fifth of list-offsets' time, then std::string's
+	// appends a quarter).
+	RowOut o(s);
+	o.lit("  +0x");
+	size_t mark = o.mark();
+	o.hex(in.offset, 0);
+	o.pad_to(mark, 5);
+	o.put(' ');
+	if (relocatable)
+		o.hex_right(in.addr, 8);
+	else
+		o.hex(in.addr, 16);
+	o.lit("  ");
+	mark = o.mark();
+	o.hex_bytes(in.bytes, in.len, ' ');
+	o.pad_to(mark, 24);
+	o.lit("  ");
+	mark = o.mark();
+	o.put(t.text);
 	if (t.target.set)
-		s += t.target.annotation();
+		o.put(t.target.annotation());
 	if (t.disasm_len != in.len && t.disasm_len != 0) {
-		s += " [capstone: ";
-		s += std::to_string(t.disasm_len);
-		s += " bytes]";
+		o.lit(" [capstone: ");
+		o.u64(t.disasm_len);
+		o.lit(" bytes]");
 	}
 	if (!t.reloc.empty()) {
-		s += " <";
-		s += t.reloc;
-		s += '>';
+		o.lit(" <");
+		o.put(t.reloc);
+		o.put('>');
 	}
-	if (s.size() - mark < 40)
-		s.append(40 - (s.size() - mark), ' ');
-	s += ' ';
-	append_text_verdict(s, in, st);
+	o.pad_to(mark, 40);
+	o.put(' ');
+	verdict_into(o, in, st);
 }
 
 std::string
@@ -209,100 +209,6 @@ json_function(const SymbolTable &syms, const Function &f)
 }
 
 namespace {
-
-// One row appended through a raw cursor (list-offsets --json writes some
-// thirty pieces a row; std::string::append is a call each): the string
-// grows by what a piece needs when it would not fit, and is cut back to
-// what was written when the row is done.
-class RowOut {
-public:
-	explicit RowOut(std::string &s) : s_(s), at_(s.size()) { reserve(256); }
-	~RowOut() { s_.resize(at_); }
-	RowOut(const RowOut &) = delete;
-	RowOut &operator=(const RowOut &) = delete;
-
-	template <size_t N>
-	void lit(const char (&k)[N])
-	{
-		put(k, N - 1);
-	}
-	// ,"k":
-	template <size_t N>
-	void key(const char (&k)[N])
-	{
-		reserve(N + 3);
-		p()[0] = ',';
-		p()[1] = '"';
-		memcpy(p() + 2, k, N - 1);
-		p()[N + 1] = '"';
-		p()[N + 2] = ':';
-		at_ += N + 3;
-	}
-	void put(char c)
-	{
-		reserve(1);
-		s_[at_++] = c;
-	}
-	void put(const char *d, size_t n)
-	{
-		reserve(n);
-		memcpy(p(), d, n);
-		at_ += n;
-	}
-	void put(const std::string &d) { put(d.data(), d.size()); }
-	void quoted(const char *d)	// a name that needs no escape
-	{
-		put('"');
-		put(d, strlen(d));
-		put('"');
-	}
-	void u64(uint64_t v)
-	{
-		char b[24];
-		char *q = u64_digits(b + sizeof(b), v);
-		put(q, (size_t)(b + sizeof(b) - q));
-	}
-	void hex0x(uint64_t v)
-	{
-		char b[18];
-		char *q = hex_digits(b + sizeof(b), v, 0);
-		*--q = 'x';
-		*--q = '0';
-		put(q, (size_t)(b + sizeof(b) - q));
-	}
-	void hex_bytes(const uint8_t *d, size_t n)
-	{
-		static const char digits[] = "0123456789abcdef";
-		reserve(2 * n);
-		char *q = p();
-		for (size_t i = 0; i < n; i++) {
-			*q++ = digits[d[i] >> 4];
-			*q++ = digits[d[i] & 15];
-		}
-		at_ += 2 * n;
-	}
-	void json_string(const std::string &d)	// append_json_string()
-	{
-		reserve(json_string_room(d.size()));
-		at_ = (size_t)(json_string_into(p(), d.data(), d.size()) - s_.data());
-	}
-	void json_as_dump(const std::string &d)	// append_json_as_dump()
-	{
-		std::string t;
-		append_json_as_dump(t, d);
-		put(t);
-	}
-
-private:
-	char *p() { return &s_[at_]; }
-	void reserve(size_t n)
-	{
-		if (s_.size() - at_ < n)
-			s_.resize(at_ + n + 256);
-	}
-	std::string &s_;
-	size_t at_;		// the end of what was written
-};
 
 // BranchTarget::json() as json_line() writes it (members in dump()'s
 // order), without the DOM: calls and jumps are a sixth of a listing.
