@@ -274,6 +274,7 @@ ElfImage::note_relocations(size_t nsec)
 	rela_for_.assign(nsec, 0);
 	rela_sorted_.resize(nsec);
 	rela_order_.assign(nsec, RelaOrder::unknown);
+	rela_hint_.assign(nsec, 0);
 	if (!relocatable_)
 		return;
 	for (size_t i = 1; i < nsec; i++) {
@@ -395,7 +396,17 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 	bool in_place = rela_order_[shndx] == RelaOrder::in_place;
 	auto key = [&](size_t p) { return in_place ? r_offset(p) : v[p].first; };
 	auto index = [&](size_t p) { return in_place ? p : (size_t)v[p].second; };
-	size_t lo = 0, hi = n;		// the first position with key >= off
+	// lo: the first position with key >= off.  From the last answer when
+	// every key before it is < off (a few steps forward), else searched.
+	size_t lo = 0, hi = n;
+	size_t &hint = rela_hint_[shndx];
+	if (hint <= n && (hint == 0 || key(hint - 1) < off)) {
+		lo = hint;
+		for (int step = 0; step < 8 && lo < n && key(lo) < off; step++)
+			lo++;
+		if (lo == n || key(lo) >= off)
+			hi = lo;	// found
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (key(mid) < off)
@@ -403,6 +414,7 @@ ElfImage::relocation_at(uint32_t shndx, uint64_t off, size_t len) const
 		else
 			hi = mid;
 	}
+	hint = lo;
 	if (lo == n || key(lo) >= off + len)
 		return "";	// most instructions: asked once each
 	const ElfSection &st = sections_[symsec_];

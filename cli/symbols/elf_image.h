@@ -101,6 +101,9 @@ private:
 	enum class RelaOrder : uint8_t { unknown, in_place, sorted_copy };
 	mutable std::vector<RelaOrder> rela_order_;
 	mutable std::vector<std::vector<std::pair<uint64_t, uint32_t>>> rela_sorted_;
+	// Per target section: the position the last lookup found (listings
+	// ask in address order: the next answer is at or a few past it).
+	mutable std::vector<size_t> rela_hint_;
 };
 
 } // namespace kinst
