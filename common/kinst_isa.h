@@ -55,7 +55,9 @@
  *	kinst_jopt_qualify()		which offsets of a function may take one
  *					(KINST_JQ_YES), with the caller's own
  *					refusals (a reason, KINST_JOPT_INDIRECT,
- *					KINST_JOPT_TARGET)
+ *					KINST_JOPT_TARGET);
+ *	kinst_jopt_qualify_decoded()	the same, from a caller's own decode
+ *					of every instruction
  *	kinst_detour_build()		the detour a jump leads to
  *					(KINST_DETOUR_SIZE bytes;
  *					KINST_RELOC_OK)

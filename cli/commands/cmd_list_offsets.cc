@@ -68,27 +68,63 @@ thunk_jump(const SymbolTable &syms, Module &m, const Function &fn, const Insn &i
 // Which instructions qualify for a jump-optimized probe, from the engine's
 // own decode and what the kernel refuses (every instruction of the window
 // matters, so the kernel's verdicts are asked for all of them).
+// The instructions of a function for kinst_jopt_qualify_decoded(): the
+// walk's own decodes (asked in order: a cursor), and per byte offset the
+// refusals only kinstctl knows.
+struct JoptInput {
+	const std::vector<Insn> &insns;
+	const std::vector<int> &kernel;	// per instruction: the live kernel's verdict
+	std::vector<int> refusal;	// per byte offset
+	size_t next = 0;
+
+	static int
+	decode(void *ctx, uint32_t pos, struct kinst_insn *insn, struct kinst_class *cls)
+	{
+		JoptInput &x = *static_cast<JoptInput *>(ctx);
+		while (x.next < x.insns.size() && x.insns[x.next].offset < pos)
+			x.next++;
+		if (x.next == x.insns.size() || x.insns[x.next].offset != pos)
+			return KINST_DEC_INVALID;
+		const Insn &in = x.insns[x.next];
+		if (in.dec_status != KINST_DEC_OK || in.unreachable ||
+		    in.len_from != Insn::LenFrom::engine)
+			return KINST_DEC_INVALID;
+		*insn = in.dec;
+		*cls = in.cls;
+		return KINST_DEC_OK;
+	}
+	static int
+	refused(void *ctx, uint32_t off)
+	{
+		return static_cast<JoptInput *>(ctx)->refusal[off];
+	}
+};
+
+// Which instructions may take a jump (KINST_JQ_*): with the engine's
+// verdicts (insns' cls, before the live kernel's are applied), the
+// kernel's refusals (kernel[i] for insns[i]) and jumps to retpoline thunks.
 void
 qualify_jopt(const SymbolTable &syms, Module &m, const Function &fn, const Bytes &b,
-    std::vector<Insn> &insns)
+    std::vector<Insn> &insns, const std::vector<int> &kernel)
 {
 	if (b.size == 0 || b.size > UINT32_MAX)
 		return;
-	std::vector<int> refusal(b.size, KINST_R_NONE);
+	JoptInput x{insns, kernel, std::vector<int>(b.size, KINST_R_NONE)};
 	for (size_t i = 0; i < insns.size(); i++) {
 		const Insn &in = insns[i];
 		if (in.offset >= b.size)
 			continue;
 		if (!traceable(in))
-			refusal[in.offset] = in.cls.reason != KINST_R_NONE ? (int)in.cls.reason :
+			x.refusal[in.offset] = in.cls.reason != KINST_R_NONE ? (int)in.cls.reason :
 			    (int)KINST_R_UNDECODABLE;
+		else if (kernel[i] != KINST_R_NONE)
+			x.refusal[in.offset] = kernel[i];
 		else if (thunk_jump(syms, m, fn, in))
-			refusal[in.offset] = KINST_JOPT_INDIRECT;
+			x.refusal[in.offset] = KINST_JOPT_INDIRECT;
 	}
 	std::vector<uint8_t> out(b.size);
-	kinst_jopt_qualify(b.data, (uint32_t)b.size,
-	    [](void *ctx, uint32_t off) { return (*static_cast<std::vector<int> *>(ctx))[off]; },
-	    &refusal, out.data());
+	kinst_jopt_qualify_decoded(b.data, (uint32_t)b.size, JoptInput::decode,
+	    JoptInput::refused, &x, out.data());
 	for (auto &in : insns)
 		if (in.offset < b.size && !in.unreachable)
 			in.jopt = out[in.offset];
@@ -105,19 +141,25 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	// excluded functions...) overrides "traceable".  Asked for every
 	// instruction, even with one offset: a jump-optimization window
 	// covers the next ones, and a fixup anywhere disqualifies them all.
-	for (auto &in : insns) {
+	// A reason this kinstctl does not know (a newer module's) is still a
+	// refusal, shown as reason-N.  Applied after the jump qualification,
+	// which wants the engine's own verdicts beside them.
+	std::vector<int> kernel(insns.size(), KINST_R_NONE);
+	for (size_t i = 0; i < insns.size(); i++) {
+		Insn &in = insns[i];
 		if (!traceable(in) || in.unreachable)
 			continue;
 		int r = m.kernel_verdict(*t.fn, in.offset, &in.sessions);
-		// A reason this kinstctl does not know (a newer module's) is
-		// still a refusal, shown as reason-N.
-		if (r > KINST_R_NONE && r <= UINT8_MAX) {
-			in.cls.treatment = KINST_T_REFUSE;
-			in.cls.emul = KINST_EM_NONE;
-			in.cls.reason = (uint8_t)r;
-		}
+		if (r > KINST_R_NONE && r <= UINT8_MAX)
+			kernel[i] = r;
 	}
-	qualify_jopt(syms, m, *t.fn, b, insns);
+	qualify_jopt(syms, m, *t.fn, b, insns, kernel);
+	for (size_t i = 0; i < insns.size(); i++)
+		if (kernel[i] != KINST_R_NONE) {
+			insns[i].cls.treatment = KINST_T_REFUSE;
+			insns[i].cls.emul = KINST_EM_NONE;
+			insns[i].cls.reason = (uint8_t)kernel[i];
+		}
 	std::map<uint32_t, ReturnPoint> rets;
 	for (const auto &r : return_points(syms, m, *t.fn, insns))
 		rets[r.offset] = r;

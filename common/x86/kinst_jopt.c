@@ -80,8 +80,8 @@ struct walk {
 
 /* Pass 1: flags per byte. */
 static void
-mark(const uint8_t *func, uint32_t size, kinst_jopt_refusal_fn refusal,
-    void *ctx, uint8_t *out, struct walk *w)
+mark(const uint8_t *func, uint32_t size, kinst_jopt_decode_fn decode,
+    kinst_jopt_refusal_fn refusal, void *ctx, uint8_t *out, struct walk *w)
 {
 	struct kinst_insn insn;
 	struct kinst_class cls;
@@ -93,12 +93,17 @@ mark(const uint8_t *func, uint32_t size, kinst_jopt_refusal_fn refusal,
 	for (i = 0; i < size; i++)
 		out[i] = 0;
 	for (pos = 0; pos < size; pos += insn.len) {
-		st = kinst_decode(func + pos, size - pos, &insn);
-		if (st != KINST_DEC_OK) {
+		if (decode != NULL)
+			st = decode(ctx, pos, &insn, &cls);
+		else
+			st = kinst_decode(func + pos, size - pos, &insn);
+		if (st != KINST_DEC_OK || insn.len == 0 ||
+		    insn.len > size - pos) {
 			w->undecoded = true;
 			return;
 		}
-		kinst_classify(st, &insn, func + pos, &cls);
+		if (decode == NULL)
+			kinst_classify(st, &insn, func + pos, &cls);
 		r = refusal != NULL ? refusal(ctx, pos) : KINST_R_NONE;
 		if (r == KINST_R_FIXUP)
 			w->fixup = true;
@@ -190,11 +195,21 @@ uint32_t
 kinst_jopt_qualify(const uint8_t *func, uint32_t size,
     kinst_jopt_refusal_fn refusal, void *ctx, uint8_t *out)
 {
+
+	return (kinst_jopt_qualify_decoded(func, size, NULL, refusal, ctx,
+	    out));
+}
+
+uint32_t
+kinst_jopt_qualify_decoded(const uint8_t *func, uint32_t size,
+    kinst_jopt_decode_fn decode, kinst_jopt_refusal_fn refusal, void *ctx,
+    uint8_t *out)
+{
 	struct walk w = { false, false, false };
 	uint32_t s, n;
 	uint8_t v;
 
-	mark(func, size, refusal, ctx, out, &w);
+	mark(func, size, decode, refusal, ctx, out, &w);
 	n = 0;
 	for (s = 0; s < size; s++) {
 		if ((out[s] & F_START) == 0) {

@@ -72,10 +72,30 @@ typedef int (*kinst_jopt_refusal_fn)(void *ctx, uint32_t off);
 /*
  * Fill out[0 .. size-1] with a verdict per byte offset of func (size bytes,
  * the function's whole text).  Returns the number of offsets that qualify.
- * No allocation; O(size) time plus two decodes of every instruction.
+ * No allocation; O(size) time plus a decode of every instruction.
  */
 uint32_t	kinst_jopt_qualify(const uint8_t *func, uint32_t size,
 	    kinst_jopt_refusal_fn refusal, void *ctx, uint8_t *out);
+
+/*
+ * The instruction at pos of func (size bytes), as the caller decoded and
+ * classified it already: KINST_DEC_OK with *insn and *cls filled exactly as
+ * kinst_decode(func + pos, size - pos) and kinst_classify() would, or any
+ * other status where that decode fails.
+ */
+typedef int (*kinst_jopt_decode_fn)(void *ctx, uint32_t pos,
+	    struct kinst_insn *insn, struct kinst_class *cls);
+
+/*
+ * kinst_jopt_qualify() for a caller that has every instruction of the
+ * function decoded already (kinstctl's listings): decode is asked for each
+ * instruction start in order, instead of the engine decoding each again.
+ * The same verdicts when decode answers as it must; a length it gives
+ * that is 0 or runs past size counts as undecodable.
+ */
+uint32_t	kinst_jopt_qualify_decoded(const uint8_t *func, uint32_t size,
+	    kinst_jopt_decode_fn decode, kinst_jopt_refusal_fn refusal,
+	    void *ctx, uint8_t *out);
 
 /*
  * Is the instruction at p (avail bytes to the function's end) a return

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "x86/kinst_jopt.h"
+#include "x86/kinst_classify.h"
+#include "x86/kinst_decode.h"
 
 static uint8_t out[4096];
 
@@ -270,6 +272,39 @@ model(const struct minsn *v, uint32_t n, uint32_t size, uint32_t k)
 	return (KINST_JQ_YES);
 }
 
+/*
+ * kinst_jopt_qualify_decoded()'s callback, as kinstctl gives it: the
+ * instructions decoded and classified beforehand, found by position.
+ * lie_at: from that instruction start on, answer with lie (a status, or
+ * KINST_DEC_OK with length 0).
+ */
+struct predecoded {
+	const uint8_t	*f;
+	uint32_t	size;
+	uint32_t	lie_at;
+	int		lie;
+	uint32_t	asked;
+};
+
+static int
+predecoded_at(void *ctx, uint32_t pos, struct kinst_insn *insn,
+    struct kinst_class *cls)
+{
+	struct predecoded *x = ctx;
+	int st;
+
+	x->asked++;
+	st = kinst_decode(x->f + pos, x->size - pos, insn);
+	if (st == KINST_DEC_OK)
+		kinst_classify(st, insn, x->f + pos, cls);
+	if (pos >= x->lie_at) {
+		if (x->lie != KINST_DEC_OK)
+			return (x->lie);
+		insn->len = 0;
+	}
+	return (st);
+}
+
 ATF_TC_WITHOUT_HEAD(random_against_model);
 ATF_TC_BODY(random_against_model, tc)
 {
@@ -277,6 +312,7 @@ ATF_TC_BODY(random_against_model, tc)
 	static uint8_t f[4096];
 	uint32_t n, size, k, i, yes, want_yes, bad, shown;
 	uint32_t padded_yes = 0, padded_target = 0;
+	uint32_t bad_decoded = 0, bad_lie = 0;
 	uint64_t tally[KINST_JQ_COUNT] = { 0 };
 	int iter, w;
 
@@ -358,7 +394,46 @@ ATF_TC_BODY(random_against_model, tc)
 			}
 		}
 		ATF_CHECK_EQ(yes, want_yes);
+
+		/*
+		 * The same verdicts from the caller's decodes; and when the
+		 * caller says it cannot decode an instruction (or gives it no
+		 * length), the walk stops there as at an undecodable byte.
+		 */
+		{
+			static uint8_t out2[4096];
+			struct predecoded x = { f, size, UINT32_MAX, 0, 0 };
+			uint32_t kl = 1 + (uint32_t)random() % (n - 1);
+
+			ATF_CHECK_EQ(kinst_jopt_qualify_decoded(f, size,
+			    predecoded_at, NULL, &x, out2), yes);
+			if (memcmp(out, out2, size) != 0)
+				bad_decoded++;
+			ATF_CHECK(x.asked == n);
+			x.lie_at = v[kl].off;
+			x.lie = random() % 2 ? KINST_DEC_OK : KINST_DEC_INVALID;
+			x.asked = 0;
+			ATF_CHECK_EQ(kinst_jopt_qualify_decoded(f, size,
+			    predecoded_at, NULL, &x, out2), 0);
+			ATF_CHECK(x.asked == kl + 1);
+			for (i = 0; i < size; i++) {
+				uint8_t want = i >= v[kl].off ||
+				    out[i] == KINST_JQ_NOT_INSN ?
+				    KINST_JQ_NOT_INSN :
+				    out[i] == KINST_JQ_REFUSED ?
+				    KINST_JQ_REFUSED : KINST_JQ_UNDECODED;
+
+				if (out2[i] != want) {
+					bad_lie++;
+					break;
+				}
+			}
+		}
 	}
+	ATF_CHECK_EQ_MSG(bad_decoded, 0, "%u functions: other verdicts from "
+	    "the caller's decodes", bad_decoded);
+	ATF_CHECK_EQ_MSG(bad_lie, 0, "%u functions: an undecodable answer did "
+	    "not stop the walk", bad_lie);
 	for (i = 0; i < KINST_JQ_COUNT; i++)
 		printf("informational: %-26s %llu\n", vname((int)i),
 		    (unsigned long long)tally[i]);
