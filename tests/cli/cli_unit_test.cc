@@ -1290,8 +1290,119 @@ ATF_TEST_CASE_BODY(insn_json_rows)
 	ATF_REQUIRE(long_rows >= 250);	// rows that grew the buffer several times
 }
 
+// list-offsets' text row against a reference written here from the
+// format kinstctl(8) shows: "  +0xOFF" (offset left-aligned in 5), the
+// address (8 columns right-aligned when section-relative, else 16 digits),
+// the bytes (24 columns), the text with its annotations (40 columns), the
+// verdict (painted when colour is on).  Appended after text of any length,
+// with pieces long enough to grow the buffer mid-row.
+ATF_TEST_CASE_WITHOUT_HEAD(text_row_columns);
+ATF_TEST_CASE_BODY(text_row_columns)
+{
+	std::mt19937_64 rng(7);
+	auto word = [&rng](size_t max) {
+		std::string t(rng() % (max + 1), 'x');
+		for (auto &c : t)
+			c = (char)('a' + rng() % 26);
+		return t;
+	};
+	auto ljust = [](std::string t, size_t w) {
+		if (t.size() < w)
+			t.append(w - t.size(), ' ');
+		return t;
+	};
+	int rows = 0, long_rows = 0, relocatable_rows = 0, short_addr = 0;
+	for (int i = 0; i < 4000; i++) {
+		uint8_t b[15];
+		for (auto &x : b)
+			x = (uint8_t)rng();
+		Insn in;
+		in.offset = (uint32_t)(rng() % 4 == 0 ? rng() : rng() % 0x3000);
+		in.addr = rng() % 3 == 0 ? rng() : rng() % 0x100000;
+		in.bytes = b;
+		in.dec_status = kinst_decode(b, sizeof(b), &in.dec);
+		in.len = in.dec_status == KINST_DEC_OK ? in.dec.len : (uint8_t)(1 + rng() % 15);
+		if (in.dec_status == KINST_DEC_OK)
+			kinst_classify(in.dec_status, &in.dec, b, &in.cls);
+		else
+			in.cls.treatment = KINST_T_REFUSE;
+		in.jopt = (uint8_t)(rng() % 3);
+		InsnText t;
+		bool big = i % 10 == 0;
+		t.text = word(big ? 3000 : 45);
+		t.reloc = rng() % 4 == 0 ? word(20) : "";
+		t.disasm_len = (unsigned)(rng() % 16);
+		if (rng() % 4 == 0) {
+			t.target.set = t.target.resolved = true;
+			t.target.function = word(12);
+			t.target.offset = rng() % 3 == 0 ? 0 : rng() % 0x400;
+		}
+		bool relocatable = rng() % 2 == 0;
+		Style st;
+		st.color = rng() % 3 == 0;
+
+		char a[40];
+		std::string ref = "  +0x";
+		snprintf(a, sizeof(a), "%-5llx ", (unsigned long long)in.offset);
+		ref += a;
+		snprintf(a, sizeof(a), relocatable ? "%8llx" : "%016llx",
+		    (unsigned long long)in.addr);
+		ref += a;
+		std::string bytes;
+		for (unsigned k = 0; k < in.len; k++) {
+			snprintf(a, sizeof(a), k ? " %02x" : "%02x", b[k]);
+			bytes += a;
+		}
+		ref += "  " + ljust(bytes, 24) + "  ";
+		std::string txt = t.text;
+		if (t.target.set) {
+			txt += " <" + t.target.function;
+			if (t.target.offset) {
+				snprintf(a, sizeof(a), "+0x%llx", (unsigned long long)t.target.offset);
+				txt += a;
+			}
+			txt += ">";
+		}
+		if (t.disasm_len != in.len && t.disasm_len != 0)
+			txt += " [capstone: " + std::to_string(t.disasm_len) + " bytes]";
+		if (!t.reloc.empty())
+			txt += " <" + t.reloc + ">";
+		ref += ljust(txt, 40) + " ";
+		std::string sgr, v;
+		const char *jump = in.jopt == KINST_JQ_YES ? " (jump-optimizable)" : "";
+		if (!traceable(in)) {
+			sgr = "31";
+			v = "refused: " + reason_name(in);
+		} else if (in.cls.treatment == KINST_T_EMULATE) {
+			sgr = "36";
+			v = "emulated: " + emulation_name(in) + jump;
+		} else {
+			sgr = "32";
+			v = std::string(in.cls.treatment == KINST_T_OOL ? "out-of-line" :
+			    "out-of-line-riprel") + jump;
+		}
+		ref += st.color ? "\033[" + sgr + "m" + v + "\033[0m" : v;
+
+		std::string out = word(i % 3 == 0 ? 2000 : 100);
+		std::string before = out;
+		append_text_insn_row(out, in, t, relocatable, st);
+		ATF_REQUIRE_EQ(out.compare(0, before.size(), before), 0);
+		ATF_REQUIRE_EQ(out.substr(before.size()), ref);
+		ATF_REQUIRE_EQ(text_insn_row(in, t, relocatable, st), ref);
+		rows++;
+		long_rows += ref.size() > 1024;
+		relocatable_rows += relocatable;
+		short_addr += relocatable && in.addr < 0x10000000;
+	}
+	ATF_REQUIRE_EQ(rows, 4000);
+	ATF_REQUIRE(long_rows >= 200);	// rows that grew the buffer mid-row
+	ATF_REQUIRE(short_addr >= 1000);	// padded on the left
+	ATF_REQUIRE(relocatable_rows < rows);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, text_row_columns);
 	ATF_ADD_TEST_CASE(tcs, insn_json_rows);
 	ATF_ADD_TEST_CASE(tcs, insn_json_target);
 	ATF_ADD_TEST_CASE(tcs, insn_text_cache);
