@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace kinst {
 
@@ -21,6 +22,12 @@ Disassembler::Disassembler(Syntax syntax)
 		cs_close(&handle_);
 		throw Error(Exit::internal, "capstone: out of memory");
 	}
+	// mov 0x10(%rip),%rax at two addresses far apart.
+	static const uint8_t riprel[] = { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 };
+	Text a = one(riprel, sizeof(riprel), 0x1000);
+	Text b = one(riprel, sizeof(riprel), 0xffffffff81000000ull);
+	riprel_same_ = a.len == sizeof(riprel) && b.len == a.len && a.mnemonic == b.mnemonic &&
+	    a.operands == b.operands;
 }
 
 Disassembler::~Disassembler()
@@ -44,29 +51,80 @@ Disassembler::one(const uint8_t *code, size_t avail, uint64_t addr)
 	return t;
 }
 
-const Disassembler::Text &
-Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
+// The slot for these bytes (FNV-1a over them and their length), or null
+// when they cannot be kept.
+Disassembler::Slot *
+Disassembler::slot(const uint8_t *code, size_t len)
 {
-	if (len == 0 || len > sizeof(Slot::bytes)) {
-		miss_ = one(code, len, addr);
-		return miss_;
-	}
+	if (len == 0 || len > sizeof(Slot::bytes))
+		return nullptr;
 	if (!cache_)
 		cache_.reset(new Slot[cache_slots]);
-	// FNV-1a over the bytes and the length.
 	uint32_t h = 2166136261u ^ (uint32_t)len;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ code[i]) * 16777619u;
-	Slot &s = cache_[h % cache_slots];
-	if (s.len == len && memcmp(s.bytes, code, len) == 0)
-		return s.text;
+	return &cache_[h % cache_slots];
+}
+
+const Disassembler::Text &
+Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
+{
+	Slot *s = slot(code, len);
+	if (s != nullptr && !s->branch && s->len == len && memcmp(s->bytes, code, len) == 0)
+		return s->text;
 	miss_ = one(code, len, addr);
-	if (miss_.len != len)
+	if (s == nullptr || miss_.len != len)
 		return miss_;	// not one instruction of len bytes: not kept
-	s.len = (uint8_t)len;
-	memcpy(s.bytes, code, len);
-	s.text = miss_;
-	return s.text;
+	s->len = (uint8_t)len;
+	s->branch = false;
+	memcpy(s->bytes, code, len);
+	s->text = miss_;
+	return s->text;
+}
+
+namespace {
+
+// Capstone's operand for a branch to target, when it writes it in hex.
+bool
+target_text(const std::string &operands, uint64_t target)
+{
+	char b[18];
+	char *p = hex_digits(b + sizeof(b), target, 0);
+	*--p = 'x';
+	*--p = '0';
+	return target >= 0x10 && operands.size() == (size_t)(b + sizeof(b) - p) &&
+	    memcmp(operands.data(), p, operands.size()) == 0;
+}
+
+} // namespace
+
+const Disassembler::Text &
+Disassembler::branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t target)
+{
+	Slot *s = slot(code, len);
+	if (s != nullptr && s->branch && target >= 0x10 && s->len == len &&
+	    memcmp(s->bytes, code, len) == 0) {
+		miss_.mnemonic = s->text.mnemonic;
+		miss_.operands.assign("0x");
+		append_hex(miss_.operands, target, 0);
+		miss_.len = (unsigned)len;
+		return miss_;
+	}
+	miss_ = one(code, len, addr);
+	if (s == nullptr || miss_.len != len || !target_text(miss_.operands, target))
+		return miss_;
+	// Bits 12 to 44 changed: a target cut to 16 or 32 bits shows.
+	const uint64_t far = 0x123456789000ull;
+	Text t = one(code, len, addr + far);
+	if (t.len != len || t.mnemonic != miss_.mnemonic || !target_text(t.operands, target + far))
+		return miss_;
+	s->len = (uint8_t)len;
+	s->branch = true;
+	memcpy(s->bytes, code, len);
+	s->text.mnemonic = miss_.mnemonic;
+	s->text.operands.clear();
+	s->text.len = miss_.len;
+	return miss_;
 }
 
 } // namespace kinst

@@ -36,6 +36,19 @@ public:
 	// kernel's instructions repeat (push %rbp, ret, ...): list-offsets
 	// spent a third of its time in Capstone.
 	const Text &same_anywhere(const uint8_t *code, size_t len, uint64_t addr);
+	// The same for a direct branch (call, jmp, jcc, loop, jrcxz) of len
+	// bytes at addr that goes to target (the caller decoded it): from
+	// the cache when these bytes were rendered before and Capstone's
+	// operand was then "0x" and the target's hex digits, at addr and at
+	// an address far from it (so not a target cut to 16 or 32 bits);
+	// the operand is then written for this target.  A target below
+	// 0x10 (Capstone writes those in decimal) is always Capstone's.
+	const Text &branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t target);
+	// Does this Capstone write a RIP-relative operand as its
+	// displacement, the same text wherever the instruction is (asked
+	// of it once, at construction)?  Then such instructions may use
+	// same_anywhere.
+	bool riprel_same_anywhere() const { return riprel_same_; }
 
 private:
 	csh handle_ = 0;
@@ -45,12 +58,15 @@ private:
 	// capacity, so a hit or a refill allocates nothing once warm.
 	struct Slot {
 		uint8_t len = 0;	// 0: empty
+		bool branch = false;	// branch(): text.operands unused
 		uint8_t bytes[15] = {};
 		Text text;
 	};
 	static constexpr size_t cache_slots = 8192;
 	std::unique_ptr<Slot[]> cache_;
 	Text miss_;
+	bool riprel_same_ = false;
+	Slot *slot(const uint8_t *code, size_t len);
 };
 
 } // namespace kinst

@@ -22,21 +22,6 @@ direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
 	return false;
 }
 
-namespace {
-
-// Does Capstone's text of k name an address computed from where it is: a
-// direct branch's target (direct_branch), xbegin's, a RIP-relative
-// operand?
-bool
-text_depends_on_address(const struct kinst_insn &k)
-{
-	uint64_t to;
-	return k.rip_relative || direct_branch(k, 0, &to) ||
-	    (k.map == KINST_MAP_1BYTE && k.opcode == 0xc7 && k.has_modrm && k.modrm == 0xf8);
-}
-
-} // namespace
-
 void
 insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 {
@@ -46,9 +31,18 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 	t.target = BranchTarget();
 	struct kinst_insn k;
 	bool dec = insn_decode(in, &k);
+	uint64_t to = 0;
+	bool branch = dec && direct_branch(k, in.addr, &to);
+	// Text that names an address computed from where the instruction
+	// is: a direct branch's target, xbegin's, a RIP-relative operand
+	// (unless this Capstone writes its displacement).
+	bool xbegin = dec && k.map == KINST_MAP_1BYTE && k.opcode == 0xc7 && k.has_modrm &&
+	    k.modrm == 0xf8;
 	Disassembler::Text other;
 	const Disassembler::Text *d;
-	if (dec && !text_depends_on_address(k)) {
+	if (branch) {
+		d = &dis.branch(in.bytes, in.len, in.addr, to);
+	} else if (dec && !xbegin && (!k.rip_relative || dis.riprel_same_anywhere())) {
 		d = &dis.same_anywhere(in.bytes, in.len, in.addr);
 	} else {
 		other = dis.one(in.bytes, in.len, in.addr);
@@ -70,7 +64,8 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 			t.text += ' ';
 			t.text += d->operands;
 		}
-		t.branch = dec && direct_branch(k, in.addr, &t.branch_to);
+		t.branch = branch;
+		t.branch_to = to;
 	} else {
 		t.mnemonic.assign("(bad)");
 		t.operands.clear();

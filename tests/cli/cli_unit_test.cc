@@ -1116,8 +1116,9 @@ ATF_TEST_CASE_BODY(insn_text_cache)
 		{ 0xe3, 0x10 },					// jrcxz
 		{ 0xc7, 0xf8, 0x10, 0, 0, 0 },			// xbegin
 	};
-	// Capstone writes RIP-relative operands as displacements, but they
-	// bypass the cache all the same: each must read as Capstone reads it.
+	// Capstone writes RIP-relative operands as displacements (the cache
+	// keeps them when the Disassembler's own probe says so): each must
+	// read as Capstone reads it, wherever it is.
 	static const std::vector<std::vector<uint8_t>> riprel = {
 		{ 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 },		// mov 0x10(%rip),%rax
 		{ 0xff, 0x25, 0x10, 0, 0, 0 },			// jmp *0x10(%rip)
@@ -1154,6 +1155,24 @@ ATF_TEST_CASE_BODY(insn_text_cache)
 				text_at(b, 0x3000 + i);
 			}
 		}
+		ATF_REQUIRE(dis.riprel_same_anywhere());	// Debian's Capstone 4
+		// Direct branches come from the cache with their operand
+		// written for each target: Capstone's text at every address,
+		// targets it writes in decimal (below 10) and wrapping ones
+		// too, and operand-size prefixed jumps, whose targets it cuts
+		// to 16 bits.  0x1000 first: the slot is filled there.
+		static const std::vector<std::vector<uint8_t>> branches = {
+			{ 0xe8, 0, 0, 0, 0 }, { 0xeb, 0xfe }, { 0x74, 0x80 }, { 0xe3, 0x05 },
+			{ 0x66, 0xe9, 0x10, 0 }, { 0x66, 0xeb, 0x10 }, { 0xf2, 0xe9, 0, 0, 0, 0 },
+			{ 0x0f, 0x84, 0xf0, 0xff, 0xff, 0xff }, { 0xe2, 0xfb },
+		};
+		static const uint64_t addrs[] = { 0x1000, 0, 2, 4, 5, 9, 10, 0x10, 0xfff0,
+			0x12345678, 0xfffffffffffffff0ull, 0xffffffff81000000ull,
+			0x7ffffffffffffffeull, 0x8000000000000000ull, 0xffffffffc0a01234ull };
+		for (int round = 0; round < 2; round++)
+			for (const auto &b : branches)
+				for (uint64_t a : addrs)
+					text_at(b, a);
 	}
 }
 
