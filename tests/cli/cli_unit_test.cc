@@ -1225,6 +1225,27 @@ ATF_TEST_CASE_BODY(insn_json_target)
 // row, appended after text of any length and with strings long enough to
 // grow the buffer mid-row, must leave that text alone and parse to the
 // values it was given (bytes >= 0x80 of the text as \u00XX: U+0080..U+00FF).
+// An instruction of 15 random bytes b at offset off, address addr: the
+// engine's decode and verdict, or refused with a random length.
+static Insn
+random_insn(std::mt19937_64 &rng, uint8_t (&b)[15], uint64_t off, uint64_t addr)
+{
+	for (auto &x : b)
+		x = (uint8_t)rng();
+	Insn in;
+	in.offset = (uint32_t)off;
+	in.addr = addr;
+	in.bytes = b;
+	in.dec_status = kinst_decode(b, sizeof(b), &in.dec);
+	in.len = in.dec_status == KINST_DEC_OK ? in.dec.len : (uint8_t)(1 + rng() % 15);
+	if (in.dec_status == KINST_DEC_OK)
+		kinst_classify(in.dec_status, &in.dec, b, &in.cls);
+	else
+		in.cls.treatment = KINST_T_REFUSE;
+	in.jopt = (uint8_t)(rng() % 3);
+	return in;
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(insn_json_rows);
 ATF_TEST_CASE_BODY(insn_json_rows)
 {
@@ -1252,19 +1273,7 @@ ATF_TEST_CASE_BODY(insn_json_rows)
 	int rows = 0, long_rows = 0;
 	for (int i = 0; i < 3000; i++) {
 		uint8_t b[15];
-		for (auto &x : b)
-			x = (uint8_t)rng();
-		Insn in;
-		in.offset = (uint32_t)rng();
-		in.addr = rng();
-		in.bytes = b;
-		in.dec_status = kinst_decode(b, sizeof(b), &in.dec);
-		in.len = in.dec_status == KINST_DEC_OK ? in.dec.len : (uint8_t)(1 + rng() % 15);
-		if (in.dec_status == KINST_DEC_OK)
-			kinst_classify(in.dec_status, &in.dec, b, &in.cls);
-		else
-			in.cls.treatment = KINST_T_REFUSE;
-		in.jopt = (uint8_t)(rng() % 3);
+		Insn in = random_insn(rng, b, rng(), rng());
 		InsnText t;
 		bool big = i % 10 == 0;
 		t.mnemonic = text(big ? 600 : 8);
@@ -1333,19 +1342,8 @@ ATF_TEST_CASE_BODY(text_row_columns)
 	int rows = 0, long_rows = 0, relocatable_rows = 0, short_addr = 0;
 	for (int i = 0; i < 4000; i++) {
 		uint8_t b[15];
-		for (auto &x : b)
-			x = (uint8_t)rng();
-		Insn in;
-		in.offset = (uint32_t)(rng() % 4 == 0 ? rng() : rng() % 0x3000);
-		in.addr = rng() % 3 == 0 ? rng() : rng() % 0x100000;
-		in.bytes = b;
-		in.dec_status = kinst_decode(b, sizeof(b), &in.dec);
-		in.len = in.dec_status == KINST_DEC_OK ? in.dec.len : (uint8_t)(1 + rng() % 15);
-		if (in.dec_status == KINST_DEC_OK)
-			kinst_classify(in.dec_status, &in.dec, b, &in.cls);
-		else
-			in.cls.treatment = KINST_T_REFUSE;
-		in.jopt = (uint8_t)(rng() % 3);
+		uint64_t off = rng() % 4 == 0 ? rng() : rng() % 0x3000;
+		Insn in = random_insn(rng, b, off, rng() % 3 == 0 ? rng() : rng() % 0x100000);
 		InsnText t;
 		bool big = i % 10 == 0;
 		t.text = word(big ? 3000 : 45);
