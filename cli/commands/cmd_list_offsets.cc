@@ -65,15 +65,11 @@ thunk_jump(const SymbolTable &syms, Module &m, const Function &fn, const Insn &i
 	return false;
 }
 
-// Which instructions qualify for a jump-optimized probe, from the engine's
-// own decode and what the kernel refuses (every instruction of the window
-// matters, so the kernel's verdicts are asked for all of them).
 // The instructions of a function for kinst_jopt_qualify_decoded(): the
 // walk's own decodes (asked in order: a cursor), and per byte offset the
 // refusals only kinstctl knows.
 struct JoptInput {
 	const std::vector<Insn> &insns;
-	const std::vector<int> &kernel;	// per instruction: the live kernel's verdict
 	std::vector<int> refusal;	// per byte offset
 	size_t next = 0;
 
@@ -102,14 +98,15 @@ struct JoptInput {
 
 // Which instructions may take a jump (KINST_JQ_*): with the engine's
 // verdicts (insns' cls, before the live kernel's are applied), the
-// kernel's refusals (kernel[i] for insns[i]) and jumps to retpoline thunks.
+// kernel's refusals (kernel[i] for insns[i]: every instruction of a window
+// matters, so they are asked for all of them) and jumps to retpoline thunks.
 void
 qualify_jopt(const SymbolTable &syms, Module &m, const Function &fn, const Bytes &b,
     std::vector<Insn> &insns, const std::vector<int> &kernel)
 {
 	if (b.size == 0 || b.size > UINT32_MAX)
 		return;
-	JoptInput x{insns, kernel, std::vector<int>(b.size, KINST_R_NONE)};
+	JoptInput x{insns, std::vector<int>(b.size, KINST_R_NONE)};
 	for (size_t i = 0; i < insns.size(); i++) {
 		const Insn &in = insns[i];
 		if (in.offset >= b.size)
