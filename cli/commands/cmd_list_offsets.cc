@@ -252,6 +252,7 @@ ListOffsets::run()
 		parsed.push_back(parse_spec(s));
 
 	Disassembler dis(out.syn());
+	txt_.parts = out.json;	// a text row shows the joined text alone
 	Style st = Style::detect(stdout, out.no_color || out.json);
 	Writer w;
 	Tally total;

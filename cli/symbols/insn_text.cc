@@ -57,8 +57,10 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 		t.disasm_len = d->len;
 	}
 	if (d->len == in.len) {
-		t.mnemonic.assign(d->mnemonic);
-		t.operands.assign(d->operands);
+		if (t.parts) {
+			t.mnemonic.assign(d->mnemonic);
+			t.operands.assign(d->operands);
+		}
 		t.text.assign(d->mnemonic);
 		if (!d->operands.empty()) {
 			t.text += ' ';
@@ -67,8 +69,10 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 		t.branch = branch;
 		t.branch_to = to;
 	} else {
-		t.mnemonic.assign("(bad)");
-		t.operands.clear();
+		if (t.parts) {
+			t.mnemonic.assign("(bad)");
+			t.operands.clear();
+		}
 		t.text.assign("(bad)");
 	}
 }

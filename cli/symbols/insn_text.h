@@ -17,6 +17,9 @@ namespace kinst {
 // disagreement ("(bad)" if Capstone cannot decode it).
 struct InsnText {
 	std::string mnemonic, operands, text;
+	// false: insn_text fills text only, mnemonic and operands stay ""
+	// (list-offsets' text rows, which show text alone).
+	bool parts = true;
 	std::string reloc;		// unlinked module: relocation target(s), or ""
 	unsigned disasm_len = 0;	// Capstone's length, 0 if undecodable
 	bool branch = false;		// a direct branch (direct_branch), to...
