@@ -55,6 +55,10 @@ static const char *const reason_names[] = {
 	    "excluded-function (page-fault path of a no-fault read)",
 	[KINST_R_EXCL_PATCHING] = "excluded-function (text patching)",
 	[KINST_R_EXCL_SCHED] = "excluded-function (context switch)",
+	[KINST_R_EXCLUSIVE] = "exclusive-monitor",
+	[KINST_R_SYSREG_WRITE] = "system-register-write",
+	[KINST_R_EXC_GEN] = "exception-generating",
+	[KINST_R_ERET] = "exception-return",
 };
 
 _Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");

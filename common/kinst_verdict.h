@@ -64,6 +64,14 @@ enum kinst_reason {
 	KINST_R_EXCL_FAULT,	/* "excluded-function (page-fault path of a no-fault read)" */
 	KINST_R_EXCL_PATCHING,	/* "excluded-function (text patching)": text_poke, sync_core, cross-CPU calls */
 	KINST_R_EXCL_SCHED,	/* "excluded-function (context switch)": FreeBSD's cpu_switch, savectx... */
+	/*
+	 * arm64's (issue 44; common/arm64/kinst_a64.h).  No module returns
+	 * them yet: the x86-64 engine never does.
+	 */
+	KINST_R_EXCLUSIVE,	/* "exclusive-monitor": ldxr/stxr, or inside such a sequence */
+	KINST_R_SYSREG_WRITE,	/* "system-register-write": msr to DAIF, SP_EL0, ELR... */
+	KINST_R_EXC_GEN,	/* "exception-generating": svc, hvc, smc, brk, hlt, dcps */
+	KINST_R_ERET,		/* "exception-return": eret, eretaa/ab, drps */
 	KINST_R_COUNT
 };
 

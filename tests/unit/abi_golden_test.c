@@ -387,6 +387,10 @@ ATF_TC_BODY(refusals, tc)
 		    "excluded-function (text patching)"),
 		R(KINST_R_EXCL_SCHED, 36,
 		    "excluded-function (context switch)"),
+		R(KINST_R_EXCLUSIVE, 37, "exclusive-monitor"),
+		R(KINST_R_SYSREG_WRITE, 38, "system-register-write"),
+		R(KINST_R_EXC_GEN, 39, "exception-generating"),
+		R(KINST_R_ERET, 40, "exception-return"),
 #undef R
 	};
 	size_t i;
@@ -402,8 +406,8 @@ ATF_TC_BODY(refusals, tc)
 		    kinst_reason_name(r[i].code));
 	}
 	/* One past the last: a new code is a deliberate edit here too. */
-	PIN("KINST_R_COUNT", KINST_R_COUNT, 37);
-	ATF_CHECK_STREQ(kinst_reason_name(37), "unknown");
+	PIN("KINST_R_COUNT", KINST_R_COUNT, 41);
+	ATF_CHECK_STREQ(kinst_reason_name(41), "unknown");
 }
 
 /*

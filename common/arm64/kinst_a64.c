@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A64 decode and classification (kinst_a64.h).  Written from the Arm
+ * Architecture Reference Manual's encoding index (A64 "top-level
+ * encodings" and the branch, exception, system and load/store groups);
+ * docs/engine.md, "arm64: the classifier", says what each verdict rests
+ * on.
+ */
+
+#include "kinst_a64.h"
+
+#define	BITS(w, hi, lo)	(((w) >> (lo)) & ((1u << ((hi) - (lo) + 1)) - 1))
+
+/* The low n bits of v, sign-extended. */
+static int64_t
+sext(uint32_t v, unsigned n)
+{
+	uint64_t m = 1ull << (n - 1);
+	uint64_t x = v & ((1ull << n) - 1);
+
+	return (int64_t)((x ^ m) - m);
+}
+
+static void
+refuse(struct kinst_a64_insn *d, int reason)
+{
+	d->treatment = KINST_T_REFUSE;
+	d->reason = (uint8_t)reason;
+}
+
+static void
+emulate(struct kinst_a64_insn *d, int emul)
+{
+	d->treatment = KINST_T_EMULATE;
+	d->emul = (uint8_t)emul;
+}
+
+/* bl, b, b.cond, cbz/cbnz, tbz/tbnz: true when w is one of them. */
+static bool
+direct_branch(uint32_t w, struct kinst_a64_insn *d)
+{
+	if ((w & 0x7c000000u) == 0x14000000u) {		/* b, bl */
+		d->off = sext(BITS(w, 25, 0), 26) * 4;
+		emulate(d, (w >> 31) ? KINST_A64_EM_BL : KINST_A64_EM_B);
+		return true;
+	}
+	if ((w & 0xff000000u) == 0x54000000u) {		/* b.cond, bc.cond */
+		d->cond = (uint8_t)BITS(w, 3, 0);
+		d->off = sext(BITS(w, 23, 5), 19) * 4;
+		emulate(d, KINST_A64_EM_BCOND);
+		return true;
+	}
+	if ((w & 0x7e000000u) == 0x34000000u) {		/* cbz, cbnz */
+		d->sf = (uint8_t)(w >> 31);
+		d->rt = (uint8_t)BITS(w, 4, 0);
+		d->off = sext(BITS(w, 23, 5), 19) * 4;
+		emulate(d, BITS(w, 24, 24) ? KINST_A64_EM_CBNZ : KINST_A64_EM_CBZ);
+		return true;
+	}
+	if ((w & 0x7e000000u) == 0x36000000u) {		/* tbz, tbnz */
+		d->bit = (uint8_t)((BITS(w, 31, 31) << 5) | BITS(w, 23, 19));
+		d->rt = (uint8_t)BITS(w, 4, 0);
+		d->off = sext(BITS(w, 18, 5), 14) * 4;
+		emulate(d, BITS(w, 24, 24) ? KINST_A64_EM_TBNZ : KINST_A64_EM_TBZ);
+		return true;
+	}
+	return false;
+}
+
+/* Unconditional branch (register): br, blr, ret, eret and their PAC forms. */
+static void
+branch_register(uint32_t w, struct kinst_a64_insn *d)
+{
+	unsigned opc = BITS(w, 24, 21), op2 = BITS(w, 20, 16);
+	unsigned op3 = BITS(w, 15, 10), rn = BITS(w, 9, 5), op4 = BITS(w, 4, 0);
+	bool plain = op3 == 0 && op4 == 0;
+	bool pacz = (op3 == 2 || op3 == 3) && op4 == 31;	/* key A, B; no Xm */
+
+	d->rt = (uint8_t)rn;
+	d->pac_key = (uint8_t)(op3 & 1);
+	if (op2 != 31) {
+		refuse(d, KINST_R_UNDECODABLE);
+		return;
+	}
+	switch (opc) {
+	case 0:		/* br, braaz, brabz */
+	case 1:		/* blr, blraaz, blrabz */
+		if (plain)
+			emulate(d, opc ? KINST_A64_EM_BLR : KINST_A64_EM_BR);
+		else if (pacz) {
+			d->pac_mod = KINST_A64_PAC_ZERO;
+			emulate(d, opc ? KINST_A64_EM_BLR_PAC : KINST_A64_EM_BR_PAC);
+		} else
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	case 2:		/* ret, retaa, retab */
+		if (plain)
+			emulate(d, KINST_A64_EM_RET);
+		else if (pacz && rn == 31) {
+			d->rt = 30;
+			d->pac_mod = KINST_A64_PAC_SP;
+			emulate(d, KINST_A64_EM_RET_PAC);
+		} else
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	case 4:		/* eret, eretaa, eretab */
+	case 5:		/* drps */
+		if (rn == 31 && (plain || (opc == 4 && pacz)))
+			refuse(d, KINST_R_ERET);
+		else
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	case 8:		/* braa, brab */
+	case 9:		/* blraa, blrab */
+		if (op3 == 2 || op3 == 3) {
+			d->rm = (uint8_t)op4;
+			d->pac_mod = KINST_A64_PAC_REG;
+			emulate(d, opc == 9 ? KINST_A64_EM_BLR_PAC : KINST_A64_EM_BR_PAC);
+		} else
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	}
+	refuse(d, KINST_R_UNDECODABLE);
+}
+
+/* Exception generation: svc, hvc, smc, brk, hlt, dcps*, tcancel. */
+static void
+exception(uint32_t w, struct kinst_a64_insn *d)
+{
+	unsigned opc = BITS(w, 23, 21), op2 = BITS(w, 4, 2), ll = BITS(w, 1, 0);
+
+	if (op2 != 0)
+		refuse(d, KINST_R_UNDECODABLE);
+	else if ((opc == 0 || opc == 5) && ll != 0)	/* svc hvc smc, dcps1-3 */
+		refuse(d, KINST_R_EXC_GEN);
+	else if ((opc == 1 || opc == 2) && ll == 0)	/* brk (BUG, WARN), hlt */
+		refuse(d, KINST_R_EXC_GEN);
+	else if (opc == 3 && ll == 0)			/* tcancel: no PC in it */
+		d->treatment = KINST_T_OOL;
+	else
+		refuse(d, KINST_R_UNDECODABLE);
+}
+
+/*
+ * msr (register) writes that may run out of line: the flags, the
+ * floating-point control and status, and EL0's thread registers.  Every
+ * other system register is refused: the exception state (ELR, SPSR), the
+ * vectors, the stack and per-CPU pointers (SP_EL0 is current, TPIDR_EL1
+ * the per-CPU offset), DAIF, translation and debug are what kinst's own
+ * breakpoint handler runs on.
+ */
+static bool
+msr_harmless(unsigned sysreg)
+{
+#define	SYSREG(op0, op1, crn, crm, op2) \
+	(((op0) << 14) | ((op1) << 11) | ((crn) << 7) | ((crm) << 3) | (op2))
+	switch (sysreg) {
+	case SYSREG(3, 3, 4, 2, 0):	/* nzcv */
+	case SYSREG(3, 3, 4, 4, 0):	/* fpcr */
+	case SYSREG(3, 3, 4, 4, 1):	/* fpsr */
+	case SYSREG(3, 3, 13, 0, 2):	/* tpidr_el0 */
+	case SYSREG(3, 3, 13, 0, 3):	/* tpidrro_el0 */
+		return true;
+	}
+	return false;
+#undef SYSREG
+}
+
+/* System: hints, barriers, PSTATE, sys/sysl, msr/mrs. */
+static void
+system_insn(uint32_t w, struct kinst_a64_insn *d)
+{
+	unsigned l = BITS(w, 21, 21), op0 = BITS(w, 20, 19), op1 = BITS(w, 18, 16);
+	unsigned crn = BITS(w, 15, 12), crm = BITS(w, 11, 8), op2 = BITS(w, 7, 5);
+	unsigned rt = BITS(w, 4, 0);
+
+	d->treatment = KINST_T_OOL;
+	if (op0 >= 2) {				/* msr / mrs (register) */
+		if (l == 0 && !msr_harmless(BITS(w, 20, 5)))
+			refuse(d, KINST_R_SYSREG_WRITE);
+		return;
+	}
+	if (op0 == 1)				/* sys, sysl (dc, ic, tlbi, at) */
+		return;
+	if (l == 1) {				/* tstart, ttest (TME) */
+		if (!(op1 == 3 && crn == 3 && crm <= 1 && op2 == 3))
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	}
+	if (crn == 4 && rt == 31) {		/* msr (immediate): PSTATE */
+		bool flags = op1 == 0 && crm == 0 && op2 <= 2;	/* cfinv, xaflag, axflag */
+		if (!flags)
+			refuse(d, KINST_R_SYSREG_WRITE);
+		return;
+	}
+	if (crn == 2 && op1 == 3 && rt == 31) {	/* hint */
+		unsigned n = (crm << 3) | op2;
+		if (n == 2 || n == 3)		/* wfe, wfi */
+			refuse(d, KINST_R_HALT);
+		/* paciasp, pacibsp, bti c, bti j, bti jc */
+		d->landing = n == 25 || n == 27 || n == 34 || n == 36 || n == 38;
+		return;
+	}
+	if (crn == 3 && op1 == 3 && rt == 31) {
+		/* clrex, dsb, dmb, isb, sb; dsb nXS; tcommit */
+		if (!(op2 == 2 || op2 >= 4 || (op2 == 1 && (crm & 3) == 2) ||
+		    (op2 == 3 && crm == 0)))
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	}
+	if (crn == 1 && op1 == 3 && crm == 0 && op2 <= 1)	/* wfet, wfit */
+		refuse(d, KINST_R_HALT);
+	else	/* the rest of op0 0 is unallocated (Capstone 4 calls it msr) */
+		refuse(d, KINST_R_UNDECODABLE);
+}
+
+/* Loads and stores: the literal loads and the exclusives. */
+static void
+load_store(uint32_t w, struct kinst_a64_insn *d)
+{
+	d->treatment = KINST_T_OOL;
+	if ((w & 0x3b000000u) == 0x18000000u) {		/* load literal */
+		unsigned opc = BITS(w, 31, 30), v = BITS(w, 26, 26);
+		d->rt = (uint8_t)BITS(w, 4, 0);
+		d->off = sext(BITS(w, 23, 5), 19) * 4;
+		if (v) {
+			if (opc == 3) {
+				refuse(d, KINST_R_UNDECODABLE);
+				return;
+			}
+			d->simd = 1;
+			d->size = (uint8_t)(4u << opc);
+			emulate(d, KINST_A64_EM_LDR_LIT);
+		} else if (opc <= 1) {
+			d->sf = (uint8_t)opc;
+			d->size = (uint8_t)(opc ? 8 : 4);
+			emulate(d, KINST_A64_EM_LDR_LIT);
+		} else if (opc == 2) {
+			d->sf = 1;
+			d->size = 4;
+			emulate(d, KINST_A64_EM_LDRSW_LIT);
+		} else
+			emulate(d, KINST_A64_EM_PRFM_LIT);
+		return;
+	}
+	if ((w & 0x3f000000u) == 0x08000000u) {		/* exclusive, ordered, cas */
+		unsigned size = BITS(w, 31, 30), o2 = BITS(w, 23, 23);
+		unsigned l = BITS(w, 22, 22), o1 = BITS(w, 21, 21);
+		/* ldxr/stxr (o1 0), ldxp/stxp (o1 1, 32/64-bit pairs);
+		   o1 1 with size 0x is casp, o2 1 ldar/stlr/cas */
+		if (o2 == 0 && (o1 == 0 || (size & 2))) {
+			d->excl = l ? KINST_A64_EXCL_LOAD : KINST_A64_EXCL_STORE;
+			refuse(d, KINST_R_EXCLUSIVE);
+		}
+	}
+}
+
+void
+kinst_a64_decode(uint32_t w, struct kinst_a64_insn *d)
+{
+	unsigned op0 = BITS(w, 28, 25);
+
+	*d = (struct kinst_a64_insn){ .word = w, .treatment = KINST_T_OOL };
+	switch (op0) {
+	case 0:					/* reserved: udf; SME */
+		if (BITS(w, 31, 31))
+			return;			/* SME: out of line */
+		if (BITS(w, 30, 16) == 0)
+			refuse(d, KINST_R_UD);	/* udf #imm16 */
+		else
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	case 1:
+	case 3:
+		refuse(d, KINST_R_UNDECODABLE);	/* unallocated */
+		return;
+	case 2:					/* SVE */
+		return;
+	case 8:
+	case 9:					/* data processing, immediate */
+		if ((w & 0x1f000000u) == 0x10000000u) {	/* adr, adrp */
+			int64_t imm = sext((BITS(w, 23, 5) << 2) | BITS(w, 30, 29), 21);
+			bool page = BITS(w, 31, 31);
+			d->rt = (uint8_t)BITS(w, 4, 0);
+			d->off = page ? imm * 4096 : imm;
+			emulate(d, page ? KINST_A64_EM_ADRP : KINST_A64_EM_ADR);
+		}
+		return;
+	case 10:
+	case 11:				/* branches, exceptions, system */
+		if (direct_branch(w, d))
+			return;
+		if ((w & 0xff000000u) == 0xd4000000u)
+			exception(w, d);
+		else if ((w & 0xffc00000u) == 0xd5000000u)
+			system_insn(w, d);
+		else if ((w & 0xfe000000u) == 0xd6000000u)
+			branch_register(w, d);
+		else
+			refuse(d, KINST_R_UNDECODABLE);
+		return;
+	}
+	if ((op0 & 5) == 4)			/* x1x0: loads and stores */
+		load_store(w, d);
+	/* x101 data processing (register), x111 SIMD and FP: out of line */
+}
+
+uint64_t
+kinst_a64_target(const struct kinst_a64_insn *d, uint64_t pc)
+{
+	switch (d->emul) {
+	case KINST_A64_EM_NONE:
+	case KINST_A64_EM_BR:
+	case KINST_A64_EM_BLR:
+	case KINST_A64_EM_RET:
+	case KINST_A64_EM_BR_PAC:
+	case KINST_A64_EM_BLR_PAC:
+	case KINST_A64_EM_RET_PAC:
+		return pc;
+	case KINST_A64_EM_ADRP:
+		return (pc & ~(uint64_t)0xfff) + (uint64_t)d->off;
+	}
+	return pc + (uint64_t)d->off;
+}
+
+/* The exclusive kind of w, without the rest of a decode. */
+static int
+excl_kind(uint32_t w)
+{
+	if ((w & 0x3f800000u) != 0x08000000u)	/* o2 0 */
+		return KINST_A64_EXCL_NONE;
+	if (BITS(w, 21, 21) && !(BITS(w, 31, 30) & 2))
+		return KINST_A64_EXCL_NONE;	/* casp */
+	return BITS(w, 22, 22) ? KINST_A64_EXCL_LOAD : KINST_A64_EXCL_STORE;
+}
+
+bool
+kinst_a64_exclusive(const uint32_t *words, size_t n, size_t i)
+{
+	size_t k;
+
+	if (i >= n)
+		return false;
+	if (excl_kind(words[i]) != KINST_A64_EXCL_NONE)
+		return true;
+	for (k = 1; k <= KINST_A64_EXCL_SPAN && k <= i; k++) {
+		switch (excl_kind(words[i - k])) {
+		case KINST_A64_EXCL_STORE:
+			return false;
+		case KINST_A64_EXCL_LOAD:
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *const emul_names[KINST_A64_EM_COUNT] = {
+	[KINST_A64_EM_NONE] = "",
+	[KINST_A64_EM_B] = "b",
+	[KINST_A64_EM_BL] = "bl",
+	[KINST_A64_EM_BCOND] = "b.cond",
+	[KINST_A64_EM_CBZ] = "cbz",
+	[KINST_A64_EM_CBNZ] = "cbnz",
+	[KINST_A64_EM_TBZ] = "tbz",
+	[KINST_A64_EM_TBNZ] = "tbnz",
+	[KINST_A64_EM_BR] = "br",
+	[KINST_A64_EM_BLR] = "blr",
+	[KINST_A64_EM_RET] = "ret",
+	[KINST_A64_EM_BR_PAC] = "br-pac",
+	[KINST_A64_EM_BLR_PAC] = "blr-pac",
+	[KINST_A64_EM_RET_PAC] = "ret-pac",
+	[KINST_A64_EM_ADR] = "adr",
+	[KINST_A64_EM_ADRP] = "adrp",
+	[KINST_A64_EM_LDR_LIT] = "ldr-literal",
+	[KINST_A64_EM_LDRSW_LIT] = "ldrsw-literal",
+	[KINST_A64_EM_PRFM_LIT] = "prfm-literal",
+};
+
+const char *
+kinst_a64_emul_name(int emul)
+{
+	if (emul < 0 || emul >= KINST_A64_EM_COUNT)
+		return "";
+	return emul_names[emul];
+}

@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The A64 classifier (common/arm64/kinst_a64.c) against hand-encoded
+ * instructions and against Capstone's AArch64 disassembler on random
+ * words: the emulated kinds, their registers, widths, bits and targets,
+ * the exclusives, the system-register writes and the exception-generating
+ * and -returning instructions.  Capstone 4 (Debian 12's) knows ARMv8.0
+ * only: where it cannot decode a word, the classifier may still know it
+ * (PAC branches, bc.cond), and that is counted, not compared.
+ */
+
+#include <atf-c.h>
+#include <capstone/capstone.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arm64/kinst_a64.h"
+
+/* Encoders written from the Arm ARM's field layouts, one per form. */
+static uint32_t
+enc_b(int bl, int64_t off)
+{
+	return (bl ? 0x94000000u : 0x14000000u) | ((uint32_t)(off / 4) & 0x3ffffffu);
+}
+
+static uint32_t
+enc_bcond(unsigned cond, int64_t off)
+{
+	return 0x54000000u | (((uint32_t)(off / 4) & 0x7ffffu) << 5) | cond;
+}
+
+static uint32_t
+enc_cb(unsigned sf, unsigned nz, unsigned rt, int64_t off)
+{
+	return (sf << 31) | 0x34000000u | (nz << 24) |
+	    (((uint32_t)(off / 4) & 0x7ffffu) << 5) | rt;
+}
+
+static uint32_t
+enc_tb(unsigned bit, unsigned nz, unsigned rt, int64_t off)
+{
+	return ((bit >> 5) << 31) | 0x36000000u | (nz << 24) | ((bit & 31) << 19) |
+	    (((uint32_t)(off / 4) & 0x3fffu) << 5) | rt;
+}
+
+static uint32_t
+enc_adr(unsigned page, unsigned rd, int64_t imm)
+{
+	uint32_t v = (uint32_t)imm & 0x1fffffu;
+
+	return (page << 31) | ((v & 3) << 29) | 0x10000000u | ((v >> 2) << 5) | rd;
+}
+
+/* opc: 0 ldr Wt/St, 1 ldr Xt/Dt, 2 ldrsw/ldr Qt, 3 prfm */
+static uint32_t
+enc_lit(unsigned opc, unsigned v, unsigned rt, int64_t off)
+{
+	return (opc << 30) | 0x18000000u | (v << 26) |
+	    (((uint32_t)(off / 4) & 0x7ffffu) << 5) | rt;
+}
+
+struct expect {
+	const char	*what;
+	uint32_t	word;
+	int		treatment;
+	int		reason;
+	int		emul;
+	int		rt;		/* -1: not checked */
+	int		field;		/* sf, bit, cond, size: by emul; -1 */
+	int64_t		off;
+};
+
+static void
+check_one(const struct expect *e)
+{
+	struct kinst_a64_insn d;
+
+	kinst_a64_decode(e->word, &d);
+	ATF_CHECK_MSG(d.treatment == e->treatment && d.reason == e->reason &&
+	    d.emul == e->emul, "%s (%08x): treatment %d reason %d emul %d, "
+	    "expected %d %d %d", e->what, e->word, d.treatment, d.reason, d.emul,
+	    e->treatment, e->reason, e->emul);
+	if (e->rt >= 0)
+		ATF_CHECK_MSG(d.rt == e->rt, "%s: register %d, expected %d",
+		    e->what, d.rt, e->rt);
+	if (e->treatment == KINST_T_EMULATE)
+		ATF_CHECK_MSG(d.off == e->off, "%s: offset %" PRId64 ", expected %"
+		    PRId64, e->what, d.off, e->off);
+	if (e->field < 0)
+		return;
+	switch (e->emul) {
+	case KINST_A64_EM_CBZ:
+	case KINST_A64_EM_CBNZ:
+		ATF_CHECK_MSG(d.sf == e->field, "%s: sf %d", e->what, d.sf);
+		break;
+	case KINST_A64_EM_TBZ:
+	case KINST_A64_EM_TBNZ:
+		ATF_CHECK_MSG(d.bit == e->field, "%s: bit %d", e->what, d.bit);
+		break;
+	case KINST_A64_EM_BCOND:
+		ATF_CHECK_MSG(d.cond == e->field, "%s: cond %d", e->what, d.cond);
+		break;
+	case KINST_A64_EM_LDR_LIT:
+	case KINST_A64_EM_LDRSW_LIT:
+		ATF_CHECK_MSG(d.size == e->field, "%s: size %d", e->what, d.size);
+		break;
+	}
+}
+
+#define	OOL(w, s)	{ s, w, KINST_T_OOL, 0, 0, -1, -1, 0 }
+#define	REF(w, r, s)	{ s, w, KINST_T_REFUSE, r, 0, -1, -1, 0 }
+#define	EM(w, k, rt, f, off, s)	{ s, w, KINST_T_EMULATE, 0, k, rt, f, off }
+
+ATF_TC_WITHOUT_HEAD(hand_encoded);
+ATF_TC_BODY(hand_encoded, tc)
+{
+	const struct expect e[] = {
+		EM(enc_b(0, 8), KINST_A64_EM_B, -1, -1, 8, "b .+8"),
+		EM(enc_b(0, -(1 << 27)), KINST_A64_EM_B, -1, -1, -(1 << 27), "b -128MiB"),
+		EM(enc_b(1, (1 << 27) - 4), KINST_A64_EM_BL, -1, -1, (1 << 27) - 4, "bl +128MiB-4"),
+		EM(enc_bcond(1, -4), KINST_A64_EM_BCOND, -1, 1, -4, "b.ne .-4"),
+		EM(enc_bcond(14, (1 << 20) - 4), KINST_A64_EM_BCOND, -1, 14, (1 << 20) - 4, "b.al +1MiB-4"),
+		EM(enc_bcond(15, -(1 << 20)), KINST_A64_EM_BCOND, -1, 15, -(1 << 20), "b.nv -1MiB"),
+		EM(enc_bcond(0, 0) | 0x10, KINST_A64_EM_BCOND, -1, 0, 0, "bc.eq (v8.8)"),
+		EM(enc_cb(0, 0, 3, 16), KINST_A64_EM_CBZ, 3, 0, 16, "cbz w3"),
+		EM(enc_cb(1, 1, 30, -16), KINST_A64_EM_CBNZ, 30, 1, -16, "cbnz x30"),
+		EM(enc_tb(0, 0, 0, 4), KINST_A64_EM_TBZ, 0, 0, 4, "tbz w0, #0"),
+		EM(enc_tb(31, 1, 7, -32768), KINST_A64_EM_TBNZ, 7, 31, -32768, "tbnz w7, #31"),
+		EM(enc_tb(32, 0, 7, 32764), KINST_A64_EM_TBZ, 7, 32, 32764, "tbz x7, #32"),
+		EM(enc_tb(63, 1, 1, 8), KINST_A64_EM_TBNZ, 1, 63, 8, "tbnz x1, #63"),
+		EM(0xd61f0220u, KINST_A64_EM_BR, 17, -1, 0, "br x17"),
+		EM(0xd63f0100u, KINST_A64_EM_BLR, 8, -1, 0, "blr x8"),
+		EM(0xd65f03c0u, KINST_A64_EM_RET, 30, -1, 0, "ret"),
+		EM(0xd65f0000u, KINST_A64_EM_RET, 0, -1, 0, "ret x0"),
+		EM(0xd65f0bffu, KINST_A64_EM_RET_PAC, 30, -1, 0, "retaa"),
+		EM(0xd65f0fffu, KINST_A64_EM_RET_PAC, 30, -1, 0, "retab"),
+		EM(0xd61f0a1fu, KINST_A64_EM_BR_PAC, 16, -1, 0, "braaz x16"),
+		EM(0xd73f0a11u, KINST_A64_EM_BLR_PAC, 16, -1, 0, "blraa x16, x17"),
+		EM(0xd71f0c11u, KINST_A64_EM_BR_PAC, 0, -1, 0, "brab x0, x17"),
+		EM(enc_adr(0, 5, 1), KINST_A64_EM_ADR, 5, -1, 1, "adr x5, .+1"),
+		EM(enc_adr(0, 5, -(1 << 20)), KINST_A64_EM_ADR, 5, -1, -(1 << 20), "adr -1MiB"),
+		EM(enc_adr(1, 0, 1), KINST_A64_EM_ADRP, 0, -1, 4096, "adrp x0, +1 page"),
+		EM(enc_adr(1, 29, -(1 << 20)), KINST_A64_EM_ADRP, 29, -1,
+		    -((int64_t)1 << 32), "adrp -4GiB"),
+		EM(enc_lit(0, 0, 1, 8), KINST_A64_EM_LDR_LIT, 1, 4, 8, "ldr w1, lit"),
+		EM(enc_lit(1, 0, 2, -8), KINST_A64_EM_LDR_LIT, 2, 8, -8, "ldr x2, lit"),
+		EM(enc_lit(2, 0, 3, 12), KINST_A64_EM_LDRSW_LIT, 3, 4, 12, "ldrsw x3, lit"),
+		EM(enc_lit(3, 0, 0, 4), KINST_A64_EM_PRFM_LIT, 0, -1, 4, "prfm pldl1keep, lit"),
+		EM(enc_lit(0, 1, 4, 4), KINST_A64_EM_LDR_LIT, 4, 4, 4, "ldr s4, lit"),
+		EM(enc_lit(1, 1, 5, 4), KINST_A64_EM_LDR_LIT, 5, 8, 4, "ldr d5, lit"),
+		EM(enc_lit(2, 1, 6, 4), KINST_A64_EM_LDR_LIT, 6, 16, 4, "ldr q6, lit"),
+		REF(enc_lit(3, 1, 6, 4), KINST_R_UNDECODABLE, "literal opc 3, V 1"),
+		REF(0xd4000001u, KINST_R_EXC_GEN, "svc #0"),
+		REF(0xd4000002u, KINST_R_EXC_GEN, "hvc #0"),
+		REF(0xd4000003u, KINST_R_EXC_GEN, "smc #0"),
+		REF(0xd4210000u, KINST_R_EXC_GEN, "brk #0x800 (BUG)"),
+		REF(0xd4400000u, KINST_R_EXC_GEN, "hlt #0"),
+		REF(0xd4a00001u, KINST_R_EXC_GEN, "dcps1"),
+		REF(0xd69f03e0u, KINST_R_ERET, "eret"),
+		REF(0xd69f0bffu, KINST_R_ERET, "eretaa"),
+		REF(0xd6bf03e0u, KINST_R_ERET, "drps"),
+		REF(0xd50342dfu, KINST_R_SYSREG_WRITE, "msr daifset, #2"),
+		REF(0xd50342ffu, KINST_R_SYSREG_WRITE, "msr daifclr, #2"),
+		REF(0xd50040bfu, KINST_R_SYSREG_WRITE, "msr spsel, #0"),
+		REF(0xd500419fu, KINST_R_SYSREG_WRITE, "msr pan, #1"),
+		REF(0xd5184100u, KINST_R_SYSREG_WRITE, "msr sp_el0, x0"),
+		REF(0xd518d080u, KINST_R_SYSREG_WRITE, "msr tpidr_el1, x0"),
+		REF(0xd5184020u, KINST_R_SYSREG_WRITE, "msr elr_el1, x0"),
+		REF(0xd51b4220u, KINST_R_SYSREG_WRITE, "msr daif, x0"),
+		OOL(0xd51b4200u, "msr nzcv, x0"),
+		OOL(0xd51b4400u, "msr fpcr, x0"),
+		OOL(0xd51b4420u, "msr fpsr, x0"),
+		OOL(0xd51bd040u, "msr tpidr_el0, x0"),
+		OOL(0xd53b4220u, "mrs x0, daif"),
+		OOL(0xd538d080u, "mrs x0, tpidr_el1"),
+		OOL(0xd500401fu, "cfinv"),
+		REF(0xd503205fu, KINST_R_HALT, "wfe"),
+		REF(0xd503207fu, KINST_R_HALT, "wfi"),
+		REF(0xd5031000u, KINST_R_HALT, "wfet x0"),
+		OOL(0xd503201fu, "nop"),
+		OOL(0xd503233fu, "paciasp"),
+		OOL(0xd50323bfu, "autiasp"),
+		OOL(0xd503245fu, "bti c"),
+		OOL(0xd50320ffu, "xpaclri"),
+		OOL(0xd5033bbfu, "dmb ish"),
+		OOL(0xd5033fdfu, "isb"),
+		OOL(0xd503305fu, "clrex"),
+		OOL(0xd50b7520u, "ic ivau, x0"),
+		OOL(0xd508871fu, "tlbi vmalle1"),
+		REF(0x00000000u, KINST_R_UD, "udf #0"),
+		REF(0x0000ffffu, KINST_R_UD, "udf #0xffff"),
+		REF(0x02000000u, KINST_R_UNDECODABLE, "unallocated (op0 0001)"),
+		REF(0x06000000u, KINST_R_UNDECODABLE, "unallocated (op0 0011)"),
+		REF(0xc85f7c20u, KINST_R_EXCLUSIVE, "ldxr x0, [x1]"),
+		REF(0x885ffc20u, KINST_R_EXCLUSIVE, "ldaxr w0, [x1]"),
+		REF(0x085f7c20u, KINST_R_EXCLUSIVE, "ldxrb w0, [x1]"),
+		REF(0xc8027c20u, KINST_R_EXCLUSIVE, "stxr w2, x0, [x1]"),
+		REF(0x8802fc20u, KINST_R_EXCLUSIVE, "stlxr w2, w0, [x1]"),
+		REF(0xc87f0440u, KINST_R_EXCLUSIVE, "ldxp x0, x1, [x2]"),
+		REF(0xc8230440u, KINST_R_EXCLUSIVE, "stxp w3, x0, x1, [x2]"),
+		OOL(0xc8dffc20u, "ldar x0, [x1]"),
+		OOL(0xc89ffc20u, "stlr x0, [x1]"),
+		OOL(0xc8e0fc41u, "casal x0, x1, [x2]"),
+		OOL(0x48207c82u, "casp w0, w1, w2, w3, [x4]"),
+		OOL(0xf8200020u, "ldadd x0, x0, [x1]"),
+		OOL(0xf9400020u, "ldr x0, [x1]"),
+		OOL(0x8b020020u, "add x0, x1, x2"),
+		OOL(0x4ea21c20u, "mov v0.16b, v1.16b"),
+		OOL(0x04a03020u, "sve"),
+		OOL(0xa9bf7bfdu, "stp x29, x30, [sp, #-16]!"),
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		check_one(&e[i]);
+}
+
+/* kinst_a64_target: pc-relative forms from a given pc. */
+ATF_TC_WITHOUT_HEAD(targets);
+ATF_TC_BODY(targets, tc)
+{
+	const uint64_t pc = 0xffff800008123454ull;
+	struct kinst_a64_insn d;
+
+	kinst_a64_decode(enc_b(1, -8), &d);
+	ATF_CHECK_EQ(kinst_a64_target(&d, pc), pc - 8);
+	kinst_a64_decode(enc_adr(1, 0, -1), &d);
+	ATF_CHECK_EQ(kinst_a64_target(&d, pc), 0xffff800008122000ull);
+	kinst_a64_decode(enc_adr(1, 0, 2), &d);
+	ATF_CHECK_EQ(kinst_a64_target(&d, pc), 0xffff800008125000ull);
+	kinst_a64_decode(enc_adr(0, 0, -3), &d);
+	ATF_CHECK_EQ(kinst_a64_target(&d, pc), pc - 3);
+	kinst_a64_decode(enc_lit(1, 0, 0, 0x1000), &d);
+	ATF_CHECK_EQ(kinst_a64_target(&d, pc), pc + 0x1000);
+	kinst_a64_decode(0xd61f0220u, &d);		/* br: no target of its own */
+	ATF_CHECK_EQ(kinst_a64_target(&d, pc), pc);
+}
+
+/*
+ * Exclusive sequences: everything from a load-exclusive to its
+ * store-exclusive is refused, the instructions after it are not, and a
+ * load-exclusive without a store (the kernel's __cmpwait: ldxr, wfe)
+ * refuses at most KINST_A64_EXCL_SPAN words after it.
+ */
+ATF_TC_WITHOUT_HEAD(exclusive_regions);
+ATF_TC_BODY(exclusive_regions, tc)
+{
+	const uint32_t nop = 0xd503201fu, ldaxr = 0x885ffc20u, stlxr = 0x8802fc20u;
+	const uint32_t cmp = 0x6b02003fu, bne = 0x54000061u, cbnz = 0x35ffff83u;
+	/* 0 nop, 1 ldaxr, 2 cmp, 3 b.ne, 4 stlxr, 5 cbnz, 6 nop */
+	uint32_t f[] = { nop, ldaxr, cmp, bne, stlxr, cbnz, nop };
+	const bool want[] = { false, true, true, true, true, false, false };
+	uint32_t g[80];
+	size_t i;
+
+	for (i = 0; i < 7; i++)
+		ATF_CHECK_MSG(kinst_a64_exclusive(f, 7, i) == want[i],
+		    "sequence: word %zu", i);
+	ATF_CHECK(!kinst_a64_exclusive(f, 7, 7));	/* past the end */
+	for (i = 0; i < 80; i++)
+		g[i] = nop;
+	g[3] = 0xc85f7c20u;				/* ldxr, no stxr */
+	for (i = 0; i < 80; i++)
+		ATF_CHECK_MSG(kinst_a64_exclusive(g, 80, i) ==
+		    (i >= 3 && i <= 3 + KINST_A64_EXCL_SPAN), "no store: word %zu", i);
+	/* A load-exclusive in the function before... only within the function. */
+	ATF_CHECK(!kinst_a64_exclusive(g + 4 + KINST_A64_EXCL_SPAN, 10, 0));
+	ATF_CHECK(!kinst_a64_exclusive(g + 4, 10, 0));
+}
+
+/* What Capstone's instruction id says the classifier must answer. */
+struct cs_says {
+	int	treatment, reason, emul;	/* emul -1: any of the PC-free */
+	int	target_op;			/* operand with the target, or -1 */
+};
+
+static bool
+msr_allowed(unsigned sysreg)
+{
+	return sysreg == 0xda10 || sysreg == 0xda20 || sysreg == 0xda21 ||
+	    sysreg == 0xde82 || sysreg == 0xde83;
+}
+
+/*
+ * Capstone 4 writes the system encodings with op0 0 that it does not know
+ * as msr or mrs of a register "s3_...".  Most are unallocated; these came
+ * later (ARMv8.7 WFxT, TME) and are written here from the Arm ARM.
+ */
+static struct cs_says
+op0_zero(uint32_t w)
+{
+	if (w == 0xd503307fu)				/* tcommit */
+		return (struct cs_says){ KINST_T_OOL, 0, 0, -1 };
+	if ((w & 0xffffffc0u) == 0xd5031000u)		/* wfet, wfit */
+		return (struct cs_says){ KINST_T_REFUSE, KINST_R_HALT, 0, -1 };
+	if ((w & 0xfffffee0u) == 0xd5233060u)		/* tstart, ttest */
+		return (struct cs_says){ KINST_T_OOL, 0, 0, -1 };
+	return (struct cs_says){ KINST_T_REFUSE, KINST_R_UNDECODABLE, 0, -1 };
+}
+
+static struct cs_says
+capstone_says(const cs_insn *in, uint32_t w)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	struct cs_says s = { KINST_T_OOL, 0, 0, -1 };
+
+	switch (in->id) {
+	case ARM64_INS_B:
+		s.treatment = KINST_T_EMULATE;
+		s.emul = a->cc != ARM64_CC_INVALID ? KINST_A64_EM_BCOND : KINST_A64_EM_B;
+		s.target_op = 0;
+		break;
+	case ARM64_INS_BL:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, KINST_A64_EM_BL, 0 };
+		break;
+	case ARM64_INS_CBZ:
+	case ARM64_INS_CBNZ:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, in->id == ARM64_INS_CBZ ?
+		    KINST_A64_EM_CBZ : KINST_A64_EM_CBNZ, 1 };
+		break;
+	case ARM64_INS_TBZ:
+	case ARM64_INS_TBNZ:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, in->id == ARM64_INS_TBZ ?
+		    KINST_A64_EM_TBZ : KINST_A64_EM_TBNZ, 2 };
+		break;
+	case ARM64_INS_BR:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, KINST_A64_EM_BR, -1 };
+		break;
+	case ARM64_INS_BLR:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, KINST_A64_EM_BLR, -1 };
+		break;
+	case ARM64_INS_RET:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, KINST_A64_EM_RET, -1 };
+		break;
+	case ARM64_INS_ADR:
+	case ARM64_INS_ADRP:
+		s = (struct cs_says){ KINST_T_EMULATE, 0, in->id == ARM64_INS_ADR ?
+		    KINST_A64_EM_ADR : KINST_A64_EM_ADRP, 1 };
+		break;
+	case ARM64_INS_LDR:
+	case ARM64_INS_LDRSW:
+	case ARM64_INS_PRFM:
+		if (a->op_count == 2 && a->operands[1].type == ARM64_OP_IMM) {
+			s.treatment = KINST_T_EMULATE;
+			s.emul = in->id == ARM64_INS_LDR ? KINST_A64_EM_LDR_LIT :
+			    in->id == ARM64_INS_LDRSW ? KINST_A64_EM_LDRSW_LIT :
+			    KINST_A64_EM_PRFM_LIT;
+			s.target_op = 1;
+		}
+		break;
+	case ARM64_INS_SVC:
+	case ARM64_INS_HVC:
+	case ARM64_INS_SMC:
+	case ARM64_INS_BRK:
+	case ARM64_INS_HLT:
+	case ARM64_INS_DCPS1:
+	case ARM64_INS_DCPS2:
+	case ARM64_INS_DCPS3:
+		s = (struct cs_says){ KINST_T_REFUSE, KINST_R_EXC_GEN, 0, -1 };
+		break;
+	case ARM64_INS_ERET:
+	case ARM64_INS_DRPS:
+		s = (struct cs_says){ KINST_T_REFUSE, KINST_R_ERET, 0, -1 };
+		break;
+	case ARM64_INS_WFE:
+	case ARM64_INS_WFI:
+		s = (struct cs_says){ KINST_T_REFUSE, KINST_R_HALT, 0, -1 };
+		break;
+	case ARM64_INS_LDXR: case ARM64_INS_LDXRB: case ARM64_INS_LDXRH:
+	case ARM64_INS_LDAXR: case ARM64_INS_LDAXRB: case ARM64_INS_LDAXRH:
+	case ARM64_INS_LDXP: case ARM64_INS_LDAXP:
+	case ARM64_INS_STXR: case ARM64_INS_STXRB: case ARM64_INS_STXRH:
+	case ARM64_INS_STLXR: case ARM64_INS_STLXRB: case ARM64_INS_STLXRH:
+	case ARM64_INS_STXP: case ARM64_INS_STLXP:
+		s = (struct cs_says){ KINST_T_REFUSE, KINST_R_EXCLUSIVE, 0, -1 };
+		break;
+	case ARM64_INS_MRS:
+		/* Capstone 4 writes op0 0's unallocated encodings as mrs... */
+		if (a->op_count >= 2 && a->operands[1].type == ARM64_OP_REG_MRS &&
+		    ((a->operands[1].reg >> 14) & 3) < 2)
+			s = op0_zero(w);
+		break;
+	case ARM64_INS_MSR:
+		/* ...and msr. */
+		if (a->op_count >= 1 && a->operands[0].type == ARM64_OP_REG_MSR &&
+		    ((a->operands[0].reg >> 14) & 3) < 2)
+			s = op0_zero(w);
+		else if (a->op_count >= 1 && (a->operands[0].type == ARM64_OP_PSTATE ||
+		    (a->operands[0].type == ARM64_OP_REG_MSR &&
+		    !msr_allowed((unsigned)a->operands[0].reg))))
+			s = (struct cs_says){ KINST_T_REFUSE, KINST_R_SYSREG_WRITE, 0, -1 };
+		break;
+	}
+	return s;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+rnd32(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+/*
+ * A random word: uniform, or with its top byte (or bits 31:24 and 22) set
+ * to one of the groups where the classifier's rules are, so that every
+ * rule meets many words.
+ */
+static uint32_t
+random_word(void)
+{
+	static const uint32_t groups[][2] = {	/* mask, value */
+		{ 0x7c000000u, 0x14000000u },	/* b, bl */
+		{ 0xff000000u, 0x54000000u },	/* b.cond */
+		{ 0x7e000000u, 0x34000000u },	/* cbz, cbnz */
+		{ 0x7e000000u, 0x36000000u },	/* tbz, tbnz */
+		{ 0xfe000000u, 0xd6000000u },	/* branch (register) */
+		{ 0xfe1f0000u, 0xd61f0000u },	/* ... with op2 11111 */
+		{ 0xfe1ffc1fu, 0xd61f0000u },	/* ... br, blr, ret (op3, op4 0) */
+		{ 0xff000000u, 0xd4000000u },	/* exceptions */
+		{ 0xffc00000u, 0xd5000000u },	/* system */
+		{ 0xfff8f01fu, 0xd500401fu },	/* msr (immediate) */
+		{ 0xfffff01fu, 0xd503201fu },	/* hints */
+		{ 0xffe00000u, 0xd5000000u },	/* msr (register), sys */
+		{ 0x1f000000u, 0x10000000u },	/* adr, adrp */
+		{ 0x3b000000u, 0x18000000u },	/* literal loads */
+		{ 0x3f000000u, 0x08000000u },	/* exclusives, cas, ldar */
+	};
+	uint32_t w = rnd32();
+	unsigned g = rnd32() % (2 * (sizeof(groups) / sizeof(groups[0])));
+
+	if (g >= sizeof(groups) / sizeof(groups[0]))
+		return w;
+	return (w & ~groups[g][0]) | groups[g][1];
+}
+
+ATF_TC(against_capstone);
+ATF_TC_HEAD(against_capstone, tc)
+{
+	atf_tc_set_md_var(tc, "timeout", "600");
+}
+ATF_TC_BODY(against_capstone, tc)
+{
+	csh h;
+	cs_insn *in;
+	const long n = 1500000;
+	long compared = 0, cs_invalid = 0, ours_only = 0, bad = 0;
+	long per_emul[KINST_A64_EM_COUNT] = { 0 }, exclusives = 0, msr = 0;
+	long i;
+
+	ATF_REQUIRE(cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &h) == CS_ERR_OK);
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	in = cs_malloc(h);
+	for (i = 0; i < n; i++) {
+		uint32_t w = random_word();
+		uint64_t pc = 0xffff800008000000ull + (uint64_t)(rnd32() & 0xffffff) * 4;
+		const uint8_t *p;
+		uint8_t b[4] = { (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16),
+		    (uint8_t)(w >> 24) };
+		size_t sz = 4;
+		uint64_t addr = pc;
+		struct kinst_a64_insn d;
+		struct cs_says s;
+
+		kinst_a64_decode(w, &d);
+		p = b;
+		if (!cs_disasm_iter(h, &p, &sz, &addr, in)) {
+			cs_invalid++;
+			/* What Capstone 4 cannot know (ARMv8.1 and later). */
+			if (d.treatment == KINST_T_EMULATE) {
+				ours_only++;
+				if (d.emul != KINST_A64_EM_BR_PAC &&
+				    d.emul != KINST_A64_EM_BLR_PAC &&
+				    d.emul != KINST_A64_EM_RET_PAC &&
+				    !(d.emul == KINST_A64_EM_BCOND && (w & 0x10)) &&
+				    bad++ < 20)
+					ATF_CHECK_MSG(0, "%08x: Capstone cannot decode "
+					    "it, the classifier emulates it as %s",
+					    w, kinst_a64_emul_name(d.emul));
+			}
+			/* A refusal (an exclusive pair with Rt == Rt2,
+			   which Capstone rejects) is the safe side. */
+			continue;
+		}
+		compared++;
+		s = capstone_says(in, w);
+		if ((d.treatment != s.treatment || d.reason != s.reason ||
+		    d.emul != s.emul) && bad++ < 20)
+			ATF_CHECK_MSG(0, "%08x at %" PRIx64 " (%s %s): treatment %d "
+			    "reason %d emul %d; Capstone says %d %d %d", w, pc,
+			    in->mnemonic, in->op_str, d.treatment, d.reason,
+			    d.emul, s.treatment, s.reason, s.emul);
+		if (s.target_op >= 0 && d.treatment == KINST_T_EMULATE) {
+			const cs_arm64_op *o = &in->detail->arm64.operands[s.target_op];
+			uint64_t want = (uint64_t)o->imm;
+			if ((o->type != ARM64_OP_IMM ||
+			    kinst_a64_target(&d, pc) != want) && bad++ < 20)
+				ATF_CHECK_MSG(0, "%08x at %" PRIx64 " (%s %s): "
+				    "target %" PRIx64 ", Capstone %" PRIx64, w, pc,
+				    in->mnemonic, in->op_str,
+				    kinst_a64_target(&d, pc), want);
+		}
+		/* The tested register, width and bit. */
+		if ((d.emul == KINST_A64_EM_CBZ || d.emul == KINST_A64_EM_CBNZ ||
+		    d.emul == KINST_A64_EM_TBZ || d.emul == KINST_A64_EM_TBNZ)) {
+			const cs_arm64_op *o = &in->detail->arm64.operands[0];
+			bool x = o->reg >= ARM64_REG_X0 && o->reg <= ARM64_REG_X28;
+			x = x || o->reg == ARM64_REG_X29 || o->reg == ARM64_REG_X30 ||
+			    o->reg == ARM64_REG_XZR;
+			bool wide = d.emul == KINST_A64_EM_CBZ || d.emul == KINST_A64_EM_CBNZ ?
+			    d.sf : d.bit >= 32;
+			if (x != wide && bad++ < 20)
+				ATF_CHECK_MSG(0, "%08x (%s %s): 64-bit %d, Capstone %d",
+				    w, in->mnemonic, in->op_str, wide, x);
+			if ((d.emul == KINST_A64_EM_TBZ || d.emul == KINST_A64_EM_TBNZ) &&
+			    (uint64_t)in->detail->arm64.operands[1].imm != d.bit &&
+			    bad++ < 20)
+				ATF_CHECK_MSG(0, "%08x (%s %s): bit %d", w,
+				    in->mnemonic, in->op_str, d.bit);
+		}
+		per_emul[d.emul]++;
+		exclusives += d.reason == KINST_R_EXCLUSIVE;
+		msr += d.reason == KINST_R_SYSREG_WRITE;
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	printf("a64: %ld words, %ld compared with Capstone, %ld it cannot decode "
+	    "(%ld of them emulated by the classifier: PAC branches, bc.cond); "
+	    "%ld exclusives, %ld system-register writes\n", n, compared,
+	    cs_invalid, ours_only, exclusives, msr);
+	for (i = 1; i < KINST_A64_EM_COUNT; i++) {
+		printf("  %-14s %ld\n", kinst_a64_emul_name((int)i), per_emul[i]);
+		/* Every kind Capstone 4 knows was met and agreed on. */
+		if (i != KINST_A64_EM_BR_PAC && i != KINST_A64_EM_BLR_PAC &&
+		    i != KINST_A64_EM_RET_PAC)
+			ATF_CHECK_MSG(per_emul[i] >= 100, "%s: only %ld compared",
+			    kinst_a64_emul_name((int)i), per_emul[i]);
+	}
+	ATF_CHECK(exclusives >= 1000 && msr >= 1000);
+	ATF_CHECK(compared >= n / 3);
+	ATF_CHECK_EQ(bad, 0);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, hand_encoded);
+	ATF_TP_ADD_TC(tp, targets);
+	ATF_TP_ADD_TC(tp, exclusive_regions);
+	ATF_TP_ADD_TC(tp, against_capstone);
+	return atf_no_error();
+}
