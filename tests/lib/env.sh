@@ -11,7 +11,8 @@ KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  libcapstone-dev libelf-dev libdw-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libbpf-dev \
  kyua atf-sh libatf-dev clang libclang-rt-14-dev llvm binutils jq cpio gzip python3 linux-perf \
  busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils \
- dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake"
+ dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake \
+ binutils-aarch64-linux-gnu"
 
 # The browser the HTML checks render kinstctl's pages in (cover --html,
 # hist/latency --html: tests/vm/browser.py).  Installed on its own: when it
@@ -43,6 +44,43 @@ kinst_fetch_kernel() {
 	mkdir -p "$dir/root"
 	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) || {
 		echo "kinst: apt-get download $pkg failed" >&2
+		return 1
+	}
+	dpkg-deb -x "$dir"/"$pkg"_*.deb "$dir/root"
+	rm -f "$dir"/"$pkg"_*.deb
+	touch "$dir/.$pkg.done"
+}
+
+# Debian's arm64 kernel package, the same release as the amd64 one
+# (issue 44: the A64 classifier's corpus, tests/decoder/a64_corpus_test),
+# downloaded by name and extracted into $KINST_CACHE/kernel-arm64/root,
+# never installed.  apt needs the foreign architecture for that: added
+# (as root) if it is missing, which makes apt-get update read arm64's
+# package lists too.
+kinst_fetch_kernel_arm64() {
+	pkg=$(kinst_kernel_pkg)
+	pkg=${pkg%-amd64}-arm64
+	dir=$KINST_CACHE/kernel-arm64
+	if [ "$pkg" = -arm64 ]; then
+		echo "kinst: cannot tell which linux-image package linux-image-amd64 means (apt-get update?)" >&2
+		return 1
+	fi
+	if [ -f "$dir/.$pkg.done" ]; then
+		return 0
+	fi
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		if [ "$(id -u)" != 0 ]; then
+			echo "kinst: dpkg has no arm64 architecture (dpkg --add-architecture arm64 && apt-get update, as root)" >&2
+			return 1
+		fi
+		dpkg --add-architecture arm64
+		apt-get update -qq
+	fi
+	echo "kinst: fetching $pkg:arm64 into $dir" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir/root"
+	(cd "$dir" && apt-get download "$pkg:arm64" >/dev/null 2>&1) || {
+		echo "kinst: apt-get download $pkg:arm64 failed" >&2
 		return 1
 	}
 	dpkg-deb -x "$dir"/"$pkg"_*.deb "$dir/root"
