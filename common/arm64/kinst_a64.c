@@ -354,6 +354,122 @@ kinst_a64_exclusive(const uint32_t *words, size_t n, size_t i)
 	return false;
 }
 
+bool
+kinst_a64_cond_holds(unsigned cond, uint64_t pstate)
+{
+	bool n = (pstate >> 31) & 1, z = (pstate >> 30) & 1;
+	bool c = (pstate >> 29) & 1, v = (pstate >> 28) & 1;
+	bool r;
+
+	switch ((cond >> 1) & 7) {
+	case 0: r = z; break;			/* eq */
+	case 1: r = c; break;			/* cs */
+	case 2: r = n; break;			/* mi */
+	case 3: r = v; break;			/* vs */
+	case 4: r = c && !z; break;		/* hi */
+	case 5: r = n == v; break;		/* ge */
+	case 6: r = !z && n == v; break;	/* gt */
+	default: return true;			/* al, nv */
+	}
+	return (cond & 1) ? !r : r;
+}
+
+/* X[n] as the instructions read it: register 31 is the zero register. */
+static uint64_t
+xreg(const struct kinst_a64_regs *r, unsigned n)
+{
+	return n == 31 ? 0 : r->x[n];
+}
+
+static void
+set_xreg(struct kinst_a64_regs *r, unsigned n, uint64_t v)
+{
+	if (n != 31)
+		r->x[n] = v;
+}
+
+/* The literal loads into a general register. */
+static int
+emulate_literal(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
+    const struct kinst_mem_ops *m)
+{
+	uint64_t addr = kinst_a64_target(d, r->pc), v = 0;
+	uint8_t b[8];
+	unsigned i;
+
+	if (d->emul == KINST_A64_EM_PRFM_LIT) {		/* a hint: no access */
+		r->pc += 4;
+		return KINST_A64_EMU_OK;
+	}
+	if (d->simd || (d->size != 4 && d->size != 8))
+		return KINST_A64_EMU_BADINSN;
+	if (m == NULL || m->read(m->ctx, addr, b, d->size) != 0)
+		return KINST_A64_EMU_FAULT;
+	for (i = 0; i < d->size; i++)			/* little-endian */
+		v |= (uint64_t)b[i] << (8 * i);
+	if (d->emul == KINST_A64_EM_LDRSW_LIT)
+		v = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+	set_xreg(r, d->rt, v);
+	r->pc += 4;
+	return KINST_A64_EMU_OK;
+}
+
+int
+kinst_a64_emulate(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
+    const struct kinst_mem_ops *m)
+{
+	uint64_t pc = r->pc, next = pc + 4, t = kinst_a64_target(d, pc), v;
+	bool taken;
+
+	if (d->treatment != KINST_T_EMULATE)
+		return KINST_A64_EMU_BADINSN;
+	switch (d->emul) {
+	case KINST_A64_EM_B:
+		r->pc = t;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_BL:
+		r->x[30] = next;
+		r->pc = t;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_BCOND:
+		r->pc = kinst_a64_cond_holds(d->cond, r->pstate) ? t : next;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_CBZ:
+	case KINST_A64_EM_CBNZ:
+		v = xreg(r, d->rt);
+		if (!d->sf)
+			v &= 0xffffffffu;
+		taken = (v == 0) == (d->emul == KINST_A64_EM_CBZ);
+		r->pc = taken ? t : next;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_TBZ:
+	case KINST_A64_EM_TBNZ:
+		v = (xreg(r, d->rt) >> d->bit) & 1;
+		taken = (v == 0) == (d->emul == KINST_A64_EM_TBZ);
+		r->pc = taken ? t : next;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_BR:
+	case KINST_A64_EM_RET:
+		r->pc = xreg(r, d->rt);
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_BLR:
+		v = xreg(r, d->rt);			/* before x30 changes */
+		r->x[30] = next;
+		r->pc = v;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_ADR:
+	case KINST_A64_EM_ADRP:
+		set_xreg(r, d->rt, t);
+		r->pc = next;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_LDR_LIT:
+	case KINST_A64_EM_LDRSW_LIT:
+	case KINST_A64_EM_PRFM_LIT:
+		return emulate_literal(d, r, m);
+	}
+	return KINST_A64_EMU_BADINSN;
+}
+
 static const char *const emul_names[KINST_A64_EM_COUNT] = {
 	[KINST_A64_EM_NONE] = "",
 	[KINST_A64_EM_B] = "b",

@@ -16,6 +16,7 @@
 #ifndef KINST_A64_H
 #define KINST_A64_H
 
+#include "../kinst_memops.h"
 #include "../kinst_types.h"
 #include "../kinst_verdict.h"
 
@@ -118,5 +119,36 @@ uint64_t kinst_a64_target(const struct kinst_a64_insn *d, uint64_t pc);
 bool	kinst_a64_exclusive(const uint32_t *words, size_t n, size_t i);
 
 const char *kinst_a64_emul_name(int emul);	/* "b", "cbz", ...; "" if none */
+
+/*
+ * The registers an emulated instruction reads and writes: x0-x30, sp, pc
+ * and pstate (NZCV in bits 31-28), as a hit record will carry them.
+ */
+struct kinst_a64_regs {
+	uint64_t	x[31];
+	uint64_t	sp;
+	uint64_t	pc;
+	uint64_t	pstate;
+};
+
+enum {
+	KINST_A64_EMU_OK = 0,
+	KINST_A64_EMU_FAULT = 1,	/* a literal's read failed; r unchanged */
+	KINST_A64_EMU_BADINSN = 2,	/* not emulated here; r unchanged */
+};
+
+/* Does b.cond's condition cond (0..15) hold for pstate's NZCV? */
+bool	kinst_a64_cond_holds(unsigned cond, uint64_t pstate);
+
+/*
+ * Do the emulated instruction d at r->pc on r: KINST_A64_EMU_OK and r as
+ * the instruction leaves it (pc the next instruction or the target), or r
+ * unchanged.  Literal loads read through m.  Not here yet, and so
+ * KINST_A64_EMU_BADINSN: the PAC branches (authentication needs the
+ * kernel's keys: the arm64 shim's autia/autib) and literal loads into
+ * St/Dt/Qt (the SIMD registers are the CPU's, not in r).
+ */
+int	kinst_a64_emulate(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
+	    const struct kinst_mem_ops *m);
 
 #endif /* !KINST_A64_H */

@@ -17,49 +17,7 @@
 #include <string.h>
 
 #include "a64_cs.h"
-
-/* Encoders written from the Arm ARM's field layouts, one per form. */
-static uint32_t
-enc_b(int bl, int64_t off)
-{
-	return (bl ? 0x94000000u : 0x14000000u) | ((uint32_t)(off / 4) & 0x3ffffffu);
-}
-
-static uint32_t
-enc_bcond(unsigned cond, int64_t off)
-{
-	return 0x54000000u | (((uint32_t)(off / 4) & 0x7ffffu) << 5) | cond;
-}
-
-static uint32_t
-enc_cb(unsigned sf, unsigned nz, unsigned rt, int64_t off)
-{
-	return (sf << 31) | 0x34000000u | (nz << 24) |
-	    (((uint32_t)(off / 4) & 0x7ffffu) << 5) | rt;
-}
-
-static uint32_t
-enc_tb(unsigned bit, unsigned nz, unsigned rt, int64_t off)
-{
-	return ((bit >> 5) << 31) | 0x36000000u | (nz << 24) | ((bit & 31) << 19) |
-	    (((uint32_t)(off / 4) & 0x3fffu) << 5) | rt;
-}
-
-static uint32_t
-enc_adr(unsigned page, unsigned rd, int64_t imm)
-{
-	uint32_t v = (uint32_t)imm & 0x1fffffu;
-
-	return (page << 31) | ((v & 3) << 29) | 0x10000000u | ((v >> 2) << 5) | rd;
-}
-
-/* opc: 0 ldr Wt/St, 1 ldr Xt/Dt, 2 ldrsw/ldr Qt, 3 prfm */
-static uint32_t
-enc_lit(unsigned opc, unsigned v, unsigned rt, int64_t off)
-{
-	return (opc << 30) | 0x18000000u | (v << 26) |
-	    (((uint32_t)(off / 4) & 0x7ffffu) << 5) | rt;
-}
+#include "a64_enc.h"
 
 struct expect {
 	const char	*what;
@@ -275,10 +233,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t
 rnd32(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 16);
+	return (uint32_t)(a64_rnd(&rng) >> 16);
 }
 
 /*

@@ -12,7 +12,7 @@ KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  kyua atf-sh libatf-dev clang libclang-rt-14-dev llvm binutils jq cpio gzip python3 linux-perf \
  busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils \
  dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake \
- binutils-aarch64-linux-gnu"
+ binutils-aarch64-linux-gnu gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 
 # The browser the HTML checks render kinstctl's pages in (cover --html,
 # hist/latency --html: tests/vm/browser.py).  Installed on its own: when it
