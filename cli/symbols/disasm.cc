@@ -51,11 +51,15 @@ Disassembler::one(const uint8_t *code, size_t avail, uint64_t addr)
 	return t;
 }
 
-// The slot for these bytes (FNV-1a over them and their length), or null
-// when they cannot be kept.
+// The slot these bytes are kept in, *hit when they are there (of the
+// kind asked: branch() or same_anywhere()), else the one to replace; null
+// when they cannot be kept.  Two-way: the set is picked by FNV-1a over the
+// bytes and their length, and a miss replaces the set's least recently
+// used slot.
 Disassembler::Slot *
-Disassembler::slot(const uint8_t *code, size_t len)
+Disassembler::slot(const uint8_t *code, size_t len, bool branch, bool *hit)
 {
+	*hit = false;
 	if (len == 0 || len > sizeof(Slot::bytes))
 		return nullptr;
 	if (!cache_)
@@ -63,14 +67,26 @@ Disassembler::slot(const uint8_t *code, size_t len)
 	uint32_t h = 2166136261u ^ (uint32_t)len;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ code[i]) * 16777619u;
-	return &cache_[h % cache_slots];
+	Slot *set = &cache_[(h % (cache_slots / 2)) * 2];
+	for (int j = 0; j < 2; j++) {
+		Slot *s = &set[j];
+		if (s->len == len && s->branch == branch && memcmp(s->bytes, code, len) == 0) {
+			set[0].first_recent = j == 0;
+			*hit = true;
+			return s;
+		}
+	}
+	Slot *victim = set[0].first_recent ? &set[1] : &set[0];
+	set[0].first_recent = victim == &set[0];
+	return victim;
 }
 
 const Disassembler::Text &
 Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
 {
-	Slot *s = slot(code, len);
-	if (s != nullptr && !s->branch && s->len == len && memcmp(s->bytes, code, len) == 0)
+	bool hit;
+	Slot *s = slot(code, len, false, &hit);
+	if (hit)
 		return s->text;
 	miss_ = one(code, len, addr);
 	if (s == nullptr || miss_.len != len)
@@ -101,9 +117,9 @@ target_text(const std::string &operands, uint64_t target)
 const Disassembler::Text &
 Disassembler::branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t target)
 {
-	Slot *s = slot(code, len);
-	if (s != nullptr && s->branch && target >= 0x10 && s->len == len &&
-	    memcmp(s->bytes, code, len) == 0) {
+	bool hit;
+	Slot *s = slot(code, len, true, &hit);
+	if (hit && target >= 0x10) {
 		miss_.mnemonic = s->text.mnemonic;
 		miss_.operands.assign("0x");
 		append_hex(miss_.operands, target, 0);

@@ -54,11 +54,13 @@ private:
 	csh handle_ = 0;
 	struct InsnFree { void operator()(cs_insn *i) const { cs_free(i, 1); } };
 	std::unique_ptr<cs_insn, InsnFree> insn_;
-	// Direct-mapped by a hash of the bytes; a slot's strings keep their
-	// capacity, so a hit or a refill allocates nothing once warm.
+	// Two-way set-associative by a hash of the bytes; a slot's strings
+	// keep their capacity, so a hit or a refill allocates nothing once
+	// warm.
 	struct Slot {
 		uint8_t len = 0;	// 0: empty
 		bool branch = false;	// branch(): text.operands unused
+		bool first_recent = false;	// a set's first slot: it was used last
 		uint8_t bytes[15] = {};
 		Text text;
 	};
@@ -66,7 +68,7 @@ private:
 	std::unique_ptr<Slot[]> cache_;
 	Text miss_;
 	bool riprel_same_ = false;
-	Slot *slot(const uint8_t *code, size_t len);
+	Slot *slot(const uint8_t *code, size_t len, bool branch, bool *hit);
 };
 
 } // namespace kinst
