@@ -114,6 +114,24 @@ thunk_register(const std::string &n)
 	return "";
 }
 
+// in's branch kind (KINST_EM_*, kinst_branch_kind), decoding it only when
+// its class does not already say: an instruction that runs out of line is
+// never a branch (the classifier emulates or refuses every one), an
+// emulated one is the kind it is emulated as; a refused one (the kernel's
+// refusals included) is decoded.  False when it does not decode.
+bool
+branch_kind(const Insn &in, int *kind, struct kinst_insn *d)
+{
+	if (in.cls.treatment == KINST_T_OOL || in.cls.treatment == KINST_T_OOL_RIPREL) {
+		*kind = KINST_EM_NONE;
+		return true;
+	}
+	if (!insn_decode(in, d))
+		return false;
+	*kind = in.cls.emul != KINST_EM_NONE ? in.cls.emul : kinst_branch_kind(d);
+	return true;
+}
+
 // The rets of local subroutines: code that starts at the target of a call
 // inside the function (a retpoline-style "call 1f", a helper the assembler
 // keeps inside the symbol), where nothing falls or jumps in, and runs
@@ -126,9 +144,9 @@ local_subroutine_rets(const Function &f, const std::vector<Insn> &insns)
 	for (size_t i = 0; i < insns.size(); i++) {
 		const Insn &in = insns[i];
 		struct kinst_insn d;
-		if (in.bytes == nullptr || in.unreachable || !insn_decode(in, &d))
+		if (in.bytes == nullptr || in.unreachable || !branch_kind(in, &kind[i], &d) ||
+		    kind[i] == KINST_EM_NONE)
 			continue;
-		kind[i] = kinst_branch_kind(&d);
 		uint64_t to = in.addr + in.len + (uint64_t)d.imm;
 		bool inside = to > f.addr && to < f.addr + f.size;
 		switch (kind[i]) {
@@ -229,14 +247,12 @@ return_points(const SymbolTable &syms, Module &m, const Function &f,
 		if (in.unreachable || in.dec_status != KINST_DEC_OK || in.bytes == nullptr ||
 		    local.count(in.offset))
 			continue;
+		struct kinst_insn d;
+		int em;
+		if (!branch_kind(in, &em, &d) || em == KINST_EM_NONE)
+			continue;
 		ReturnPoint r;
 		r.offset = in.offset;
-		struct kinst_insn d;
-		if (!insn_decode(in, &d))
-			continue;
-		uint8_t em = in.cls.emul;
-		if (em == KINST_EM_NONE)
-			em = kinst_branch_kind(&d);
 		if (em == KINST_EM_RET || em == KINST_EM_RET_IMM) {
 			r.kind = em == KINST_EM_RET ? ReturnPoint::Kind::ret : ReturnPoint::Kind::ret_imm;
 			out.push_back(r);
