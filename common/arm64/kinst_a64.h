@@ -113,9 +113,10 @@ uint64_t kinst_a64_target(const struct kinst_a64_insn *d, uint64_t pc);
  * i within the function and at most KINST_A64_EXCL_SPAN words, a
  * load-exclusive comes before any store-exclusive.
  */
-#define	KINST_A64_EXCL_SPAN	32	/* 128 bytes: the architecture's bound
-					   on an exclusive sequence that is
-					   sure to make progress */
+#define	KINST_A64_EXCL_SPAN	32	/* 128 bytes: the Arm ARM's limit
+					   between a load- and a
+					   store-exclusive for a loop sure
+					   to make progress */
 bool	kinst_a64_exclusive(const uint32_t *words, size_t n, size_t i);
 
 const char *kinst_a64_emul_name(int emul);	/* "b", "cbz", ...; "" if none */
