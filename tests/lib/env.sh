@@ -39,16 +39,23 @@ kinst_fetch_kernel() {
 	if [ -f "$dir/.$pkg.done" ]; then
 		return 0
 	fi
-	echo "kinst: fetching $pkg into $dir" >&2
-	rm -rf "$dir"
-	mkdir -p "$dir/root"
-	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) || {
-		echo "kinst: apt-get download $pkg failed" >&2
+	kinst_extract_pkg "$pkg" "$pkg" "$dir"
+}
+
+# kinst_extract_pkg NAME SPEC DIR: apt-get download SPEC (NAME, or
+# NAME:ARCH), extract it into DIR/root (replacing what was there) and mark
+# DIR/.NAME.done.
+kinst_extract_pkg() {
+	echo "kinst: fetching $2 into $3" >&2
+	rm -rf "$3"
+	mkdir -p "$3/root"
+	(cd "$3" && apt-get download "$2" >/dev/null 2>&1) || {
+		echo "kinst: apt-get download $2 failed" >&2
 		return 1
 	}
-	dpkg-deb -x "$dir"/"$pkg"_*.deb "$dir/root"
-	rm -f "$dir"/"$pkg"_*.deb
-	touch "$dir/.$pkg.done"
+	dpkg-deb -x "$3"/"$1"_*.deb "$3/root"
+	rm -f "$3"/"$1"_*.deb
+	touch "$3/.$1.done"
 }
 
 # Debian's arm64 kernel package, the same release as the amd64 one
@@ -76,16 +83,7 @@ kinst_fetch_kernel_arm64() {
 		dpkg --add-architecture arm64
 		apt-get update -qq
 	fi
-	echo "kinst: fetching $pkg:arm64 into $dir" >&2
-	rm -rf "$dir"
-	mkdir -p "$dir/root"
-	(cd "$dir" && apt-get download "$pkg:arm64" >/dev/null 2>&1) || {
-		echo "kinst: apt-get download $pkg:arm64 failed" >&2
-		return 1
-	}
-	dpkg-deb -x "$dir"/"$pkg"_*.deb "$dir/root"
-	rm -f "$dir"/"$pkg"_*.deb
-	touch "$dir/.$pkg.done"
+	kinst_extract_pkg "$pkg" "$pkg:arm64" "$dir"
 }
 
 kinst_build() {
