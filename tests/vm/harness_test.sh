@@ -183,6 +183,36 @@ kernel_panic_body() {
 	vm_expect_status 126
 	vm_expect_err "FAIL: the guest ended without reporting a status"
 	vm_expect_err "Kernel panic"
+	# Dead after /init began: the script's fault, never booted again.
+	if grep -q "booting it once more" vm.err; then
+		atf_fail "a panic after /init ran was retried"
+	fi
+}
+
+atf_test_case boot_death_retried_once
+boot_death_retried_once_head() {
+	atf_set descr "A guest whose kernel dies before /init runs (nothing of kinst's has run) is booted exactly once more, saying so, and then fails (exit 126)"
+	atf_set timeout 600
+}
+boot_death_retried_once_body() {
+	vm_setup
+	vm_require_guest
+	echo 'echo script ran' >script.sh
+	# No such init in the initramfs and no root to mount: the kernel
+	# panics before anything of the harness runs.
+	vm_run --no-module --append "rdinit=/kinst-no-such-init" script.sh
+	vm_expect_status 126
+	vm_expect_err "FAIL: the guest ended without reporting a status"
+	n=$(grep -c "died before /init ran.*booting it once more" vm.err)
+	[ "$n" = 1 ] || atf_fail "expected one second boot, saw $n"
+	[ -s guest/console.boot1.log ] || atf_fail "the first boot's console was not kept"
+	grep -q "Kernel panic" guest/console.boot1.log ||
+	    atf_fail "the first boot's console shows no panic"
+	grep -q "Kernel panic" guest/console.log ||
+	    atf_fail "the second boot's console shows no panic"
+	if grep -q "script ran" vm.out; then
+		atf_fail "the script ran"
+	fi
 }
 
 atf_test_case module_load_failure
@@ -243,6 +273,7 @@ atf_init_test_cases() {
 	atf_add_test_case dmesg_checker
 	atf_add_test_case timeout
 	atf_add_test_case kernel_panic
+	atf_add_test_case boot_death_retried_once
 	atf_add_test_case module_load_failure
 	atf_add_test_case bad_usage
 }
