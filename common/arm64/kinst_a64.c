@@ -214,6 +214,22 @@ system_insn(uint32_t w, struct kinst_a64_insn *d)
 		refuse(d, KINST_R_UNDECODABLE);
 }
 
+/*
+ * The exclusive kind of w, without the rest of a decode: in the class of
+ * exclusives, ordered accesses and cas (bits 29-24 001000), o2 (bit 23) 0
+ * is ldxr/stxr (o1, bit 21, 0) or ldxp/stxp (o1 1 with 32- or 64-bit
+ * pairs); o1 1 with size 0x is casp, and o2 1 is ldar/stlr/cas.
+ */
+static int
+excl_kind(uint32_t w)
+{
+	if ((w & 0x3f800000u) != 0x08000000u)	/* o2 0 */
+		return KINST_A64_EXCL_NONE;
+	if (BITS(w, 21, 21) && !(BITS(w, 31, 30) & 2))
+		return KINST_A64_EXCL_NONE;	/* casp */
+	return BITS(w, 22, 22) ? KINST_A64_EXCL_LOAD : KINST_A64_EXCL_STORE;
+}
+
 /* Loads and stores: the literal loads and the exclusives. */
 static void
 load_store(uint32_t w, struct kinst_a64_insn *d)
@@ -243,16 +259,9 @@ load_store(uint32_t w, struct kinst_a64_insn *d)
 			emulate(d, KINST_A64_EM_PRFM_LIT);
 		return;
 	}
-	if ((w & 0x3f000000u) == 0x08000000u) {		/* exclusive, ordered, cas */
-		unsigned size = BITS(w, 31, 30), o2 = BITS(w, 23, 23);
-		unsigned l = BITS(w, 22, 22), o1 = BITS(w, 21, 21);
-		/* ldxr/stxr (o1 0), ldxp/stxp (o1 1, 32/64-bit pairs);
-		   o1 1 with size 0x is casp, o2 1 ldar/stlr/cas */
-		if (o2 == 0 && (o1 == 0 || (size & 2))) {
-			d->excl = l ? KINST_A64_EXCL_LOAD : KINST_A64_EXCL_STORE;
-			refuse(d, KINST_R_EXCLUSIVE);
-		}
-	}
+	d->excl = (uint8_t)excl_kind(w);
+	if (d->excl != KINST_A64_EXCL_NONE)
+		refuse(d, KINST_R_EXCLUSIVE);
 }
 
 void
@@ -321,17 +330,6 @@ kinst_a64_target(const struct kinst_a64_insn *d, uint64_t pc)
 		return (pc & ~(uint64_t)0xfff) + (uint64_t)d->off;
 	}
 	return pc + (uint64_t)d->off;
-}
-
-/* The exclusive kind of w, without the rest of a decode. */
-static int
-excl_kind(uint32_t w)
-{
-	if ((w & 0x3f800000u) != 0x08000000u)	/* o2 0 */
-		return KINST_A64_EXCL_NONE;
-	if (BITS(w, 21, 21) && !(BITS(w, 31, 30) & 2))
-		return KINST_A64_EXCL_NONE;	/* casp */
-	return BITS(w, 22, 22) ? KINST_A64_EXCL_LOAD : KINST_A64_EXCL_STORE;
 }
 
 bool
