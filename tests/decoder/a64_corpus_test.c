@@ -50,17 +50,19 @@ note_unknown(uint32_t w, bool infunc)
 	g.unknown[g.nunknown++] = (uint64_t)w << 1 | infunc;
 }
 
-/* One executable section: n words at address base. */
+/*
+ * One executable section: n words at address base, as bytes (for
+ * Capstone) and as words; excl gets each word's exclusive kind.
+ */
 static void
-do_section(const char *path, const uint8_t *p, size_t n, uint64_t base,
-    const uint8_t *infunc)
+do_section(const char *path, const uint8_t *p, const uint32_t *words,
+    size_t n, uint64_t base, const uint8_t *infunc, uint8_t *excl)
 {
 	char why[512];
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		uint32_t w = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-		    (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+		uint32_t w = words[i];
 		uint64_t pc = base + 4 * i, addr = pc;
 		const uint8_t *q = p + 4 * i;
 		size_t sz = 4;
@@ -68,6 +70,7 @@ do_section(const char *path, const uint8_t *p, size_t n, uint64_t base,
 
 		g.words++;
 		kinst_a64_decode(w, &d);
+		excl[i] = d.excl;
 		g.emul[d.emul]++;
 		if (d.treatment == KINST_T_REFUSE)
 			g.reason[d.reason]++;
@@ -81,25 +84,22 @@ do_section(const char *path, const uint8_t *p, size_t n, uint64_t base,
 	}
 }
 
-/* Exclusive sequences, by function (informational counts). */
-static void
-do_functions(Elf *e, size_t symndx, size_t textndx, const uint8_t *p, size_t n,
-    uint8_t *infunc)
+struct range {
+	size_t		first, count;
+};
+
+/* The functions in section textndx (n words), as ranges of words; marks infunc. */
+static size_t
+functions(Elf *e, size_t symndx, size_t textndx, size_t n, uint8_t *infunc,
+    struct range **out)
 {
 	Elf_Scn *scn = elf_getscn(e, symndx);
 	Elf_Data *sd = scn ? elf_getdata(scn, NULL) : NULL;
+	struct range *r = NULL;
+	size_t nr = 0, cap = 0;
 	GElf_Sym s;
-	uint32_t *words;
-	int k;
 
-	if (sd == NULL)
-		return;
-	words = malloc((n ? n : 1) * sizeof(*words));
-	ATF_REQUIRE(words != NULL);
-	for (size_t i = 0; i < n; i++)
-		words[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-		    (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
-	for (k = 0; gelf_getsym(sd, k, &s) != NULL; k++) {
+	for (int k = 0; sd != NULL && gelf_getsym(sd, k, &s) != NULL; k++) {
 		size_t first, count;
 		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx != textndx ||
 		    s.st_value % 4 != 0 || s.st_value / 4 >= n)
@@ -109,15 +109,27 @@ do_functions(Elf *e, size_t symndx, size_t textndx, const uint8_t *p, size_t n,
 		if (count > n - first)
 			count = n - first;
 		memset(infunc + first, 1, count);
-		for (size_t i = 0; i < count; i++) {
-			struct kinst_a64_insn d;
-			kinst_a64_decode(words[first + i], &d);
-			if (d.excl == KINST_A64_EXCL_NONE &&
-			    kinst_a64_exclusive(words + first, count, i))
-				g.in_region++;
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 64;
+			r = realloc(r, cap * sizeof(*r));
+			ATF_REQUIRE(r != NULL);
 		}
+		r[nr++] = (struct range){ first, count };
 	}
-	free(words);
+	*out = r;
+	return nr;
+}
+
+/* Exclusive sequences, by function (informational counts). */
+static void
+count_regions(const uint32_t *words, const uint8_t *excl,
+    const struct range *r, size_t nr)
+{
+	for (size_t j = 0; j < nr; j++)
+		for (size_t i = 0; i < r[j].count; i++)
+			if (excl[r[j].first + i] == KINST_A64_EXCL_NONE &&
+			    kinst_a64_exclusive(words + r[j].first, r[j].count, i))
+				g.in_region++;
 }
 
 static void
@@ -144,8 +156,11 @@ do_file(const char *path)
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
 		GElf_Shdr sh;
 		Elf_Data *dd;
-		uint8_t *infunc;
-		size_t n;
+		const uint8_t *p;
+		uint8_t *infunc, *excl;
+		uint32_t *words;
+		struct range *r = NULL;
+		size_t n, nr = 0;
 		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR))
 			continue;
@@ -153,14 +168,25 @@ do_file(const char *path)
 		if (dd == NULL || dd->d_buf == NULL)
 			continue;
 		n = dd->d_size / 4;
+		p = dd->d_buf;
+		words = malloc((n ? n : 1) * sizeof(*words));
 		infunc = calloc(n ? n : 1, 1);
-		ATF_REQUIRE(infunc != NULL);
+		excl = malloc(n ? n : 1);
+		ATF_REQUIRE(words != NULL && infunc != NULL && excl != NULL);
+		for (size_t i = 0; i < n; i++)	/* little-endian words */
+			words[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
+			    (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
 		if (symndx != 0)
-			do_functions(e, symndx, elf_ndxscn(scn), dd->d_buf, n, infunc);
+			nr = functions(e, symndx, elf_ndxscn(scn), n, infunc, &r);
 		/* Each section at its own 4 KiB-aligned kernel address. */
-		do_section(path, dd->d_buf, n,
-		    0xffff800010000000ull + ((uint64_t)elf_ndxscn(scn) << 24), infunc);
+		do_section(path, p, words, n,
+		    0xffff800010000000ull + ((uint64_t)elf_ndxscn(scn) << 24),
+		    infunc, excl);
+		count_regions(words, excl, r, nr);
+		free(r);
+		free(excl);
 		free(infunc);
+		free(words);
 	}
 out:
 	if (e != NULL)
