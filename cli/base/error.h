@@ -16,7 +16,7 @@ enum class Exit : int {
 	usage = 2,		// bad command line
 	file = 3,		// cannot open/read a file (missing, directory, I/O)
 	bad_elf = 4,		// not ELF, truncated, corrupt headers/sections/symbols
-	unsupported_elf = 5,	// ELF, but not 64-bit little-endian x86-64
+	unsupported_elf = 5,	// ELF, but not 64-bit little-endian x86-64 (or AArch64 where read)
 	no_symbols = 6,		// no symbol table (stripped) or no functions
 	bad_spec = 7,		// probe spec syntax, empty spec, absurd number
 	unknown_function = 8,	// no such function / address in no function

@@ -133,7 +133,7 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 {
 	Module &m = syms.module(t.module);
 	Bytes b = m.bytes(*t.fn);
-	std::vector<Insn> insns = walk_function(b, t.fn->addr, dis);
+	std::vector<Insn> insns = walk(m, *t.fn, dis);
 	// On a live kernel, what only the kernel knows (ftrace sites, fixups,
 	// excluded functions...) overrides "traceable".  Asked for every
 	// instruction, even with one offset: a jump-optimization window
@@ -150,7 +150,8 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 		if (r > KINST_R_NONE && r <= UINT8_MAX)
 			kernel[i] = r;
 	}
-	qualify_jopt(syms, m, *t.fn, b, insns, kernel);
+	if (!m.a64())	// no jump-optimized probes on arm64 (yet)
+		qualify_jopt(syms, m, *t.fn, b, insns, kernel);
 	for (size_t i = 0; i < insns.size(); i++)
 		if (kernel[i] != KINST_R_NONE) {
 			insns[i].cls.treatment = KINST_T_REFUSE;
@@ -269,7 +270,8 @@ ListOffsets::run()
 		for (const auto &m : src.modules)
 			if (stat(m.c_str(), &sb) != 0 || seen.insert({sb.st_dev, sb.st_ino}).second)
 				files.push_back(SourceOptions{"", {m}});
-		for (const auto &f : files) {
+		for (auto &f : files) {
+			f.arm64 = true;
 			SymbolTable syms;
 			try {
 				load_symbols(f, syms);
@@ -291,7 +293,9 @@ ListOffsets::run()
 		}
 	} else {
 		SymbolTable syms;
+		src.arm64 = true;
 		load_symbols(src, syms);
+		check_a64_specs(syms, parsed);
 		DebugInfo di(syms, dbg);
 		if (source)
 			ann = std::make_unique<SourceAnnotator>(di, source_dir);

@@ -30,7 +30,9 @@ Resolve::run()
 	for (const auto &s : specs)
 		parsed.push_back(parse_spec(s));
 	SymbolTable syms;
+	src.arm64 = true;
 	load_symbols(src, syms);
+	check_a64_specs(syms, parsed);
 	Disassembler dis(out.syn());
 	Style st = Style::detect(stdout, out.no_color || out.json);
 	Writer w;
@@ -38,7 +40,7 @@ Resolve::run()
 	for (const auto &sp : parsed)
 	for (const Target &t : resolve_targets(sp, syms, di, dis)) {
 		Module &m = syms.module(t.module);
-		std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
+		std::vector<Insn> insns = walk(m, *t.fn, dis);
 		size_t refused = 0;
 		for (const auto &in : insns) {
 			if (!t.whole && in.offset != t.offset)

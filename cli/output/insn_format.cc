@@ -59,6 +59,8 @@ text_function_header(const SymbolTable &syms, const Function &f, const Style &st
 	if (!f.section.empty())
 		s += f.section + "+";
 	s += hex(f.addr) + "  " + std::to_string(f.size) + " bytes";
+	if (syms.module(f.module).a64())
+		s += "  arm64";
 	if (!f.aliases.empty()) {
 		s += "  (aliases:";
 		for (const auto &a : f.aliases)
@@ -205,6 +207,8 @@ json_function(const SymbolTable &syms, const Function &f)
 	    {"file", m.path()}};
 	if (!f.section.empty())
 		j["section"] = f.section;
+	if (m.a64())
+		j["arch"] = "arm64";
 	return j;
 }
 

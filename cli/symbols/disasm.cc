@@ -34,21 +34,48 @@ Disassembler::~Disassembler()
 {
 	insn_.reset();
 	cs_close(&handle_);
+	if (a64_insn_) {
+		a64_insn_.reset();
+		cs_close(&a64_);
+	}
 }
 
 Disassembler::Text
-Disassembler::one(const uint8_t *code, size_t avail, uint64_t addr)
+Disassembler::a64(const uint8_t *code, uint64_t addr)
+{
+	if (!a64_insn_) {
+		if (cs_open(CS_ARCH_ARM64, CS_MODE_LITTLE_ENDIAN, &a64_) != CS_ERR_OK)
+			throw Error(Exit::internal, "capstone: cannot open an AArch64 handle");
+		cs_option(a64_, CS_OPT_DETAIL, CS_OPT_OFF);
+		a64_insn_.reset(cs_malloc(a64_));
+		if (!a64_insn_) {
+			cs_close(&a64_);
+			throw Error(Exit::internal, "capstone: out of memory");
+		}
+	}
+	return render(a64_, a64_insn_.get(), code, 4, addr);
+}
+
+// One instruction of code[0..avail) at addr, by handle h into in.
+Disassembler::Text
+Disassembler::render(csh h, cs_insn *in, const uint8_t *code, size_t avail, uint64_t addr)
 {
 	Text t;
 	const uint8_t *p = code;
 	size_t n = avail;
 	uint64_t a = addr;
-	if (cs_disasm_iter(handle_, &p, &n, &a, insn_.get())) {
-		t.mnemonic = insn_->mnemonic;
-		t.operands = insn_->op_str;
-		t.len = insn_->size;
+	if (cs_disasm_iter(h, &p, &n, &a, in)) {
+		t.mnemonic = in->mnemonic;
+		t.operands = in->op_str;
+		t.len = in->size;
 	}
 	return t;
+}
+
+Disassembler::Text
+Disassembler::one(const uint8_t *code, size_t avail, uint64_t addr)
+{
+	return render(handle_, insn_.get(), code, avail, addr);
 }
 
 // The slot these bytes are kept in, *hit when they are there (of the

@@ -49,11 +49,14 @@ public:
 	// of it once, at construction)?  Then such instructions may use
 	// same_anywhere.
 	bool riprel_same_anywhere() const { return riprel_same_; }
+	// One AArch64 instruction (a little-endian word at code) at addr,
+	// from a second Capstone handle opened on first use.
+	Text a64(const uint8_t *code, uint64_t addr);
 
 private:
-	csh handle_ = 0;
+	csh handle_ = 0, a64_ = 0;
 	struct InsnFree { void operator()(cs_insn *i) const { cs_free(i, 1); } };
-	std::unique_ptr<cs_insn, InsnFree> insn_;
+	std::unique_ptr<cs_insn, InsnFree> insn_, a64_insn_;
 	// Two-way set-associative by a hash of the bytes; a slot's strings
 	// keep their capacity, so a hit or a refill allocates nothing once
 	// warm.
@@ -69,6 +72,7 @@ private:
 	Text miss_;
 	bool riprel_same_ = false;
 	Slot *slot(const uint8_t *code, size_t len, bool branch, bool *hit);
+	static Text render(csh h, cs_insn *in, const uint8_t *code, size_t avail, uint64_t addr);
 };
 
 } // namespace kinst

@@ -178,9 +178,10 @@ ElfImage::open_elf(size_t *shstrndx)
 	GElf_Ehdr eh;
 	if (gelf_getehdr(e, &eh) == nullptr)
 		corrupt(path_, elf_errmsg(-1));
-	if (eh.e_machine != EM_X86_64)
+	if (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64)
 		throw Error(Exit::unsupported_elf, path_ + ": ELF machine " +
-		    std::to_string(eh.e_machine) + " is not x86-64");
+		    std::to_string(eh.e_machine) + " is neither x86-64 nor AArch64");
+	machine_ = eh.e_machine;
 	type_ = eh.e_type;
 	if (type_ != ET_REL && type_ != ET_EXEC && type_ != ET_DYN)
 		throw Error(Exit::unsupported_elf, path_ + ": ELF type " +

@@ -47,6 +47,7 @@ public:
 	const std::string &path() const { return path_; }
 	bool relocatable() const { return relocatable_; }
 	uint16_t type() const { return type_; }
+	uint16_t machine() const { return machine_; }	// EM_X86_64 or EM_AARCH64
 	const std::vector<ElfSection> &sections() const { return sections_; }
 	// STT_FUNC symbols with a size, in a section with bytes (SHT_PROGBITS,
 	// SHF_EXECINSTR), and fully inside it.  Symbols that fail those checks
@@ -88,6 +89,7 @@ private:
 	std::unique_ptr<Impl> impl_;
 	bool relocatable_ = false;
 	uint16_t type_ = 0;
+	uint16_t machine_ = 0;
 	std::vector<ElfSection> sections_;
 	std::vector<ElfFunction> functions_;
 	size_t skipped_ = 0;

@@ -22,6 +22,50 @@ direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
 	return false;
 }
 
+namespace {
+
+// An AArch64 instruction: Capstone's text; a direct branch's target is the
+// engine's (kinst_a64_target).
+void
+insn_text_a64(InsnText &t, Disassembler &dis, const Insn &in)
+{
+	Disassembler::Text d;
+	if (in.len == 4)
+		d = dis.a64(in.bytes, in.addr);
+	t.disasm_len = d.len;
+	if (d.len != 4 || in.len != 4) {
+		if (t.parts) {
+			t.mnemonic.assign("(bad)");
+			t.operands.clear();
+		}
+		t.text.assign("(bad)");
+		return;
+	}
+	if (t.parts) {
+		t.mnemonic.assign(d.mnemonic);
+		t.operands.assign(d.operands);
+	}
+	t.text.assign(d.mnemonic);
+	if (!d.operands.empty()) {
+		t.text += ' ';
+		t.text += d.operands;
+	}
+	switch (in.a64d.emul) {
+	case KINST_A64_EM_B:
+	case KINST_A64_EM_BL:
+	case KINST_A64_EM_BCOND:
+	case KINST_A64_EM_CBZ:
+	case KINST_A64_EM_CBNZ:
+	case KINST_A64_EM_TBZ:
+	case KINST_A64_EM_TBNZ:
+		t.branch = true;
+		t.branch_to = kinst_a64_target(&in.a64d, in.addr);
+		break;
+	}
+}
+
+} // namespace
+
 void
 insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 {
@@ -29,6 +73,10 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 	t.branch = false;
 	t.branch_to = 0;
 	t.target = BranchTarget();
+	if (in.a64) {
+		insn_text_a64(t, dis, in);
+		return;
+	}
 	struct kinst_insn k;
 	bool dec = insn_decode(in, &k);
 	uint64_t to = 0;

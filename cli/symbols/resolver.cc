@@ -98,13 +98,15 @@ emulation_name(const Insn &i)
 {
 	if (i.unreachable || i.cls.treatment != KINST_T_EMULATE)
 		return "";
-	const char *n = kinst_emul_name(i.cls.emul);
+	const char *n = i.a64 ? kinst_a64_emul_name(i.cls.emul) : kinst_emul_name(i.cls.emul);
 	return n != nullptr && *n != '\0' ? n : "emul-" + std::to_string(i.cls.emul);
 }
 
 bool
 insn_decode(const Insn &in, struct kinst_insn *d)
 {
+	if (in.a64)
+		return false;	// not x86-64's
 	if (in.dec_status == KINST_DEC_OK && in.dec.len == in.len && in.len != 0) {
 		*d = in.dec;
 		return true;
@@ -152,6 +154,72 @@ walk_function(const Bytes &b, uint64_t addr, Disassembler &dis)
 	return out;
 }
 
+std::vector<Insn>
+walk_function_a64(const Bytes &b, uint64_t addr)
+{
+	size_t n = b.size / 4;
+	std::vector<uint32_t> words(n);
+	for (size_t i = 0; i < n; i++)
+		words[i] = (uint32_t)b.data[4 * i] | (uint32_t)b.data[4 * i + 1] << 8 |
+		    (uint32_t)b.data[4 * i + 2] << 16 | (uint32_t)b.data[4 * i + 3] << 24;
+	std::vector<Insn> out;
+	out.reserve(n + 1);
+	for (size_t i = 0; i < n; i++) {
+		Insn in;
+		in.a64 = true;
+		in.offset = (uint32_t)(4 * i);
+		in.addr = addr + 4 * i;
+		in.bytes = b.data + 4 * i;
+		in.len = 4;
+		in.dec_status = KINST_DEC_OK;
+		kinst_a64_decode(words[i], &in.a64d);
+		in.cls.treatment = in.a64d.treatment;
+		in.cls.reason = in.a64d.reason;
+		in.cls.emul = in.a64d.emul;
+		if (in.cls.treatment != KINST_T_REFUSE &&
+		    kinst_a64_exclusive(words.data(), n, i)) {
+			in.cls.treatment = KINST_T_REFUSE;
+			in.cls.reason = KINST_R_EXCLUSIVE;
+			in.cls.emul = KINST_A64_EM_NONE;
+		}
+		out.push_back(in);
+	}
+	if (b.size % 4 != 0) {
+		Insn in;
+		in.a64 = true;
+		in.offset = (uint32_t)(4 * n);
+		in.addr = addr + 4 * n;
+		in.bytes = b.data + 4 * n;
+		in.len = (uint8_t)(b.size % 4);
+		in.len_from = Insn::LenFrom::one;
+		in.cls.treatment = KINST_T_REFUSE;
+		in.cls.reason = KINST_R_UNDECODABLE;
+		out.push_back(in);
+	}
+	return out;
+}
+
+std::vector<Insn>
+walk(Module &m, const Function &f, Disassembler &dis)
+{
+	Bytes b = m.bytes(f);
+	return m.a64() ? walk_function_a64(b, f.addr) : walk_function(b, f.addr, dis);
+}
+
+void
+check_a64_specs(const SymbolTable &syms, const std::vector<Spec> &specs)
+{
+	bool a64 = false;
+	for (size_t i = 0; i < syms.modules().size(); i++)
+		a64 = a64 || syms.module(i).a64();
+	if (!a64)
+		return;
+	for (const auto &sp : specs)
+		if (sp.is_source())
+			throw Error(Exit::usage, sp.text + ": arm64 files answer a function, "
+			    "FUNC+OFFSET or an address so far (not FILE:LINE, inlines or FUNC:return)");
+}
+
 std::string
 describe_function(const SymbolTable &syms, const Function &f)
 {
@@ -179,7 +247,14 @@ check_offset(SymbolTable &syms, Target &t, const Spec &sp)
 		    " is beyond the end of " + where + " (" + std::to_string(b.size) +
 		    " bytes, last byte at +" + hex(b.size ? b.size - 1 : 0) + ")");
 	uint32_t prev = 0, next = 0;
-	int r = kinst_func_boundary(b.data, b.size, t.offset, &prev, &next);
+	int r;
+	if (syms.module(t.module).a64()) {	// a word per instruction
+		prev = t.offset & ~3u;
+		next = prev + 4;
+		r = t.offset % 4 == 0 && t.offset + 4 <= b.size;
+	} else {
+		r = kinst_func_boundary(b.data, b.size, t.offset, &prev, &next);
+	}
 	if (r == 1)
 		return;
 	if (r == 0)

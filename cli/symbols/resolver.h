@@ -16,6 +16,7 @@
 extern "C" {
 #include "x86/kinst_classify.h"
 #include "x86/kinst_jopt.h"
+#include "arm64/kinst_a64.h"
 }
 
 namespace kinst {
@@ -44,6 +45,10 @@ struct Insn {
 	uint32_t sessions = 0;
 	// The engine's decode, when dec_status is KINST_DEC_OK (walk_function).
 	struct kinst_insn dec = {};
+	// AArch64 (walk_function_a64): dec is unused; a64d is the A64
+	// decode, and cls.emul an enum kinst_a64_emul.
+	bool a64 = false;
+	struct kinst_a64_insn a64d = {};
 };
 // The engine's decode of in (its own, kept by walk_function, or decoded
 // again from in.bytes for an Insn made otherwise); false when it does
@@ -64,6 +69,15 @@ bool traceable(const Insn &i);
 
 // Decodes a whole function from its first byte.
 std::vector<Insn> walk_function(const Bytes &b, uint64_t addr, Disassembler &dis);
+// The same for AArch64 code: a word per instruction, each classified, and
+// what lies in an exclusive sequence refused (kinst_a64_exclusive); a
+// tail shorter than a word is one undecodable instruction.
+std::vector<Insn> walk_function_a64(const Bytes &b, uint64_t addr);
+// Either, by f's module's instruction set.
+std::vector<Insn> walk(Module &m, const Function &f, Disassembler &dis);
+// Throws Error unless every spec is one an arm64 file can answer (a
+// function, FUNC+OFFSET, an address) or syms has no arm64 module.
+void check_a64_specs(const SymbolTable &syms, const std::vector<Spec> &specs);
 
 struct Target {
 	size_t module = 0;

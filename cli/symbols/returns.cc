@@ -237,10 +237,78 @@ return_text(const ReturnPoint &r)
 	return "return";
 }
 
+namespace {
+
+// The function a jump at in to target (as decoded: unlinked, the
+// relocation wins) leaves f for: false when it stays inside f, goes
+// nowhere known, or to a section symbol (.text.unlikely+N: a cold part or
+// a static function, which cannot be told apart here).  *at_start: to
+// that function's first byte.
+bool
+jump_target(const SymbolTable &syms, Module &m, const Function &f, const Insn &in,
+    uint64_t target, std::string *name, bool *at_start)
+{
+	std::string rel = m.relocatable() ? m.relocation(f, in.addr, in.len) : "";
+	name->clear();
+	*at_start = false;
+	if (!rel.empty()) {
+		// An unlinked module: the relocation names the target (PLT32
+		// or JUMP26 to a function is its start).
+		*name = reloc_symbol(rel);
+		*at_start = true;
+		if (!name->empty() && (*name)[0] == '.')
+			return false;
+	} else {
+		if (target >= f.addr && target < f.addr + f.size)
+			return false;	// inside: a branch
+		for (const auto &ref : syms.containing(target)) {
+			const Function &g = syms.function(ref);
+			if (g.module != f.module && m.relocatable())
+				continue;
+			*name = g.name;
+			*at_start = g.addr == target;
+			break;
+		}
+	}
+	return !name->empty() && *name != f.name && !own_part(f.name, *name);
+}
+
+// AArch64: ret (and retaa/retab) returns; a b to another function's start
+// is a tail call.  br is not called a return (a switch's jump table
+// branches through a register too), nor a conditional branch out.
+std::vector<ReturnPoint>
+return_points_a64(const SymbolTable &syms, Module &m, const Function &f,
+    const std::vector<Insn> &insns)
+{
+	std::vector<ReturnPoint> out;
+	for (const auto &in : insns) {
+		if (in.unreachable || in.len != 4)
+			continue;
+		ReturnPoint r;
+		r.offset = in.offset;
+		std::string name;
+		bool at_start = false;
+		if (in.a64d.emul == KINST_A64_EM_RET || in.a64d.emul == KINST_A64_EM_RET_PAC) {
+			out.push_back(r);
+		} else if (in.a64d.emul == KINST_A64_EM_B &&
+		    jump_target(syms, m, f, in, kinst_a64_target(&in.a64d, in.addr), &name,
+		    &at_start) && at_start) {
+			r.kind = ReturnPoint::Kind::tail_call;
+			r.target = name;
+			out.push_back(r);
+		}
+	}
+	return out;
+}
+
+} // namespace
+
 std::vector<ReturnPoint>
 return_points(const SymbolTable &syms, Module &m, const Function &f,
     const std::vector<Insn> &insns)
 {
+	if (m.a64())
+		return return_points_a64(syms, m, f, insns);
 	std::vector<ReturnPoint> out;
 	std::set<uint32_t> local = local_subroutine_rets(f, insns);
 	for (const auto &in : insns) {
@@ -277,32 +345,8 @@ return_points(const SymbolTable &syms, Module &m, const Function &f,
 		}
 		std::string name;
 		bool at_start = false;
-		std::string rel = m.relocatable() ? m.relocation(f, in.addr, in.len) : "";
-		if (!rel.empty()) {
-			// An unlinked module: the relocation names the target
-			// (PLT32 to a function is its start).
-			name = reloc_symbol(rel);
-			at_start = true;
-			// A section symbol (.text.unlikely+N): a cold part or a
-			// static function, which cannot be told apart here.
-			if (!name.empty() && name[0] == '.')
-				continue;
-		} else {
-			uint64_t target = in.addr + in.len + (uint64_t)d.imm;
-			if (target >= f.addr && target < f.addr + f.size)
-				continue;	// inside: a branch
-			for (const auto &ref : syms.containing(target)) {
-				const Function &g = syms.function(ref);
-				if (g.module != f.module && m.relocatable())
-					continue;
-				name = g.name;
-				at_start = g.addr == target;
-				break;
-			}
-			if (name.empty())
-				continue;	// nowhere known: not called a return
-		}
-		if (name.empty() || name == f.name || own_part(f.name, name))
+		if (!jump_target(syms, m, f, in, in.addr + in.len + (uint64_t)d.imm, &name,
+		    &at_start))
 			continue;
 		if (return_thunk(name)) {
 			r.kind = ReturnPoint::Kind::rethunk;

@@ -43,6 +43,11 @@ load_symbols(const SourceOptions &o, SymbolTable &syms)
 			continue;
 		syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(m), ""));
 	}
+	for (size_t i = 0; i < syms.modules().size() && !o.arm64; i++)
+		if (syms.module(i).a64())
+			throw Error(Exit::unsupported_elf, syms.module(i).path() +
+			    ": an AArch64 (arm64) file: only list-offsets and resolve read "
+			    "arm64 files so far");
 	if (syms.nfunctions() == 0)
 		throw Error(Exit::no_symbols, (o.modules.size() + !o.kernel.empty() == 1 ?
 		    syms.module(0).path() + ": " : std::string()) +

@@ -17,6 +17,9 @@ namespace kinst {
 struct SourceOptions {
 	std::string kernel;
 	std::vector<std::string> modules;
+	// The command reads AArch64 files (list-offsets, resolve); others
+	// refuse them (Exit::unsupported_elf).
+	bool arm64 = false;
 	bool offline() const { return !kernel.empty() || !modules.empty(); }
 };
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include <elf.h>
+
 #include "symbols/elf_image.h"
 #include "base/error.h"
 #include "symbols/live_place.h"
@@ -72,6 +74,7 @@ ElfModule::ElfModule(std::unique_ptr<ElfImage> img, const std::string &name)
 {
 	path_ = img_->path();
 	relocatable_ = img_->relocatable();
+	a64_ = img_->machine() == EM_AARCH64;
 	if (!name.empty())
 		name_ = name;
 	else if (img_->type() == 2 /* ET_EXEC */)

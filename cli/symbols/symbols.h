@@ -46,6 +46,8 @@ public:
 	const std::string &path() const { return path_; }
 	// Addresses are section-relative (an unlinked ET_REL module file).
 	bool relocatable() const { return relocatable_; }
+	// AArch64 code (an arm64 kernel's file): list-offsets only, so far.
+	bool a64() const { return a64_; }
 	const std::vector<Function> &functions() const { return functions_; }
 	// The function's bytes; may fetch them (live).  Throws Error.
 	virtual Bytes bytes(const Function &f) = 0;
@@ -68,6 +70,7 @@ public:
 protected:
 	std::string name_, path_;
 	bool relocatable_ = false;
+	bool a64_ = false;
 	std::vector<Function> functions_;
 	friend class SymbolTable;
 };
