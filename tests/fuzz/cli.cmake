@@ -13,9 +13,11 @@ if(TARGET kinstctl_core)
   pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
   pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
   foreach(t fuzz_cli_elf fuzz_cli_spec fuzz_cli_ctf fuzz_cli_dwarf_loc fuzz_cli_capture)
-    # kinstctl uses only the decoder and the classifier from common/.
+    # kinstctl uses only the decoders and the classifiers from common/
+    # (x86-64's, and A64's for arm64 files).
     add_executable(${t} ${CMAKE_CURRENT_LIST_DIR}/${t}.cc ${KINSTCTL_CORE_SOURCES}
-      ${CMAKE_SOURCE_DIR}/common/x86/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/x86/kinst_classify.c)
+      ${CMAKE_SOURCE_DIR}/common/x86/kinst_decode.c ${CMAKE_SOURCE_DIR}/common/x86/kinst_classify.c
+      ${CMAKE_SOURCE_DIR}/common/arm64/kinst_a64.c)
     target_include_directories(${t} PRIVATE ${KINSTCTL_INCLUDE_DIRS}
       ${CMAKE_SOURCE_DIR}/common ${CMAKE_CURRENT_LIST_DIR})
     target_compile_options(${t} PRIVATE ${_kinst_fuzz_flags})

@@ -17,7 +17,9 @@
 #include "symbols/elf_image.h"
 #include "base/error.h"
 #include "output/hitfmt.h"
+#include "symbols/insn_text.h"
 #include "symbols/resolver.h"
+#include "symbols/returns.h"
 #include "base/spec.h"
 #include "symbols/symbols.h"
 
@@ -38,9 +40,13 @@ fuzz_cli_elf_one(const uint8_t *data, size_t size)
 		for (const auto &f : m.functions()) {
 			if (++n > 64)
 				break;
-			Bytes b = m.bytes(f);
-			for (const Insn &in : walk_function(b, f.addr, dis))
+			// Either instruction set, by the file's machine.
+			std::vector<Insn> insns = walk(m, f, dis);
+			for (const Insn &in : insns) {
 				m.relocation(f, in.addr, in.len);
+				insn_text(dis, syms, m, f, in);
+			}
+			return_points(syms, m, f, insns);
 			try {
 				Spec sp = parse_spec(f.name + "+1");
 				resolve_target(sp, syms);
