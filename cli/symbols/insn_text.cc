@@ -24,22 +24,18 @@ direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
 
 namespace {
 
-// An AArch64 instruction: Capstone's text; a direct branch's target is the
-// engine's (kinst_a64_target).
-void
-insn_text_a64(InsnText &t, Disassembler &dis, const Insn &in)
+// t's text from Capstone's d when d is one instruction of len bytes
+// (true); else "(bad)".
+bool
+set_text(InsnText &t, const Disassembler::Text &d, unsigned len)
 {
-	Disassembler::Text d;
-	if (in.len == 4)
-		d = dis.a64(in.bytes, in.addr);
-	t.disasm_len = d.len;
-	if (d.len != 4 || in.len != 4) {
+	if (d.len != len) {
 		if (t.parts) {
 			t.mnemonic.assign("(bad)");
 			t.operands.clear();
 		}
 		t.text.assign("(bad)");
-		return;
+		return false;
 	}
 	if (t.parts) {
 		t.mnemonic.assign(d.mnemonic);
@@ -50,6 +46,20 @@ insn_text_a64(InsnText &t, Disassembler &dis, const Insn &in)
 		t.text += ' ';
 		t.text += d.operands;
 	}
+	return true;
+}
+
+// An AArch64 instruction: Capstone's text; a direct branch's target is the
+// engine's (kinst_a64_target).
+void
+insn_text_a64(InsnText &t, Disassembler &dis, const Insn &in)
+{
+	Disassembler::Text d;
+	if (in.len == 4)
+		d = dis.a64(in.bytes, in.addr);
+	t.disasm_len = d.len;
+	if (!set_text(t, d, in.len))	// also a tail shorter than a word
+		return;
 	switch (in.a64d.emul) {
 	case KINST_A64_EM_B:
 	case KINST_A64_EM_BL:
@@ -104,24 +114,9 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 		d = &other;
 		t.disasm_len = d->len;
 	}
-	if (d->len == in.len) {
-		if (t.parts) {
-			t.mnemonic.assign(d->mnemonic);
-			t.operands.assign(d->operands);
-		}
-		t.text.assign(d->mnemonic);
-		if (!d->operands.empty()) {
-			t.text += ' ';
-			t.text += d->operands;
-		}
+	if (set_text(t, *d, in.len)) {
 		t.branch = branch;
 		t.branch_to = to;
-	} else {
-		if (t.parts) {
-			t.mnemonic.assign("(bad)");
-			t.operands.clear();
-		}
-		t.text.assign("(bad)");
 	}
 }
 
