@@ -59,6 +59,7 @@ static const char *const reason_names[] = {
 	[KINST_R_SYSREG_WRITE] = "system-register-write",
 	[KINST_R_EXC_GEN] = "exception-generating",
 	[KINST_R_ERET] = "exception-return",
+	[KINST_R_EXC_STATE_READ] = "exception-state-read",
 };
 
 _Static_assert(KINST_NELEM(treatment_names) == KINST_T_REFUSE + 1, "names");

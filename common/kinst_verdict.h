@@ -72,6 +72,7 @@ enum kinst_reason {
 	KINST_R_SYSREG_WRITE,	/* "system-register-write": msr to DAIF, SP_EL0, ELR... */
 	KINST_R_EXC_GEN,	/* "exception-generating": svc, hvc, smc, brk, hlt, dcps */
 	KINST_R_ERET,		/* "exception-return": eret, eretaa/ab, drps */
+	KINST_R_EXC_STATE_READ,	/* "exception-state-read": mrs of ELR, SPSR, ESR, FAR */
 	KINST_R_COUNT
 };
 

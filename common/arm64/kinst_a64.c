@@ -149,11 +149,12 @@ exception(uint32_t w, struct kinst_a64_insn *d)
  * the per-CPU offset), DAIF, translation and debug are what kinst's own
  * breakpoint handler runs on.
  */
+#define	SYSREG(op0, op1, crn, crm, op2) \
+	(((op0) << 14) | ((op1) << 11) | ((crn) << 7) | ((crm) << 3) | (op2))
+
 static bool
 msr_harmless(unsigned sysreg)
 {
-#define	SYSREG(op0, op1, crn, crm, op2) \
-	(((op0) << 14) | ((op1) << 11) | ((crn) << 7) | ((crm) << 3) | (op2))
 	switch (sysreg) {
 	case SYSREG(3, 3, 4, 2, 0):	/* nzcv */
 	case SYSREG(3, 3, 4, 4, 0):	/* fpcr */
@@ -163,7 +164,32 @@ msr_harmless(unsigned sysreg)
 		return true;
 	}
 	return false;
-#undef SYSREG
+}
+
+/*
+ * mrs of what kinst's own breakpoint exception overwrites before the
+ * instruction runs from its trampoline: the exception return state (ELR,
+ * SPSR), the syndrome (ESR) and the fault address (FAR, UNKNOWN after a
+ * brk), of EL1 and of EL2 (a VHE kernel runs at EL2, where the EL1 names
+ * reach these).  The instruction would read the brk's values, not the
+ * interrupted ones: an exception handler that reads its own syndrome
+ * (Linux's el1h_64_sync_handler) would dispatch the brk's.
+ */
+static bool
+exception_state(unsigned sysreg)
+{
+	switch (sysreg) {
+	case SYSREG(3, 0, 4, 0, 0):	/* spsr_el1 */
+	case SYSREG(3, 0, 4, 0, 1):	/* elr_el1 */
+	case SYSREG(3, 0, 5, 2, 0):	/* esr_el1 */
+	case SYSREG(3, 0, 6, 0, 0):	/* far_el1 */
+	case SYSREG(3, 4, 4, 0, 0):	/* spsr_el2 */
+	case SYSREG(3, 4, 4, 0, 1):	/* elr_el2 */
+	case SYSREG(3, 4, 5, 2, 0):	/* esr_el2 */
+	case SYSREG(3, 4, 6, 0, 0):	/* far_el2 */
+		return true;
+	}
+	return false;
 }
 
 /* System: hints, barriers, PSTATE, sys/sysl, msr/mrs. */
@@ -176,8 +202,15 @@ system_insn(uint32_t w, struct kinst_a64_insn *d)
 
 	d->treatment = KINST_T_OOL;
 	if (op0 >= 2) {				/* msr / mrs (register) */
-		if (l == 0 && !msr_harmless(BITS(w, 20, 5)))
+		unsigned sr = BITS(w, 20, 5);
+
+		d->rt = (uint8_t)rt;
+		if (l == 0 && !msr_harmless(sr))
 			refuse(d, KINST_R_SYSREG_WRITE);
+		else if (l == 1 && sr == SYSREG(3, 3, 4, 2, 1))	/* daif */
+			emulate(d, KINST_A64_EM_MRS_DAIF);
+		else if (l == 1 && exception_state(sr))
+			refuse(d, KINST_R_EXC_STATE_READ);
 		return;
 	}
 	if (op0 == 1)				/* sys, sysl (dc, ic, tlbi, at) */
@@ -464,6 +497,10 @@ kinst_a64_emulate(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
 	case KINST_A64_EM_LDRSW_LIT:
 	case KINST_A64_EM_PRFM_LIT:
 		return emulate_literal(d, r, m);
+	case KINST_A64_EM_MRS_DAIF:
+		set_xreg(r, d->rt, r->pstate & KINST_A64_PSTATE_DAIF);
+		r->pc = next;
+		return KINST_A64_EMU_OK;
 	}
 	return KINST_A64_EMU_BADINSN;
 }
@@ -488,6 +525,7 @@ static const char *const emul_names[KINST_A64_EM_COUNT] = {
 	[KINST_A64_EM_LDR_LIT] = "ldr-literal",
 	[KINST_A64_EM_LDRSW_LIT] = "ldrsw-literal",
 	[KINST_A64_EM_PRFM_LIT] = "prfm-literal",
+	[KINST_A64_EM_MRS_DAIF] = "mrs-daif",
 };
 
 const char *

@@ -49,6 +49,12 @@ enum kinst_a64_emul {
 	KINST_A64_EM_LDR_LIT,	/* ldr Wt|Xt|St|Dt|Qt, label (size, simd) */
 	KINST_A64_EM_LDRSW_LIT,	/* ldrsw Xt, label */
 	KINST_A64_EM_PRFM_LIT,	/* prfm op, label: a hint, nothing to do */
+	/*
+	 * mrs Xt, daif: a trampoline runs with interrupts masked (no thread
+	 * is ever preempted inside one), so the CPU there would read the
+	 * trampoline's DAIF; the interrupted one is the saved pstate's.
+	 */
+	KINST_A64_EM_MRS_DAIF,
 	KINST_A64_EM_COUNT
 };
 
@@ -70,7 +76,8 @@ struct kinst_a64_insn {
 	uint32_t	word;
 	uint8_t		emul;		/* enum kinst_a64_emul */
 	uint8_t		rt;		/* the register it reads or writes: Rt
-					   (cbz, tbz, literal loads), Rd (adr),
+					   (cbz, tbz, literal loads, mrs, msr),
+					   Rd (adr),
 					   Rn (br, blr, ret and PAC forms) */
 	uint8_t		rm;		/* PAC branches' modifier register */
 	uint8_t		sf;		/* 1: the 64-bit form (cbz/cbnz Xt;
@@ -137,6 +144,8 @@ enum {
 	KINST_A64_EMU_FAULT = 1,	/* a literal's read failed; r unchanged */
 	KINST_A64_EMU_BADINSN = 2,	/* not emulated here; r unchanged */
 };
+
+#define	KINST_A64_PSTATE_DAIF	0x3c0ull	/* D, A, I, F: bits 9-6 */
 
 /* Does b.cond's condition cond (0..15) hold for pstate's NZCV? */
 bool	kinst_a64_cond_holds(unsigned cond, uint64_t pstate);

@@ -20,6 +20,15 @@ struct cs_says {
 	int	target_op;			/* operand with the target, or -1 */
 };
 
+/* mrs of what kinst's own brk overwrites: ELR, SPSR, ESR, FAR of EL1, EL2. */
+static inline bool
+mrs_exception_state(unsigned sysreg)
+{
+	return sysreg == 0xc200 || sysreg == 0xc201 || sysreg == 0xc290 ||
+	    sysreg == 0xc300 || sysreg == 0xe200 || sysreg == 0xe201 ||
+	    sysreg == 0xe290 || sysreg == 0xe300;
+}
+
 static inline bool
 msr_allowed(unsigned sysreg)
 {
@@ -125,6 +134,12 @@ capstone_says(const cs_insn *in, uint32_t w)
 		if (a->op_count >= 2 && a->operands[1].type == ARM64_OP_REG_MRS &&
 		    ((a->operands[1].reg >> 14) & 3) < 2)
 			s = op0_zero(w);
+		else if (a->op_count >= 2 && a->operands[1].type == ARM64_OP_REG_MRS &&
+		    a->operands[1].reg == 0xda11)		/* daif */
+			s = (struct cs_says){ KINST_T_EMULATE, 0, KINST_A64_EM_MRS_DAIF, -1 };
+		else if (a->op_count >= 2 && a->operands[1].type == ARM64_OP_REG_MRS &&
+		    mrs_exception_state((unsigned)a->operands[1].reg))
+			s = (struct cs_says){ KINST_T_REFUSE, KINST_R_EXC_STATE_READ, 0, -1 };
 		break;
 	case ARM64_INS_MSR:
 		/* ...and msr. */

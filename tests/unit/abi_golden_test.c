@@ -391,6 +391,7 @@ ATF_TC_BODY(refusals, tc)
 		R(KINST_R_SYSREG_WRITE, 38, "system-register-write"),
 		R(KINST_R_EXC_GEN, 39, "exception-generating"),
 		R(KINST_R_ERET, 40, "exception-return"),
+		R(KINST_R_EXC_STATE_READ, 41, "exception-state-read"),
 #undef R
 	};
 	size_t i;
@@ -406,8 +407,8 @@ ATF_TC_BODY(refusals, tc)
 		    kinst_reason_name(r[i].code));
 	}
 	/* One past the last: a new code is a deliberate edit here too. */
-	PIN("KINST_R_COUNT", KINST_R_COUNT, 41);
-	ATF_CHECK_STREQ(kinst_reason_name(41), "unknown");
+	PIN("KINST_R_COUNT", KINST_R_COUNT, 42);
+	ATF_CHECK_STREQ(kinst_reason_name(42), "unknown");
 }
 
 /*
