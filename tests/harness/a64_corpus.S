@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Hand-written A64 corpus for a64_harness: every kind the engine
- * emulates (b, bl, b.cond, cbz/cbnz W and X, tbz/tbnz below and above bit
- * 32, br, blr, ret, adr, adrp, ldr/ldrsw/prfm literal) and out-of-line
+ * emulates (b, bl, b.cond, cbz/cbnz W and X and on the zero register,
+ * tbz/tbnz below and above bit 32, br, blr (also blr x30), ret, adr, adrp,
+ * ldr/ldrsw/prfm literal) and out-of-line
  * instructions that read or write the flags, the stack and x30 (paciasp,
  * autiasp), and an exclusive loop the classifier must refuse.  Every
  * function is uint64_t f(uint64_t x0, uint64_t x1); memory effects go to
@@ -43,7 +44,9 @@ kh64_a_branches:
 	b.lo	7f
 	b	8f
 7:	add	x2, x2, #0x55
-8:	b.eq	9f
+8:	cbnz	xzr, 9f		/* xzr reads as zero: never taken */
+	tbnz	wzr, #2, 9f
+	b.eq	9f
 	cbz	x2, 9f
 	csel	x0, x2, x1, ne
 9:	ret
@@ -59,6 +62,8 @@ kh64_a_calls:
 	bl	kh64_a_helper
 	adr	x9, kh64_a_helper
 	blr	x9
+	adr	x30, kh64_a_helper	/* blr reads x30 before it writes it */
+	blr	x30
 	and	x10, x19, #3
 	adr	x11, 1f
 	add	x11, x11, x10, lsl #3
