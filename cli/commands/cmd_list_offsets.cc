@@ -82,7 +82,7 @@ struct JoptInput {
 		if (x.next == x.insns.size() || x.insns[x.next].offset != pos)
 			return KINST_DEC_INVALID;
 		const Insn &in = x.insns[x.next];
-		if (in.dec_status != KINST_DEC_OK || in.unreachable ||
+		if (in.a64 || in.dec_status != KINST_DEC_OK || in.unreachable ||
 		    in.len_from != Insn::LenFrom::engine)
 			return KINST_DEC_INVALID;
 		*insn = in.dec;

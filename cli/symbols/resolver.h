@@ -23,32 +23,38 @@ namespace kinst {
 
 // One instruction of a function, as the engine sees it.
 struct Insn {
-	uint32_t offset = 0;
+	// Ordered widest first, and the two instruction sets' decodes share
+	// their bytes: list-offsets holds a whole function's Insns at once,
+	// and its largest function sets the peak memory.
 	uint64_t addr = 0;
-	uint8_t len = 0;
 	const uint8_t *bytes = nullptr;
+	uint32_t offset = 0;
 	int dec_status = KINST_DEC_INVALID;
 	struct kinst_class cls = {};
+	// Live: the kinst sessions tracing it now (KINST_ARM_CHECK, ABI 1.13).
+	uint32_t sessions = 0;
+	uint8_t len = 0;
 	// The engine could not decode an earlier instruction, so it cannot
 	// reach this one (the module would refuse it); its length is
 	// Capstone's (or 1) so that the listing can go on.
 	bool unreachable = false;
+	// Jump-optimization qualification (common/kinst_jopt.h, KINST_JQ_*);
+	// 0 when not computed.
+	uint8_t jopt = 0;
 	// Where len came from: the engine's decoder, or, after the engine
 	// gave up (undecodable), Capstone's length or 1.  Counted in the
 	// summaries (length_fallbacks) so that a listing that only went on
 	// thanks to Capstone can be told from one the engine delimited.
-	enum class LenFrom { engine, capstone, one } len_from = LenFrom::engine;
-	// Jump-optimization qualification (common/kinst_jopt.h, KINST_JQ_*);
-	// 0 when not computed.
-	uint8_t jopt = 0;
-	// Live: the kinst sessions tracing it now (KINST_ARM_CHECK, ABI 1.13).
-	uint32_t sessions = 0;
-	// The engine's decode, when dec_status is KINST_DEC_OK (walk_function).
-	struct kinst_insn dec = {};
-	// AArch64 (walk_function_a64): dec is unused; a64d is the A64
-	// decode, and cls.emul an enum kinst_a64_emul.
+	enum class LenFrom : uint8_t { engine, capstone, one } len_from = LenFrom::engine;
+	// AArch64 (walk_function_a64): a64d is the A64 decode and cls.emul an
+	// enum kinst_a64_emul; otherwise dec is x86-64's.
 	bool a64 = false;
-	struct kinst_a64_insn a64d = {};
+	union {
+		// The engine's decode, when dec_status is KINST_DEC_OK
+		// (walk_function).
+		struct kinst_insn dec = {};
+		struct kinst_a64_insn a64d;
+	};
 };
 // The engine's decode of in (its own, kept by walk_function, or decoded
 // again from in.bytes for an Insn made otherwise); false when it does
