@@ -114,7 +114,8 @@ branch_register(uint32_t w, struct kinst_a64_insn *d)
 	case 9:		/* blraa, blrab */
 		if (op3 == 2 || op3 == 3) {
 			d->rm = (uint8_t)op4;
-			d->pac_mod = KINST_A64_PAC_REG;
+			/* <Xm|SP>: register 31 is the stack pointer here */
+			d->pac_mod = op4 == 31 ? KINST_A64_PAC_SP : KINST_A64_PAC_REG;
 			emulate(d, opc == 9 ? KINST_A64_EM_BLR_PAC : KINST_A64_EM_BR_PAC);
 		} else
 			refuse(d, KINST_R_UNDECODABLE);
@@ -445,9 +446,38 @@ emulate_literal(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
 	return KINST_A64_EMU_OK;
 }
 
+/*
+ * A PAC branch's target: the signed pointer in Rn (x30 for reta*),
+ * authenticated with its key and modifier by signing it again
+ * (kinst_a64_pac_ops).  False when it is not authentic.
+ */
+static bool
+pac_target(const struct kinst_a64_insn *d, const struct kinst_a64_regs *r,
+    const struct kinst_a64_pac_ops *pac, uint64_t *target)
+{
+	uint64_t signed_ptr = xreg(r, d->rt), mod, plain;
+
+	switch (d->pac_mod) {
+	case KINST_A64_PAC_SP:
+		mod = r->sp;
+		break;
+	case KINST_A64_PAC_ZERO:
+		mod = 0;
+		break;
+	default:
+		mod = xreg(r, d->rm);
+		break;
+	}
+	plain = pac->strip(pac->ctx, signed_ptr);
+	if (pac->sign(pac->ctx, d->pac_key, plain, mod) != signed_ptr)
+		return false;
+	*target = plain;
+	return true;
+}
+
 int
 kinst_a64_emulate(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
-    const struct kinst_mem_ops *m)
+    const struct kinst_mem_ops *m, const struct kinst_a64_pac_ops *pac)
 {
 	uint64_t pc = r->pc, next = pc + 4, t = kinst_a64_target(d, pc), v;
 	bool taken;
@@ -500,6 +530,17 @@ kinst_a64_emulate(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
 	case KINST_A64_EM_MRS_DAIF:
 		set_xreg(r, d->rt, r->pstate & KINST_A64_PSTATE_DAIF);
 		r->pc = next;
+		return KINST_A64_EMU_OK;
+	case KINST_A64_EM_BR_PAC:
+	case KINST_A64_EM_BLR_PAC:
+	case KINST_A64_EM_RET_PAC:
+		if (pac == NULL)
+			return KINST_A64_EMU_BADINSN;
+		if (!pac_target(d, r, pac, &v))		/* before x30 changes */
+			return KINST_A64_EMU_AUTH;
+		if (d->emul == KINST_A64_EM_BLR_PAC)
+			r->x[30] = next;
+		r->pc = v;
 		return KINST_A64_EMU_OK;
 	}
 	return KINST_A64_EMU_BADINSN;

@@ -60,7 +60,7 @@ enum kinst_a64_emul {
 
 /* Which modifier a pointer-authenticated branch uses (pac_mod). */
 enum kinst_a64_pac_mod {
-	KINST_A64_PAC_REG = 0,	/* Xm (rm) */
+	KINST_A64_PAC_REG = 0,	/* Xm (rm; never 31, which is sp) */
 	KINST_A64_PAC_SP = 1,	/* sp (reta*) */
 	KINST_A64_PAC_ZERO = 2,	/* zero (braaz, blraaz, ...) */
 };
@@ -143,6 +143,24 @@ enum {
 	KINST_A64_EMU_OK = 0,
 	KINST_A64_EMU_FAULT = 1,	/* a literal's read failed; r unchanged */
 	KINST_A64_EMU_BADINSN = 2,	/* not emulated here; r unchanged */
+	KINST_A64_EMU_AUTH = 3,		/* a PAC branch's target failed its
+					   authentication; r unchanged */
+};
+
+/*
+ * Pointer authentication, for the PAC branches: the CPU's own, with the
+ * keys of the context that was interrupted (a kernel's handler runs with
+ * the kernel's keys, user space with its own).  sign is pacia (key 0) or
+ * pacib (key 1) of ptr with modifier mod; strip is xpaci.  The emulator
+ * authenticates by stripping the signed pointer and signing it again:
+ * equal, the pointer is authentic and the branch goes to the stripped
+ * address.  It never runs aut*, which with FEAT_FPAC raises an exception
+ * on a failure, inside the breakpoint handler.
+ */
+struct kinst_a64_pac_ops {
+	uint64_t	(*sign)(void *ctx, unsigned key, uint64_t ptr, uint64_t mod);
+	uint64_t	(*strip)(void *ctx, uint64_t ptr);
+	void		*ctx;
 };
 
 #define	KINST_A64_PSTATE_DAIF	0x3c0ull	/* D, A, I, F: bits 9-6 */
@@ -153,12 +171,15 @@ bool	kinst_a64_cond_holds(unsigned cond, uint64_t pstate);
 /*
  * Do the emulated instruction d at r->pc on r: KINST_A64_EMU_OK and r as
  * the instruction leaves it (pc the next instruction or the target), or r
- * unchanged.  Literal loads read through m.  Not here yet, and so
- * KINST_A64_EMU_BADINSN: the PAC branches (authentication needs the
- * kernel's keys: the arm64 shim's autia/autib) and literal loads into
- * St/Dt/Qt (the SIMD registers are the CPU's, not in r).
+ * unchanged.  Literal loads read through m, the PAC branches authenticate
+ * through pac (NULL: KINST_A64_EMU_BADINSN).  A failed authentication is
+ * KINST_A64_EMU_AUTH: the native branch would have faulted (at the
+ * target without FEAT_FPAC, at the branch with it), and the caller must
+ * not resume as if it had not.  Not here, and so KINST_A64_EMU_BADINSN:
+ * literal loads into St/Dt/Qt (the SIMD registers are the CPU's, not in
+ * r).
  */
 int	kinst_a64_emulate(const struct kinst_a64_insn *d, struct kinst_a64_regs *r,
-	    const struct kinst_mem_ops *m);
+	    const struct kinst_mem_ops *m, const struct kinst_a64_pac_ops *pac);
 
 #endif /* !KINST_A64_H */

@@ -241,7 +241,7 @@ ATF_TC_BODY(mrs_daif, tc)
 			r.pc = 0xffff800008001000ull;
 			r.pstate = pstate;
 			before = r;
-			ATF_REQUIRE_EQ(kinst_a64_emulate(&d, &r, NULL), KINST_A64_EMU_OK);
+			ATF_REQUIRE_EQ(kinst_a64_emulate(&d, &r, NULL, NULL), KINST_A64_EMU_OK);
 			for (i = 0; i < 31; i++)
 				ATF_REQUIRE_MSG(r.x[i] == (i == rt ?
 				    (pstate & 0x3c0) : before.x[i]),
@@ -250,6 +250,95 @@ ATF_TC_BODY(mrs_daif, tc)
 			ATF_REQUIRE(r.sp == before.sp && r.pstate == before.pstate);
 			ATF_REQUIRE_EQ(r.pc, before.pc + 4);
 		}
+	}
+}
+
+/* A toy PAC: the key and the modifier's low byte in the top 16 bits. */
+static uint64_t
+toy_sign(void *ctx, unsigned key, uint64_t ptr, uint64_t mod)
+{
+	(void)ctx;
+	return (ptr & 0x0000ffffffffffffull) |
+	    ((uint64_t)(0xa0 + key) << 56) | ((mod & 0xff) << 48);
+}
+
+static uint64_t
+toy_strip(void *ctx, uint64_t ptr)
+{
+	(void)ctx;
+	return ptr | 0xffff000000000000ull;	/* a kernel address */
+}
+
+/*
+ * The PAC branches: which modifier each form takes (register 31 of braa
+ * and blraa is sp), the target authenticated through the operations,
+ * blr's x30 written after the target is read, and a failure leaving the
+ * registers as they were.  Their execution on a CPU with PAC is
+ * tests/harness/a64_harness_test's.
+ */
+ATF_TC_WITHOUT_HEAD(pac_branches);
+ATF_TC_BODY(pac_branches, tc)
+{
+	static const struct {
+		uint32_t	w;
+		const char	*what;
+		int		emul, rt, mod, rm;
+	} c[] = {
+		{ 0xd71f0801u, "braa x0, x1", KINST_A64_EM_BR_PAC, 0, KINST_A64_PAC_REG, 1 },
+		{ 0xd71f081fu, "braa x0, sp", KINST_A64_EM_BR_PAC, 0, KINST_A64_PAC_SP, -1 },
+		{ 0xd71f0fdeu, "brab x30, x30", KINST_A64_EM_BR_PAC, 30, KINST_A64_PAC_REG, 30 },
+		{ 0xd73f0bdeu, "blraa x30, x30", KINST_A64_EM_BLR_PAC, 30, KINST_A64_PAC_REG, 30 },
+		{ 0xd73f0fdfu, "blrab x30, sp", KINST_A64_EM_BLR_PAC, 30, KINST_A64_PAC_SP, -1 },
+		{ 0xd61f0a1fu, "braaz x16", KINST_A64_EM_BR_PAC, 16, KINST_A64_PAC_ZERO, -1 },
+		{ 0xd63f0e1fu, "blrabz x16", KINST_A64_EM_BLR_PAC, 16, KINST_A64_PAC_ZERO, -1 },
+		{ 0xd65f0bffu, "retaa", KINST_A64_EM_RET_PAC, 30, KINST_A64_PAC_SP, -1 },
+		{ 0xd65f0fffu, "retab", KINST_A64_EM_RET_PAC, 30, KINST_A64_PAC_SP, -1 },
+	};
+	const struct kinst_a64_pac_ops pac = { toy_sign, toy_strip, NULL };
+	size_t i, k;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct kinst_a64_insn d;
+		struct kinst_a64_regs r, before;
+		uint64_t target = 0xffff800008123450ull, mod;
+		unsigned key = (c[i].w >> 10) & 1;
+
+		kinst_a64_decode(c[i].w, &d);
+		ATF_REQUIRE_MSG(d.emul == c[i].emul && d.rt == c[i].rt &&
+		    d.pac_mod == c[i].mod && (c[i].rm < 0 || d.rm == c[i].rm),
+		    "%s: emul %d rt %d mod %d rm %d", c[i].what, d.emul, d.rt,
+		    d.pac_mod, d.rm);
+		for (k = 0; k < 31; k++)
+			r.x[k] = 0x100 + k;
+		r.sp = 0xffff800012345600ull + 0x42;
+		r.pc = 0xffff800008001000ull;
+		r.pstate = 0x3c5;
+		mod = c[i].mod == KINST_A64_PAC_SP ? r.sp :
+		    c[i].mod == KINST_A64_PAC_ZERO ? 0 : r.x[c[i].rm];
+		if (c[i].rm == c[i].rt)	/* the signed pointer is its own
+					   modifier: the toy's byte is the same */
+			mod = target;
+		/* Signed for the modifier the register holds before the branch. */
+		r.x[c[i].rt] = toy_sign(NULL, key, target, mod);
+		before = r;
+		ATF_REQUIRE_EQ(kinst_a64_emulate(&d, &r, NULL, &pac), KINST_A64_EMU_OK);
+		ATF_CHECK_MSG(r.pc == target, "%s: pc %#" PRIx64, c[i].what, r.pc);
+		for (k = 0; k < 31; k++)
+			ATF_CHECK_MSG(r.x[k] == (k == 30 && c[i].emul ==
+			    KINST_A64_EM_BLR_PAC ? before.pc + 4 : before.x[k]),
+			    "%s: x%zu %#" PRIx64, c[i].what, k, r.x[k]);
+		/* The other key, or a changed pointer: no branch, r unchanged. */
+		r = before;
+		r.x[c[i].rt] = toy_sign(NULL, key ^ 1, target, mod);
+		before = r;
+		ATF_CHECK_EQ(kinst_a64_emulate(&d, &r, NULL, &pac), KINST_A64_EMU_AUTH);
+		ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+		r.x[c[i].rt] = toy_sign(NULL, key, target, mod) ^ (1ull << 50);
+		before = r;
+		ATF_CHECK_EQ(kinst_a64_emulate(&d, &r, NULL, &pac), KINST_A64_EMU_AUTH);
+		ATF_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+		/* Without the operations, not emulated. */
+		ATF_CHECK_EQ(kinst_a64_emulate(&d, &r, NULL, NULL), KINST_A64_EMU_BADINSN);
 	}
 }
 
@@ -406,6 +495,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hand_encoded);
 	ATF_TP_ADD_TC(tp, targets);
 	ATF_TP_ADD_TC(tp, mrs_daif);
+	ATF_TP_ADD_TC(tp, pac_branches);
 	ATF_TP_ADD_TC(tp, exclusive_regions);
 	ATF_TP_ADD_TC(tp, against_capstone);
 	return atf_no_error();

@@ -3,7 +3,7 @@
  * Hand-written A64 corpus for a64_harness: every kind the engine
  * emulates (b, bl, b.cond, cbz/cbnz W and X and on the zero register,
  * tbz/tbnz below and above bit 32, br, blr (also blr x30), ret, adr, adrp,
- * ldr/ldrsw/prfm literal) and out-of-line
+ * ldr/ldrsw/prfm literal, the PAC branches) and out-of-line
  * instructions that read or write the flags, the stack and x30 (paciasp,
  * autiasp), and an exclusive loop the classifier must refuse.  Every
  * function is uint64_t f(uint64_t x0, uint64_t x1); memory effects go to
@@ -153,6 +153,39 @@ kh64_a_pac:
 	hint	#29			/* autiasp */
 	ret
 	.size	kh64_a_pac, . - kh64_a_pac
+
+	/* The PAC branches (ARMv8.3): keys A and B, modifiers x, sp and zero. */
+	.arch	armv8.3-a
+	.globl	kh64_a_pacbr
+	.type	kh64_a_pacbr, %function
+kh64_a_pacbr:
+	pacibsp
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	adr	x9, kh64_a_helper
+	mov	x10, sp
+	pacia	x9, x10
+	blraa	x9, x10
+	adr	x11, 1f
+	paciza	x11
+	braaz	x11
+1:	adr	x12, 2f
+	pacib	x12, sp
+	brab	x12, sp
+2:	adr	x13, kh64_a_helper
+	pacizb	x13
+	blrabz	x13
+	ldp	x29, x30, [sp], #16
+	retab
+	.size	kh64_a_pacbr, . - kh64_a_pacbr
+
+	.globl	kh64_a_retaa
+	.type	kh64_a_retaa, %function
+kh64_a_retaa:
+	paciasp
+	add	x0, x0, x1
+	retaa
+	.size	kh64_a_retaa, . - kh64_a_retaa
 
 	.globl	kh64_a_exclusive
 	.type	kh64_a_exclusive, %function

@@ -25,8 +25,10 @@
  * Every hit record (x0-x30, sp, pc, NZCV), the registers and flags at
  * return, the scratch area and the whole fixed stack must be the same.
  * Armed: every instruction the classifier does not refuse and the
- * emulator can do (the PAC branches and SIMD literal loads wait for the
- * kernel shim).  Exclusive loops are refused and must still end (after
+ * emulator can do (not mrs daif, which EL0 cannot run, nor SIMD literal
+ * loads).  The PAC branches authenticate with this process's keys
+ * (qemu-aarch64's CPU has FEAT_PAuth), through pacia/pacib1716 and
+ * xpaclri.  Exclusive loops are refused and must still end (after
  * 60 s an alarm ends a livelock: qemu-aarch64 clears the exclusive
  * monitor on a signal, as a kernel's exception return does).  Exits 1 on any difference, after its totals.
  */
@@ -141,6 +143,75 @@ mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static const struct kinst_mem_ops memops = { mem_read, NULL, NULL };
 
+/* pacia1716 / pacib1716 (hint space): x17 signed with modifier x16. */
+static uint64_t
+pac_sign(void *ctx, unsigned key, uint64_t ptr, uint64_t mod)
+{
+	register uint64_t x17 __asm__("x17") = ptr;
+	register uint64_t x16 __asm__("x16") = mod;
+
+	(void)ctx;
+	if (key == 0)
+		__asm__ __volatile__("hint #8" : "+r"(x17) : "r"(x16));
+	else
+		__asm__ __volatile__("hint #10" : "+r"(x17) : "r"(x16));
+	return x17;
+}
+
+/* xpaclri (hint space): x30 stripped. */
+static uint64_t
+pac_strip(void *ctx, uint64_t ptr)
+{
+	register uint64_t x30 __asm__("x30") = ptr;
+
+	(void)ctx;
+	__asm__ __volatile__("hint #7" : "+r"(x30));
+	return x30;
+}
+
+static const struct kinst_a64_pac_ops pacops = { pac_sign, pac_strip, NULL };
+
+/*
+ * A PAC branch to a pointer that is not authentic must not be emulated
+ * (the CPU would fault): for each key, a pointer signed with this
+ * process's real key, then a bit of its PAC flipped.  The number of
+ * wrong answers.
+ */
+static int
+pac_selftest(void)
+{
+	static const uint32_t braa_x0_x1 = 0xd71f0801u, brab_x0_x1 = 0xd71f0c01u;
+	int bad = 0;
+	unsigned key;
+
+	for (key = 0; key < 2; key++) {
+		struct kinst_a64_insn d;
+		struct kinst_a64_regs r = { .pc = 0x400000 }, before;
+		uint64_t target = (uint64_t)(uintptr_t)kh64_invoke;
+
+		kinst_a64_decode(key ? brab_x0_x1 : braa_x0_x1, &d);
+		r.x[1] = 0x1234;
+		r.x[0] = pac_sign(NULL, key, target, r.x[1]);
+		if (r.x[0] == target) {
+			printf("a64 harness: FAIL: pointer authentication is off "
+			    "(key %u signs nothing)\n", key);
+			bad++;
+			continue;
+		}
+		before = r;
+		if (kinst_a64_emulate(&d, &r, NULL, &pacops) != KINST_A64_EMU_OK ||
+		    r.pc != target)
+			bad++;
+		r = before;
+		r.x[0] ^= 1ull << 53;			/* inside the PAC */
+		before = r;
+		if (kinst_a64_emulate(&d, &r, NULL, &pacops) != KINST_A64_EMU_AUTH ||
+		    memcmp(&r, &before, sizeof(r)) != 0)
+			bad++;
+	}
+	return bad;
+}
+
 static void
 regs_from(const mcontext_t *mc, struct kinst_a64_regs *r)
 {
@@ -210,7 +281,8 @@ on_probe(mcontext_t *mc, long i)
 	tot.hits++;
 	regs_from(mc, &r);
 	if (f->d[i].treatment == KINST_T_EMULATE) {
-		if (kinst_a64_emulate(&f->d[i], &r, &memops) != KINST_A64_EMU_OK)
+		if (kinst_a64_emulate(&f->d[i], &r, &memops, &pacops) !=
+		    KINST_A64_EMU_OK)
 			fail("the emulator refused an armed instruction", mc->pc);
 		tot.emul[f->d[i].emul]++;
 	} else {
@@ -340,8 +412,7 @@ emulator_can(const struct kinst_a64_insn *d)
 {
 	if (d->treatment != KINST_T_EMULATE)
 		return true;
-	return d->emul != KINST_A64_EM_BR_PAC && d->emul != KINST_A64_EM_BLR_PAC &&
-	    d->emul != KINST_A64_EM_RET_PAC && d->emul != KINST_A64_EM_MRS_DAIF &&
+	return d->emul != KINST_A64_EM_MRS_DAIF &&
 	    !(d->emul == KINST_A64_EM_LDR_LIT && d->simd);
 }
 
@@ -621,8 +692,7 @@ main(int argc, char **argv)
 	printf("\n");
 	/* Every kind user mode can run was done by the emulator. */
 	for (k = 1; k < KINST_A64_EM_COUNT; k++) {
-		if (k == KINST_A64_EM_BR_PAC || k == KINST_A64_EM_BLR_PAC ||
-		    k == KINST_A64_EM_RET_PAC || k == KINST_A64_EM_MRS_DAIF)
+		if (k == KINST_A64_EM_MRS_DAIF)
 			continue;
 		if (tot.emul[k] == 0) {
 			printf("a64 harness: FAIL: no %s was emulated\n",
@@ -636,7 +706,9 @@ main(int argc, char **argv)
 		    "refusals, branch back, resume 0 or 3, records)\n");
 		bad_kinds++;
 	}
-	if (tot.mismatches != 0 || tot.errors != 0 || bad_kinds != 0) {
+	k = (size_t)pac_selftest();
+	printf("a64 harness: PAC self-test: %zu wrong\n", k);
+	if (tot.mismatches != 0 || tot.errors != 0 || bad_kinds != 0 || k != 0) {
 		printf("a64 harness: FAIL\n");
 		return 1;
 	}
