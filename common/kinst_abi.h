@@ -57,6 +57,8 @@
  */
 #if defined(__x86_64__) || defined(__amd64__)
 #include "x86/kinst_regs.h"
+#elif defined(__aarch64__)
+#include "arm64/kinst_regs.h"
 #else
 #error "kinst: no register file for this instruction set (common/kinst_isa.h)"
 #endif

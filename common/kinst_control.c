@@ -269,8 +269,8 @@ ctl_publish(struct kinst_ctl *c, bool arm)
 	for (pass = 0; pass < 2; pass++) {
 		for (st = c->sites; st != NULL; st = st->next)
 			if (st->mark)
-				kinst_os_text_write(st->p.addr,
-				    arm ? KINST_BP_BYTE : st->p.orig[0]);
+				kinst_isa_text_arm(st->p.addr, arm,
+				    st->p.orig);
 		kinst_os_text_sync();
 	}
 }

@@ -45,8 +45,11 @@ ctl_unpatch(struct kinst_ctl *c, uint64_t addr, uint8_t *buf, size_t len)
 			for (k = 0; k < KINST_JOPT_WINDOW; k++)
 				if (pa + k >= addr && pa + k < addr + len)
 					buf[pa + k - addr] = st->jorig[k];
-		} else if (i >= JBACK && buf[i - JBACK] == KINST_BP_BYTE)
-			buf[i - JBACK] = p->orig[0];
+		} else if (i >= JBACK && buf[i - JBACK] == KINST_BP_BYTE) {
+			for (k = 0; k < KINST_BP_LEN; k++)
+				if (pa + k < addr + len)
+					buf[pa + k - addr] = p->orig[k];
+		}
 	}
 }
 

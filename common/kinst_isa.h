@@ -5,7 +5,8 @@
  * protocol, programs, aggregation, per-thread state) includes this header
  * for everything that knows instructions, never an instruction set's own
  * headers (tests/lint/cycles_test checks it).  Each instruction set lives
- * in its own folder of common/ (x86/: x86-64; arm64 is next, issue 44),
+ * in its own folder of common/ (x86/: x86-64; arm64/: A64, issue 44, not
+ * in a module yet),
  * selected here by the compiler's target (and, for its register file, in
  * kinst_abi.h); sources.mk lists its sources as KINST_ISA_SRCS.  What an
  * instruction set provides, by what the engine does with it:
@@ -64,10 +65,14 @@
  *	kinst_isa_jump()		the jump's bytes
  *	KINST_BP_BYTE, KINST_JMP_BYTE	the first byte of kinst's breakpoint and
  *					of its jump: the control path writes
- *					text a byte at a time
+ *					a jump a byte at a time
  *					(kinst_os_text_write), the breakpoint
- *					first; an instruction set whose
- *					breakpoint is wider widens that
+ *					first
+ *	KINST_BP_LEN, kinst_isa_text_arm()	the breakpoint's length, and
+ *					the write of it or of the original
+ *					first KINST_BP_LEN bytes (a byte on
+ *					x86-64, a word stored at once on
+ *					arm64: kinst_os_text_write_word)
  *
  * Walk a frame:
  *	kinst_fpwalk()			the callers from a frame-pointer chain
@@ -88,6 +93,8 @@
 
 #if defined(__x86_64__) || defined(__amd64__)
 #include "x86/kinst_isa_md.h"
+#elif defined(__aarch64__)
+#include "arm64/kinst_isa_md.h"
 #else
 #error "kinst: no instruction set for this target (common/kinst_isa.h)"
 #endif

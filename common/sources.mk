@@ -17,8 +17,12 @@ KINST_ISA_SRCS = \
 	x86/kinst_decode.c x86/kinst_classify.c x86/kinst_relocate.c \
 	x86/kinst_emulate.c x86/kinst_detour.c x86/kinst_jopt.c \
 	x86/kinst_fpwalk.c x86/kinst_callgraph.c x86/kinst_isa.c
-# arm64 (issue 44): the A64 classifier and trampolines, built so far for the host only
-# (kinstctl's list-offsets of arm64 files; tests/decoder: a64_test); the
-# arm64 shim will list it with the rest of the instruction set.
+# arm64 (issue 44): the A64 classifier and trampolines, also built for the
+# host (kinstctl's list-offsets of arm64 files; tests/decoder: a64_test),
+# and the whole instruction set behind kinst_isa.h, which the arm64 shim
+# will build with KINST_COMMON_SRCS (common/CMakeLists.txt cross-compiles
+# both for aarch64 to keep them so).
 KINST_A64_SRCS = \
 	arm64/kinst_a64.c arm64/kinst_a64_tramp.c
+KINST_ISA_ARM64_SRCS = \
+	arm64/kinst_a64.c arm64/kinst_a64_tramp.c arm64/kinst_a64_isa.c

@@ -14,26 +14,8 @@
 #define KINST_CALLGRAPH_H
 
 #include "kinst_types.h"
+#include "kinst_jopt_api.h"
 
-enum kinst_exit_kind {
-	KINST_EXIT_CALL = 1,	/* e8 rel32 */
-	KINST_EXIT_JMP = 2,	/* e9 rel32, eb rel8: a tail call */
-	KINST_EXIT_JCC = 3,	/* 7x rel8, 0f 8x rel32: a conditional tail call */
-};
-
-/*
- * Called once per exit, in address order: from is the branch instruction's
- * address, to its target.  A non-zero return stops the walk.
- */
-typedef int (*kinst_exit_fn)(void *arg, uint64_t from, uint64_t to, int kind);
-
-/*
- * Walk text[0 .. size) (the function's bytes, base its address).  Returns
- * the number of bytes decoded: size when the whole function decoded, less
- * when an undecodable instruction (or fn) stopped the walk.
- */
-size_t	kinst_func_exits(const uint8_t *text, size_t size, uint64_t base,
-	    kinst_exit_fn fn, void *arg);
 
 /* Is insn a direct branch (call/jmp/jcc with a relative target)?  Its kind or 0. */
 struct kinst_insn;

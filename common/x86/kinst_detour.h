@@ -37,14 +37,6 @@
 
 #define	KINST_DETOUR_SIZE	320	/* bytes per detour, int3-filled */
 
-struct kinst_detour_spec {
-	uint64_t	addr;		/* the probed instruction: window start */
-	uint64_t	at;		/* where the detour will be placed */
-	uint64_t	handler;	/* void handler(void *arg, struct kinst_regs *) */
-	uint64_t	arg;
-	uint32_t	redzone;	/* bytes below %rsp the interrupted code owns */
-	uint32_t	_pad;
-};
 
 /*
  * Build the detour for the window that starts at window[0] (avail readable

@@ -16,8 +16,18 @@
 #include "x86/kinst_jopt.h"
 #include "x86/kinst_fpwalk.h"
 #include "x86/kinst_callgraph.h"
+#include "kinst_os.h"		/* kinst_os_text_write */
 
 #define	KINST_BP_BYTE	0xcc	/* int3 */
+#define	KINST_BP_LEN	1	/* the breakpoint's bytes */
+
+/* Arm (the int3) or disarm (the original first byte) the probe at addr. */
+static inline void
+kinst_isa_text_arm(uint64_t addr, bool arm, const uint8_t *orig)
+{
+
+	kinst_os_text_write(addr, arm ? KINST_BP_BYTE : orig[0]);
+}
 #define	KINST_JMP_BYTE	0xe9	/* jmp rel32: kinst_isa_jump()'s first byte */
 
 /* The probed instruction's address (trap time: the int3's). */

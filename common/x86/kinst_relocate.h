@@ -17,16 +17,12 @@
 #define KINST_RELOCATE_H
 
 #include "x86/kinst_classify.h"
+#include "kinst_jopt_api.h"
 
 #define	KINST_TRAMP_SIZE	64
 #define	KINST_TRAMP_NOSTI	0
 #define	KINST_TRAMP_STI		32
 
-enum kinst_reloc_err {
-	KINST_RELOC_OK = 0,
-	KINST_RELOC_RANGE = 1,	/* disp32 or jmp rel32 does not reach */
-	KINST_RELOC_NOTOOL = 2,	/* the instruction is not an out-of-line one */
-};
 
 /*
  * Build the trampoline image for the instruction at addr (bytes/insn/cls
