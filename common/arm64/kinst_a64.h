@@ -99,6 +99,14 @@ struct kinst_a64_insn {
 					   address; adrp: from its page */
 };
 
+/* The instruction word at p (little-endian, as A64 text always is). */
+static inline uint32_t
+kinst_a64_word(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
 /*
  * Decode and classify the instruction word w (as it is in memory, read as
  * a little-endian 32-bit value) into *d.  Always fills every field.

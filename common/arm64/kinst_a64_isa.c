@@ -31,8 +31,7 @@ kinst_isa_prepare(struct kinst_probe *p, const uint8_t *bytes, size_t avail,
 	p->cls.flags = 0;
 	if (avail < 4 || (p->addr & 3) != 0)
 		return (p->cls.reason);
-	w = (uint32_t)bytes[0] | (uint32_t)bytes[1] << 8 |
-	    (uint32_t)bytes[2] << 16 | (uint32_t)bytes[3] << 24;
+	w = kinst_a64_word(bytes);
 	kinst_a64_decode(w, &p->insn.a);
 	p->insn.len = 4;
 	p->cls.treatment = p->insn.a.treatment;
@@ -213,8 +212,7 @@ kinst_func_exits(const uint8_t *text, size_t size, uint64_t base,
 	int kind;
 
 	for (off = 0; off + 4 <= size; off += 4) {
-		kinst_a64_decode((uint32_t)text[off] | (uint32_t)text[off + 1] << 8 |
-		    (uint32_t)text[off + 2] << 16 | (uint32_t)text[off + 3] << 24, &d);
+		kinst_a64_decode(kinst_a64_word(text + off), &d);
 		switch (d.emul) {
 		case KINST_A64_EM_BL:
 			kind = KINST_EXIT_CALL;

@@ -57,9 +57,7 @@ static inline void
 kinst_isa_text_arm(uint64_t addr, bool arm, const uint8_t *orig)
 {
 
-	kinst_os_text_write_word(addr, arm ? KINST_BP_WORD :
-	    (uint32_t)orig[0] | (uint32_t)orig[1] << 8 |
-	    (uint32_t)orig[2] << 16 | (uint32_t)orig[3] << 24);
+	kinst_os_text_write_word(addr, arm ? KINST_BP_WORD : kinst_a64_word(orig));
 }
 
 static inline uint64_t
