@@ -160,8 +160,7 @@ walk_function_a64(const Bytes &b, uint64_t addr)
 	size_t n = b.size / 4;
 	std::vector<uint32_t> words(n);
 	for (size_t i = 0; i < n; i++)
-		words[i] = (uint32_t)b.data[4 * i] | (uint32_t)b.data[4 * i + 1] << 8 |
-		    (uint32_t)b.data[4 * i + 2] << 16 | (uint32_t)b.data[4 * i + 3] << 24;
+		words[i] = kinst_a64_word(b.data + 4 * i);
 	std::vector<Insn> out;
 	out.reserve(n + 1);
 	for (size_t i = 0; i < n; i++) {
