@@ -173,23 +173,32 @@ kinst_detour_build(const uint8_t *window, uint32_t avail,
  * the return address}; at the first instruction the return address is
  * still x30.  Records must lie in [lo, hi), aligned, each above the last.
  */
+/* A return address without its pointer-authentication code (strip bits). */
+static uint64_t
+fp_strip(uint64_t pc, uint64_t strip)
+{
+
+	return ((pc & (1ull << 55)) != 0 ? pc | strip : pc & ~strip);
+}
+
 uint32_t
 kinst_fpwalk(const struct kinst_fpwalk *w, const struct kinst_mem_ops *mem,
     uint64_t *pcs, uint32_t max, bool *truncated)
 {
-	uint64_t rec[2], fp = w->fp, min = w->lo;
+	uint64_t rec[2], fp = w->fp, min = w->lo, lr = fp_strip(w->lr, w->strip);
 	uint32_t n = 0;
 
 	*truncated = false;
-	if (w->at_entry && w->lr >= w->pc_min) {
+	if (w->at_entry && lr >= w->pc_min) {
 		if (max == 0) {
 			*truncated = true;
 			return (0);
 		}
-		pcs[n++] = w->lr;
+		pcs[n++] = lr;
 	}
 	while ((fp & 15) == 0 && fp >= min && w->hi >= 16 && fp <= w->hi - 16 &&
-	    mem->read(mem->ctx, fp, rec, sizeof(rec)) == 0 && rec[1] >= w->pc_min) {
+	    mem->read(mem->ctx, fp, rec, sizeof(rec)) == 0 &&
+	    (rec[1] = fp_strip(rec[1], w->strip)) >= w->pc_min) {
 		if (n == max) {
 			*truncated = true;
 			break;

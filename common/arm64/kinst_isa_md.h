@@ -154,6 +154,9 @@ struct kinst_fpwalk {
 	uint64_t	lr;		/* the interrupted x30 */
 	uint64_t	lo, hi;		/* stack bounds: lo <= frame < hi */
 	uint64_t	pc_min;		/* lowest plausible return address */
+	uint64_t	strip;		/* the pointer-authentication code's bits
+					   (0: none): set in a return address
+					   whose bit 55 is set, cleared otherwise */
 	bool		at_entry;
 };
 

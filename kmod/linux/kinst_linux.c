@@ -44,6 +44,7 @@
 #include <linux/notifier.h>
 
 #include "kinst_linux.h"
+#include "kinst_linux_arch.h"
 
 static unsigned int ring_size = 512 * 1024;
 module_param(ring_size, uint, 0444);
@@ -371,30 +372,29 @@ kinst_cpu_dead(unsigned int cpu)
 }
 
 /*
- * The #BP hook (kinst_linux_trap.c's die notifier), then the exclusion sets
- * derived from the live text (kinst_linux_trappath.c), which start from it.
+ * The breakpoint hook (the architecture's: kinst_linux_arch.h), then the
+ * exclusion sets derived from the live text (kinst_linux_trappath.c), which
+ * start from it.
  */
 static int
 kinst_hook_init(void)
 {
 	int error;
 
-	error = register_die_notifier(&kinst_linux_die_nb);
+	error = kinst_linux_hook_register();
 	if (error != 0)
 		return (error);
 	/* After registering: the walk looks for the notifiers before ours. */
-	error = kinst_linux_derive(&kinst_linux_die_nb, kinst_linux_trap_roots,
-	    kinst_linux_ntrap_roots);
+	error = kinst_linux_derive();
 	if (error != 0)
-		unregister_die_notifier(&kinst_linux_die_nb);
+		kinst_linux_hook_unregister();
 	return (error);
 }
 
 static void
 kinst_hook_fini(void)
 {
-	/* atomic_notifier_chain_unregister() waits with synchronize_rcu(). */
-	unregister_die_notifier(&kinst_linux_die_nb);
+	kinst_linux_hook_unregister();
 	kinst_linux_derive_fini();
 	if (kinst_engine != NULL && kinst_engine->tripped != 0)
 		pr_warn("kinst: %llu hits nested beyond depth %d ran without a record (nesting guard)\n",

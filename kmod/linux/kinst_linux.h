@@ -10,8 +10,11 @@
  *                     symbols, text writes, trampolines, quiescence)
  *                     kinst_linux_trappath.c (the exclusion sets derived
  *                     from the live text at load)
- *   trap context      kinst_linux_trap.c (the die notifier, the jump
- *                     handler, kinst_os.h's trap half)
+ *   trap context      kinst_linux_trap.c (kinst_os.h's trap half that
+ *                     is the same everywhere), kinst_linux_x86.c or
+ *                     kinst_linux_arm64.c (kinst_linux_arch.h: the
+ *                     breakpoint hook, kernel reads, stacks, the text
+ *                     store; Kbuild builds one)
  *
  *   kernel symbols    kinst_linux_syms.c (what the kernel does not
  *                     export, found through kallsyms at load)
@@ -62,22 +65,20 @@ struct seq_file;
 int	kinst_linux_textsync_show(struct seq_file *m);	/* debugfs kinst/textsync */
 
 /* kinst_linux_trappath.c: the exclusion sets derived from the live text */
-struct notifier_block;
-int	kinst_linux_derive(struct notifier_block *ours, void *const *roots,
-	    size_t nroots);
+int	kinst_linux_derive(void);
 void	kinst_linux_derive_fini(void);
 int	kinst_linux_derived_check(unsigned long a);
 int	kinst_linux_derived_show(struct seq_file *m);	/* debugfs kinst/excluded */
 
-/* ---- trap context: kinst_linux_trap.c ---- */
+/*
+ * ---- trap context: kinst_linux_trap.c, and the architecture's file
+ * (kinst_linux_arch.h: the breakpoint hook, kernel reads, stacks) ----
+ */
 
-/* The #BP hook, and the functions the trap path enters by pointer. */
-extern struct notifier_block kinst_linux_die_nb;
+unsigned long kinst_linux_emu_faults(void);
+/* The functions the trap path enters by pointer (the walk's roots). */
 extern void *const kinst_linux_trap_roots[];
 extern const size_t kinst_linux_ntrap_roots;
-bool	kinst_linux_read_ok(uint64_t addr, size_t len);
-void	kinst_linux_jhandler(void *arg, struct kinst_regs *kr);
-unsigned long kinst_linux_emu_faults(void);
 
 /* ---- kernel symbols: kinst_linux_syms.c (calls no other file) ---- */
 
@@ -99,7 +100,15 @@ struct kprobe;
 struct module;
 extern int (*k_lookup_size_offset)(unsigned long addr, unsigned long *size,
     unsigned long *off);
+#ifdef CONFIG_X86_64
 extern void *(*k_text_poke)(void *addr, const void *opcode, size_t len);
+#endif
+#ifdef CONFIG_ARM64
+struct break_hook;
+extern int (*k_patch_text_word)(void *addr, u32 insn);	/* aarch64_insn_patch_text_nosync */
+extern void (*k_register_kernel_break_hook)(struct break_hook *hook);
+extern void (*k_unregister_kernel_break_hook)(struct break_hook *hook);
+#endif
 extern struct mutex *k_text_mutex;
 extern void *(*k_module_alloc)(unsigned long size);
 extern void (*k_module_memfree)(void *p);

@@ -29,6 +29,7 @@
 #include <linux/string.h>
 
 #include "kinst_linux.h"
+#include "kinst_linux_arch.h"
 
 static struct dentry *kinst_debugfs;
 static struct kinst_ctl *kinst_dbg_ctl;

@@ -38,17 +38,13 @@
 #include <linux/seq_file.h>
 #include <linux/fs.h>
 #include <asm/ptrace.h>
-#include <asm/asm.h>
-#include <asm/processor.h>
-#include <asm/vsyscall.h>
 #include <asm/page.h>
-#include <asm/unwind.h>
 #include <asm/unaligned.h>
 #include <linux/jump_label.h>
 #include <asm/irqflags.h>
-#include <asm/sync_core.h>
 
 #include "kinst_linux.h"
+#include "kinst_linux_arch.h"
 #include "kinst_kaddr.h"
 #include "kinst_stack.h"
 #include "kinst_isa.h"
@@ -223,7 +219,8 @@ kinst_linux_textsync_show(struct seq_file *m)
 bool
 kinst_linux_jump_enabled(void)
 {
-	return (k_synchronize_rcu_tasks != NULL && kinst_optimize_on);
+	return (KINST_LINUX_JUMPS && k_synchronize_rcu_tasks != NULL &&
+	    kinst_optimize_on);
 }
 
 /* ---- control path ---- */
@@ -606,7 +603,7 @@ kinst_os_insn_check(const struct kinst_func *f, uint64_t addr, uint32_t len)
 	preempt_enable();
 	if (kp || kinst_func_has_kprobe(f))
 		return (KINST_R_TEXT_PATCHED);
-	return (KINST_R_NONE);
+	return (kinst_linux_arch_insn_check(f, addr));
 }
 
 /*
@@ -764,6 +761,10 @@ kinst_os_sync_tasks(void)
 void
 kinst_linux_jump_init(struct kinst_ctl *c)
 {
+	if (!KINST_LINUX_JUMPS) {
+		pr_info("kinst: no jump-optimized probes on this architecture\n");
+		return;
+	}
 	if (!kinst_optimize_on) {
 		pr_info("kinst: jump optimization off (optimize=0)\n");
 		return;
@@ -772,8 +773,10 @@ kinst_linux_jump_init(struct kinst_ctl *c)
 		pr_info("kinst: no synchronize_rcu_tasks: every probe stays an int3 probe\n");
 		return;
 	}
+#if KINST_LINUX_JUMPS
 	kinst_ctl_jump_enable(c, (uint64_t)(uintptr_t)kinst_linux_jhandler, 0,
 	    false);
+#endif
 }
 
 /*
@@ -809,7 +812,8 @@ kinst_linux_jump_init(struct kinst_ctl *c)
  * re-stored as far as it was logged.  All of this runs with the control
  * lock held (CPU hotplug held off) and text_mutex held.
  */
-#define	KINST_WLOG_MAX	(KINST_MAX_PROBES * KINST_JOPT_WINDOW)
+#define	KINST_WLOG_MAX	(KINST_MAX_PROBES * \
+	(KINST_JOPT_WINDOW > KINST_BP_LEN ? KINST_JOPT_WINDOW : KINST_BP_LEN))
 
 static uint64_t kinst_wlog[KINST_WLOG_MAX];	/* addresses written */
 static uint32_t kinst_wlog_n;
@@ -821,27 +825,50 @@ static bool kinst_wlog_lost;
 static bool kinst_wlog_synced;
 static atomic_t kinst_sync_left;	/* CPUs that have not answered */
 
-void
-kinst_os_text_write(uint64_t addr, uint8_t byte)
+/* Store n bytes of text at addr and log each address written. */
+static void
+kinst_text_write(uint64_t addr, const uint8_t *buf, uint32_t n)
 {
+	uint32_t i;
+
 	lockdep_assert_held(k_text_mutex);
 	if (kinst_wlog_synced) {
 		kinst_wlog_n = 0;
 		kinst_wlog_lost = false;
 		kinst_wlog_synced = false;
 	}
-	k_text_poke((void *)(uintptr_t)addr, &byte, 1);
-	if (kinst_wlog_n < KINST_WLOG_MAX)
-		kinst_wlog[kinst_wlog_n++] = addr;
-	else
-		kinst_wlog_lost = true;
+	kinst_linux_text_store(addr, buf, n);
+	for (i = 0; i < n; i++) {
+		if (kinst_wlog_n < KINST_WLOG_MAX)
+			kinst_wlog[kinst_wlog_n++] = addr + i;
+		else
+			kinst_wlog_lost = true;
+	}
 }
+
+void
+kinst_os_text_write(uint64_t addr, uint8_t byte)
+{
+	kinst_text_write(addr, &byte, 1);
+}
+
+#if KINST_BP_LEN == 4
+/* The arm64 breakpoint: one aligned word (kinst_isa_text_arm). */
+void
+kinst_os_text_write_word(uint64_t addr, uint32_t w)
+{
+	uint8_t b[4];
+
+	put_unaligned_le32(w, b);
+	kinst_text_write(addr, b, sizeof(b));
+}
+#endif
 
 static void
 kinst_sync_ipi(void *arg)
 {
 	(void)arg;
-	sync_core();
+	kinst_linux_sync_core();
 	smp_mb__before_atomic();
 	atomic_dec(&kinst_sync_left);
 }
@@ -864,7 +891,7 @@ kinst_wlog_restore(void)
 		    kinst_wlog[i + n] == a + n; n++)
 			;
 		memcpy(buf, (const void *)(uintptr_t)a, n);
-		k_text_poke((void *)(uintptr_t)a, buf, n);
+		kinst_linux_text_store(a, buf, n);
 	}
 }
 
@@ -901,7 +928,7 @@ kinst_ipi_wait(smp_call_func_t fn, atomic_t *left, bool text_locked,
 	atomic_set(left, others);
 	if (others > 0)
 		smp_call_function_many(cpu_online_mask, fn, NULL, false);
-	sync_core();
+	kinst_linux_sync_core();
 	preempt_enable();
 
 	step_us = 1000;
@@ -1024,7 +1051,7 @@ kinst_os_tramp_alloc(size_t size, uint64_t *addr)
 	p = k_module_alloc(size);
 	if (p == NULL)
 		return (NULL);
-	memset(p, 0xcc, size);		/* int3 in every unused byte */
+	memset(p, KINST_LINUX_TRAMP_FILL, size);
 	*addr = (uint64_t)(uintptr_t)p;
 	return (p);
 }
@@ -1034,6 +1061,8 @@ kinst_os_tramp_seal(void *mem, size_t size)
 {
 	int n = PAGE_ALIGN(size) >> PAGE_SHIFT;
 
+	if (kinst_linux_tramp_sealed(mem, PAGE_ALIGN(size)) != 0)
+		return (-1);
 	if (k_set_memory_ro((unsigned long)mem, n) != 0)
 		return (-1);
 	if (k_set_memory_x((unsigned long)mem, n) != 0)
@@ -1046,6 +1075,7 @@ kinst_os_tramp_free(void *mem, size_t size)
 {
 	int n = PAGE_ALIGN(size) >> PAGE_SHIFT;
 
+	kinst_linux_tramp_gone(mem, PAGE_ALIGN(size));
 	(void)k_set_memory_nx((unsigned long)mem, n);
 	(void)k_set_memory_rw((unsigned long)mem, n);
 	k_module_memfree(mem);

@@ -24,8 +24,16 @@ unsigned long kinst_stext, kinst_etext;
 static unsigned long (*k_lookup_name)(const char *name);
 int (*k_lookup_size_offset)(unsigned long addr, unsigned long *size,
     unsigned long *off);
+#ifdef CONFIG_X86_64
 void *(*k_text_poke)(void *addr, const void *opcode, size_t len);
+#endif
+#ifdef CONFIG_ARM64
+int (*k_patch_text_word)(void *addr, u32 insn);
+void (*k_register_kernel_break_hook)(struct break_hook *hook);
+void (*k_unregister_kernel_break_hook)(struct break_hook *hook);
+#endif
 struct mutex *k_text_mutex;
+static DEFINE_MUTEX(kinst_own_text_mutex);
 void *(*k_module_alloc)(unsigned long size);
 void (*k_module_memfree)(void *p);
 int (*k_set_memory_ro)(unsigned long addr, int n);
@@ -49,8 +57,21 @@ static struct {
 	bool		optional;
 } kinst_sym[] = {
 	{ "kallsyms_lookup_size_offset", &k_lookup_size_offset, false },
+#ifdef CONFIG_X86_64
 	{ "text_poke", &k_text_poke, false },
-	{ "text_mutex", &k_text_mutex, false },
+#endif
+#ifdef CONFIG_ARM64
+	{ "aarch64_insn_patch_text_nosync", &k_patch_text_word, false },
+	{ "register_kernel_break_hook", &k_register_kernel_break_hook, false },
+	{ "unregister_kernel_break_hook", &k_unregister_kernel_break_hook,
+	    false },
+#endif
+	/*
+	 * Data: found only with CONFIG_KALLSYMS_ALL, which Debian's arm64
+	 * kernel lacks (its x86-64 kernel has it).  Without it kinst
+	 * serializes its own writes only (below).
+	 */
+	{ "text_mutex", &k_text_mutex, !IS_ENABLED(CONFIG_X86_64) },
 	{ "module_alloc", &k_module_alloc, false },
 	{ "module_memfree", &k_module_memfree, false },
 	{ "set_memory_ro", &k_set_memory_ro, false },
@@ -107,6 +128,20 @@ kinst_linux_syms_init(void)
 			return (-ENOENT);
 		}
 		*(unsigned long *)kinst_sym[i].ptr = a;
+	}
+	/*
+	 * No text_mutex (arm64 without CONFIG_KALLSYMS_ALL): kinst's writes
+	 * are serialized among themselves by a mutex of its own.  Every other
+	 * arm64 patcher that kinst could meet at an instruction is refused at
+	 * it (ftrace sites, jump labels, kprobes); kprobes registering at an
+	 * instruction kinst arms at the same moment is the one race left, and
+	 * it cannot corrupt the text: arm64 kprobes refuses to step a brk,
+	 * and a kprobe brk written over kinst's only takes kinst's hits
+	 * (docs/engine.md, "arm64 on Linux").
+	 */
+	if (k_text_mutex == NULL) {
+		k_text_mutex = &kinst_own_text_mutex;
+		pr_info("kinst: no text_mutex in kallsyms (CONFIG_KALLSYMS_ALL off): kinst's text writes serialize among themselves\n");
 	}
 	kinst_stext = k_lookup_name("_stext");
 	kinst_etext = k_lookup_name("_etext");

@@ -111,10 +111,9 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/string.h>
-#include <asm/apic.h>
-#include <asm/smp.h>
 
 #include "kinst_linux.h"
+#include "kinst_linux_arch.h"
 #include "kinst_isa.h"
 
 /* One function of a derived set. */
@@ -146,39 +145,21 @@ static uint8_t *kinst_walkbuf;
  * the table.  Names as kinst_name_listed() matches them.
  */
 static const char *const kinst_trap_cut[] = {
-	/* user-mode #BP (do_int3_user may be inlined: do_trap), user entry/exit work */
-	"do_int3_user", "do_trap", "irqentry_enter_from_user_mode",
-	"irqentry_exit_to_user_mode", "exit_to_user_mode_prepare",
-	"syscall_exit_to_user_mode*",
+	/* user entry/exit work */
+	"irqentry_enter_from_user_mode", "irqentry_exit_to_user_mode",
+	"exit_to_user_mode_prepare", "syscall_exit_to_user_mode*",
 	/* nobody handled it, the kernel is failing */
-	"die", "die_addr", "__die", "__die_*", "oops_*", "panic",
-	"nmi_panic", "page_fault_oops", "no_context", "show_regs",
-	"__show_regs", "show_stack", "show_trace_log_lvl", "dump_stack*",
+	"die", "panic", "nmi_panic", "show_regs", "__show_regs", "show_stack",
+	"show_trace_log_lvl", "dump_stack*",
 	"_printk", "vprintk*", "_printk_deferred", "__dynamic_pr_debug",
 	"__dynamic_*", "__warn",
 	"__warn_printk", "warn_slowpath_fmt", "report_bug",
 	"__stack_chk_fail", "__ubsan_handle_*", "__list_add_valid_or_report",
 	"__list_del_entry_valid_or_report", "__list_valid_report",
-	/* a debugger attached, mmiotrace active */
-	"kgdb_handle_exception", "kgdb_cpu_enter", "kmmio_handler",
-	/* KVM's async page faults are delivered to user mode only (6.1) */
-	"__kvm_handle_async_pf",
-	/* user-address faults and signals; is_prefetch runs for user faults or before an oops */
-	"do_user_addr_fault", "is_prefetch", "print_vma_addr",
-	/*
-	 * A fault inside the handler is kinst_os_read()'s own load: an
-	 * EX_TYPE_EFAULT_REG fixup, never load_unaligned_zeropad's (which
-	 * decodes the faulting instruction).
-	 */
-	"ex_handler_zeropad",
-	/*
-	 * Bring-up: an incoming CPU caches microcode found in the initrd
-	 * only at boot, before kinst can be loaded; later onlines use the
-	 * cached copy (and the allocator behind this would be refused).
-	 */
-	"save_microcode_patch", "memdup_patch",
-	"force_sig*", "show_signal_msg",
-	"send_sig*", "__send_signal*", "do_exit", "make_task_dead",
+	/* a debugger attached */
+	"kgdb_handle_exception", "kgdb_cpu_enter",
+	/* signals */
+	"force_sig*", "send_sig*", "__send_signal*", "do_exit", "make_task_dead",
 	/* preemption on return to an interrupts-enabled context */
 	"preempt_schedule*", "irqentry_exit_cond_resched",
 	"raw_irqentry_exit_cond_resched", "dynamic_irqentry_exit_cond_resched",
@@ -188,8 +169,6 @@ static const char *const kinst_trap_cut[] = {
 /* Refused, callees not followed (see the comment at the top). */
 static const char *const kinst_trap_leaf[] = {
 	"rcu_read_unlock_special",
-	/* die notifiers before kinst's that return at once for DIE_INT3 */
-	"hw_breakpoint_exceptions_notify", "kprobe_exceptions_notify",
 };
 
 /*
@@ -198,8 +177,7 @@ static const char *const kinst_trap_leaf[] = {
  */
 static const char *const kinst_boot_leaf[] = {
 	"rcu_cpu_starting",
-	"kernel_init", "rest_init", "start_kernel", "x86_64_start_kernel",
-	"x86_64_start_reservations", "kernel_init_freeable",
+	"kernel_init", "rest_init", "start_kernel", "kernel_init_freeable",
 };
 
 /*
@@ -212,6 +190,21 @@ static const char *const kinst_boot_leaf[] = {
 static const char *const kinst_dead_cut[] = {
 	"idle_task_exit",
 };
+
+/* Is name on list (the architecture's NULL-terminated list too)? */
+static bool
+kinst_listed2(const char *name, const char *const *list, size_t n,
+    const char *const *arch)
+{
+	size_t k;
+
+	if (kinst_name_listed(name, list, n))
+		return (true);
+	for (k = 0; arch != NULL && arch[k] != NULL; k++)
+		if (kinst_name_listed(name, &arch[k], 1))
+			return (true);
+	return (false);
+}
 
 /* kallsyms' name for a (no module suffix); "" when unknown. */
 static void
@@ -228,8 +221,8 @@ kinst_sym_name(unsigned long a, char buf[KSYM_SYMBOL_LEN])
 static bool
 kinst_cut(const char *name)
 {
-	return (kinst_name_listed(name, kinst_trap_cut,
-	    ARRAY_SIZE(kinst_trap_cut)));
+	return (kinst_listed2(name, kinst_trap_cut,
+	    ARRAY_SIZE(kinst_trap_cut), kinst_linux_arch_roots.cut));
 }
 
 /* The function containing a, or NULL; *added when new. */
@@ -277,8 +270,8 @@ kinst_xr_add(unsigned long a, uint8_t reason, uint8_t flags)
 		kinst_xr_overflow = 1;
 		return (NULL);
 	}
-	if (kinst_name_listed(name, kinst_trap_leaf,
-	    ARRAY_SIZE(kinst_trap_leaf)) ||
+	if (kinst_listed2(name, kinst_trap_leaf,
+	    ARRAY_SIZE(kinst_trap_leaf), kinst_linux_arch_roots.leaf) ||
 	    kinst_name_listed(name, kinst_boot_leaf,
 	    ARRAY_SIZE(kinst_boot_leaf)))
 		flags |= KINST_XF_LEAF;
@@ -363,82 +356,40 @@ kinst_root_addr(const void *p, uint8_t reason)
 		(void)kinst_xr_add((unsigned long)p, reason, KINST_XF_ROOT);
 }
 
-/* The die notifiers that run before (and including) kinst's. */
+/* A root by address (the architecture's pointers, kinst's own entries). */
 static void
-kinst_root_die_chain(struct notifier_block *ours)
+kinst_root_ptr(const void *p, uint8_t reason)
 {
-	struct atomic_notifier_head *h;
-	struct notifier_block *nb;
-	unsigned long flags;
-	int n = 0;
+	uint8_t flags = KINST_XF_ROOT;
 
-	h = (void *)kinst_linux_lookup_name("die_chain");
-	if (h == NULL) {
-		pr_info("kinst: die_chain not found; notifiers before kinst's not walked\n");
-		return;
-	}
-	spin_lock_irqsave(&h->lock, flags);
-	for (nb = rcu_dereference_raw(h->head); nb != NULL;
-	    nb = rcu_dereference_raw(nb->next)) {
-		if (nb == ours)
-			break;
-		/* Only the address is recorded here; walked after unlock. */
-		if (n < 16 && kinst_nxr < KINST_XMAX)
-			(void)kinst_xr_add((unsigned long)nb->notifier_call,
-			    KINST_R_TRAP_PATH, KINST_XF_ROOT);
-		n++;
-	}
-	spin_unlock_irqrestore(&h->lock, flags);
+	if (reason == KINST_R_CPU_BRINGUP)	/* only "cpu dead" is by pointer */
+		flags |= KINST_XF_DEAD;
+	if (p != NULL && kinst_nxr < KINST_XMAX)
+		(void)kinst_xr_add((unsigned long)p, reason, flags);
 }
 
+/* Each name of a NULL-terminated list as a root. */
 static void
-kinst_roots_pointers(void)
+kinst_root_names(const char *const *names, uint8_t reason, uint8_t flags)
+{
+	size_t i;
+
+	for (i = 0; names != NULL && names[i] != NULL; i++)
+		kinst_root_name(names[i], reason, flags);
+}
+
+/*
+ * The current clocksource's read function: ktime_get_mono_fast_ns() calls
+ * it through a pointer that is fixed once the system runs.
+ */
+static void
+kinst_roots_clocksource(void)
 {
 	struct clocksource **cs;
-	struct apic **ap;
 
 	cs = (void *)kinst_linux_lookup_name("curr_clocksource");
 	if (cs != NULL && *cs != NULL)
 		kinst_root_addr((*cs)->read, KINST_R_TRAP_PATH);
-	ap = (void *)kinst_linux_lookup_name("apic");
-	if (ap != NULL && *ap != NULL) {
-		kinst_root_addr((*ap)->send_IPI_self, KINST_R_TRAP_PATH);
-		kinst_root_addr((*ap)->send_IPI, KINST_R_TRAP_PATH);
-		kinst_root_addr((*ap)->icr_write, KINST_R_TRAP_PATH);
-		kinst_root_addr((*ap)->write, KINST_R_TRAP_PATH);
-		kinst_root_addr((*ap)->read, KINST_R_TRAP_PATH);
-		kinst_root_addr((*ap)->eoi_write, KINST_R_TRAP_PATH);
-	}
-}
-
-/*
- * Roots of class "cpu dead": what a CPU runs after cpu_report_death(), for
- * as long as it is down (kinst_os_ctl_lock, kinst_linux_os.c, explains why
- * a lock covers everything before that and nothing after).  The idle loop
- * calls arch_cpu_idle_dead() -> smp_ops.play_dead (native_play_dead on
- * bare metal and under QEMU) -> play_dead_common() -> cpu_report_death(),
- * then tboot_shutdown(), mwait_play_dead()/hlt_play_dead() (inlined or
- * not) and cpuidle_play_dead(), which calls the cpuidle driver's
- * enter_dead through a pointer (acpi_idle_play_dead, named).  The play_dead
- * functions themselves are refused whole: their tails run after the
- * report.
- */
-static void
-kinst_roots_dead(void)
-{
-	struct smp_ops *ops;
-	void *pd;
-
-	ops = (void *)kinst_linux_lookup_name("smp_ops");
-	pd = ops != NULL ? (void *)ops->play_dead : NULL;
-	if (pd != NULL)
-		(void)kinst_xr_add((unsigned long)pd, KINST_R_CPU_BRINGUP,
-		    KINST_XF_ROOT | KINST_XF_DEAD);
-	kinst_root_name("native_play_dead", KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
-	kinst_root_name("play_dead_common", KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
-	kinst_root_name("cpu_report_death", KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
-	kinst_root_name("acpi_idle_play_dead", KINST_R_CPU_BRINGUP,
-	    KINST_XF_DEAD);
 }
 
 static int
@@ -490,15 +441,20 @@ kinst_linux_derived_show(struct seq_file *m)
 	seq_puts(m, "# cut:");
 	for (i = 0; i < ARRAY_SIZE(kinst_trap_cut); i++)
 		seq_printf(m, " %s", kinst_trap_cut[i]);
+	for (i = 0; kinst_linux_arch_roots.cut[i] != NULL; i++)
+		seq_printf(m, " %s", kinst_linux_arch_roots.cut[i]);
 	seq_puts(m, "\n# leaf:");
 	for (i = 0; i < ARRAY_SIZE(kinst_trap_leaf); i++)
 		seq_printf(m, " %s", kinst_trap_leaf[i]);
+	for (i = 0; kinst_linux_arch_roots.leaf[i] != NULL; i++)
+		seq_printf(m, " %s", kinst_linux_arch_roots.leaf[i]);
 	for (i = 0; i < ARRAY_SIZE(kinst_boot_leaf); i++)
 		seq_printf(m, " %s", kinst_boot_leaf[i]);
 	seq_puts(m, "\n# dead-cut:");
 	for (i = 0; i < ARRAY_SIZE(kinst_dead_cut); i++)
 		seq_printf(m, " %s", kinst_dead_cut[i]);
-	seq_puts(m, "\n# prefix: start_secondary rcu_cpu_starting\n");
+	seq_printf(m, "\n# prefix: %s rcu_cpu_starting\n",
+	    kinst_linux_arch_roots.prefix);
 	for (i = 0; i < kinst_nxr; i++) {
 		const struct kinst_xrange *x = &kinst_xr[i];
 
@@ -531,9 +487,9 @@ kinst_xr_finish(void)
 }
 
 int
-kinst_linux_derive(struct notifier_block *ours, void *const *roots,
-    size_t nroots)
+kinst_linux_derive(void)
 {
+	const struct kinst_linux_roots *ar = &kinst_linux_arch_roots;
 	struct kinst_walk w = { 0 };
 	size_t i, ntrap;
 
@@ -549,29 +505,31 @@ kinst_linux_derive(struct notifier_block *ours, void *const *roots,
 	kinst_prefix_end = kinst_linux_lookup_name("rcu_cpu_starting");
 
 	/* Trap path first: a function on both paths says "trap path". */
-	kinst_root_name("exc_int3", KINST_R_TRAP_PATH, 0);
-	kinst_root_name("exc_page_fault", KINST_R_TRAP_PATH, 0);
-	for (i = 0; i < nroots; i++)
-		kinst_root_addr(roots[i], KINST_R_TRAP_PATH);
-	kinst_root_die_chain(ours);
-	kinst_roots_pointers();
+	kinst_root_names(ar->trap, KINST_R_TRAP_PATH, 0);
+	for (i = 0; i < kinst_linux_arch_ntrap_roots; i++)
+		kinst_root_addr(kinst_linux_arch_trap_roots[i], KINST_R_TRAP_PATH);
+	for (i = 0; i < kinst_linux_ntrap_roots; i++)
+		kinst_root_addr(kinst_linux_trap_roots[i], KINST_R_TRAP_PATH);
+	kinst_linux_arch_root_ptrs(false, kinst_root_ptr);
+	kinst_roots_clocksource();
 	kinst_walk_all(&w);
 	ntrap = kinst_nxr;
 
 	if (kinst_prefix_end != 0)
-		kinst_root_name("start_secondary", KINST_R_CPU_BRINGUP,
+		kinst_root_name(ar->prefix, KINST_R_CPU_BRINGUP,
 		    KINST_XF_PREFIX);
 	else
-		pr_warn("kinst: rcu_cpu_starting not found: start_secondary not walked\n");
-	kinst_root_name("secondary_startup_64", KINST_R_CPU_BRINGUP, 0);
-	kinst_root_name("startup_64", KINST_R_CPU_BRINGUP, 0);
+		pr_warn("kinst: rcu_cpu_starting not found: %s not walked\n",
+		    ar->prefix);
+	kinst_root_names(ar->bringup, KINST_R_CPU_BRINGUP, 0);
 	kinst_root_name("kernel_init", KINST_R_CPU_BRINGUP, 0);
 	kinst_root_name("rest_init", KINST_R_CPU_BRINGUP, 0);
 	kinst_root_name("start_kernel", KINST_R_CPU_BRINGUP, 0);
 	kinst_walk_all(&w);
 
 	/* After bring-up: a function on both keeps "cpu-bringup". */
-	kinst_roots_dead();
+	kinst_linux_arch_root_ptrs(true, kinst_root_ptr);
+	kinst_root_names(ar->dead, KINST_R_CPU_BRINGUP, KINST_XF_DEAD);
 	kinst_walk_all(&w);
 
 	kvfree(kinst_walkbuf);
