@@ -12,7 +12,8 @@ KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  kyua atf-sh libatf-dev clang libclang-rt-14-dev llvm binutils jq cpio gzip python3 linux-perf \
  busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils \
  dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake \
- binutils-aarch64-linux-gnu gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+ binutils-aarch64-linux-gnu gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
+ qemu-system-arm"
 
 # The browser the HTML checks render kinstctl's pages in (cover --html,
 # hist/latency --html: tests/vm/browser.py).  Installed on its own: when it
@@ -84,6 +85,42 @@ kinst_fetch_kernel_arm64() {
 		apt-get update -qq
 	fi
 	kinst_extract_pkg "$pkg" "$pkg:arm64" "$dir"
+}
+
+# The rest of the arm64 guest (issue 44), next to the kernel: the headers
+# package of the same release, extracted into $KINST_CACHE/headers-arm64
+# (kinst.ko is cross-built against it; its scripts/ and tools/ links are
+# pointed at the host's linux-kbuild, whose programs run here, instead of
+# the package's arm64 ones), and busybox-static:arm64 into
+# $KINST_CACHE/busybox-arm64 (the guest's userland).
+kinst_fetch_arm64_guest() {
+	kinst_fetch_kernel_arm64 || return 1
+	pkg=$(kinst_kernel_pkg)
+	hdr=linux-headers-${pkg#linux-image-}
+	hdr=${hdr%-amd64}-arm64
+	dir=$KINST_CACHE/headers-arm64
+	if [ ! -f "$dir/.$hdr.done" ]; then
+		kinst_extract_pkg "$hdr" "$hdr:arm64" "$dir" || return 1
+		src=$(ls -d "$dir"/root/usr/src/linux-headers-*-arm64 2>/dev/null | head -n 1)
+		# ../../lib/linux-kbuild-V/scripts in the package: the host's.
+		kbuild=/usr/lib/$(basename "$(dirname "$(readlink "$src/scripts" 2>/dev/null)")")
+		[ -n "$src" ] && [ -d "$kbuild/scripts" ] &&
+		    ln -sfn "$kbuild/scripts" "$src/scripts" &&
+		    ln -sfn "$kbuild/tools" "$src/tools" || {
+			echo "kinst: $hdr: no headers, or no host $kbuild (linux-kbuild, which linux-headers-amd64 brings)" >&2
+			rm -f "$dir/.$hdr.done"
+			return 1
+		}
+	fi
+	dir=$KINST_CACHE/busybox-arm64
+	if [ ! -f "$dir/.busybox-static.done" ]; then
+		kinst_extract_pkg busybox-static busybox-static:arm64 "$dir" || return 1
+	fi
+}
+
+# The arm64 headers' directory (KDIR), empty when not fetched.
+kinst_arm64_kdir() {
+	ls -d "$KINST_CACHE"/headers-arm64/root/usr/src/linux-headers-*-arm64 2>/dev/null | head -n 1
 }
 
 kinst_build() {

@@ -1,0 +1,78 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# kinst.ko on arm64 (issue 44): Debian's arm64 kernel under
+# qemu-system-aarch64 (TCG, -M virt), the module cross-built against its
+# headers (tests/kmod/CMakeLists.txt: kinst_ko_arm64), driven through
+# /dev/kinst by a64_devcheck (tests/kmod/a64_devcheck.c) and the scripts
+# tests/kmod/guest/a64_*.sh.  run-in-guest --arch arm64 fails a run whose
+# kernel log shows BUG, WARNING, Oops or stalls, or that taints the kernel.
+
+KINST_DEFAULT_SRCDIR="@KINST_SRCDIR@"
+KINST_DEFAULT_BUILDDIR="@KINST_BUILDDIR@"
+KINST_DEFAULT_CACHE="@KINST_CACHE_DEFAULT@"
+. "$KINST_DEFAULT_SRCDIR/tests/lib/vm.sh"
+
+a64_run() {
+	vm_setup
+	command -v qemu-system-aarch64 >/dev/null 2>&1 ||
+	    atf_skip "SKIPPED: qemu-system-aarch64 is not installed (apt-get install qemu-system-arm, or run tests/setup): the arm64 guest cannot run"
+	ls "$KINST_CACHE"/kernel-arm64/root/boot/vmlinuz-* >/dev/null 2>&1 ||
+	    atf_skip "SKIPPED: no Debian arm64 kernel under $KINST_CACHE/kernel-arm64 (run tests/setup): the arm64 guest cannot run"
+	[ -x "$KINST_CACHE"/busybox-arm64/root/bin/busybox ] ||
+	    atf_skip "SKIPPED: no arm64 busybox under $KINST_CACHE/busybox-arm64 (run tests/setup): the arm64 guest cannot run"
+	ko=$KINST_BUILD/kmod-linux-arm64/kinst.ko
+	[ -f "$ko" ] ||
+	    atf_skip "SKIPPED: $ko is not built (no arm64 headers under $KINST_CACHE/headers-arm64, or no aarch64-linux-gnu-gcc: run tests/setup)"
+	dc=$KINST_BUILD/tests/kmod/a64_devcheck
+	[ -x "$dc" ] || atf_fail "$dc is missing"
+	script=$1
+	shift
+	vm_run --arch arm64 --require-module --module "$ko" -f "$dc" "$@" \
+	    "$top/tests/kmod/guest/$script"
+	if [ "$vm_status" != 0 ]; then
+		vm_show_logs
+		atf_fail "arm64 guest script $script failed (exit $vm_status): $(grep -h '^FAIL' vm.out | head -n 3 | tr '\n' ' ')"
+	fi
+}
+
+# a64_expect_rc NAME: the check's "RC-NAME 0" line.
+a64_expect_rc() {
+	grep -q "^RC-$1 0\$" vm.out || atf_fail "check $1: $(grep "^RC-$1 " vm.out || echo 'no result line') $(grep -h '^FAIL' vm.out | head -n 2 | tr '\n' ' ')"
+}
+
+atf_test_case basics
+basics_head() {
+	atf_set descr "arm64: getpid's probe gives exactly one record per call with pc and EL1h; write(2)'s arguments in x0-x2; stacks through the frame records (PAC stripped) at every prologue offset; an exclusive sequence's load and the instruction after it refused; whole busy functions armed under a load that checks its own results; text restored; no kernel trouble"
+	atf_set timeout 600
+}
+basics_body() {
+	a64_run a64_basic.sh -t 540
+	for c in cycle regs stack-0 stack-8 stack-12 stack-16 stack-24 stack-40 \
+	    exclusive all-getpid all-vfs_read all-ksys_write all-do_sys_openat2; do
+		a64_expect_rc "$c"
+	done
+	grep -q '^cycle __arm64_sys_getpid: 1000 records of ours, 0 failures' vm.out ||
+	    atf_fail "getpid's count"
+	grep -q '^regs: 200 writes seen in x0-x2, 0 failures' vm.out ||
+	    atf_fail "write(2)'s registers"
+	grep -Eq '^all vfs_read: [0-9]+ of [0-9]+ instructions armed' vm.out ||
+	    atf_fail "vfs_read not armed whole"
+}
+
+atf_test_case kill9_unload
+kill9_unload_head() {
+	atf_set descr "arm64: busy functions armed whole by processes killed with SIGKILL under a load: text restored, rmmod refused while armed and done after"
+	atf_set timeout 600
+}
+kill9_unload_body() {
+	a64_run a64_kill9.sh -t 540
+	grep -q '^rmmod refused while armed' vm.out || atf_fail "rmmod was not refused"
+	[ "$(grep -c ': text restored$' vm.out)" -eq 4 ] || atf_fail "text not restored"
+	grep -q '^rmmod after kill -9: ok' vm.out || atf_fail "rmmod after kill -9"
+}
+
+atf_init_test_cases() {
+	atf_add_test_case basics
+	atf_add_test_case kill9_unload
+}

@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# arm64: every instruction of busy functions armed by processes killed with
+# SIGKILL under a load: the text comes back (TEXT before and after, no
+# probe left to mask it), rmmod is refused while a holder lives and
+# succeeds after.
+set -u
+FUNCS="vfs_read ksys_write do_sys_openat2 copy_page_to_iter"
+n_funcs=4
+bad=0
+for f in $FUNCS; do
+	a64_devcheck text $f >/tmp/before.$f || { echo "FAIL: text $f"; exit 1; }
+done
+pids=
+for f in $FUNCS; do
+	a64_devcheck hold $f >/tmp/hold.$f 2>&1 &
+	pids="$pids $!"
+done
+n=0
+for i in $(seq 1 120); do
+	n=$(cat /tmp/hold.* | grep -c '^armed')
+	[ "$n" -eq $n_funcs ] && break
+	sleep 1
+done
+cat /tmp/hold.*
+[ "$n" -eq $n_funcs ] || { echo "FAIL: only $n of $n_funcs holders armed"; bad=1; }
+for i in 1 2 3; do
+	ls -lR /sys/kernel/mm >/dev/null 2>&1
+	dd if=/dev/zero of=/tmp/z bs=4k count=64 2>/dev/null
+	md5sum /tmp/z /proc/self/maps >/dev/null
+done
+if rmmod kinst 2>/dev/null; then
+	echo "FAIL: rmmod succeeded while probes were armed"
+	exit 1
+fi
+echo "rmmod refused while armed"
+kill -9 $pids
+wait
+for f in $FUNCS; do
+	a64_devcheck text $f >/tmp/after.$f
+	if cmp -s /tmp/before.$f /tmp/after.$f; then
+		echo "$f: text restored"
+	else
+		echo "FAIL: $f: text differs after kill -9"
+		bad=1
+	fi
+done
+if rmmod kinst; then
+	echo "rmmod after kill -9: ok"
+else
+	echo "FAIL: rmmod after kill -9"
+	bad=1
+fi
+exit $bad
