@@ -132,27 +132,32 @@ kinst_stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /*
  * Has the function whose instruction at pc is offset bytes in made its
- * frame record yet (a mov x29, sp / add x29, sp, #n before pc)?  Until it
- * has, x29 is still the caller's record and x30 the return address.  Only
- * the first KINST_A64_PROLOGUE words are looked at: a prologue is shorter.
+ * frame record yet (an add x29, sp, #n -- mov x29, sp is n 0 -- before
+ * pc)?  Until it has, x29 is still the caller's record and x30 the return
+ * address (a function that calls nothing keeps it there throughout).  The
+ * words before pc are read back to KINST_A64_PROLOGUE of them (a prologue,
+ * shrink-wrapped or not, is nearer the entry than that); a probe further
+ * in counts as made.
  */
-#define	KINST_A64_PROLOGUE	16
+#define	KINST_A64_PROLOGUE	64
 static bool
 kinst_frame_made(uint64_t pc, uint32_t offset)
 {
-	uint32_t n = offset / 4, i;
-	uint8_t b[4];
+	const uint32_t *f = (const uint32_t *)(uintptr_t)(pc - offset);
+	uint32_t n = offset / 4, i, w;
 
-	if (n > KINST_A64_PROLOGUE)
+	if (n > KINST_A64_PROLOGUE || (pc & 3) != 0 ||
+	    !kinst_read_ok(pc - offset, offset))
 		return (true);
 	for (i = 0; i < n; i++) {
-		if (kinst_os_read(pc - offset + 4 * i, b, 4) != 0)
-			return (true);
-		/* add x29, sp, #imm{, lsl #12} (mov x29, sp is imm 0) */
-		if ((kinst_a64_word(b) & 0xff8003ffu) == 0x910003fdu)
+		__get_kernel_nofault(&w, f + i, uint32_t, fault);
+		w = le32_to_cpu((__force __le32)w);	/* A64 words are little-endian */
+		if ((w & 0xff8003ffu) == 0x910003fdu)
 			return (true);
 	}
 	return (false);
+fault:
+	return (true);
 }
 
 /*
