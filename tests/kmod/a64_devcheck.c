@@ -22,6 +22,12 @@
  *   a64_devcheck exclusive FUNC...
  *	in each FUNC, the first load-exclusive and the instruction after it
  *	are refused (exclusive-monitor): the second only by the shim's scan.
+ *   a64_devcheck shared COUNT
+ *	two sessions arm getpid's probe: each gets exactly COUNT records.
+ *   a64_devcheck pred COUNT
+ *	a probe program at ksys_write: records only write(2)s to one
+ *	descriptor (x0), each with 9 bytes of its user buffer (x1)
+ *	captured; COUNT writes there and COUNT elsewhere.
  *   a64_devcheck loop N, a64_devcheck armloop FUNC OFF N
  *	figures only (tests/bench/guest_a64_hit_rate.sh): ns per getpid(2),
  *	bare, or with FUNC+OFF armed (records read after).
@@ -523,6 +529,159 @@ cmd_exclusive(int argc, char **argv)
 	return (failures != 0);
 }
 
+/*
+ * Two sessions on one instruction: both arm getpid's probe (one site, two
+ * subscribers); COUNT calls give each exactly COUNT records of ours.
+ */
+static int
+cmd_shared(long count)
+{
+	struct cycle_ctx c[2];
+	struct kinst_disarm d;
+	struct kinst_arm a[2];
+	uint32_t off;
+	long k;
+	int fd[2], i;
+
+	memset(c, 0, sizeof(c));
+	c[0].pid = c[1].pid = getpid();	/* not while armed: a getpid(2) */
+	c[0].tid = c[1].tid = (int32_t)syscall(SYS_gettid);
+	for (i = 0; i < 2; i++)
+		fd[i] = dev_open();
+	off = arm_first(fd[0], "__arm64_sys_getpid", 4, 32, &a[0]);
+	CHECK(off != UINT32_MAX, "nothing arms");
+	if (off == UINT32_MAX)
+		return (1);
+	CHECK(do_arm(fd[1], "__arm64_sys_getpid", off, 0, &a[1]) == 0 &&
+	    a[1].addr == a[0].addr, "second session's arm");
+	for (k = 0; k < count; k++)
+		(void)syscall(SYS_getpid);
+	for (i = 0; i < 2; i++) {
+		d.probe_id = a[i].probe_id;
+		CHECK(xioctl(fd[i], KINST_IOC_DISARM, &d) == 0, "disarm %d", i);
+	}
+	for (i = 0; i < 2; i++) {
+		c[i].addr = a[0].addr;
+		(void)drain(fd[i], cycle_rec, &c[i]);
+		CHECK(c[i].ours == (uint64_t)count,
+		    "session %d: %llu records, want %ld", i,
+		    (unsigned long long)c[i].ours, count);
+		close(fd[i]);
+	}
+	printf("shared __arm64_sys_getpid+%#x: %llu and %llu records, %d failures\n",
+	    off, (unsigned long long)c[0].ours, (unsigned long long)c[1].ours,
+	    failures);
+	return (failures != 0);
+}
+
+#define	PI(o, a, f, im)	((struct kinst_pinsn){ .op = (o), .arg = (a),	\
+			    .off = (f), .imm = (im) })
+
+struct pred_ctx {
+	int32_t		pid;
+	int		fd;
+	const char	*msg;
+	uint64_t	ours, captured;
+};
+
+static void
+pred_rec(const struct kinst_hit_record *r, void *arg)
+{
+	struct pred_ctx *c = arg;
+	const struct kinst_rec_sec *sec;
+	const struct kinst_rec_cap *cap;
+	uint32_t off;
+
+	if (r->pid != c->pid)
+		return;
+	c->ours++;
+	CHECK(r->regs.x[0] == (uint64_t)c->fd, "x0 %llu, want %d",
+	    (unsigned long long)r->regs.x[0], c->fd);
+	for (off = sizeof(*r); off + sizeof(*sec) <= r->hdr.size;
+	    off += sizeof(*sec) + ((sec->len + 7) & ~7u)) {
+		sec = (const void *)((const uint8_t *)r + off);
+		if (sec->type != KINST_SEC_MEM)
+			continue;
+		cap = (const void *)(sec + 1);
+		if (cap->size == 9 && sec->len >= sizeof(*cap) + 9 &&
+		    memcmp(cap + 1, c->msg, 9) == 0 && (sec->flags == 0))
+			c->captured++;
+	}
+}
+
+/*
+ * A probe program on arm64: at ksys_write's first traceable instruction,
+ * record only when x0 is one descriptor, and capture 9 bytes of the user
+ * buffer x1 points at.  COUNT writes there and COUNT to another descriptor:
+ * exactly COUNT records of ours, each with x0 that descriptor and the
+ * buffer's bytes captured.
+ */
+static int
+cmd_pred(long count)
+{
+	static const char msg[] = "kinst-a64";
+	struct pred_ctx c = { 0 };
+	struct kinst_prog_load pl;
+	struct kinst_disarm d;
+	struct kinst_arm a;
+	uint32_t off;
+	long k;
+	int fd, out, other, r;
+
+	fd = dev_open();
+	out = open("/dev/null", O_WRONLY);
+	other = open("/dev/null", O_WRONLY);
+	CHECK(out >= 0 && other >= 0, "/dev/null");
+	{
+		struct kinst_pinsn code[] = {
+			PI(KINST_OP_REG, 1, 0, 0),
+			PI(KINST_OP_MEM, 0, 0, 9),
+			PI(KINST_OP_REG, 0, 0, 0),
+			PI(KINST_OP_IMM, 0, 0, (uint64_t)out),
+			PI(KINST_OP_EQ, 0, 0, 0),
+			PI(KINST_OP_RET, 0, 0, 0),
+		};
+
+		memset(&pl, 0, sizeof(pl));
+		pl.insns = (uint64_t)(uintptr_t)code;
+		pl.ninsns = sizeof(code) / sizeof(code[0]);
+		r = xioctl(fd, KINST_IOC_PROG_LOAD, &pl);
+		CHECK(r == 0, "PROG_LOAD: %d", r);
+		if (r != 0)
+			return (1);
+	}
+	for (off = 0; off <= 12; off += 4) {
+		memset(&a, 0, sizeof(a));
+		snprintf(a.function, sizeof(a.function), "ksys_write");
+		a.offset = off;
+		a.flags = KINST_ARM_PROG;
+		a.prog_id = pl.prog_id;
+		if ((r = xioctl(fd, KINST_IOC_ARM, &a)) == 0)
+			break;
+	}
+	CHECK(r == 0, "arm ksys_write with the program: %d", r);
+	if (r != 0)
+		return (1);
+	for (k = 0; k < count; k++) {
+		CHECK(write(out, msg, 9) == 9, "write");
+		CHECK(write(other, msg, 9) == 9, "write");
+	}
+	d.probe_id = a.probe_id;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	c.pid = getpid();
+	c.fd = out;
+	c.msg = msg;
+	(void)drain(fd, pred_rec, &c);
+	CHECK(c.ours == (uint64_t)count && c.captured == c.ours,
+	    "%llu records (want %ld), %llu with the buffer captured",
+	    (unsigned long long)c.ours, count, (unsigned long long)c.captured);
+	printf("pred ksys_write+%#x: %llu records of %ld writes to fd %d, %llu captures, %d failures\n",
+	    off, (unsigned long long)c.ours, 2 * count, out,
+	    (unsigned long long)c.captured, failures);
+	close(fd);
+	return (failures != 0);
+}
+
 /* Nanoseconds per getpid(2) over n calls (CLOCK_MONOTONIC). */
 static double
 getpid_ns(long n)
@@ -630,6 +789,10 @@ main(int argc, char **argv)
 		return (cmd_regs(atol(argv[2])));
 	if (argc == 4 && strcmp(argv[1], "all") == 0)
 		return (cmd_all(argv[2], atol(argv[3])));
+	if (argc == 3 && strcmp(argv[1], "shared") == 0)
+		return (cmd_shared(atol(argv[2])));
+	if (argc == 3 && strcmp(argv[1], "pred") == 0)
+		return (cmd_pred(atol(argv[2])));
 	if (argc == 3 && strcmp(argv[1], "loop") == 0)
 		return (cmd_loop(atol(argv[2])));
 	if (argc == 5 && strcmp(argv[1], "armloop") == 0)
@@ -646,6 +809,7 @@ main(int argc, char **argv)
 		    argv[4], atol(argv[5])));
 	fprintf(stderr, "usage: a64_devcheck cycle FUNC COUNT | regs COUNT | "
 	    "all FUNC COUNT | stack FUNC OFF CALLER COUNT | text FUNC | "
-	    "hold FUNC | exclusive FUNC... | loop N | armloop FUNC OFF N\n");
+	    "hold FUNC | exclusive FUNC... | shared COUNT | pred COUNT | "
+	    "loop N | armloop FUNC OFF N\n");
 	return (2);
 }

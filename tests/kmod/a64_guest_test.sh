@@ -43,19 +43,24 @@ a64_expect_rc() {
 
 atf_test_case basics
 basics_head() {
-	atf_set descr "arm64: getpid's probe gives exactly one record per call with pc and EL1h; write(2)'s arguments in x0-x2; stacks through the frame records (PAC stripped) at every prologue offset; an exclusive sequence's load and the instruction after it refused; whole busy functions armed under a load that checks its own results; text restored; no kernel trouble"
+	atf_set descr "arm64: getpid's probe gives exactly one record per call with pc and EL1h; write(2)'s arguments in x0-x2; stacks through the frame records (PAC stripped) at every prologue offset; an exclusive sequence's load and the instruction after it refused; two sessions on one instruction, each with every hit; a program's predicate on x0 and capture of the user buffer at x1; whole busy functions armed under a load that checks its own results; text restored; no kernel trouble"
 	atf_set timeout 600
 }
 basics_body() {
 	a64_run a64_basic.sh -t 540
 	for c in cycle regs stack-0 stack-8 stack-12 stack-16 stack-24 stack-40 \
-	    exclusive all-getpid all-vfs_read all-ksys_write all-do_sys_openat2; do
+	    exclusive shared pred all-getpid all-vfs_read all-ksys_write \
+	    all-do_sys_openat2; do
 		a64_expect_rc "$c"
 	done
 	grep -q '^cycle __arm64_sys_getpid: 1000 records of ours, 0 failures' vm.out ||
 	    atf_fail "getpid's count"
 	grep -q '^regs: 200 writes seen in x0-x2, 0 failures' vm.out ||
 	    atf_fail "write(2)'s registers"
+	grep -Eq '^shared __arm64_sys_getpid\+(0|0x[0-9a-f]+): 500 and 500 records, 0 failures' vm.out ||
+	    atf_fail "two sessions on one instruction"
+	grep -Eq '^pred ksys_write\+(0|0x[0-9a-f]+): 100 records of 200 writes to fd [0-9]+, 100 captures, 0 failures' vm.out ||
+	    atf_fail "predicate and capture"
 	grep -Eq '^all vfs_read: [0-9]+ of [0-9]+ instructions armed' vm.out ||
 	    atf_fail "vfs_read not armed whole"
 }

@@ -3,7 +3,9 @@
 # kinst.ko on arm64 (issue 44), through /dev/kinst (a64_devcheck): getpid's
 # probe counted exactly, write(2)'s arguments in x0-x2, stacks from the
 # frame records at every prologue offset, exclusive sequences refused
-# (the load-exclusive and the instruction after it), whole busy functions armed under
+# (the load-exclusive and the instruction after it), two sessions on one
+# instruction, a probe program's predicate on x0 and capture of the user
+# buffer x1 points at, whole busy functions armed under
 # a load that checks its own results.  Each line "RC-<check> N" is the
 # check's exit status; the host asserts each.
 set -u
@@ -19,6 +21,8 @@ for o in 0 8 12 16 24 40; do
 	run stack-$o stack __arm64_sys_getpid $o invoke_syscall 50
 done
 run exclusive exclusive fput dput __fput alloc_fd try_to_wake_up
+run shared shared 500
+run pred pred 100
 run all-getpid all __arm64_sys_getpid 100
 run all-vfs_read all vfs_read 50
 run all-ksys_write all ksys_write 50
