@@ -60,6 +60,7 @@
 #include <asm/cacheflush.h>
 #include <asm/memory.h>
 #include <asm/unaligned.h>
+#include <asm/cpufeature.h>
 
 #include "kinst_linux.h"
 #include "kinst_linux_arch.h"
@@ -401,11 +402,13 @@ kinst_linux_tramp_gone(void *mem, size_t size)
  * The exclusive-sequence rule (common/arm64/kinst_a64.h) needs the words
  * before the instruction, which kinst_isa_prepare() is not given: checked
  * here, before anything is armed, over the live text of the function.
+ * Then the landing pads, where the kernel enforces BTI.
  */
 int
 kinst_linux_arch_insn_check(const struct kinst_func *f, uint64_t addr)
 {
 	uint32_t words[KINST_A64_EXCL_SPAN + 1];
+	struct kinst_a64_insn d;
 	uint64_t first;
 	size_t n, i;
 	uint8_t b[4];
@@ -419,9 +422,19 @@ kinst_linux_arch_insn_check(const struct kinst_func *f, uint64_t addr)
 			return (KINST_R_UNDECODABLE);
 		words[i] = get_unaligned_le32(b);
 	}
-	/* A breakpoint kinst put there is not an instruction of the sequence. */
-	return (kinst_a64_exclusive(words, n, n - 1) ? KINST_R_EXCLUSIVE :
-	    KINST_R_NONE);
+	if (kinst_a64_exclusive(words, n, n - 1))
+		return (KINST_R_EXCLUSIVE);
+	/*
+	 * A kernel that enforces BTI on its own text (CONFIG_ARM64_BTI_KERNEL
+	 * on a CPU with BTI): an indirect branch to a brk where a landing pad
+	 * was raises a Branch Target exception before the brk (x86-64's
+	 * endbr under IBT, the same reason).  Debian's 6.1 does not.
+	 */
+	kinst_a64_decode(words[n - 1], &d);
+	if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) && system_supports_bti() &&
+	    d.landing)
+		return (KINST_R_ENDBR);
+	return (KINST_R_NONE);
 }
 
 /*
