@@ -67,11 +67,12 @@ basics_body() {
 
 atf_test_case kill9_unload
 kill9_unload_head() {
-	atf_set descr "arm64: busy functions armed whole by processes killed with SIGKILL under a load: text restored, rmmod refused while armed and done after"
+	atf_set descr "arm64: busy functions armed whole by processes killed with SIGKILL under a load, cpu1 offline and online twice while armed: text restored, rmmod refused while armed and done after"
 	atf_set timeout 600
 }
 kill9_unload_body() {
 	a64_run a64_kill9.sh -t 540
+	grep -q '^cpu1 offline and online twice while armed' vm.out || atf_fail "CPU hotplug while armed"
 	grep -q '^rmmod refused while armed' vm.out || atf_fail "rmmod was not refused"
 	[ "$(grep -c ': text restored$' vm.out)" -eq 4 ] || atf_fail "text not restored"
 	grep -q '^rmmod after kill -9: ok' vm.out || atf_fail "rmmod after kill -9"
