@@ -24,6 +24,10 @@
  *	are refused (exclusive-monitor): the second only by the shim's scan.
  *   a64_devcheck shared COUNT
  *	two sessions arm getpid's probe: each gets exactly COUNT records.
+ *   a64_devcheck masks COUNT
+ *	getpid's first traceable instruction (out of line) and the next:
+ *	every record of both shows IRQ and FIQ unmasked (the trampoline's
+ *	brk gave back the masks it took), COUNT records each.
  *   a64_devcheck pred COUNT
  *	a probe program at ksys_write: records only write(2)s to one
  *	descriptor (x0), each with 9 bytes of its user buffer (x1)
@@ -682,6 +686,82 @@ cmd_pred(long count)
 	return (failures != 0);
 }
 
+struct masks_ctx {
+	int32_t		pid;
+	uint64_t	addr[2], n[2];
+};
+
+static void
+masks_rec(const struct kinst_hit_record *r, void *arg)
+{
+	struct masks_ctx *c = arg;
+	int i;
+
+	if (r->pid != c->pid)
+		return;
+	for (i = 0; i < 2; i++)
+		if (r->addr == c->addr[i]) {
+			c->n[i]++;
+			/* A syscall from user space runs with IRQ and FIQ unmasked. */
+			CHECK((r->regs.pstate & 0xc0) == 0,
+			    "probe %d: pstate %#llx: interrupts masked", i,
+			    (unsigned long long)r->regs.pstate);
+		}
+}
+
+/*
+ * Interrupts as they were after an out-of-line hit: the trampoline runs
+ * with IRQ and FIQ masked and its brk must unmask them.  getpid's first
+ * traceable instruction (paciasp, out of line) and the next one armed:
+ * every record of both shows pstate's I and F clear, as el0_svc leaves
+ * them, and each has COUNT records.
+ */
+static int
+cmd_masks(long count)
+{
+	struct kinst_probe_info pi[2];
+	struct masks_ctx c = { 0 };
+	struct kinst_disarm d;
+	struct kinst_arm a[2];
+	struct kinst_list l;
+	uint32_t off, off2;
+	long k;
+	int fd, i;
+
+	c.pid = getpid();
+	fd = dev_open();
+	off = arm_first(fd, "__arm64_sys_getpid", 4, 32, &a[0]);
+	off2 = off == UINT32_MAX ? off :
+	    arm_first(fd, "__arm64_sys_getpid", off + 4, off + 32, &a[1]);
+	CHECK(off2 != UINT32_MAX, "two probes in __arm64_sys_getpid");
+	if (off2 == UINT32_MAX)
+		return (1);
+	memset(&l, 0, sizeof(l));
+	l.buf = (uintptr_t)pi;
+	l.cap = 2;
+	CHECK(xioctl(fd, KINST_IOC_LIST, &l) == 0 && l.count == 2, "LIST");
+	for (i = 0; i < 2 && i < (int)l.count; i++)
+		if (pi[i].offset == off)
+			CHECK((pi[i].treatment & KINST_PI_TREATMENT) == KINST_T_OOL,
+			    "+%#x treatment %u, not out of line", off,
+			    pi[i].treatment & KINST_PI_TREATMENT);
+	for (k = 0; k < count; k++)
+		(void)syscall(SYS_getpid);
+	d.probe_id = KINST_ALL_PROBES;
+	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
+	c.addr[0] = a[0].addr;
+	c.addr[1] = a[1].addr;
+	(void)drain(fd, masks_rec, &c);
+	CHECK(c.n[0] == (uint64_t)count && c.n[1] == (uint64_t)count,
+	    "records %llu and %llu, want %ld", (unsigned long long)c.n[0],
+	    (unsigned long long)c.n[1], count);
+	printf("masks __arm64_sys_getpid+%#x (out of line) and +%#x: %llu and %llu records, %d failures\n",
+	    off, off2, (unsigned long long)c.n[0], (unsigned long long)c.n[1],
+	    failures);
+	close(fd);
+	return (failures != 0);
+}
+
 /* Nanoseconds per getpid(2) over n calls (CLOCK_MONOTONIC). */
 static double
 getpid_ns(long n)
@@ -791,6 +871,8 @@ main(int argc, char **argv)
 		return (cmd_all(argv[2], atol(argv[3])));
 	if (argc == 3 && strcmp(argv[1], "shared") == 0)
 		return (cmd_shared(atol(argv[2])));
+	if (argc == 3 && strcmp(argv[1], "masks") == 0)
+		return (cmd_masks(atol(argv[2])));
 	if (argc == 3 && strcmp(argv[1], "pred") == 0)
 		return (cmd_pred(atol(argv[2])));
 	if (argc == 3 && strcmp(argv[1], "loop") == 0)
@@ -810,6 +892,7 @@ main(int argc, char **argv)
 	fprintf(stderr, "usage: a64_devcheck cycle FUNC COUNT | regs COUNT | "
 	    "all FUNC COUNT | stack FUNC OFF CALLER COUNT | text FUNC | "
 	    "hold FUNC | exclusive FUNC... | shared COUNT | pred COUNT | "
+	    "masks COUNT | "
 	    "loop N | armloop FUNC OFF N\n");
 	return (2);
 }

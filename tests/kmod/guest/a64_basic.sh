@@ -22,6 +22,7 @@ for o in 0 8 12 16 24 40; do
 done
 run exclusive exclusive fput dput __fput alloc_fd try_to_wake_up
 run shared shared 500
+run masks masks 500
 run pred pred 100
 run all-getpid all __arm64_sys_getpid 100
 run all-vfs_read all vfs_read 50
