@@ -99,7 +99,9 @@ static unsigned long kinst_sect[KINST_NSECTIONS][2];
  * - Kernel text patching and the cross-CPU synchronization kinst itself
  *   uses while arming and disarming: text_poke*, __text_poke, do_sync_core,
  *   on_each_cpu/smp_call_function* and the IPI handler side
- *   (generic_smp_call_function*, flush_smp_call_function*).
+ *   (generic_smp_call_function*, flush_smp_call_function*); on arm64
+ *   aarch64_insn_patch_text_nosync, the fixmap write under it and the
+ *   cache maintenance after it.
  * Entry and noinstr code is refused by section (kinst_sections) and
  * NOKPROBE_SYMBOL functions by the kprobe blacklist.  Each list, section
  * and the blacklist has its own refusal, "excluded-function (CLASS)", so
@@ -134,6 +136,11 @@ static const char *const kinst_excl_patching[] = {
 	"text_poke*", "__text_poke", "do_sync_core", "sync_core*",
 	"on_each_cpu*", "smp_call_function*", "generic_smp_call_function*",
 	"flush_smp_call_function*", "__flush_smp_call_function_queue",
+	/* arm64's (kinst_linux_arm64.c): the word write and its cache upkeep */
+	"aarch64_insn_patch_text*", "aarch64_insn_write*",
+	"__aarch64_insn_write", "patch_map", "patch_unmap",
+	"caches_clean_inval_pou*", "icache_inval_*", "dcache_clean_pou",
+	"__flush_icache_range", "flush_icache_range",
 };
 /* The lists above, each with its refusal (class). */
 static const struct {
