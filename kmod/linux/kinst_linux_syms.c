@@ -136,7 +136,8 @@ kinst_linux_syms_init(void)
 	 * it (ftrace sites, jump labels, kprobes); kprobes registering at an
 	 * instruction kinst arms at the same moment is the one race left, and
 	 * it cannot corrupt the text: arm64 kprobes refuses to step a brk,
-	 * and a kprobe brk written over kinst's only takes kinst's hits
+	 * and a kprobe brk written over kinst's only takes kinst's hits (the
+	 * first of the two to disarm puts the original word back)
 	 * (docs/engine.md, "arm64 on Linux").
 	 */
 	if (k_text_mutex == NULL) {
