@@ -83,4 +83,7 @@ mk=$(echo "$K" | median)
 mp=$(echo "$P" | median)
 echo "median: bare $mb ns, kinst $mk ns, kprobe $mp ns per getpid ($F+$off, $rounds rounds, TCG)"
 awk -v b="$mb" -v k="$mk" -v p="$mp" 'BEGIN {
-	printf "per hit: kinst %d ns, kprobe %d ns: kinst/kprobe %.2f (TCG figures)\n", k - b, p - b, (p - b) > 0 ? (k - b) / (p - b) : 0 }'
+	r = 0
+	if (p - b > 0)
+		r = (k - b) / (p - b)
+	printf "per hit: kinst %d ns, kprobe %d ns: kinst/kprobe %.2f (TCG figures)\n", k - b, p - b, r }'
