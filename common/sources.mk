@@ -17,6 +17,11 @@ KINST_ISA_SRCS = \
 	x86/kinst_decode.c x86/kinst_classify.c x86/kinst_relocate.c \
 	x86/kinst_emulate.c x86/kinst_detour.c x86/kinst_jopt.c \
 	x86/kinst_fpwalk.c x86/kinst_callgraph.c x86/kinst_isa.c
+# The part of x86-64's that does not need its register file: what
+# kinstctl built for an arm64 host links to list x86-64 files.
+KINST_X86_SRCS = \
+	x86/kinst_decode.c x86/kinst_classify.c x86/kinst_relocate.c \
+	x86/kinst_jopt.c x86/kinst_fpwalk.c x86/kinst_callgraph.c
 # arm64 (issue 44): the A64 classifier and trampolines, also built for the
 # host (kinstctl's list-offsets of arm64 files; tests/decoder: a64_test),
 # and the whole instruction set behind kinst_isa.h, which the arm64 shim

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Text helpers every layer uses: hex, JSON string literals and lines, the
-// register file as text and JSON (the base layer: cli/README.md).
+// Text helpers every layer uses: hex, JSON string literals and lines (the
+// base layer: cli/README.md; the register file's text is regfile.h's).
 #ifndef KINSTCTL_TEXT_H
 #define KINSTCTL_TEXT_H
 
@@ -43,30 +43,6 @@ char *json_string_into(char *p, const char *s, size_t n);
 std::string json_line(const nlohmann::json &j);
 // s as a C string literal (quotes included; \n, \t, \r, \\, \", octal escapes).
 std::string c_quote(const std::string &s);
-
-// ---- registers (trace) ----
-extern const char *const gpr_names[KINST_NGPR];
-// Compact: "rip=... rsp=... rax=... rdi=... rsi=... rdx=... rcx=..." ;
-// all: every general register, rflags (decoded), cs, ss.
-std::string text_regs(const struct kinst_regs &r, bool all);
-std::string text_rflags(uint64_t fl);
-nlohmann::json json_regs(const struct kinst_regs &r);
-
-// --regs LIST: registers by name.  A register is a general register's
-// enum kinst_gpr index, or one of these.
-enum : int { KREG_RIP = -1, KREG_RFLAGS = -2, KREG_CS = -3, KREG_SS = -4 };
-uint64_t reg_value(const struct kinst_regs &r, int which);
-const char *reg_name(int which);
-// "rdi,rsi,rip": those registers, in that order, each once (a repeated
-// name is kept where it first stands).  Names: rax .. r15, rip, rflags,
-// cs, ss.  Throws Error(Exit::usage), prefixed with what ("trace:
-// --regs"), for an empty list or element and for an unknown name.
-std::vector<int> parse_reg_list(const std::string &list, const std::string &what);
-std::string reg_list_text(const std::vector<int> &l);	// "rdi,rsi,rip"
-// "rdi=0x1 rsi=0x2 rflags=0x246[PF ZF IF]": the list's registers, in its order.
-std::string text_regs_list(const struct kinst_regs &r, const std::vector<int> &l);
-// json_regs() with only the list's members.
-nlohmann::json json_regs_list(const struct kinst_regs &r, const std::vector<int> &l);
 
 } // namespace kinst
 

@@ -217,8 +217,7 @@ ListVars::run()
 				throw Error(Exit::unknown_function, sp.text + ": " + m.name() +
 				    " has no debug info (DWARF): its variables cannot be named "
 				    "(give the debug file with --debug-file)");
-			Bytes b = m.bytes(f);
-			std::vector<Insn> insns = walk_function(b, f.addr, dis);
+			std::vector<Insn> insns = walk(m, f, dis);
 			// The types of the function's module (members of its
 			// variables held in pieces: member_use()).
 			std::unique_ptr<DwarfTypes> dt;

@@ -2,6 +2,7 @@
 #include "commands/commands.h"
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 
 namespace kinst {
@@ -42,10 +43,11 @@ const char *const no_optimize_help =
 void
 add_regs_option(CLI::App *app, std::string &regs, const std::string &dflt)
 {
-	app->add_option("--regs", regs, "registers per hit: compact (one line: rip, rsp and "
-	    "the argument and return registers), all (every one, on a second line), or a "
-	    "comma-separated LIST of names (rdi,rsi,rip: only those, in that order; JSON "
-	    "too) (default: " + dflt + ")")
+	app->add_option("--regs", regs, std::string("registers per hit: compact (one line: ") +
+	    reg_name(regfile.pc) + ", " + reg_name(regfile.sp) + " and the argument and return "
+	    "registers), all (every one, on a second line), or a comma-separated LIST of "
+	    "names (" + (regfile.a64 ? "x0,x1,pc" : "rdi,rsi,rip") + ": only those, in that "
+	    "order; JSON too) (default: " + dflt + ")")
 	    ->check(CLI::Validator([](std::string &s) {
 		    if (s == "compact" || s == "all")
 			    return std::string();

@@ -15,6 +15,7 @@
 #include "commands/agg.h"
 #include "debuginfo/btf_types.h"
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "base/output.h"
 #include "output/perfetto.h"
@@ -41,7 +42,7 @@ constexpr uint32_t default_threads = 4096;
 std::vector<struct kinst_pinsn>
 frame_code(bool framed)
 {
-	return { framed ? make_pinsn(KINST_OP_REG, KINST_RSP) : make_pinsn(KINST_OP_IMM, 0, 0) };
+	return { framed ? make_pinsn(KINST_OP_REG, (uint8_t)regfile.sp) : make_pinsn(KINST_OP_IMM, 0, 0) };
 }
 
 // The code without its final RET (compile_expr()'s value, left on the stack).

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "base/live.h"
 #include "base/spec.h"
@@ -453,9 +454,7 @@ entry_offset(const uint8_t *t, size_t len,
 int
 arg_register(size_t i)
 {
-	static const int regs[6] = {KINST_RDI, KINST_RSI, KINST_RDX, KINST_RCX,
-	    KINST_R8, KINST_R9};
-	return i < 6 ? regs[i] : -1;
+	return i < (size_t)regfile.nargs ? regfile.args[i] : -1;
 }
 
 uint64_t

@@ -180,17 +180,17 @@ std::string did_you_mean(const std::string &word,
 uint32_t entry_offset(const uint8_t *text, size_t len,
     const std::function<bool(uint32_t)> &is_patched);
 
-// The register an argument arrives in (System V AMD64: rdi rsi rdx rcx r8
-// r9), as a KINST_PREG number; -1 past the sixth.
+// The register an argument arrives in (regfile.h: x86-64's rdi rsi rdx
+// rcx r8 r9, arm64's x0-x7), as a KINST_PREG number; -1 past the last.
 int arg_register(size_t index);
 
 // One argument's value from its register as its type says: a narrower
 // integer truncated, then sign- or zero-extended.
 uint64_t arg_value(const Types &b, uint32_t type, uint64_t reg);
 
-// trace --args: each argument's value from the entry's registers (gpr in
-// enum kinst_gpr order).  known is false for what is not in a register
-// (past the sixth, a struct passed by value, a float).
+// trace --args: each argument's value from the entry's registers (gpr:
+// reg_words(), regfile.h).  known is false for what is not in a register
+// (past the last argument register, a struct passed by value, a float).
 struct ArgValue {
 	std::string name;
 	std::string type;	// C spelling

@@ -907,7 +907,7 @@ line_starts(ModuleDebug &d, Module &m, size_t mi, const Function &f, uint64_t ba
     const std::set<uint32_t> &files, uint32_t line, Disassembler &dis,
     std::vector<Target> &out)
 {
-	std::vector<Insn> insns = walk_function(m.bytes(f), f.addr, dis);
+	std::vector<Insn> insns = walk(m, f, dis);
 	const LineRange *prev = nullptr;
 	std::vector<InlineFrame> prev_chain;
 	for (const auto &in : insns) {
@@ -976,7 +976,7 @@ DebugInfo::inlines(size_t mi, const std::string &name, Disassembler &dis)
 					return true;
 			return false;
 		};
-		std::vector<Insn> insns = walk_function(m.bytes(*f), f->addr, dis);
+		std::vector<Insn> insns = walk(m, *f, dis);
 		std::set<uint32_t> starts, rets;
 		for (const auto &in : insns)
 			starts.insert(in.offset);
@@ -1044,7 +1044,7 @@ DebugInfo::resolve_returns(const Spec &sp, Disassembler &dis, std::vector<Target
 		return false;
 	}
 	Module &m = syms_.module(t.module);
-	std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
+	std::vector<Insn> insns = walk(m, *t.fn, dis);
 	for (const auto &r : return_points(syms_, m, *t.fn, insns))
 		out.push_back(Target{t.module, t.fn, false, r.offset});
 	if (out.empty())
@@ -1210,7 +1210,7 @@ expand_source_spec(const Spec &sp, const DebugOptions &o)
 	std::string skipped;
 	for (const auto &t : dbg.resolve(sp, dis)) {
 		Module &m = syms.module(t.module);
-		std::vector<Insn> insns = walk_function(m.bytes(*t.fn), t.fn->addr, dis);
+		std::vector<Insn> insns = walk(m, *t.fn, dis);
 		std::string name = probe_name(syms, t, t.offset);
 		bool ok = false;
 		for (const auto &in : insns)

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 
 extern "C" {
@@ -108,24 +109,6 @@ op_name(uint8_t a)
 	return b;
 }
 
-// llvm-dwarfdump's register names (X86 DWARF numbering).
-std::string
-llvm_reg_name(uint64_t r)
-{
-	static const char *const gpr[] = {"RAX", "RDX", "RCX", "RBX", "RSI",
-	    "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14",
-	    "R15", "RIP"};
-	if (r < 17)
-		return gpr[r];
-	if (r < 33)
-		return "XMM" + std::to_string(r - 17);
-	if (r < 41)
-		return "ST" + std::to_string(r - 33);
-	if (r < 49)
-		return "MM" + std::to_string(r - 41);
-	return "<unknown register " + std::to_string(r) + ">";
-}
-
 std::string
 hex0x(uint64_t v)
 {
@@ -164,13 +147,13 @@ op_text(const LocOp &o)
 	std::string s = op_name(o.atom);
 	uint8_t a = o.atom;
 	if (a >= DW_OP_reg0 && a <= DW_OP_reg31)
-		return s + " " + llvm_reg_name(a - DW_OP_reg0);
+		return s + " " + dwarf_reg_llvm_name(a - DW_OP_reg0);
 	if (a >= DW_OP_breg0 && a <= DW_OP_breg31)
-		return s + " " + llvm_reg_name(a - DW_OP_breg0) + soff(o.n1);
+		return s + " " + dwarf_reg_llvm_name(a - DW_OP_breg0) + soff(o.n1);
 	if (a == DW_OP_regx)
-		return s + " " + llvm_reg_name(o.n1);
+		return s + " " + dwarf_reg_llvm_name(o.n1);
 	if (a == DW_OP_bregx)
-		return s + " " + llvm_reg_name(o.n1) + soff(o.n2);
+		return s + " " + dwarf_reg_llvm_name(o.n1) + soff(o.n2);
 	if (a == DW_OP_entry_value || a == DW_OP_GNU_entry_value)
 		return s + "(" + loc_text(o.sub) + ")";
 	if (a == DW_OP_implicit_value) {
@@ -300,7 +283,7 @@ private:
 	}
 	void reg_plus(uint64_t dwreg, uint64_t off, const LocOp &o)
 	{
-		int g = dwarf_gpr(dwreg);
+		int g = dwarf_reg(dwreg);
 		if (g < 0) {
 			fail(std::string(op_name(o.atom)) + ": " + dwarf_reg_name(dwreg) +
 			    " is not a register kinst records");
@@ -359,7 +342,7 @@ Machine::finish_piece(uint32_t bits, uint32_t bit_offset, const LocOp *o)
 	case in_reg:
 		p.kind = LocPiece::reg;
 		p.dwreg = reg_;
-		if (dwarf_gpr(reg_) < 0)
+		if (dwarf_reg(reg_) < 0)
 			fail("lives in " + dwarf_reg_name(reg_) + ", which kinst does not record");
 		break;
 	case implicit:
@@ -637,7 +620,7 @@ Machine::frame_base_plus(uint64_t off)
 	if (p.kind == LocPiece::reg) {
 		auto r = std::make_shared<LocNode>();
 		r->kind = LocNode::reg;
-		r->gpr = dwarf_gpr(p.dwreg);
+		r->gpr = dwarf_reg(p.dwreg);
 		base = r;
 	} else if (p.kind == LocPiece::memory) {
 		base = p.expr;
@@ -729,7 +712,7 @@ Machine::push_entry_value(const LocOp &o)
 		    "): only a register's entry value is supported");
 		return;
 	}
-	int g = dwarf_gpr(r);
+	int g = dwarf_reg(r);
 	if (g < 0) {
 		fail(std::string(op_name(a)) + ": " + dwarf_reg_name(r) +
 		    " is not a register kinst records");
@@ -850,35 +833,6 @@ loc_text(const LocExpr &e)
 	return s;
 }
 
-int
-dwarf_gpr(uint64_t r)
-{
-	static const int map[16] = {KINST_RAX, KINST_RDX, KINST_RCX, KINST_RBX,
-	    KINST_RSI, KINST_RDI, KINST_RBP, KINST_RSP, KINST_R8, KINST_R9,
-	    KINST_R10, KINST_R11, KINST_R12, KINST_R13, KINST_R14, KINST_R15};
-	return r < 16 ? map[r] : -1;
-}
-
-std::string
-dwarf_reg_name(uint64_t r)
-{
-	static const char *const gpr[] = {"rax", "rdx", "rcx", "rbx", "rsi",
-	    "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
-	    "r15", "the return address"};
-	if (r < 17)
-		return gpr[r];
-	if (r < 33)
-		return "xmm" + std::to_string(r - 17);
-	if (r < 41)
-		return "st" + std::to_string(r - 33);
-	if (r < 49)
-		return "mm" + std::to_string(r - 41);
-	if (r == 49)
-		return "rflags";
-	return "DWARF register " + std::to_string(r);
-}
-
-
 Location
 compile_location(const LocExpr &e, const LocEnv &env)
 {
@@ -941,9 +895,9 @@ node_text(const LocNode &n, int depth)
 		return (int64_t)n.value < 0 && (int64_t)n.value > -65536 ?
 		    "-" + hex0x(-n.value) : hex0x(n.value);
 	case LocNode::reg:
-		return gpr_names[n.gpr & 15];
+		return reg_name(n.gpr);
 	case LocNode::entry_reg:
-		return std::string(gpr_names[n.gpr & 15]) + "@entry";
+		return std::string(reg_name(n.gpr)) + "@entry";
 	case LocNode::load:
 		return "*(u" + std::to_string(n.size * 8) + " *)(" + node_text(*n.a, depth + 1) + ")";
 	case LocNode::unary:
@@ -1018,11 +972,11 @@ emit_node(const LocNode &n, std::vector<struct kinst_pinsn> &code, bool loadc,
 		code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)n.gpr));
 		return;
 	case LocNode::entry_reg:
-		if (entry == nullptr || entry->slot[n.gpr & 15] < 0)
-			throw Error(Exit::usage, std::string("it needs ") + gpr_names[n.gpr & 15] +
+		if (entry == nullptr || entry->slot[n.gpr] < 0)
+			throw Error(Exit::usage, std::string("it needs ") + reg_name(n.gpr) +
 			    "'s value at the function's entry, which kinst cannot read here");
 		code.insert(code.end(), entry->frame.begin(), entry->frame.end());
-		code.push_back(make_pinsn(KINST_OP_TS_GET, (uint8_t)(entry->slot[n.gpr & 15] |
+		code.push_back(make_pinsn(KINST_OP_TS_GET, (uint8_t)(entry->slot[n.gpr] |
 		    (loadc ? KINST_TSF_SOFT : 0)), entry->tag));
 		return;
 	case LocNode::load:
@@ -1114,7 +1068,7 @@ emit_location_bits(const Location &l, uint32_t obj_bytes, uint32_t bit_off, uint
 			if (src + n > 64)
 				throw Error(Exit::usage, "bytes " + bytes_of(a, b) + " of it lie past "
 				    "the register that holds them");
-			code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)dwarf_gpr(p.dwreg)));
+			code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)dwarf_reg(p.dwreg)));
 			break;
 		case LocPiece::memory: {
 			uint32_t skip = src / 8, need = (src % 8 + n + 7) / 8;
@@ -1194,7 +1148,7 @@ eval_rec(const LocNode &n, const LocState &s, uint64_t *v, std::string *why, lon
 	case LocNode::entry_reg:
 		if (s.entry)
 			return s.entry(n.gpr, v, why);
-		*why = std::string("needs ") + gpr_names[n.gpr & 15] + " at the function's entry";
+		*why = std::string("needs ") + reg_name(n.gpr) + " at the function's entry";
 		return false;
 	case LocNode::load: {
 		if (!eval_rec(*n.a, s, &a, why, budget))

@@ -16,6 +16,7 @@
 #ifndef KINSTCTL_DWARF_LOC_H
 #define KINSTCTL_DWARF_LOC_H
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,22 +44,13 @@ std::string loc_text(const LocExpr &e);
 // not kinst can compile it): as Location::kind().
 std::string loc_kind(const LocExpr &e);
 
-// AMD64 DWARF register numbers (System V psABI, "DWARF Register Number
-// Mapping"): 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp,
-// 8-15 r8-r15, 16 the return address, 17-32 xmm0-15, 33-40 st0-7, 41-48
-// mm0-7, 49 rflags, 50-55 es cs ss ds fs gs.  The general register in
-// enum kinst_gpr order, or -1 when kinst does not record the register.
-int dwarf_gpr(uint64_t dwreg);
-// "rdi", "xmm3", "DWARF register 57".
-std::string dwarf_reg_name(uint64_t dwreg);
-
 // A tree over the hit's state.
 struct LocNode;
 using LocNodeP = std::shared_ptr<const LocNode>;
 struct LocNode {
 	enum Kind { konst, reg, entry_reg, load, binary, unary } kind = konst;
 	uint64_t value = 0;	// konst
-	int gpr = -1;		// reg, entry_reg: enum kinst_gpr
+	int gpr = -1;		// reg, entry_reg: its number (regfile.h)
 	unsigned size = 0;	// load: 1, 2, 4 or 8 bytes
 	uint8_t op = 0;		// binary, unary: KINST_OP_*
 	LocNodeP a, b;
@@ -123,7 +115,8 @@ Location compile_location(const LocExpr &e, const LocEnv &env);
 struct EntryCtx {
 	uint64_t tag = 0;
 	std::vector<struct kinst_pinsn> frame;
-	int slot[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+	int slot[KINST_PREG_COUNT];	// -1: not saved
+	EntryCtx() { std::fill(slot, slot + KINST_PREG_COUNT, -1); }
 };
 
 // A value's bytecode: the tree's code, pushing one 64-bit value.  loadc:
@@ -150,7 +143,7 @@ void emit_location_bits(const Location &l, uint32_t obj_bytes, uint32_t bit_off,
 // Evaluation on a hit's record: registers, and a reader for memory (the
 // captured bytes; false when not captured or faulted).
 struct LocState {
-	const uint64_t *gpr = nullptr;	// enum kinst_gpr order
+	const uint64_t *gpr = nullptr;	// by number: reg_words() (regfile.h)
 	std::function<bool(uint64_t addr, uint32_t len, uint8_t *out)> read;
 	// A register's value at the function's entry (false, why: none).
 	std::function<bool(int gpr, uint64_t *v, std::string *why)> entry;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/spec.h"
 #include "base/text.h"
 #include "base/version.h"
@@ -47,6 +48,7 @@ header_json(const CaptureHeader &h)
 	j["kinstctl"] = KINSTCTL_VERSION;
 	j["abi"] = std::to_string(KINST_ABI_VERSION_MAJOR) + "." +
 	    std::to_string(KINST_ABI_VERSION_MINOR);
+	j["isa"] = regfile.isa;
 	struct utsname u;
 	if (uname(&u) == 0)
 		j["host"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
@@ -237,6 +239,12 @@ CaptureReader::parse_header()
 	try {
 		if (j.at("format") != "kinst-capture")
 			bad("the header's format is not kinst-capture");
+		// Records carry the register file of the kernel that made
+		// them; a file without "isa" is from before arm64 (x86-64).
+		std::string isa = j.contains("isa") ? j.at("isa").get<std::string>() : "x86-64";
+		if (isa != regfile.isa)
+			bad("its records are " + isa + "'s and this kinstctl reads " +
+			    regfile.isa + "'s: print it with a kinstctl built for " + isa);
 		const auto &o = j.at("options");
 		h_.regs_all = o.at("regs_all").get<bool>();
 		if (o.contains("regs")) {

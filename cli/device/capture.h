@@ -12,7 +12,8 @@
 //                trace's summary as JSON
 //
 // The header (docs/kinstctl.8, CAPTURE FILES): {"format": "kinst-capture",
-// "version": 1, "kinstctl", "abi", "host", "options": {"regs_all", "regs"
+// "version": 1, "kinstctl", "abi", "isa" (the register file's, regfile.h:
+// "x86-64" when missing), "host", "options": {"regs_all", "regs"
 // (--regs LIST, "rdi,rsi": only when given; a reader that does not know it
 // prints every register as regs_all says), "latency_from", "captures":
 // [{"expr","str","len"}]}, "probes": [{"id",

@@ -27,6 +27,7 @@
 
 #include "debuginfo/btf_types.h"
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "base/live.h"
 #include "base/record.h"
@@ -995,12 +996,23 @@ Session::probes(Disassembler &dis)
 		d.addr = pi.addr;
 		d.name = d.module + ":" + d.function + "+" + hex(pi.offset);
 		uint32_t n = pi.insn_len <= sizeof(pi.insn) ? pi.insn_len : sizeof(pi.insn);
-		Disassembler::Text t = dis.one(pi.insn, n, pi.addr);
-		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
-		struct kinst_insn k;
 		uint64_t to;
-		if (t.len && kinst_decode(pi.insn, n, &k) == KINST_DEC_OK && k.len == t.len &&
-		    direct_branch(k, pi.addr, &to))
+		bool br;
+		Disassembler::Text t;
+		if (regfile.a64) {	// the running kernel's code is kinstctl's own
+			struct kinst_a64_insn a;
+			if (n == 4)
+				t = dis.a64(pi.insn, pi.addr);
+			kinst_a64_decode(kinst_a64_word(pi.insn), &a);
+			br = t.len && a64_direct_branch(a, pi.addr, &to);
+		} else {
+			struct kinst_insn k;
+			t = dis.one(pi.insn, n, pi.addr);
+			br = t.len && kinst_decode(pi.insn, n, &k) == KINST_DEC_OK && k.len == t.len &&
+			    direct_branch(k, pi.addr, &to);
+		}
+		d.insn = t.len ? t.mnemonic + (t.operands.empty() ? "" : " " + t.operands) : "(bad)";
+		if (br)
 			d.branch = branch_of(sym, d, to);
 		m[pi.probe_id] = d;
 	}

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/regfile.h"
 #include "base/text.h"
 #include "plan/trace_vars.h"
 
@@ -64,11 +65,9 @@ HitFormatter::HitFormatter(const HitFormat &f, const std::map<uint32_t, ProbeDes
 {
 	// json_regs()'s members (or --regs LIST's), sorted by name as dump() sorts them.
 	std::vector<int> which = f_.regs_list;
-	if (which.empty()) {
-		for (int g = 0; g < KINST_NGPR; g++)
-			which.push_back(g);
-		which.insert(which.end(), {KREG_RIP, KREG_RFLAGS, KREG_CS, KREG_SS});
-	}
+	if (which.empty())
+		for (int w = 0; w < regfile.count; w++)
+			which.push_back(w);
 	std::sort(which.begin(), which.end(), [](int a, int b) {
 		return strcmp(reg_name(a), reg_name(b)) < 0;
 	});
@@ -143,7 +142,7 @@ HitFormatter::text(const HitRecord &full, const HitRecord &r, const ProbeDesc &d
 	}
 	if (f_.av && f_.av->btf)
 		out += "  " + args_text(f_.av->func.name,
-		    read_args(*f_.av->btf, f_.av->func, h.regs.gpr));
+		    read_args(*f_.av->btf, f_.av->func, reg_words(h.regs)));
 	const struct kinst_regs &rg = h.regs;
 	if (!f_.regs_list.empty()) {
 		out += "  ";
@@ -153,17 +152,19 @@ HitFormatter::text(const HitRecord &full, const HitRecord &r, const ProbeDesc &d
 		out += text_regs(rg, true);
 	} else {
 		// text_regs(rg, false), without its temporaries.
-		out += "  rip=";
-		append_hex0x(out, rg.rip);
-		out += " rsp=";
-		append_hex0x(out, rg.gpr[KINST_RSP]);
-		static const int order[] = {KINST_RAX, KINST_RDI, KINST_RSI, KINST_RDX,
-		    KINST_RCX, KINST_R8, KINST_R9};
-		for (int g : order) {
+		out += "  ";
+		out += reg_name(regfile.pc);
+		out += '=';
+		append_hex0x(out, reg_value(rg, regfile.pc));
+		out += ' ';
+		out += reg_name(regfile.sp);
+		out += '=';
+		append_hex0x(out, reg_value(rg, regfile.sp));
+		for (int i = 0; i < regfile.ncompact; i++) {
 			out += ' ';
-			out += gpr_names[g];
+			out += reg_name(regfile.compact[i]);
 			out += '=';
-			append_hex0x(out, rg.gpr[g]);
+			append_hex0x(out, reg_value(rg, regfile.compact[i]));
 		}
 	}
 	if (f_.tv && f_.tv->prints()) {
@@ -206,7 +207,7 @@ static nlohmann::json
 json_args(const ArgsView &av, const struct kinst_hit_record &h)
 {
 	nlohmann::json a = nlohmann::json::object();
-	for (const auto &v : read_args(*av.btf, av.func, h.regs.gpr)) {
+	for (const auto &v : read_args(*av.btf, av.func, reg_words(h.regs))) {
 		if (!v.known)
 			a[v.name] = nullptr;
 		else if (v.pointer)

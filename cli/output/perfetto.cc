@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "output/hitfmt.h"
 
@@ -54,9 +55,8 @@ PerfettoWriter::PerfettoWriter(const std::string &path, const std::string &produ
 	append_json_as_dump(buf_, producer);
 	buf_ += "},\"traceEvents\":[\n";
 	std::vector<int> which;
-	for (int g = 0; g < KINST_NGPR; g++)
-		which.push_back(g);
-	which.insert(which.end(), {KREG_RIP, KREG_RFLAGS});
+	for (int w = 0; w < KINST_PREG_COUNT; w++)	// not x86-64's cs and ss
+		which.push_back(w);
 	std::sort(which.begin(), which.end(), [](int a, int b) {
 		return strcmp(reg_name(a), reg_name(b)) < 0;
 	});

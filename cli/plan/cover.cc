@@ -11,7 +11,6 @@
 extern "C" {
 #include "x86/kinst_classify.h"
 #include "x86/kinst_decode.h"
-#include "x86/kinst_emulate.h"
 }
 
 namespace kinst {

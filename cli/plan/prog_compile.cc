@@ -9,6 +9,7 @@
 
 #include "debuginfo/btf_types.h"
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/spec.h"
 #include "plan/prog_compile.h"
 
@@ -20,15 +21,13 @@ namespace kinst {
 
 namespace {
 
-const std::map<std::string, uint8_t> registers = {
-	{"rax", KINST_RAX}, {"rcx", KINST_RCX}, {"rdx", KINST_RDX},
-	{"rbx", KINST_RBX}, {"rsp", KINST_RSP}, {"rbp", KINST_RBP},
-	{"rsi", KINST_RSI}, {"rdi", KINST_RDI}, {"r8", KINST_R8},
-	{"r9", KINST_R9}, {"r10", KINST_R10}, {"r11", KINST_R11},
-	{"r12", KINST_R12}, {"r13", KINST_R13}, {"r14", KINST_R14},
-	{"r15", KINST_R15}, {"rip", KINST_PREG_RIP},
-	{"rflags", KINST_PREG_RFLAGS},
-};
+// A register a program reads (regfile.h: not x86-64's cs and ss), or -1.
+int
+program_reg(const std::string &id)
+{
+	int r = reg_lookup(id);
+	return r < KINST_PREG_COUNT ? r : -1;
+}
 
 const std::map<std::string, uint8_t> context = {
 	{"pid", KINST_PCTX_PID}, {"tid", KINST_PCTX_TID},
@@ -320,8 +319,8 @@ private:
 		std::string id = ident();
 		if (id.empty())
 			fail("unexpected '" + s_.substr(pos_, 1) + "'");
-		if (registers.count(id))
-			emit(KINST_OP_REG, registers.at(id));
+		if (program_reg(id) >= 0)
+			emit(KINST_OP_REG, (uint8_t)program_reg(id));
 		else if (context.count(id))
 			emit(KINST_OP_CTX, context.at(id));
 		else if (id == "comm")
@@ -462,8 +461,8 @@ private:
 		if ((k != Types::Kind::integer && k != Types::Kind::enumeration &&
 		    k != Types::Kind::pointer) || size < 1 || size > 8)
 			fail_at(at, "$retval: " + env_->ret_func + " returns " + art(ty->name(f.ret)) +
-			    ": only integers and pointers are in rax");
-		emit(KINST_OP_REG, KINST_RAX);
+			    ": only integers and pointers are in " + reg_name(regfile.retval));
+		emit(KINST_OP_REG, (uint8_t)regfile.retval);
 		Val v;
 		v.typed = typed;	// the fallback's ids are not btf()'s
 		v.t = CType{f.ret, 0};
@@ -848,7 +847,7 @@ private:
 		for (int i = 0; cwords[i]; i++)
 			cword |= w == cwords[i];
 		if (w.empty() || isdigit((unsigned char)w[0]) ||
-		    (!cword && (!ptr_or_close || registers.count(w) || context.count(w) ||
+		    (!cword && (!ptr_or_close || program_reg(w) >= 0 || context.count(w) ||
 		    w == "comm" || w == "args" || arg_index(w) >= 0))) {
 			pos_ = save;
 			return false;
@@ -1001,7 +1000,8 @@ private:
 		int reg = arg_register((size_t)i);
 		if (reg < 0)
 			fail_at(at, "argument '" + n + "' is the " + std::to_string(i + 1) +
-			    "th: only the first six (passed in registers) can be read");
+			    "th: only the first " + std::string(regfile.nargs == 8 ? "eight" : "six") +
+			    " (passed in registers) can be read");
 		CType t{f->params[(size_t)i].type, 0};
 		Types::Kind k = kind(t);
 		int64_t size = btf().size(t.id);

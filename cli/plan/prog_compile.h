@@ -14,7 +14,8 @@
 //            | comm == "STRING" | comm != "STRING"
 //            | ARGUMENT | args . ARGUMENT | $ VARIABLE (DWARF)
 //   TYPE    := struct NAME *... | union NAME *... | TYPENAME *... (BTF)
-// REGISTER: rax rbx rcx rdx rsi rdi rbp rsp r8-r15 rip rflags.  `*` reads
+// REGISTER: the hit's (regfile.h; x86-64: rax rbx rcx rdx rsi rdi rbp rsp
+// r8-r15 rip rflags; arm64: x0-x30 fp lr sp pc pstate).  `*` reads
 // 8 bytes unless a size is given or the operand has a pointer type; an
 // address in the lower canonical half reads the current process's user
 // memory.  && and || short-circuit.  Typed values (arguments, members,

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "symbols/insn_text.h"
 #include "base/text.h"
 #include "base/live.h"
@@ -79,9 +80,9 @@ verifies(const std::vector<struct kinst_pinsn> &code)
 }
 
 // The registers an entry probe saves, in its activation's words: the
-// argument registers (entry values are of parameters).
-const int entry_regs[KINST_TS_VALS] = { KINST_RDI, KINST_RSI, KINST_RDX, KINST_RCX,
-    KINST_R8, KINST_R9 };
+// first argument registers (entry values are of parameters).
+constexpr int entry_nregs = KINST_TS_VALS;
+static_assert(entry_nregs <= 6, "every calling convention has that many");
 
 // The entry context of an instruction whose stack pointer at the
 // function's entry is frame (Var::entry_frame), for the function at addr.
@@ -91,8 +92,8 @@ entry_ctx(uint64_t addr, const LocNodeP &frame)
 	EntryCtx e;
 	e.tag = addr;
 	emit_node(*frame, e.frame, false);
-	for (int i = 0; i < KINST_TS_VALS; i++)
-		e.slot[entry_regs[i]] = i;
+	for (int i = 0; i < entry_nregs; i++)
+		e.slot[regfile.args[i]] = i;
 	return e;
 }
 
@@ -108,15 +109,16 @@ entry_regs_of(const LocNodeP &n, std::set<int> &out)
 	entry_regs_of(n->b, out);
 }
 
-// The entry probe's program: open an activation framed by rsp (nothing
-// before the probe moved it) with the argument registers; no record.
+// The entry probe's program: open an activation framed by the stack
+// pointer (nothing before the probe moved it) with the argument
+// registers; no record.
 std::vector<struct kinst_pinsn>
 entry_push(uint64_t tag)
 {
 	std::vector<struct kinst_pinsn> code;
-	code.push_back(make_pinsn(KINST_OP_REG, KINST_RSP));
-	for (int r : entry_regs)
-		code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)r));
+	code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)regfile.sp));
+	for (int i = 0; i < entry_nregs; i++)
+		code.push_back(make_pinsn(KINST_OP_REG, (uint8_t)regfile.args[i]));
 	code.push_back(make_pinsn(KINST_OP_TS_PUSH, KINST_TS_VALS, tag));
 	return code;
 }
@@ -157,7 +159,7 @@ spec_offsets(const Spec &sp, Module &m, const Function &f, Disassembler &dis)
 		offs.push_back(sp.offset);
 		return offs;
 	}
-	for (const Insn &in : walk_function(m.bytes(f), f.addr, dis)) {
+	for (const Insn &in : walk(m, f, dis)) {
 		if (!traceable(in) || in.unreachable)
 			continue;
 		int r = m.kernel_verdict(f, in.offset);
@@ -656,7 +658,7 @@ TraceVars::add_entry_probe(Module &m, const Function &f, Disassembler &dis)
 	EntryProbe ep;
 	ep.module = m.name();
 	ep.function = f.name;
-	for (const Insn &in : walk_function(m.bytes(f), f.addr, dis)) {
+	for (const Insn &in : walk(m, f, dis)) {
 		if (traceable(in) && !in.unreachable)
 			ep.offsets.push_back(in.offset);
 		if (!nop_like(in, dis))
@@ -737,7 +739,7 @@ TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string
 		return nullptr;
 	};
 	LocState st;
-	st.gpr = r.hit.regs.gpr;
+	st.gpr = reg_words(r.hit.regs);
 	st.read = [&](uint64_t a, uint32_t n, uint8_t *out) {
 		for (int rank : it.load_caps) {
 			const CaptureData *c = cap(rank);
@@ -790,7 +792,7 @@ TraceVars::bytes_of(const Item &it, const HitRecord &r, VarBytes &b, std::string
 		uint32_t pbits = std::min(pc.bits ? pc.bits : want, want - off);
 		switch (pc.kind) {
 		case LocPiece::reg:
-			put(le8(r.hit.regs.gpr[dwarf_gpr(pc.dwreg)]), pc.bit_offset, pbits);
+			put(le8(reg_words(r.hit.regs)[dwarf_reg(pc.dwreg)]), pc.bit_offset, pbits);
 			break;
 		case LocPiece::memory: {
 			const CaptureData *c = i < it.piece_cap.size() ? cap(it.piece_cap[i]) : nullptr;

@@ -22,6 +22,23 @@ direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to)
 	return false;
 }
 
+bool
+a64_direct_branch(const struct kinst_a64_insn &d, uint64_t addr, uint64_t *to)
+{
+	switch (d.emul) {
+	case KINST_A64_EM_B:
+	case KINST_A64_EM_BL:
+	case KINST_A64_EM_BCOND:
+	case KINST_A64_EM_CBZ:
+	case KINST_A64_EM_CBNZ:
+	case KINST_A64_EM_TBZ:
+	case KINST_A64_EM_TBNZ:
+		*to = kinst_a64_target(&d, addr);
+		return true;
+	}
+	return false;
+}
+
 namespace {
 
 // t's text from Capstone's d when d is one instruction of len bytes
@@ -60,18 +77,7 @@ insn_text_a64(InsnText &t, Disassembler &dis, const Insn &in)
 	t.disasm_len = d.len;
 	if (!set_text(t, d, in.len))	// also a tail shorter than a word
 		return;
-	switch (in.a64d.emul) {
-	case KINST_A64_EM_B:
-	case KINST_A64_EM_BL:
-	case KINST_A64_EM_BCOND:
-	case KINST_A64_EM_CBZ:
-	case KINST_A64_EM_CBNZ:
-	case KINST_A64_EM_TBZ:
-	case KINST_A64_EM_TBNZ:
-		t.branch = true;
-		t.branch_to = kinst_a64_target(&in.a64d, in.addr);
-		break;
-	}
+	t.branch = a64_direct_branch(in.a64d, in.addr, &t.branch_to);
 }
 
 } // namespace

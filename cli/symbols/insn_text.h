@@ -29,6 +29,9 @@ struct InsnText {
 // A direct call or jump (call, jmp, jcc, loop, jrcxz) decoded as k at
 // addr: true, and where it goes in *to.
 bool direct_branch(const struct kinst_insn &k, uint64_t addr, uint64_t *to);
+// The same for an A64 instruction decoded as d (b, bl, b.cond, cbz, cbnz,
+// tbz, tbnz).
+bool a64_direct_branch(const struct kinst_a64_insn &d, uint64_t addr, uint64_t *to);
 InsnText insn_text(Disassembler &dis, const Insn &in);
 // The same, plus the relocation target in an unlinked module file and the
 // function a direct call or jump out of f reaches (from syms: live

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/spec.h"
 
 namespace kinst {
@@ -62,6 +63,7 @@ KallsymsModule::KallsymsModule(const std::string &name, std::vector<RawSymbol> r
 	name_ = name;
 	path_ = "/proc/kallsyms";
 	relocatable_ = false;
+	a64_ = regfile.a64;	// the running kernel's code is kinstctl's own
 	functions_ = group_aliases(std::move(raw));
 }
 

@@ -53,7 +53,7 @@ const char *return_kind_name(ReturnPoint::Kind k);
 // As list-offsets prints it: "return", "return (jne)", "tail call to f", ...
 std::string return_text(const ReturnPoint &r);
 
-// The return points of f (insns: walk_function(), the engine's view), in
+// The return points of f (insns: walk(), the engine's view), in
 // offset order.  syms/m name jump targets (an unlinked module's relocations,
 // else the symbol at the target address).
 std::vector<ReturnPoint> return_points(const SymbolTable &syms, Module &m,

@@ -8,6 +8,7 @@
 
 #include "symbols/elf_image.h"
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/live.h"
 
 namespace kinst {
@@ -43,11 +44,15 @@ load_symbols(const SourceOptions &o, SymbolTable &syms)
 			continue;
 		syms.add(std::make_unique<ElfModule>(std::make_unique<ElfImage>(m), ""));
 	}
+	// Only list-offsets and resolve read a file of the other instruction
+	// set: what probes is for the kernel kinstctl is built for
+	// (regfile.h).
 	for (size_t i = 0; i < syms.modules().size() && !o.arm64; i++)
-		if (syms.module(i).a64())
-			throw Error(Exit::unsupported_elf, syms.module(i).path() +
-			    ": an AArch64 (arm64) file: only list-offsets and resolve read "
-			    "arm64 files so far");
+		if (syms.module(i).a64() != regfile.a64)
+			throw Error(Exit::unsupported_elf, syms.module(i).path() + ": an " +
+			    (syms.module(i).a64() ? "AArch64 (arm64)" : "x86-64") +
+			    " file, and this kinstctl is built for " + regfile.isa +
+			    "'s kernel: only list-offsets and resolve read it");
 	if (syms.nfunctions() == 0)
 		throw Error(Exit::no_symbols, (o.modules.size() + !o.kernel.empty() == 1 ?
 		    syms.module(0).path() + ": " : std::string()) +

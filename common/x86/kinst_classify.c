@@ -10,6 +10,7 @@
  */
 
 #include "x86/kinst_classify.h"
+#include "x86/kinst_flags.h"
 
 static const char *const emul_names[] = {
 	[KINST_EM_NONE] = "none",
@@ -377,4 +378,27 @@ kinst_func_boundary(const uint8_t *func, size_t size, uint32_t off,
 	if (next != NULL)
 		*next = (uint32_t)(pos < size ? pos : size);
 	return (0);
+}
+
+bool
+kinst_cond(unsigned cc, uint64_t fl)
+{
+	bool cf = (fl & KINST_FL_CF) != 0;
+	bool zf = (fl & KINST_FL_ZF) != 0;
+	bool sf = (fl & KINST_FL_SF) != 0;
+	bool of = (fl & KINST_FL_OF) != 0;
+	bool pf = (fl & KINST_FL_PF) != 0;
+	bool r;
+
+	switch ((cc >> 1) & 7) {
+	case 0: r = of; break;			/* o / no */
+	case 1: r = cf; break;			/* b / ae */
+	case 2: r = zf; break;			/* e / ne */
+	case 3: r = cf || zf; break;		/* be / a */
+	case 4: r = sf; break;			/* s / ns */
+	case 5: r = pf; break;			/* p / np */
+	case 6: r = sf != of; break;		/* l / ge */
+	default: r = zf || (sf != of); break;	/* le / g */
+	}
+	return ((cc & 1) ? !r : r);
 }

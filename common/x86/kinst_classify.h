@@ -80,4 +80,7 @@ const char	*kinst_emul_name(int emul);		/* "jcc", "call", ... */
 int	kinst_func_boundary(const uint8_t *func, size_t size, uint32_t off,
 	    uint32_t *prev, uint32_t *next);
 
+/* Does RFLAGS satisfy condition code cc (0..15, the low nibble of jcc)? */
+bool	kinst_cond(unsigned cc, uint64_t rflags);
+
 #endif /* !KINST_CLASSIFY_H */

@@ -20,9 +20,6 @@ enum kinst_emu_err {
 int	kinst_emulate(const struct kinst_insn *insn, int emul,
 	    struct kinst_regs *regs, const struct kinst_mem_ops *mem);
 
-/* Does RFLAGS satisfy condition code cc (0..15, the low nibble of jcc)? */
-bool	kinst_cond(unsigned cc, uint64_t rflags);
-
 /* Effective address of insn's ModRM memory operand (mod != 3), at regs->rip. */
 uint64_t kinst_effective_addr(const struct kinst_insn *insn,
 	    const struct kinst_regs *regs);

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/capture.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "output/hitfmt.h"
 #include "base/record.h"

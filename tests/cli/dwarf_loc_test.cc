@@ -21,6 +21,7 @@
 #include <bpf/btf.h>
 
 #include "debuginfo/btf_types.h"
+#include "base/regfile.h"
 #include "debuginfo/dwarf_loc.h"
 #include "plan/prog_compile.h"
 #include "base/error.h"
@@ -268,7 +269,7 @@ ATF_TEST_CASE_BODY(register_numbers)
 	kinst::LocEnv env;
 	kinst::Location l = kinst::compile_location(LocExpr{op(DW_OP_reg17)}, env);
 	ATF_REQUIRE(l.why.find("xmm0") != std::string::npos);
-	ATF_REQUIRE_EQ(kinst::dwarf_gpr(16), -1);
+	ATF_REQUIRE_EQ(kinst::dwarf_reg(16), -1);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(pieces);

@@ -17,6 +17,7 @@
 
 #include "device/capture.h"
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "output/hitfmt.h"
 #include "base/record.h"
@@ -233,7 +234,7 @@ ATF_TEST_CASE_BODY(hit_json_matches_dom)
 	compare(true, false, true, false, 20000);
 	// --regs LIST: only those members (sorted by dump(), whatever the order given).
 	compare(true, false, false, false, 5000, {KINST_RDI});
-	compare(true, true, true, false, 5000, {KREG_SS, KINST_R15, KREG_RFLAGS, KINST_RAX, KREG_RIP});
+	compare(true, true, true, false, 5000, {reg_lookup("ss"), KINST_R15, KINST_PREG_RFLAGS, KINST_RAX, KINST_PREG_RIP});
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(hit_text_matches_reference);
@@ -242,7 +243,7 @@ ATF_TEST_CASE_BODY(hit_text_matches_reference)
 	compare(false, false, false, false, 20000);
 	compare(false, true, true, false, 5000);
 	compare(false, false, true, true, 5000);
-	compare(false, true, false, false, 5000, {KINST_RSI, KREG_RFLAGS, KINST_RDI, KREG_CS});
+	compare(false, true, false, false, 5000, {KINST_RSI, KINST_PREG_RFLAGS, KINST_RDI, reg_lookup("cs")});
 }
 
 // --regs LIST, by hand: one record, every way the list can be written.
@@ -251,7 +252,7 @@ ATF_TEST_CASE_BODY(regs_list)
 {
 	ATF_REQUIRE(parse_reg_list("rdi", "x") == std::vector<int>{KINST_RDI});
 	ATF_REQUIRE((parse_reg_list("rip,rax,r15,rflags,cs,ss,rsp", "x") ==
-	    std::vector<int>{KREG_RIP, KINST_RAX, KINST_R15, KREG_RFLAGS, KREG_CS, KREG_SS, KINST_RSP}));
+	    std::vector<int>{KINST_PREG_RIP, KINST_RAX, KINST_R15, KINST_PREG_RFLAGS, reg_lookup("cs"), reg_lookup("ss"), KINST_RSP}));
 	ATF_REQUIRE((parse_reg_list("rsi,rdi,rsi", "x") == std::vector<int>{KINST_RSI, KINST_RDI}));
 	ATF_REQUIRE_EQ(reg_list_text(parse_reg_list("r8,rbp,rip", "x")), "r8,rbp,rip");
 	for (const char *bad : {"", ",", "rdi,", ",rdi", "rdi,,rsi", "eax", "RDI", "rdi rsi",
@@ -348,7 +349,7 @@ make_capture(size_t n, bool json, bool with_end, std::string &live)
 		ch.probes[id] = d;
 	}
 	ch.regs_all = true;
-	ch.regs_list = {KINST_RDI, KREG_RFLAGS, KINST_RSI};	// --regs rdi,rflags,rsi
+	ch.regs_list = {KINST_RDI, KINST_PREG_RFLAGS, KINST_RSI};	// --regs rdi,rflags,rsi
 	ch.capd = {CaptureDesc{"rsp", false, 16}, CaptureDesc{"rdi", true, 32}};
 	HitFormat f;
 	f.json = json;

@@ -69,8 +69,13 @@ struct DomPerfetto {
 	{
 		names(h);
 		nlohmann::json regs = nlohmann::json::object();
+		// x86-64's names, written out here: the reference does not
+		// share the writer's table (regfile_x86.cc).
+		static const char *const gpr[KINST_NGPR] = {"rax", "rcx", "rdx",
+		    "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11",
+		    "r12", "r13", "r14", "r15"};
 		for (int i = 0; i < KINST_NGPR; i++)
-			regs[gpr_names[i]] = hex(h.regs.gpr[i]);
+			regs[gpr[i]] = hex(h.regs.gpr[i]);
 		regs["rip"] = hex(h.regs.rip);
 		regs["rflags"] = hex(h.regs.rflags);
 		nlohmann::json args = {{"cpu", h.cpu}, {"probe_id", h.probe_id},

@@ -12,8 +12,8 @@ KINST_DEBIAN_PACKAGES="build-essential cmake pkg-config git ca-certificates \
  kyua atf-sh libatf-dev clang libclang-rt-14-dev llvm binutils jq cpio gzip python3 linux-perf \
  busybox-static qemu-system-x86 linux-headers-amd64 kmod xz-utils \
  dpkg-dev debhelper dh-dkms dkms fakeroot lintian man-db bmake \
- binutils-aarch64-linux-gnu gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
- qemu-system-arm"
+ binutils-aarch64-linux-gnu gcc-aarch64-linux-gnu g++-aarch64-linux-gnu \
+ libc6-dev-arm64-cross qemu-user qemu-system-arm"
 
 # The browser the HTML checks render kinstctl's pages in (cover --html,
 # hist/latency --html: tests/vm/browser.py).  Installed on its own: when it
@@ -116,6 +116,33 @@ kinst_fetch_arm64_guest() {
 	if [ ! -f "$dir/.busybox-static.done" ]; then
 		kinst_extract_pkg busybox-static busybox-static:arm64 "$dir" || return 1
 	fi
+	kinst_fetch_arm64_libs
+}
+
+# What kinstctl is cross-built for the arm64 guest with
+# (cli/aarch64-linux-gnu.cmake): Debian's arm64 -dev packages of its
+# libraries, with their static archives, and the header-only ones,
+# extracted together into $KINST_CACHE/arm64-sysroot/root, never installed.
+KINST_ARM64_LIB_PACKAGES="libcapstone-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 \
+ libbpf-dev:arm64 zlib1g-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64 \
+ libzstd-dev:arm64 libcli11-dev nlohmann-json3-dev"
+kinst_fetch_arm64_libs() {
+	dir=$KINST_CACHE/arm64-sysroot
+	stamp=$dir/.$(echo "$KINST_ARM64_LIB_PACKAGES" | cksum | cut -d' ' -f1).done
+	[ -f "$stamp" ] && return 0
+	echo "kinst: fetching kinstctl's arm64 libraries into $dir" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir/root"
+	# shellcheck disable=SC2086
+	(cd "$dir" && apt-get download $KINST_ARM64_LIB_PACKAGES >/dev/null 2>&1) || {
+		echo "kinst: apt-get download $KINST_ARM64_LIB_PACKAGES failed" >&2
+		return 1
+	}
+	for deb in "$dir"/*.deb; do
+		dpkg-deb -x "$deb" "$dir/root" || return 1
+	done
+	rm -f "$dir"/*.deb
+	touch "$stamp"
 }
 
 # The arm64 headers' directory (KDIR), empty when not fetched.
