@@ -65,6 +65,27 @@ basics_body() {
 	    atf_fail "vfs_read not armed whole"
 }
 
+atf_test_case kinstctl
+kinstctl_head() {
+	atf_set descr "arm64: kinstctl cross-built for arm64 against the live kernel: list-offsets with the A64 verdicts and the ret; trace --json with x0-x30, sp, pc, pstate (100 of 100 hits with x2 7, x0 1, pc the address, EL1h); BTF arguments by name; stacks with invoke_syscall as frame 1; count --by x2 exact per key; FUNC:return with \$retval exact; hist of a value; latency with \$entry(x2); a capture printed back"
+	atf_set timeout 600
+}
+kinstctl_body() {
+	k=$KINST_BUILD/cli-arm64/kinstctl
+	[ -x "$k" ] ||
+	    atf_skip "SKIPPED: $k is not built (no arm64 libraries under $KINST_CACHE/arm64-sysroot, or no aarch64-linux-gnu-g++: run tests/setup)"
+	a64_run a64_kinstctl.sh -f "$k" -t 540
+	for c in list-offsets trace-json trace-args trace-stack count-by \
+	    count-return hist latency capture; do
+		a64_expect_rc "$c"
+	done
+	grep -q '^trace-json: 100 hits, x2 7: 100, x0 1: 100, pc the address: 100, EL1h: 100$' vm.out ||
+	    atf_fail "trace --json's registers"
+	grep -q '^trace-stack: 20 hits, 20 with invoke_syscall below$' vm.out ||
+	    atf_fail "stacks"
+	grep -q '^capture: 10 of 10 printed back$' vm.out || atf_fail "capture"
+}
+
 atf_test_case kill9_unload
 kill9_unload_head() {
 	atf_set descr "arm64: busy functions armed whole by processes killed with SIGKILL under a load, cpu1 offline and online twice while armed: text restored, rmmod refused while armed and done after"
@@ -80,5 +101,6 @@ kill9_unload_body() {
 
 atf_init_test_cases() {
 	atf_add_test_case basics
+	atf_add_test_case kinstctl
 	atf_add_test_case kill9_unload
 }
