@@ -349,14 +349,10 @@ kinst_root_name(const char *name, uint8_t reason, uint8_t flags)
 	(void)kinst_xr_add(a, reason, flags | KINST_XF_ROOT);
 }
 
-static void
-kinst_root_addr(const void *p, uint8_t reason)
-{
-	if (p != NULL)
-		(void)kinst_xr_add((unsigned long)p, reason, KINST_XF_ROOT);
-}
-
-/* A root by address (the architecture's pointers, kinst's own entries). */
+/*
+ * A root by address (the hooks, the architecture's pointers, kinst's own
+ * entries).  A full table is kinst_xr_add()'s to flag.
+ */
 static void
 kinst_root_ptr(const void *p, uint8_t reason)
 {
@@ -364,7 +360,7 @@ kinst_root_ptr(const void *p, uint8_t reason)
 
 	if (reason == KINST_R_CPU_BRINGUP)	/* only "cpu dead" is by pointer */
 		flags |= KINST_XF_DEAD;
-	if (p != NULL && kinst_nxr < KINST_XMAX)
+	if (p != NULL)
 		(void)kinst_xr_add((unsigned long)p, reason, flags);
 }
 
@@ -389,7 +385,7 @@ kinst_roots_clocksource(void)
 
 	cs = (void *)kinst_linux_lookup_name("curr_clocksource");
 	if (cs != NULL && *cs != NULL)
-		kinst_root_addr((*cs)->read, KINST_R_TRAP_PATH);
+		kinst_root_ptr((*cs)->read, KINST_R_TRAP_PATH);
 }
 
 static int
@@ -507,9 +503,9 @@ kinst_linux_derive(void)
 	/* Trap path first: a function on both paths says "trap path". */
 	kinst_root_names(ar->trap, KINST_R_TRAP_PATH, 0);
 	for (i = 0; i < kinst_linux_arch_ntrap_roots; i++)
-		kinst_root_addr(kinst_linux_arch_trap_roots[i], KINST_R_TRAP_PATH);
+		kinst_root_ptr(kinst_linux_arch_trap_roots[i], KINST_R_TRAP_PATH);
 	for (i = 0; i < kinst_linux_ntrap_roots; i++)
-		kinst_root_addr(kinst_linux_trap_roots[i], KINST_R_TRAP_PATH);
+		kinst_root_ptr(kinst_linux_trap_roots[i], KINST_R_TRAP_PATH);
 	kinst_linux_arch_root_ptrs(false, kinst_root_ptr);
 	kinst_roots_clocksource();
 	kinst_walk_all(&w);
