@@ -77,11 +77,7 @@ decode(SymbolTable &syms, const Spec &sp, Disassembler &dis)
 	d.module = m.name();
 	d.mi = t.module;
 	d.fn = t.fn;
-	if (m.a64())
-		throw Error(Exit::usage, sp.text + ": cover on arm64 is not built yet "
-		    "(its blocks and branch outcomes are x86-64's: plan/cover.h)");
-	Bytes b = m.bytes(*t.fn);
-	d.insns = walk_function(b, t.fn->addr, dis);
+	d.insns = walk(m, *t.fn, dis);
 	// As list-offsets: what only the kernel knows overrides "traceable".
 	for (auto &in : d.insns) {
 		if (!traceable(in) || in.unreachable)
@@ -107,7 +103,7 @@ bool
 has_loop(const Decoded &d)
 {
 	for (const auto &in : d.insns)
-		if (!in.unreachable && cover_flow(in.bytes, in.len, in.addr).flow == Flow::loop)
+		if (!in.unreachable && cover_flow_of(in).flow == Flow::loop)
 			return true;
 	return false;
 }

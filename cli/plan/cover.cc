@@ -8,6 +8,8 @@
 #include <cstring>
 #include <set>
 
+#include "base/regfile.h"
+
 extern "C" {
 #include "x86/kinst_classify.h"
 #include "x86/kinst_decode.h"
@@ -34,7 +36,8 @@ cover_line_info_missing()
 
 // ---- keys ----
 
-const char *const cover_flags_expr = "rflags & 0x8d5";
+const char *const cover_flags_expr = regfile.a64 ? "(pstate >> 28) & 0xf" :
+    "rflags & 0x8d5";
 const char *const cover_rcx_expr = "(rcx == 0) | ((rcx == 1) << 1)";
 
 bool
@@ -94,6 +97,52 @@ cover_flow(const uint8_t *bytes, size_t len, uint64_t addr)
 	return f;
 }
 
+FlowInfo
+cover_flow_of(const Insn &in)
+{
+	if (!in.a64)
+		return cover_flow(in.bytes, in.len, in.addr);
+	FlowInfo f;
+	f.a64 = true;
+	if (in.len != 4)
+		return f;	// a function's tail shorter than a word
+	const struct kinst_a64_insn &d = in.a64d;
+	auto direct = [&](Flow fl) {
+		f.flow = fl;
+		f.has_target = true;
+		f.target = kinst_a64_target(&d, in.addr);
+	};
+	switch (d.emul) {
+	case KINST_A64_EM_BCOND:
+		direct(Flow::jcc);
+		f.cc = d.cond;
+		break;
+	case KINST_A64_EM_CBZ:
+	case KINST_A64_EM_CBNZ:
+	case KINST_A64_EM_TBZ:
+	case KINST_A64_EM_TBNZ:
+		direct(Flow::cbz);
+		break;
+	case KINST_A64_EM_B:
+		direct(Flow::jmp);
+		break;
+	case KINST_A64_EM_BR:
+	case KINST_A64_EM_BR_PAC:
+		f.flow = Flow::jmp_ind;
+		break;
+	case KINST_A64_EM_RET:
+	case KINST_A64_EM_RET_PAC:
+		f.flow = Flow::ret;
+		break;
+	default:
+		if (d.treatment == KINST_T_REFUSE &&
+		    (d.reason == KINST_R_ERET || d.reason == KINST_R_UD))
+			f.flow = Flow::stop;
+		break;
+	}
+	return f;
+}
+
 // ---- the model ----
 
 namespace {
@@ -137,14 +186,15 @@ cover_build(const std::string &module, const std::string &name, uint64_t addr,
 		c.text = x.text;
 		c.target = x.target;
 		if (!i.unreachable)
-			c.fl = cover_flow(i.bytes, i.len, i.addr);
+			c.fl = cover_flow_of(i);
 		if (c.fl.has_target && c.fl.target >= addr && c.fl.target - addr < size &&
 		    boundaries.count((uint32_t)(c.fl.target - addr))) {
 			c.target_inside = true;
 			c.target_offset = (uint32_t)(c.fl.target - addr);
 			targets.insert(c.target_offset);
 		}
-		c.conditional = c.fl.flow == Flow::jcc || c.fl.flow == Flow::loop;
+		c.conditional = c.fl.flow == Flow::jcc || c.fl.flow == Flow::loop ||
+		    c.fl.flow == Flow::cbz;
 		if (x.armed) {
 			c.state = CovState::counted;
 			for (const auto &k : x.keys)
@@ -157,11 +207,14 @@ cover_build(const std::string &module, const std::string &name, uint64_t addr,
 			c.reason = "not armed (the kernel refused it when arming)";
 		}
 		if (c.state == CovState::counted && c.conditional) {
-			bool known = c.fl.flow == Flow::jcc || (rcx_keyed && !c.fl.addr32);
+			bool known = c.fl.flow == Flow::jcc ||
+			    (c.fl.flow == Flow::loop && rcx_keyed && !c.fl.addr32);
 			if (known) {
 				c.branch_known = true;
 				for (const auto &k : x.keys) {
-					bool t = c.fl.flow == Flow::jcc ?
+					bool t = c.fl.a64 ?
+					    kinst_a64_cond_holds(c.fl.cc, k.flags << 28) :
+					    c.fl.flow == Flow::jcc ?
 					    cover_cond(c.fl.cc, k.flags) :
 					    loop_taken(c.fl.loop_kind, k.flags, k.rcx);
 					(t ? c.taken : c.not_taken) += k.count;

@@ -44,10 +44,13 @@ bool cover_line_info(const std::string &module, uint64_t addr, LineInfo *out);
 const char *cover_line_info_missing();
 
 // ---- the in-kernel program's keys ----
+// arm64 (kinstctl built for it, regfile.h): key word 0 is pstate's NZCV
+// (bits 3-0: N Z C V), which every b.cond tests; no word 1.
 constexpr uint64_t COVER_FLAGS_MASK = 0x8d5;	// CF PF AF ZF SF OF
 // Key word 1: the class of %rcx before the instruction.
 enum : uint64_t { COVER_RCX_OTHER = 0, COVER_RCX_ZERO = 1, COVER_RCX_ONE = 2 };
-// The program's expressions (compiled with compile_expr).
+// The program's expressions (compiled with compile_expr); the flags' is
+// the register file's (x86-64's or arm64's).
 extern const char *const cover_flags_expr;
 extern const char *const cover_rcx_expr;
 
@@ -65,6 +68,8 @@ enum class Flow {
 	jmp_ind,	// unconditional, indirect
 	ret,		// ret / ret imm16
 	stop,		// never falls through (ud2, int3, hlt...)
+	cbz,		// A64 cbz/cbnz/tbz/tbnz: conditional on a register, not
+			// keyed (taken and not taken unknown)
 };
 struct FlowInfo {
 	Flow flow = Flow::next;
@@ -73,8 +78,13 @@ struct FlowInfo {
 	bool addr32 = false;		// loop: 0x67 prefix (%ecx, not keyed: unknown)
 	bool has_target = false;
 	uint64_t target = 0;		// absolute
+	bool a64 = false;		// jcc: an A64 b.cond (cc over NZCV)
 };
 FlowInfo cover_flow(const uint8_t *bytes, size_t len, uint64_t addr);
+// The same for an instruction of a function's walk (resolver.h): an A64
+// one from its A64 decode (b.cond, cbz/cbnz/tbz/tbnz, b, br, ret; eret and
+// udf stop).
+FlowInfo cover_flow_of(const Insn &in);
 
 // ---- the model ----
 enum class CovState { counted, refused, not_armed };

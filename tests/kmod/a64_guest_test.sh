@@ -67,18 +67,45 @@ basics_body() {
 
 atf_test_case kinstctl
 kinstctl_head() {
-	atf_set descr "arm64: kinstctl cross-built for arm64 against the live kernel: list-offsets with the A64 verdicts and the ret; trace --json with x0-x30, sp, pc, pstate (100 of 100 hits with x2 7, x0 1, pc the address, EL1h); BTF arguments by name; stacks with invoke_syscall as frame 1; count --by x2 exact per key; FUNC:return with \$retval exact; hist of a value; latency with \$entry(x2); a capture printed back"
+	atf_set descr "arm64: kinstctl cross-built for arm64 against the live kernel: list-offsets with the A64 verdicts and the ret; trace --json with x0-x30, sp, pc, pstate (100 of 100 hits with x2 7, x0 1, pc the address, EL1h); BTF arguments by name; stacks with invoke_syscall as frame 1; count --by x2 exact per key; FUNC:return with \$retval exact; hist of a value; latency with \$entry(x2); a capture printed back; cover: b.cond split from NZCV, each side no more than its successor ran, cbz/tbz unknown"
 	atf_set timeout 600
 }
 kinstctl_body() {
+	vm_setup
 	k=$KINST_BUILD/cli-arm64/kinstctl
 	[ -x "$k" ] ||
 	    atf_skip "SKIPPED: $k is not built (no arm64 libraries under $KINST_CACHE/arm64-sysroot, or no aarch64-linux-gnu-g++: run tests/setup)"
 	a64_run a64_kinstctl.sh -f "$k" -t 540
 	for c in list-offsets trace-json trace-args trace-stack count-by \
-	    count-return hist latency capture; do
+	    count-return hist latency capture cover; do
 		a64_expect_rc "$c"
 	done
+	# cover's JSON: exact, every instruction of ksys_write but the
+	# ftrace nop counted; at least 40 calls through its ret; each b.cond
+	# split into taken and not taken adding up to its count, cbz/tbz's
+	# split unknown; blocks that never ran.
+	sed -n 's/^COVER //p' vm.out >cover.json
+	jq -e -s 'map(select(.type == "cover_function")) | length == 1 and
+	    (.[0].exact and .[0].refused == 1 and .[0].counted == .[0].instructions - 1 and
+	     .[0].blocks_executed >= 5 and .[0].never_executed >= 1)' cover.json >/dev/null ||
+	    atf_fail "cover: the function's line: $(grep -m 1 cover_function cover.json | cut -c1-300)"
+	jq -e -s '[.[] | select(.type == "cover_insn" and .text == "ret")] |
+	    length >= 1 and all(.count >= 40)' cover.json >/dev/null ||
+	    atf_fail "cover: the ret's count"
+	jq -e -s '[.[] | select(.type == "cover_insn" and (.text | startswith("b.")))] |
+	    length >= 2 and all(.taken != null and .taken + .not_taken == .count)' \
+	    cover.json >/dev/null || atf_fail "cover: b.cond's taken and not taken"
+	# ...and each side no more than where it goes ran: the target for
+	# taken, the next instruction for not taken.
+	jq -e -s '[.[] | select(.type == "cover_insn")] as $i |
+	    ($i | map({key: (.offset | tostring), value: .count}) | from_entries) as $c |
+	    [$i[] | select((.text | startswith("b.")) and .target != null)] |
+	    length >= 2 and all(($c[(.target | tostring)] == null or .taken <= $c[(.target | tostring)]) and
+	    ($c[((.offset + 4) | tostring)] == null or .not_taken <= $c[((.offset + 4) | tostring)]))' \
+	    cover.json >/dev/null || atf_fail "cover: a b.cond's side counted more than where it goes ran"
+	jq -e -s '[.[] | select(.type == "cover_insn" and (.text | test("^(cbz|cbnz|tbz|tbnz) ")))] |
+	    length >= 1 and all(.taken == null)' cover.json >/dev/null ||
+	    atf_fail "cover: cbz/tbz's split"
 	grep -q '^trace-json: 100 hits, x2 7: 100, x0 1: 100, pc the address: 100, EL1h: 100$' vm.out ||
 	    atf_fail "trace --json's registers"
 	grep -q '^trace-stack: 20 hits, 20 with invoke_syscall below$' vm.out ||

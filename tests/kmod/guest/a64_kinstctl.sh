@@ -6,7 +6,8 @@
 # arm64 register file, a predicate on x2, BTF arguments, stacks, count
 # and hist keyed by a register, FUNC:return and $retval (x0), latency,
 # a capture printed back.  Each check prints "RC-<check> N" (0: passed)
-# and what it saw; the host (a64_guest_test:kinstctl) asserts each.
+# and what it saw; the host (a64_guest_test:kinstctl) asserts each, and
+# checks cover's JSON (the lines "COVER ...") with jq.
 set -u
 check() {	# NAME CONDITION-EXIT-STATUS WHAT
 	echo "RC-$1 $2"
@@ -102,3 +103,11 @@ n=$(grep -c 'kernel:ksys_write+0x0 .* pc=0x[0-9a-f]* sp=0x[0-9a-f]* x0=0x1 x1=0x
 echo "capture: $n of 10 printed back"
 [ "$n" = 10 ]
 check capture $? "$(head -n 2 cp.txt) $(head -c 200 cap.err)"
+
+# cover: every instruction of ksys_write counted in the kernel, b.cond's
+# taken and not taken from the NZCV key; the JSON goes to the host.
+kinstctl cover --json ksys_write -- \
+    sh -c 'i=0; while [ $i -lt 40 ]; do echo abcdef >/dev/null; i=$((i + 1)); done' \
+    >cv.json 2>cv.err
+check cover $? "$(head -c 300 cv.err)"
+sed 's/^/COVER /' cv.json
