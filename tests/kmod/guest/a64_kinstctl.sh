@@ -13,6 +13,13 @@ check() {	# NAME CONDITION-EXIT-STATUS WHAT
 	echo "RC-$1 $2"
 	[ "$2" = 0 ] || echo "FAIL $1: $3"
 }
+armed() {	# FILE: wait (up to 120 s) until the kinstctl writing FILE says it traces
+	n=0
+	while ! grep -q '^kinstctl: tracing ' "$1" 2>/dev/null && [ $n -lt 120 ]; do
+		sleep 1
+		n=$((n + 1))
+	done
+}
 writes() {	# N TEXT: N write(2)s of TEXT and a newline to /dev/null, one shell
 	sh -c "i=0; while [ \$i -lt $1 ]; do echo $2 >/dev/null; i=\$((i + 1)); done"
 }
@@ -28,7 +35,7 @@ check list-offsets $? "ksys_write: no arm64 listing or no return point ($n)"
 # probe's address, EL1h.
 timeout 60 kinstctl trace --json -n 100 --if 'x2 == 7' ksys_write+0 >tj.txt 2>tj.err &
 tp=$!
-sleep 3
+armed tj.err
 writes 150 abcdef
 wait $tp
 n=$(grep -c '"type":"hit"' tj.txt)
@@ -43,7 +50,7 @@ check trace-json $? "$(head -c 300 tj.err)"
 # trace --args (BTF): the arguments by name, a predicate on one.
 timeout 60 kinstctl trace --args -n 20 --if 'args.count == 5' ksys_write >ta.txt 2>&1 &
 tp=$!
-sleep 3
+armed ta.txt
 writes 30 abcd
 wait $tp
 n=$(grep -c 'ksys_write(fd=1, buf=0x[0-9a-f]*, count=5)' ta.txt)
@@ -54,7 +61,7 @@ check trace-args $? "$(grep -m 2 ksys_write ta.txt)"
 # trace --stack: frame 1 of getpid's probe is invoke_syscall.
 timeout 60 kinstctl trace --stack -n 20 __arm64_sys_getpid+8 >ts.txt 2>&1 &
 tp=$!
-sleep 3
+armed ts.txt
 a64_devcheck cycle __arm64_sys_getpid 40 >/dev/null 2>&1
 wait $tp
 n=$(grep -c '__arm64_sys_getpid+0x8  ' ts.txt)
@@ -95,7 +102,7 @@ check latency $? "not 30 samples"
 # A capture, printed back with the arm64 register file.
 timeout 60 kinstctl trace --output cap.kcap -n 10 --if 'x2 == 7' ksys_write+0 2>cap.err &
 tp=$!
-sleep 3
+armed cap.err
 writes 20 abcdef
 wait $tp
 kinstctl print cap.kcap >cp.txt 2>&1
