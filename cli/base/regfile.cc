@@ -11,6 +11,14 @@ namespace kinst {
 
 using json = nlohmann::json;
 
+// Both layouts are words, the program's numbers in order (each
+// instruction set's file asserts the offsets).
+const uint64_t *
+reg_words(const struct kinst_regs &r)
+{
+	return reinterpret_cast<const uint64_t *>(&r);
+}
+
 const char *
 reg_name(int which)
 {

@@ -37,12 +37,6 @@ const RegFile regfile = {
 	"x0 .. x30 (fp is x29, lr x30), sp, pc, pstate",
 };
 
-const uint64_t *
-reg_words(const struct kinst_regs &r)
-{
-	return reinterpret_cast<const uint64_t *>(&r);
-}
-
 uint64_t
 reg_value(const struct kinst_regs &r, int which)
 {

@@ -37,12 +37,6 @@ const RegFile regfile = {
 	"rax rbx rcx rdx rsi rdi rbp rsp r8 .. r15, rip, rflags, cs, ss",
 };
 
-const uint64_t *
-reg_words(const struct kinst_regs &r)
-{
-	return reinterpret_cast<const uint64_t *>(&r);
-}
-
 uint64_t
 reg_value(const struct kinst_regs &r, int which)
 {

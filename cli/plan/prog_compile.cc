@@ -319,8 +319,9 @@ private:
 		std::string id = ident();
 		if (id.empty())
 			fail("unexpected '" + s_.substr(pos_, 1) + "'");
-		if (program_reg(id) >= 0)
-			emit(KINST_OP_REG, (uint8_t)program_reg(id));
+		int reg = program_reg(id);
+		if (reg >= 0)
+			emit(KINST_OP_REG, (uint8_t)reg);
 		else if (context.count(id))
 			emit(KINST_OP_CTX, context.at(id));
 		else if (id == "comm")
