@@ -95,6 +95,12 @@ extern const struct kinst_linux_roots kinst_linux_arch_roots;
 void	kinst_linux_arch_root_ptrs(bool dead,
 	    void (*add)(const void *p, uint8_t reason));
 
+/*
+ * Where a branch to a goes when a is a veneer (arm64: a module's PLT
+ * entry); a itself otherwise.  The trap-path walk follows it.
+ */
+unsigned long kinst_linux_arch_veneer(unsigned long a);
+
 /* ---- trap context ---- */
 
 /* The breakpoint hooks (the trap-path walk's roots, with kinst_linux.h's). */

@@ -504,3 +504,40 @@ kinst_linux_arch_root_ptrs(bool dead, void (*add)(const void *p,
 	(void)dead;
 	(void)add;
 }
+
+/*
+ * A module's PLT veneer: where a branch to a really goes.  An arm64
+ * module's call to a kernel function more than 128 MiB away goes through
+ * an entry of the module's PLT, "adrp x16, page; add x16, x16, #lo12;
+ * br x16" (the kernel's module-plts.c).  KASLR puts the module that far
+ * on most boots, and not on some.  kallsyms knows no symbol for the PLT
+ * and places it in the module function before it, so the walk took that
+ * function for the callee: what kinst's handler calls through the PLT
+ * (ktime_get_mono_fast_ns, memcpy, copy_from_user_nofault and what they
+ * reach) was refused or not as the module landed, and a function
+ * kinst's control path calls could come in instead (try_to_wake_up, in
+ * one CI run).  Any adrp/add/br of one register is followed, a veneer or
+ * not: it is a jump to the address it computes either way.
+ */
+unsigned long
+kinst_linux_arch_veneer(unsigned long a)
+{
+	struct kinst_a64_insn d;
+	uint8_t b[12];
+	uint32_t add, br;
+	unsigned int r;
+
+	if (copy_from_kernel_nofault(b, (const void *)a, sizeof(b)) != 0)
+		return (a);
+	kinst_a64_decode(get_unaligned_le32(b), &d);
+	if (d.emul != KINST_A64_EM_ADRP)
+		return (a);
+	r = d.rt;
+	add = get_unaligned_le32(b + 4);	/* add Xr, Xr, #imm12 (LSL 0) */
+	br = get_unaligned_le32(b + 8);		/* br Xr */
+	if ((add & 0xffc00000) != 0x91000000 || (add & 0x1f) != r ||
+	    ((add >> 5) & 0x1f) != r ||
+	    (br & 0xfffffc1f) != 0xd61f0000 || ((br >> 5) & 0x1f) != r)
+		return (a);
+	return ((unsigned long)kinst_a64_target(&d, a) + ((add >> 10) & 0xfff));
+}

@@ -32,7 +32,9 @@
  *   be resolved, so it is, from die_chain itself.
  * - kinst_die_notify: kinst's handler, and through the module's own code
  *   (walked, not listed: the module is refused as a whole anyway) every
- *   kernel function it calls (ktime_get_mono_fast_ns, irq_work_queue, ...).
+ *   kernel function it calls (ktime_get_mono_fast_ns, irq_work_queue, ...),
+ *   through a veneer where the module has one (arm64: the module's PLT,
+ *   kinst_linux_arch_veneer()).
  * - What those reach through a pointer that is fixed once the system runs:
  *   the current clocksource's read function (ktime_get_mono_fast_ns) and
  *   the APIC driver's IPI functions (irq_work_queue's self-IPI).
@@ -299,7 +301,8 @@ kinst_walk_exit(void *arg, uint64_t from, uint64_t to, int kind)
 	/* The ftrace site's call (if tracing is on) is ftrace's, not the code's. */
 	if (kinst_linux_ftrace_site(from))
 		return (0);
-	(void)kinst_xr_add(to, w->reason, w->inherit);
+	(void)kinst_xr_add(kinst_linux_arch_veneer(to), w->reason,
+	    w->inherit);
 	if (w->prefix && kind == KINST_EXIT_CALL && to == kinst_prefix_end)
 		return (1);
 	return (0);

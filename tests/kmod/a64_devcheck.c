@@ -534,6 +534,31 @@ cmd_exclusive(int argc, char **argv)
 }
 
 /*
+ * Each FUNC is refused whole as trap path: what kinst's handler calls
+ * (through the module's PLT when KASLR put the module beyond a bl's
+ * reach), checked at its first instruction.
+ */
+static int
+cmd_trap_path(int argc, char **argv)
+{
+	struct kinst_arm a;
+	int fd, i, r;
+
+	fd = dev_open();
+	for (i = 0; i < argc; i++) {
+		r = do_arm(fd, argv[i], 0, KINST_ARM_CHECK, &a);
+		CHECK(r == 0 && a.refuse_reason == KINST_R_TRAP_PATH,
+		    "%s+0: %d, reason %u, want %u (trap path)", argv[i], r,
+		    a.refuse_reason, KINST_R_TRAP_PATH);
+		printf("trap-path %s+0: reason %u\n", argv[i],
+		    a.refuse_reason);
+	}
+	printf("trap-path: %d functions, %d failures\n", argc, failures);
+	close(fd);
+	return (failures != 0);
+}
+
+/*
  * Two sessions on one instruction: both arm getpid's probe (one site, two
  * subscribers); COUNT calls give each exactly COUNT records of ours.
  */
@@ -882,6 +907,8 @@ main(int argc, char **argv)
 		    atol(argv[4])));
 	if (argc >= 3 && strcmp(argv[1], "exclusive") == 0)
 		return (cmd_exclusive(argc - 2, argv + 2));
+	if (argc >= 3 && strcmp(argv[1], "trap-path") == 0)
+		return (cmd_trap_path(argc - 2, argv + 2));
 	if (argc == 3 && strcmp(argv[1], "text") == 0)
 		return (cmd_text(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "hold") == 0)
@@ -891,7 +918,7 @@ main(int argc, char **argv)
 		    argv[4], atol(argv[5])));
 	fprintf(stderr, "usage: a64_devcheck cycle FUNC COUNT | regs COUNT | "
 	    "all FUNC COUNT | stack FUNC OFF CALLER COUNT | text FUNC | "
-	    "hold FUNC | exclusive FUNC... | shared COUNT | pred COUNT | "
+	    "hold FUNC | exclusive FUNC... | trap-path FUNC... | shared COUNT | pred COUNT | "
 	    "masks COUNT | "
 	    "loop N | armloop FUNC OFF N\n");
 	return (2);

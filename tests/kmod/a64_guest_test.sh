@@ -43,13 +43,13 @@ a64_expect_rc() {
 
 atf_test_case basics
 basics_head() {
-	atf_set descr "arm64: getpid's probe gives exactly one record per call with pc and EL1h; write(2)'s arguments in x0-x2; stacks through the frame records (PAC stripped) at every prologue offset; an exclusive sequence's load and the instruction after it refused; two sessions on one instruction, each with every hit; interrupts unmasked again after an out-of-line hit; a program's predicate on x0 and capture of the user buffer at x1; whole busy functions armed under a load that checks its own results; text restored; no kernel trouble"
+	atf_set descr "arm64: getpid's probe gives exactly one record per call with pc and EL1h; write(2)'s arguments in x0-x2; stacks through the frame records (PAC stripped) at every prologue offset; an exclusive sequence's load and the instruction after it refused; what kinst's handler calls (through the module's PLT on most boots) refused as trap path; two sessions on one instruction, each with every hit; interrupts unmasked again after an out-of-line hit; a program's predicate on x0 and capture of the user buffer at x1; whole busy functions armed under a load that checks its own results; text restored; no kernel trouble"
 	atf_set timeout 600
 }
 basics_body() {
 	a64_run a64_basic.sh -t 540
 	for c in cycle regs stack-0 stack-8 stack-12 stack-16 stack-24 stack-40 \
-	    exclusive shared masks pred all-getpid all-vfs_read all-ksys_write \
+	    exclusive trap-path shared masks pred all-getpid all-vfs_read all-ksys_write \
 	    all-do_sys_openat2; do
 		a64_expect_rc "$c"
 	done
