@@ -295,7 +295,6 @@ ListOffsets::run()
 		SymbolTable syms;
 		src.arm64 = true;
 		load_symbols(src, syms);
-		check_a64_specs(syms, parsed);
 		DebugInfo di(syms, dbg);
 		if (source)
 			ann = std::make_unique<SourceAnnotator>(di, source_dir);

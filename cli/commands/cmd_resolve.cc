@@ -32,7 +32,6 @@ Resolve::run()
 	SymbolTable syms;
 	src.arm64 = true;
 	load_symbols(src, syms);
-	check_a64_specs(syms, parsed);
 	Disassembler dis(out.syn());
 	Style st = Style::detect(stdout, out.no_color || out.json);
 	Writer w;

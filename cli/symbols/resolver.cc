@@ -205,20 +205,6 @@ walk(Module &m, const Function &f, Disassembler &dis)
 	return m.a64() ? walk_function_a64(b, f.addr) : walk_function(b, f.addr, dis);
 }
 
-void
-check_a64_specs(const SymbolTable &syms, const std::vector<Spec> &specs)
-{
-	bool a64 = false;
-	for (size_t i = 0; i < syms.modules().size(); i++)
-		a64 = a64 || syms.module(i).a64();
-	if (!a64)
-		return;
-	for (const auto &sp : specs)
-		if (sp.is_source())
-			throw Error(Exit::usage, sp.text + ": arm64 files answer a function, "
-			    "FUNC+OFFSET or an address so far (not FILE:LINE, inlines or FUNC:return)");
-}
-
 std::string
 describe_function(const SymbolTable &syms, const Function &f)
 {

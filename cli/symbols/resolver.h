@@ -81,9 +81,6 @@ std::vector<Insn> walk_function(const Bytes &b, uint64_t addr, Disassembler &dis
 std::vector<Insn> walk_function_a64(const Bytes &b, uint64_t addr);
 // Either, by f's module's instruction set.
 std::vector<Insn> walk(Module &m, const Function &f, Disassembler &dis);
-// Throws Error unless every spec is one an arm64 file can answer (a
-// function, FUNC+OFFSET, an address) or syms has no arm64 module.
-void check_a64_specs(const SymbolTable &syms, const std::vector<Spec> &specs);
 
 struct Target {
 	size_t module = 0;
