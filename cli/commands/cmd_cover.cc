@@ -9,12 +9,14 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "commands/agg.h"
 #include "commands/commands.h"
 #include "plan/cover.h"
 #include "debuginfo/debuginfo.h"
 #include "base/error.h"
+#include "base/regfile.h"
 #include "output/insn_format.h"
 #include "plan/planner.h"
 #include "plan/prog_compile.h"
@@ -49,15 +51,17 @@ struct Decoded {
 };
 
 // key word 0 = the arithmetic flags; word 1 = the class of %rcx (only when
-// a function has a loop-family instruction, to keep the keys few).
+// a function has a loop-family instruction, to keep the keys few), or on
+// arm64 the expression branch_key() made for cbz/cbnz/tbz/tbnz.
 std::vector<struct kinst_pinsn>
-cover_program(bool rcx)
+cover_program(bool rcx, const std::string &k1)
 {
 	std::vector<struct kinst_pinsn> code = compile_expr(cover_flags_expr, "cover");
 	code.pop_back();
 	code.push_back(make_pinsn(KINST_OP_KEY, 0));
-	if (rcx) {
-		std::vector<struct kinst_pinsn> c = compile_expr(cover_rcx_expr, "cover");
+	if (rcx || !k1.empty()) {
+		std::vector<struct kinst_pinsn> c =
+		    compile_expr(rcx ? cover_rcx_expr : k1, "cover");
 		c.pop_back();
 		code.insert(code.end(), c.begin(), c.end());
 		code.push_back(make_pinsn(KINST_OP_KEY, 1));
@@ -106,6 +110,32 @@ has_loop(const Decoded &d)
 		if (!in.unreachable && cover_flow_of(in).flow == Flow::loop)
 			return true;
 	return false;
+}
+
+// arm64: key word 1 for the functions' cbz/cbnz/tbz/tbnz, "((pc == A) <<
+// TAKEN) | ...": 1 << whether the one at pc branches, 0 elsewhere.  As many
+// as the one program holds (KINST_PROG_MAX_INSNS), in order; *keyed gets
+// their addresses, the others' split stays unknown.
+std::string
+branch_key(const std::vector<Decoded> &fns, std::set<uint64_t> *keyed)
+{
+	std::string e;
+	for (const auto &d : fns)
+		for (const auto &in : d.insns) {
+			std::string t = in.unreachable ? "" : cover_a64_taken_expr(in);
+			if (t.empty())
+				continue;
+			std::string term = "((pc == " + hex(in.addr) + ") << " + t + ")";
+			std::string next = e.empty() ? term : e + " | " + term;
+			try {
+				cover_program(false, next);
+			} catch (const Error &) {
+				return e;	// over the program's limits
+			}
+			e = next;
+			keyed->insert(in.addr);
+		}
+	return e;
 }
 
 // Returns the entry size AGG_READ uses.
@@ -171,7 +201,7 @@ cover_specs(const CoverOptions &o, const std::vector<std::string> &command)
 // The plan (planner.h): every instruction of each function as the symbols
 // resolved it, all with the one cover program (key: flags, %rcx's class).
 void
-cover_plan(const std::vector<Decoded> &fns, bool rcx, Plan &plan)
+cover_plan(const std::vector<Decoded> &fns, bool rcx, const std::string &k1, Plan &plan)
 {
 	std::vector<Spec> specs;
 	for (const auto &d : fns) {
@@ -183,7 +213,9 @@ cover_plan(const std::vector<Decoded> &fns, bool rcx, Plan &plan)
 	PlanRequest req;
 	req.resolved = &specs;
 	req.flags = KINST_ARM_AGG;
-	req.program = [rcx](const TypeEnv *, const std::string &) { return cover_program(rcx); };
+	req.program = [rcx, k1](const TypeEnv *, const std::string &) {
+		return cover_program(rcx, k1);
+	};
 	req.what = "cover";
 	make_plan(req, plan);
 }
@@ -219,7 +251,7 @@ count(Session &dev, Plan &plan, Disassembler &dis, const CoverOptions &o,
 // The functions' instructions with the counts of their probes' keys.
 std::vector<CoverFunction>
 build(const std::vector<Decoded> &fns, const std::map<uint32_t, ProbeDesc> &probes,
-    const AggMap &m, bool rcx)
+    const AggMap &m, bool rcx, const std::set<uint64_t> &keyed)
 {
 	// Per address: the probe's keys.
 	std::map<uint64_t, uint32_t> probe_at;
@@ -238,6 +270,7 @@ build(const std::vector<Decoded> &fns, const std::map<uint32_t, ProbeDesc> &prob
 			in[i].target = d.targets[i];
 			auto it = probe_at.find(d.insns[i].addr);
 			in[i].armed = it != probe_at.end();
+			in[i].branch_keyed = keyed.count(d.insns[i].addr) != 0;
 			if (in[i].armed)
 				in[i].keys = keys[it->second];
 		}
@@ -330,8 +363,10 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 		rcx = rcx || has_loop(fns.back());
 	}
 
+	std::set<uint64_t> keyed;
+	std::string k1 = regfile.a64 ? branch_key(fns, &keyed) : "";
 	Plan plan;
-	cover_plan(fns, rcx, plan);
+	cover_plan(fns, rcx, k1, plan);
 
 	Session dev = Session::open("cover");
 	dev.require(Feature::agg, "cover");
@@ -345,7 +380,7 @@ run_cover(const CoverOptions &o, const std::vector<std::string> &command)
 	std::map<uint32_t, ProbeDesc> probes = count(dev, plan, dis, o, command, run);
 	uint32_t ncpus = stats(dev, run);
 	AggMap m = read_counts(dev, ncpus, slots, esize);
-	std::vector<CoverFunction> out = build(fns, probes, m, rcx);
+	std::vector<CoverFunction> out = build(fns, probes, m, rcx, keyed);
 	add_source_lines(syms, o.dbg, fns, out, run);
 	print_cover(o, out, run, html);
 	return 0;

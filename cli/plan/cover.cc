@@ -97,6 +97,35 @@ cover_flow(const uint8_t *bytes, size_t len, uint64_t addr)
 	return f;
 }
 
+std::string
+cover_a64_taken_expr(const Insn &in)
+{
+	if (!in.a64 || in.len != 4)
+		return "";
+	const struct kinst_a64_insn &d = in.a64d;
+	bool zero;	// branches when the tested value is zero
+	switch (d.emul) {
+	case KINST_A64_EM_CBZ:
+	case KINST_A64_EM_TBZ:
+		zero = true;
+		break;
+	case KINST_A64_EM_CBNZ:
+	case KINST_A64_EM_TBNZ:
+		zero = false;
+		break;
+	default:
+		return "";
+	}
+	if (d.rt == 31)		// xzr/wzr: always zero
+		return zero ? "1" : "0";
+	std::string r = "x" + std::to_string(d.rt), v;
+	if (d.emul == KINST_A64_EM_TBZ || d.emul == KINST_A64_EM_TBNZ)
+		v = "((" + r + " >> " + std::to_string(d.bit) + ") & 1)";
+	else
+		v = d.sf ? r : "(" + r + " & 0xffffffff)";
+	return "(" + v + (zero ? " == 0)" : " != 0)");
+}
+
 FlowInfo
 cover_flow_of(const Insn &in)
 {
@@ -208,11 +237,14 @@ cover_build(const std::string &module, const std::string &name, uint64_t addr,
 		}
 		if (c.state == CovState::counted && c.conditional) {
 			bool known = c.fl.flow == Flow::jcc ||
-			    (c.fl.flow == Flow::loop && rcx_keyed && !c.fl.addr32);
+			    (c.fl.flow == Flow::loop && rcx_keyed && !c.fl.addr32) ||
+			    (c.fl.flow == Flow::cbz && x.branch_keyed);
 			if (known) {
 				c.branch_known = true;
 				for (const auto &k : x.keys) {
-					bool t = c.fl.a64 ?
+					bool t = c.fl.flow == Flow::cbz ?
+					    k.rcx == COVER_A64_TAKEN :
+					    c.fl.a64 ?
 					    kinst_a64_cond_holds(c.fl.cc, k.flags << 28) :
 					    c.fl.flow == Flow::jcc ?
 					    cover_cond(c.fl.cc, k.flags) :

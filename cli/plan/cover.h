@@ -45,7 +45,8 @@ const char *cover_line_info_missing();
 
 // ---- the in-kernel program's keys ----
 // arm64 (kinstctl built for it, regfile.h): key word 0 is pstate's NZCV
-// (bits 3-0: N Z C V), which every b.cond tests; no word 1.
+// (bits 3-0: N Z C V), which every b.cond tests; word 1 is, at a
+// cbz/cbnz/tbz/tbnz, whether it branches (cover_a64_taken_expr below).
 constexpr uint64_t COVER_FLAGS_MASK = 0x8d5;	// CF PF AF ZF SF OF
 // Key word 1: the class of %rcx before the instruction.
 enum : uint64_t { COVER_RCX_OTHER = 0, COVER_RCX_ZERO = 1, COVER_RCX_ONE = 2 };
@@ -68,8 +69,9 @@ enum class Flow {
 	jmp_ind,	// unconditional, indirect
 	ret,		// ret / ret imm16
 	stop,		// never falls through (ud2, int3, hlt...)
-	cbz,		// A64 cbz/cbnz/tbz/tbnz: conditional on a register, not
-			// keyed (taken and not taken unknown)
+	cbz,		// A64 cbz/cbnz/tbz/tbnz: conditional on a register;
+			// exact where cover's program keys it (key word 1,
+			// cover_a64_taken_expr), else unknown
 };
 struct FlowInfo {
 	Flow flow = Flow::next;
@@ -85,6 +87,14 @@ FlowInfo cover_flow(const uint8_t *bytes, size_t len, uint64_t addr);
 // one from its A64 decode (b.cond, cbz/cbnz/tbz/tbnz, b, br, ret; eret and
 // udf stop).
 FlowInfo cover_flow_of(const Insn &in);
+
+// arm64: whether the cbz/cbnz/tbz/tbnz in branches, as an expression over
+// the register file ("(x3 & 0xffffffff) == 0", "((x5 >> 40) & 1) != 0");
+// "" for any other instruction.  cover's program keys word 1 at such a
+// branch's address as 1 << that (COVER_A64_TAKEN or _NOT_TAKEN); 0 is
+// everywhere else.
+std::string cover_a64_taken_expr(const Insn &in);
+enum : uint64_t { COVER_A64_NOT_TAKEN = 1, COVER_A64_TAKEN = 2 };
 
 // ---- the model ----
 enum class CovState { counted, refused, not_armed };
@@ -141,6 +151,7 @@ struct CoverInput {
 	BranchTarget target;
 	bool armed = false;
 	std::vector<CoverKeyCount> keys;	// armed: every key seen
+	bool branch_keyed = false;	// arm64 cbz/tbz: key word 1 says taken
 };
 
 // Builds the function's coverage: states, counts, blocks, branch counts.

@@ -67,7 +67,7 @@ basics_body() {
 
 atf_test_case kinstctl
 kinstctl_head() {
-	atf_set descr "arm64: kinstctl cross-built for arm64 against the live kernel: list-offsets with the A64 verdicts and the ret; trace --json with x0-x30, sp, pc, pstate (100 of 100 hits with x2 7, x0 1, pc the address, EL1h); BTF arguments by name; stacks with invoke_syscall as frame 1; count --by x2 exact per key; FUNC:return with \$retval exact; hist of a value; latency with \$entry(x2); a capture printed back; cover: b.cond split from NZCV, each side no more than its successor ran, cbz/tbz unknown"
+	atf_set descr "arm64: kinstctl cross-built for arm64 against the live kernel: list-offsets with the A64 verdicts and the ret; trace --json with x0-x30, sp, pc, pstate (100 of 100 hits with x2 7, x0 1, pc the address, EL1h); BTF arguments by name; stacks with invoke_syscall as frame 1; count --by x2 exact per key; FUNC:return with \$retval exact; hist of a value; latency with \$entry(x2); a capture printed back; cover: b.cond split from NZCV, cbz/cbnz/tbz/tbnz from their registers, every count equal to what reaches it, a cbz/tbz both ways"
 	atf_set timeout 600
 }
 kinstctl_body() {
@@ -81,9 +81,9 @@ kinstctl_body() {
 		a64_expect_rc "$c"
 	done
 	# cover's JSON: exact, every instruction of ksys_write but the
-	# ftrace nop counted; at least 40 calls through its ret; each b.cond
-	# split into taken and not taken adding up to its count, cbz/tbz's
-	# split unknown; blocks that never ran.
+	# ftrace nop counted; at least 40 calls through its ret; each b.cond,
+	# cbz, cbnz, tbz and tbnz split into taken and not taken adding up to
+	# its count; blocks that never ran.
 	sed -n 's/^COVER //p' vm.out >cover.json
 	jq -e -s 'map(select(.type == "cover_function")) | length == 1 and
 	    (.[0].exact and .[0].refused == 1 and .[0].counted == .[0].instructions - 1 and
@@ -92,20 +92,54 @@ kinstctl_body() {
 	jq -e -s '[.[] | select(.type == "cover_insn" and .text == "ret")] |
 	    length >= 1 and all(.count >= 40)' cover.json >/dev/null ||
 	    atf_fail "cover: the ret's count"
-	jq -e -s '[.[] | select(.type == "cover_insn" and (.text | startswith("b.")))] |
-	    length >= 2 and all(.taken != null and .taken + .not_taken == .count)' \
-	    cover.json >/dev/null || atf_fail "cover: b.cond's taken and not taken"
+	cb='(.text | test("^(b\\.|cbz |cbnz |tbz |tbnz )"))'
+	jq -e -s "[.[] | select(.type == \"cover_insn\" and $cb)] |
+	    length >= 3 and all(.taken != null and .taken + .not_taken == .count)" \
+	    cover.json >/dev/null || atf_fail "cover: a conditional branch's taken and not taken"
+	jq -e -s '[.[] | select(.type == "cover_insn" and (.text | test("^(cbz|cbnz|tbz|tbnz) ")))] |
+	    length >= 1' cover.json >/dev/null || atf_fail "cover: no cbz/tbz in ksys_write"
 	# ...and each side no more than where it goes ran: the target for
 	# taken, the next instruction for not taken.
-	jq -e -s '[.[] | select(.type == "cover_insn")] as $i |
-	    ($i | map({key: (.offset | tostring), value: .count}) | from_entries) as $c |
-	    [$i[] | select((.text | startswith("b.")) and .target != null)] |
-	    length >= 2 and all(($c[(.target | tostring)] == null or .taken <= $c[(.target | tostring)]) and
-	    ($c[((.offset + 4) | tostring)] == null or .not_taken <= $c[((.offset + 4) | tostring)]))' \
-	    cover.json >/dev/null || atf_fail "cover: a b.cond's side counted more than where it goes ran"
-	jq -e -s '[.[] | select(.type == "cover_insn" and (.text | test("^(cbz|cbnz|tbz|tbnz) ")))] |
-	    length >= 1 and all(.taken == null)' cover.json >/dev/null ||
-	    atf_fail "cover: cbz/tbz's split"
+	jq -e -s "[.[] | select(.type == \"cover_insn\")] as \$i |
+	    (\$i | map({key: (.offset | tostring), value: .count}) | from_entries) as \$c |
+	    [\$i[] | select($cb and .target != null)] |
+	    length >= 3 and all((\$c[(.target | tostring)] == null or .taken <= \$c[(.target | tostring)]) and
+	    (\$c[((.offset + 4) | tostring)] == null or .not_taken <= \$c[((.offset + 4) | tostring)]))" \
+	    cover.json >/dev/null || atf_fail "cover: a branch's side counted more than where it goes ran"
+	# Exact means the counts add up: every instruction ran as often as
+	# control reached it, from the one before (all of it, a conditional
+	# branch's not taken, nothing after b/ret) and from every branch to it
+	# (a conditional one's taken); and some cbz/tbz went both ways (the
+	# script writes to a read-only descriptor and to a shared file too).
+	python3 - cover.json >flow.txt <<'PY' || atf_fail "cover: the counts do not add up: $(cat flow.txt)"
+import json, re, sys
+ins = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "cover_insn"]
+cond = re.compile(r"^(b\.|cbz |cbnz |tbz |tbnz )")
+into, eff, bad, both = {}, {}, [], 0
+for r in ins:
+    t = r.get("target")
+    if isinstance(t, int) and cond.match(r["text"]):
+        into[t] = into.get(t, 0) + r["taken"]
+        both += r["text"][0] in "ct" and r["taken"] > 0 and r["not_taken"] > 0
+    elif isinstance(t, int) and r["text"].startswith("b "):
+        into[t] = into.get(t, 0) + r["count"]
+prev = None
+for r in ins:
+    # An instruction not counted (the ftrace nop) ran as often as the one before.
+    eff[r["offset"]] = r["count"] if r["count"] is not None else eff[prev["offset"]]
+    if prev is not None:
+        if re.match(r"^(b |br |ret|eret|udf|brk)", prev["text"]):
+            fall = 0
+        elif cond.match(prev["text"]):
+            fall = prev["not_taken"]
+        else:
+            fall = eff[prev["offset"]]
+        if eff[r["offset"]] != fall + into.get(r["offset"], 0):
+            bad.append("+%d ran %d, reached %d" % (r["offset"], eff[r["offset"]], fall + into.get(r["offset"], 0)))
+    prev = r
+print("%d instructions, %d cbz/tbz both ways, wrong: %s" % (len(ins), both, bad))
+sys.exit(0 if not bad and both >= 1 and len(ins) >= 40 else 1)
+PY
 	grep -q '^trace-json: 100 hits, x2 7: 100, x0 1: 100, pc the address: 100, EL1h: 100$' vm.out ||
 	    atf_fail "trace --json's registers"
 	grep -q '^trace-stack: 20 hits, 20 with invoke_syscall below$' vm.out ||

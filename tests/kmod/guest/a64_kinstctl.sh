@@ -112,9 +112,16 @@ echo "capture: $n of 10 printed back"
 check capture $? "$(head -n 2 cp.txt) $(head -c 200 cap.err)"
 
 # cover: every instruction of ksys_write counted in the kernel, b.cond's
-# taken and not taken from the NZCV key; the JSON goes to the host.
+# taken and not taken from the NZCV key, cbz/tbz's from their registers;
+# the JSON goes to the host.
+# Besides 40 plain writes: 10 to a read-only descriptor (vfs_write fails:
+# the tbnz on the result's sign bit is taken) and 10 to a regular file
+# this shell shares with the workload (fdget_pos locks f_pos: the tbnz on
+# FDPUT_POS_UNLOCK is taken), so that cbz/tbz go both ways.
+exec 4>/tmp/cover-shared
 kinstctl cover --json ksys_write -- \
-    sh -c 'i=0; while [ $i -lt 40 ]; do echo abcdef >/dev/null; i=$((i + 1)); done' \
-    >cv.json 2>cv.err
+    sh -c 'i=0; while [ $i -lt 40 ]; do echo abcdef >/dev/null; i=$((i + 1)); done
+        i=0; while [ $i -lt 10 ]; do echo x 2>/dev/null >&3; echo y >&4; i=$((i + 1)); done' \
+    3</dev/null >cv.json 2>cv.err
 check cover $? "$(head -c 300 cv.err)"
 sed 's/^/COVER /' cv.json
