@@ -42,6 +42,10 @@ struct RegFile {
 	const RegAlias *aliases;	// other names programs and --regs accept
 	int naliases;
 	const char *known;		// the names, for messages
+	// What a call pushes (x86-64: the return address, 8; arm64: nothing,
+	// bl puts it in x30): the stack pointer at a function's entry is
+	// the CFA less this.
+	int call_push;
 };
 extern const RegFile regfile;
 

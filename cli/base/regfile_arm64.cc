@@ -34,7 +34,7 @@ const RegFile regfile = {
 	"arm64", true, KINST_PREG_COUNT, names,
 	KINST_PREG_PC, KINST_PREG_SP, KINST_PREG_PSTATE, 0,
 	args, 8, compact, 7, aliases, 2,
-	"x0 .. x30 (fp is x29, lr x30), sp, pc, pstate",
+	"x0 .. x30 (fp is x29, lr x30), sp, pc, pstate", 0,
 };
 
 uint64_t

@@ -34,7 +34,7 @@ const RegFile regfile = {
 	"x86-64", false, KINST_PREG_COUNT + 2, names,
 	KINST_PREG_RIP, KINST_RSP, KINST_PREG_RFLAGS, KINST_RAX,
 	args, 6, compact, 7, nullptr, 0,
-	"rax rbx rcx rdx rsi rdi rbp rsp r8 .. r15, rip, rflags, cs, ss",
+	"rax rbx rcx rdx rsi rdi rbp rsp r8 .. r15, rip, rflags, cs, ss", 8,
 };
 
 uint64_t

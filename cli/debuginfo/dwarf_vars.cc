@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "base/text.h"
 #include "base/record.h"
 
@@ -305,7 +306,8 @@ cfa_rule(Dwfl_Module *dm, uint64_t addr, InsnFrame &fr)
 }
 
 // The stack pointer at the function's entry, as this instruction
-// computes it: the CFA less the return address (entry values).
+// computes it: the CFA less what the call pushed (x86-64's return
+// address; nothing on arm64) (entry values).
 void
 find_entry_frame(InsnFrame &fr)
 {
@@ -313,7 +315,7 @@ find_entry_frame(InsnFrame &fr)
 	LocOp o;
 	o.atom = DW_OP_call_frame_cfa;
 	fe.push_back(o);
-	o.atom = DW_OP_lit8;
+	o.atom = (uint8_t)(DW_OP_lit0 + regfile.call_push);
 	fe.push_back(o);
 	o.atom = DW_OP_minus;
 	fe.push_back(o);

@@ -147,6 +147,72 @@ PY
 	grep -q '^capture: 10 of 10 printed back$' vm.out || atf_fail "capture"
 }
 
+atf_test_case vars
+vars_head() {
+	atf_set descr "arm64: C variables by name at live hits (kinst_srctest.ko's DWARF, AArch64 register numbers): the loop counter and trip count at the loop body exact at each of 24 hits; --vars on every instruction of the loop gives n, i, acc and the inlined mix's b and r only values the loop has, each at 6 hits or more; depth and tag after the recursive call, entry values read through a hidden entry probe, each activation's own; a struct passed by reference, member by member"
+	atf_set timeout 600
+}
+vars_body() {
+	vm_setup
+	k=$KINST_BUILD/cli-arm64/kinstctl
+	m=$KINST_BUILD/testmod-arm64-ko/kinst_srctest.ko
+	[ -x "$k" ] ||
+	    atf_skip "SKIPPED: $k is not built (no arm64 libraries under $KINST_CACHE/arm64-sysroot, or no aarch64-linux-gnu-g++: run tests/setup)"
+	[ -f "$m" ] ||
+	    atf_skip "SKIPPED: $m is not built (no arm64 headers or no aarch64-linux-gnu-gcc: run tests/setup)"
+	a64_run a64_vars.sh -f "$k" -f "$m" -f "$top/tests/vm/testmod/kinst_srctest.c" -t 540
+	for c in LOOP ALL REC PT; do
+		a64_expect_rc "$c"
+	done
+	python3 - vm.out >vars.txt <<'PY' || atf_fail "arm64 variables: $(cat vars.txt)"
+import json, sys
+rows = {}
+for l in open(sys.argv[1]):
+    pre, _, rest = l.partition(" ")
+    if pre in ("LOOP", "ALL", "REC", "PT") and rest.startswith("{"):
+        rows.setdefault(pre, []).append(json.loads(rest))
+for k in rows:
+    rows[k].sort(key=lambda r: r["time_ns"])
+t, bad = 6, []
+accs = [1]
+for i in range(t):
+    accs.append((accs[-1] * 3 + i) ^ (i << 2))
+loop = [(r["vars"]["i"], r["vars"]["n"]) for r in rows.get("LOOP", [])]
+if loop != [(i, t) for _ in range(4) for i in range(t)]:
+    bad.append("loop body (i, n): %s" % loop)
+ok = {"n": lambda v: v == t, "i": lambda v: 0 <= v <= t, "acc": lambda v: v in accs,
+      "b": lambda v: 0 <= v < t, "r": lambda v: v in [accs[k] * 3 + k for k in range(t)],
+      "a": lambda v: v in accs}
+known = dict.fromkeys(ok, 0)
+for r in rows.get("ALL", []):
+    for n, v in r["vars"].items():
+        if v is None:
+            continue
+        if n not in ok or not ok[n](v):
+            bad.append("--vars +%#x %s=%s" % (r["offset"], n, v))
+        else:
+            known[n] += 1
+for n in ("n", "i", "acc", "b", "r"):
+    if known[n] < t:
+        bad.append("--vars: %s known at %d hits" % (n, known[n]))
+rec = rows.get("REC", [])
+np = len({r["offset"] for r in rec})
+want = [(d, {1: 4 * t + 8, 2: 2 * t + 3, 3: t}[d]) for _ in range(2) for d in (1, 2, 3) for _ in range(np)]
+got = [(r["vars"]["depth"], r["vars"]["tag"]) for r in rec]
+if np < 1 or got != want:
+    bad.append("after the recursive call (depth, tag): %s, want %s" % (got, want))
+pts = [r["vars"]["p"] for r in rows.get("PT", [])]
+good = [p for p in pts if p == {"x": 5, "y": 9, "tag": 2}]
+wrong = [p for p in pts if p is not None and p != {"x": 5, "y": 9, "tag": 2} and any(v is not None for v in p.values())]
+if len(good) < 4 or wrong:
+    bad.append("struct p: %d right, wrong: %s" % (len(good), wrong))
+print("loop %d hits, --vars %d hits %s, recursion %d hits at %d probes, p right at %d hits; wrong: %s" %
+      (len(loop), len(rows.get("ALL", [])), known, len(rec), np, len(good), bad))
+sys.exit(1 if bad else 0)
+PY
+	cat vars.txt
+}
+
 atf_test_case kill9_unload
 kill9_unload_head() {
 	atf_set descr "arm64: busy functions armed whole by processes killed with SIGKILL under a load, cpu1 offline and online twice while armed: text restored, rmmod refused while armed and done after"
@@ -163,5 +229,6 @@ kill9_unload_body() {
 atf_init_test_cases() {
 	atf_add_test_case basics
 	atf_add_test_case kinstctl
+	atf_add_test_case vars
 	atf_add_test_case kill9_unload
 }
