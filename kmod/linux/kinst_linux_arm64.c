@@ -516,8 +516,9 @@ kinst_linux_arch_root_ptrs(bool dead, void (*add)(const void *p,
  * (ktime_get_mono_fast_ns, memcpy, copy_from_user_nofault and what they
  * reach) was refused or not as the module landed, and a function
  * kinst's control path calls could come in instead (try_to_wake_up, in
- * one CI run).  Any adrp/add/br of one register is followed, a veneer or
- * not: it is a jump to the address it computes either way.
+ * one CI run).  Any adrp/add/br of one register at a is taken for a
+ * veneer: no kernel function starts so (each starts with its ftrace
+ * site), and the sequence jumps to the address it computes either way.
  */
 unsigned long
 kinst_linux_arch_veneer(unsigned long a)
