@@ -190,6 +190,22 @@ loop_taken(unsigned kind, uint64_t flags, uint64_t rcx)
 	}
 }
 
+// Does the conditional branch fl jump for every hit of key k (one whose
+// split is known)?
+bool
+branch_taken(const FlowInfo &fl, const CoverKeyCount &k)
+{
+	switch (fl.flow) {
+	case Flow::cbz:
+		return k.rcx == COVER_A64_TAKEN;
+	case Flow::loop:
+		return loop_taken(fl.loop_kind, k.flags, k.rcx);
+	default:	// jcc: x86-64's or an A64 b.cond
+		return fl.a64 ? kinst_a64_cond_holds(fl.cc, k.flags << 28) :
+		    cover_cond(fl.cc, k.flags);
+	}
+}
+
 } // namespace
 
 CoverFunction
@@ -241,16 +257,8 @@ cover_build(const std::string &module, const std::string &name, uint64_t addr,
 			    (c.fl.flow == Flow::cbz && x.branch_keyed);
 			if (known) {
 				c.branch_known = true;
-				for (const auto &k : x.keys) {
-					bool t = c.fl.flow == Flow::cbz ?
-					    k.rcx == COVER_A64_TAKEN :
-					    c.fl.a64 ?
-					    kinst_a64_cond_holds(c.fl.cc, k.flags << 28) :
-					    c.fl.flow == Flow::jcc ?
-					    cover_cond(c.fl.cc, k.flags) :
-					    loop_taken(c.fl.loop_kind, k.flags, k.rcx);
-					(t ? c.taken : c.not_taken) += k.count;
-				}
+				for (const auto &k : x.keys)
+					(branch_taken(c.fl, k) ? c.taken : c.not_taken) += k.count;
 			}
 		}
 		f.insns.push_back(c);

@@ -102,7 +102,8 @@ enum class CovState { counted, refused, not_armed };
 // One key's count at one instruction, as the aggregation read it.
 struct CoverKeyCount {
 	uint64_t flags = 0;	// key word 0
-	uint64_t rcx = 0;	// key word 1
+	uint64_t rcx = 0;	// key word 1: x86-64's %rcx class; arm64's
+				// cbz/tbz outcome (COVER_A64_TAKEN, _NOT_TAKEN)
 	uint64_t count = 0;
 };
 
