@@ -957,15 +957,62 @@ write_len(long k)
 	return (1000 + (size_t)k % 3000);
 }
 
-/* count write(2)s of buf to fd, of write_len(0), write_len(1), ... bytes. */
-static void
-writes(int fd, const char *buf, long count)
+/*
+ * The k of a record whose write(2) had LEN bytes, claimed once: -1 if no
+ * write of the first COUNT had that length or its record was seen before.
+ * Records come CPU ring by CPU ring (the device drains one CPU's ring, then
+ * the next), so a process that migrated has its writes out of order: a
+ * record is matched to its write by its length, never by its position.
+ * SEEN has a byte per write.
+ */
+static long
+write_claim(uint8_t *seen, long count, uint64_t len)
 {
 	long k;
 
-	for (k = 0; k < count; k++)
+	if (len < write_len(0) || len - write_len(0) >= (uint64_t)count)
+		return (-1);
+	k = (long)(len - write_len(0));
+	if (seen[k])
+		return (-1);
+	seen[k] = 1;
+	return (k);
+}
+
+/*
+ * count write(2)s of buf to fd, of write_len(0), write_len(1), ... bytes.
+ * On Linux with two CPUs or more, the first half runs on the last CPU and
+ * the second on CPU 0, so the device's CPU-by-CPU drain gives the records
+ * out of the writes' order every time, not only when the scheduler moved
+ * the writer: the readers must match records to writes (write_claim()).
+ */
+static void
+writes(int fd, const char *buf, long count)
+{
+	long k, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+#if !DEVTEST_FREEBSD
+	cpu_set_t all, one;
+	int pinned = ncpu > 1 && ncpu <= CPU_SETSIZE &&
+	    sched_getaffinity(0, sizeof(all), &all) == 0;
+#endif
+
+	for (k = 0; k < count; k++) {
+#if !DEVTEST_FREEBSD
+		if (pinned && (k == 0 || k == count / 2)) {
+			CPU_ZERO(&one);
+			CPU_SET(k == 0 ? (int)ncpu - 1 : 0, &one);
+			(void)sched_setaffinity(0, sizeof(one), &one);
+		}
+#endif
 		if (write(fd, buf, write_len(k)) != (ssize_t)write_len(k))
 			CHECK(0, "write %ld: %s", k, strerror(errno));
+	}
+#if !DEVTEST_FREEBSD
+	if (pinned)
+		(void)sched_setaffinity(0, sizeof(all), &all);
+#else
+	(void)ncpu;
+#endif
 }
 
 /*
@@ -1011,6 +1058,7 @@ static int
 cmd_regs(long count)
 {
 	static uint8_t rbuf[1 << 16];
+	static uint8_t seen[3000];
 	static char wbuf[4096];
 	uint8_t text[65536];
 	struct kinst_hit_record *rec;
@@ -1020,10 +1068,14 @@ cmd_regs(long count)
 	uint64_t addr, ours, good, first_rdi = 0;
 	size_t len;
 	ssize_t n, j;
-	long k;
 	int fd, nul, r;
 	pid_t me = getpid();
 
+	CHECK(count > 0 && count <= (long)sizeof(seen), "count %ld: 1 to %zu",
+	    count, sizeof(seen));
+	if (count <= 0 || count > (long)sizeof(seen))
+		return (1);
+	memset(seen, 0, sizeof(seen));
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
 	nul = open("/dev/null", O_WRONLY);
@@ -1039,26 +1091,34 @@ cmd_regs(long count)
 	d.probe_id = a.probe_id;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
 	ours = good = 0;
-	k = 0;
 	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0) {
 		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += sizeof(*rec)) {
 			rec = (void *)(rbuf + j);
 			if (rec->pid != me)
 				continue;
 			ours++;
-			len = write_len(k);
-			k++;
+			/* Linux: rdx is the length, claimed once (the
+			 * records of a migrated writer are out of order);
+			 * FreeBSD's registers do not hold it. */
+			len = (size_t)rec->regs.gpr[KINST_RDX];
 			if (rec->regs.rip == a.addr &&
-			    regs_ok(rec, nul, wbuf, len, &first_rdi))
+			    regs_ok(rec, nul, wbuf, len, &first_rdi) &&
+#if DEVTEST_FREEBSD
+			    1)
+#else
+			    write_claim(seen, count, len) >= 0)
+#endif
 				good++;
 			else if (good + 3 > ours)
 				printf("record %llu: rdi %#llx rsi %#llx rdx %#llx "
-				    "(want %d %p %zu) cs %#x\n",
+				    "(want %d %p, a length %zu to %zu not seen "
+				    "before) cs %#x\n",
 				    (unsigned long long)ours,
 				    (unsigned long long)rec->regs.gpr[KINST_RDI],
 				    (unsigned long long)rec->regs.gpr[KINST_RSI],
 				    (unsigned long long)rec->regs.gpr[KINST_RDX],
-				    nul, (void *)wbuf, len, rec->regs.cs);
+				    nul, (void *)wbuf, write_len(0),
+				    write_len(count - 1), rec->regs.cs);
 		}
 	}
 	CHECK(ours == (uint64_t)count && good == ours,
@@ -2369,6 +2429,7 @@ static int
 cmd_args(long count)
 {
 	static uint8_t rbuf[1 << 17];
+	static uint8_t seen[3000];
 	static char wbuf[4096];
 	const struct kinst_pinsn code[] = {
 		PI(KINST_OP_REG, os.args_reg, 0, 0),
@@ -2395,12 +2456,16 @@ cmd_args(long count)
 	uint32_t size, off;
 	size_t len, i;
 	ssize_t n, j;
-	long k;
 	int fd, nul, r, bad;
 	pid_t me = getpid();
 
 	for (i = 0; i < sizeof(wbuf); i++)
 		wbuf[i] = (char)(i * 7 + 3);
+	CHECK(count > 0 && count <= (long)sizeof(seen), "count %ld: 1 to %zu",
+	    count, sizeof(seen));
+	if (count <= 0 || count > (long)sizeof(seen))
+		return (1);
+	memset(seen, 0, sizeof(seen));
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
 	nul = open("/dev/null", O_WRONLY);
@@ -2425,7 +2490,6 @@ cmd_args(long count)
 	d.probe_id = a.probe_id;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
 	ours = good = 0;
-	k = 0;
 	while ((n = read(fd, rbuf, sizeof(rbuf))) > 0) {
 		for (j = 0; j + (ssize_t)sizeof(*rec) <= n; j += rec->hdr.size) {
 			rec = (const void *)(rbuf + j);
@@ -2437,8 +2501,6 @@ cmd_args(long count)
 			if (rec->pid != me)
 				continue;
 			ours++;
-			len = write_len(k);
-			k++;
 			bad = !rec_caps(rec, secs, 3) || secs[0] == NULL ||
 			    secs[1] == NULL || secs[2] == NULL;
 			if (bad) {
@@ -2451,13 +2513,17 @@ cmd_args(long count)
 			c1 = (const void *)(secs[1] + 1);
 			c2 = (const void *)(secs[2] + 1);
 			b0 = (const uint8_t *)(c0 + 1);
+			/* the length captured names the write: claimed
+			 * once, whatever order the CPU rings gave */
+			len = c0->size >= os.args_off[2] + 8 ?
+			    (size_t)get_u64(b0 + os.args_off[2]) : 0;
 			bad = secs[0]->type != KINST_SEC_MEM ||
 			    secs[0]->flags != 0 || c0->size != os.args_size ||
 			    c0->addr != rec->regs.gpr[os.args_reg] ||
 			    (uint32_t)get_u64(b0 + os.args_off[0]) !=
 			    (uint32_t)nul ||
 			    get_u64(b0 + os.args_off[1]) != (uintptr_t)wbuf ||
-			    get_u64(b0 + os.args_off[2]) != len;
+			    write_claim(seen, count, len) < 0;
 			bad |= (secs[1]->flags != 0 || c1->size != 32 ||
 			    c1->addr != (uintptr_t)wbuf ||
 			    memcmp(c1 + 1, wbuf, 32) != 0) << 1;
