@@ -34,15 +34,20 @@ main(int argc, char **argv)
 {
 	// SIGINT and SIGTERM are kinstctl's whatever it inherited (session.h);
 	// a subcommand that arms probes stops cleanly on them from here on.
-	own_signals();
+	// Which kind of command this is is known before the handler goes in:
+	// a signal that found the handler in but the command not yet known
+	// took the default action (seen: count, exit 130, in a script that
+	// sent SIGINT once the handler showed in /proc/PID/status).
+	bool arms = false;
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-')
 			continue;
 		for (const char *c : { "trace", "count", "hist", "cover", "latency" })
 			if (strcmp(argv[i], c) == 0)
-				defer_signals();
+				arms = true;
 		break;
 	}
+	own_signals(arms);
 	// A closed pipe (kinstctl ... | head) ends output quietly.
 	signal(SIGPIPE, SIG_IGN);
 

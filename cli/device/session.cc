@@ -202,16 +202,12 @@ set_names(T &req, const std::string &module, const std::string &function)
 } // namespace
 
 void
-own_signals()
+own_signals(bool stops_cleanly)
 {
+	// Before the handler: a signal must never find it in and this unset.
+	g_defer = stops_cleanly;
 	// Planning reads files: let its system calls restart.
 	catch_stop_signals(SA_RESTART, nullptr, nullptr);
-}
-
-void
-defer_signals()
-{
-	g_defer = 1;
 }
 
 void

@@ -66,12 +66,12 @@ extern volatile sig_atomic_t g_stop;	// set by SIGINT/SIGTERM
 // (own_signals), whatever it inherited: a shell starts a script's
 // background job with SIGINT ignored, and a SIGINT sent while such a run
 // was still planning used to be lost, the run then arming and tracing
-// until killed.  Unless main has called defer_signals() (the subcommand
-// arms probes), either signal ends the process as its default action
-// would; after it, they set g_stop, and the command stops: before arming
+// until killed.  Unless STOPS_CLEANLY (the subcommand arms probes: main
+// knows before it calls this, so no signal meets the handler before the
+// choice), either signal ends the process as its default action would;
+// with it, they set g_stop, and the command stops: before arming
 // (stop_before_arming), while arming, or while tracing.
-void own_signals();
-void defer_signals();
+void own_signals(bool stops_cleanly);
 // After planning, before the first probe: when a stop was asked, says so
 // and ends the run with exit status 0 (nothing was armed).
 void stop_before_arming(const char *cmd);
