@@ -86,6 +86,9 @@ tracefs_off() {
 kinst_case() {
 	_what=$1 _sed=$2
 	shift 2
+	# Emptied first: the redirection below truncates in the child, and
+	# wait_line could find the last case's "counting" line before it.
+	: >/tmp/k.err
 	kinstctl "$@" >/dev/null 2>/tmp/k.err &
 	_p=$!
 	wait_line /tmp/k.err '^kinstctl: (timing|counting) '
