@@ -47,11 +47,13 @@
  *	instructions were hit, then disarm: the text is as before.
  */
 
+#define _GNU_SOURCE	/* sched_setaffinity */
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +183,7 @@ struct cycle_ctx {
 	uint64_t	ours;
 	const void	*buf;		/* regs: write(2)'s buffer */
 	int		fd;		/* regs: its descriptor */
+	uint64_t	by_len[8];	/* regs: records per length x2, 1..7 */
 };
 
 static void
@@ -259,13 +262,21 @@ regs_rec(const struct kinst_hit_record *r, void *arg)
 
 	if (r->pid != c->pid || r->tid != c->tid)
 		return;
+	/*
+	 * Which write a record is comes from its length, counted per length
+	 * (cmd_regs compares the counts): read(2) drains one CPU's ring,
+	 * then the next, so a writer the scheduler moved has its records
+	 * out of order.
+	 */
 	CHECK(r->regs.x[0] == (uint64_t)c->fd &&
 	    r->regs.x[1] == (uint64_t)(uintptr_t)c->buf &&
-	    r->regs.x[2] == 1 + c->ours % 7,
-	    "write #%llu: x0 %#llx x1 %#llx x2 %#llx, want %d %p %llu",
+	    r->regs.x[2] >= 1 && r->regs.x[2] <= 7,
+	    "write #%llu: x0 %#llx x1 %#llx x2 %#llx, want %d %p and 1 to 7",
 	    (unsigned long long)c->ours, (unsigned long long)r->regs.x[0],
 	    (unsigned long long)r->regs.x[1], (unsigned long long)r->regs.x[2],
-	    c->fd, c->buf, (unsigned long long)(1 + c->ours % 7));
+	    c->fd, c->buf);
+	if (r->regs.x[2] >= 1 && r->regs.x[2] <= 7)
+		c->by_len[r->regs.x[2]]++;
 	c->ours++;
 }
 
@@ -277,8 +288,9 @@ cmd_regs(long count)
 	struct kinst_disarm d;
 	struct kinst_arm a;
 	uint32_t off;
-	long k;
-	int fd, out;
+	long k, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t all, one;
+	int fd, out, pinned;
 
 	fd = dev_open();
 	out = open("/dev/null", O_WRONLY);
@@ -287,9 +299,23 @@ cmd_regs(long count)
 	CHECK(off != UINT32_MAX, "nothing in ksys_write+0..+12 arms");
 	if (off == UINT32_MAX)
 		return (1);
-	/* Nothing printed while armed: stdout's writes would be recorded. */
-	for (k = 0; k < count; k++)
+	/*
+	 * Nothing printed while armed: stdout's writes would be recorded.
+	 * The first half on the last CPU, the second on CPU 0: the records
+	 * come out of the writes' order every run (regs_rec).
+	 */
+	pinned = ncpu > 1 && ncpu <= CPU_SETSIZE &&
+	    sched_getaffinity(0, sizeof(all), &all) == 0;
+	for (k = 0; k < count; k++) {
+		if (pinned && (k == 0 || k == count / 2)) {
+			CPU_ZERO(&one);
+			CPU_SET(k == 0 ? (int)ncpu - 1 : 0, &one);
+			(void)sched_setaffinity(0, sizeof(one), &one);
+		}
 		CHECK(write(out, msg, 1 + k % 7) == 1 + k % 7, "write");
+	}
+	if (pinned)
+		(void)sched_setaffinity(0, sizeof(all), &all);
 	d.probe_id = a.probe_id;
 	CHECK(xioctl(fd, KINST_IOC_DISARM, &d) == 0, "disarm");
 	printf("armed ksys_write+%#x insn %02x%02x%02x%02x\n", off, a.insn[3],
@@ -301,6 +327,11 @@ cmd_regs(long count)
 	(void)drain(fd, regs_rec, &c);
 	CHECK(c.ours == (uint64_t)count, "records %llu, want %ld",
 	    (unsigned long long)c.ours, count);
+	for (k = 1; k <= 7; k++)
+		CHECK(c.by_len[k] == (uint64_t)(count / 7 +
+		    (count % 7 >= k ? 1 : 0)), "records with x2 %ld: %llu, "
+		    "want %ld", k, (unsigned long long)c.by_len[k],
+		    count / 7 + (count % 7 >= k ? 1 : 0));
 	printf("regs: %llu writes seen in x0-x2, %d failures\n",
 	    (unsigned long long)c.ours, failures);
 	return (failures != 0);
