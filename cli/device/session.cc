@@ -1263,16 +1263,34 @@ Workload::start()
 	argv.push_back(nullptr);
 	fflush(stdout);
 	fflush(stderr);
+	// SIGINT and SIGTERM held across the fork: in the child, until the
+	// default actions are back, a signal (finish()'s SIGTERM, a Ctrl-C to
+	// the group) would find kinstctl's handler, only set the child's copy
+	// of g_stop, and be lost at the exec; the command would run on and
+	// finish() wait for it.  Held, it is delivered after, and kills.
+	sigset_t stop, old;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	pid_t pid = fork();
-	if (pid < 0)
-		throw Error(Exit::live, std::string("fork: ") + strerror(errno));
+	if (pid < 0) {
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &old, nullptr);
+		throw Error(Exit::live, std::string("fork: ") + strerror(e));
+	}
 	if (pid == 0) {
-		// kinstctl ignores SIGPIPE; the command gets the default back.
+		// kinstctl catches SIGINT and SIGTERM and ignores SIGPIPE; the
+		// command gets the defaults back.
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, nullptr);
 		execvp(argv[0], argv.data());
 		fprintf(stderr, "kinstctl: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	sigprocmask(SIG_SETMASK, &old, nullptr);
 	child_ = pid;
 }
 

@@ -818,6 +818,42 @@ ATF_TEST_CASE_BODY(workload_done)
 	d.finish();
 }
 
+// finish()'s SIGTERM right after start(), while the child may not have
+// exec'd yet: the command dies of it.  With kinstctl's handler still in
+// the child until the exec, the signal only set the child's g_stop and
+// was lost; the command then ran its whole 15 s and finish() waited for
+// it (seen: 19 of 20 rounds).  Each round must end well before the
+// command could on its own (a hang check, not a speed one).
+ATF_TEST_CASE_WITHOUT_HEAD(workload_signal_before_exec);
+ATF_TEST_CASE_BODY(workload_signal_before_exec)
+{
+	struct sigaction old_int {}, old_term {};
+	sigaction(SIGINT, nullptr, &old_int);
+	sigaction(SIGTERM, nullptr, &old_term);
+	own_signals(true);
+	int slow = 0;
+	const int rounds = 4;
+	for (int i = 0; i < rounds; i++) {
+		Workload w({ "sleep", "15" }, 0);
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		w.start();
+		g_stop = 1;
+		w.finish();
+		g_stop = 0;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (b.tv_sec - a.tv_sec >= 8)
+			slow++;
+		ATF_REQUIRE(!w.running());
+	}
+	sigaction(SIGINT, &old_int, nullptr);
+	sigaction(SIGTERM, &old_term, nullptr);
+	if (slow != 0)
+		ATF_FAIL(std::to_string(slow) + " of " + std::to_string(rounds) +
+		    " commands outlived the SIGTERM sent "
+		    "right after their start (ran on until their own end)");
+}
+
 // The trace reader's priority (live.h): the calling thread's only.  On
 // Linux nice -10 for that thread; never the main thread's (a pid given to
 // setpriority(2) would renice it, and on FreeBSD the whole process), nor
@@ -1427,6 +1463,7 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, record_malformed);
 	ATF_ADD_TEST_CASE(tcs, record_agg);
 	ATF_ADD_TEST_CASE(tcs, workload_done);
+	ATF_ADD_TEST_CASE(tcs, workload_signal_before_exec);
 	ATF_ADD_TEST_CASE(tcs, perfetto_threads);
 	ATF_ADD_TEST_CASE(tcs, perfetto_bytes);
 	ATF_ADD_TEST_CASE(tcs, spill_order);
