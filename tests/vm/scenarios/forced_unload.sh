@@ -76,10 +76,22 @@ wait_start /tmp/fu3.err "$tr"
 kill -STOP "$tr"
 sleep 1000 3</dev/kinst &
 holder=$!
-sleep 1
+# Polled, not slept on: a guest the host holds off its cores can take
+# seconds for either step.
+i=0
+until [ "$(readlink /proc/$holder/fd/3 2>/dev/null)" = /dev/kinst ]; do
+	[ $i -lt 300 ] || kt_fail "the holder did not open /dev/kinst in 30 s"
+	sleep 0.1; i=$((i + 1))
+done
 rmmod -f kinst >/tmp/rm.out 2>&1 &
 rm=$!
-sleep 5
+i=0
+until grep -q '^kinst .*Unloading' /proc/modules && [ ! -e /dev/kinst ]; do
+	kill -0 "$rm" 2>/dev/null || kt_fail "rmmod -f returned with files open: $(cat /tmp/rm.out)"
+	[ $i -lt 300 ] || break
+	sleep 0.1; i=$((i + 1))
+done
+sleep 1	# (it must still be waiting a while after)
 kill -0 "$rm" 2>/dev/null || kt_fail "rmmod -f returned with files open: $(cat /tmp/rm.out)"
 [ ! -e /dev/kinst ] || kt_fail "/dev/kinst still there while the unload waits"
 grep -q '^kinst .*Unloading' /proc/modules ||

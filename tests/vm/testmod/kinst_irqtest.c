@@ -13,7 +13,7 @@
  * now) or "done", and `spins` how many spins have ended.
  */
 #include <linux/atomic.h>
-#include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/errno.h>
 #include <linux/irqflags.h>
 #include <linux/kthread.h>
@@ -33,13 +33,20 @@ static atomic_t kinst_irqtest_spins = ATOMIC_INIT(0);
 static int
 kinst_irqtest_thread(void *arg)
 {
-	unsigned long flags, ms;
+	unsigned long flags;
+	u64 end;
 
-	ms = (unsigned long)arg;
+	/*
+	 * Timed on ktime_get_ns(), not mdelay(): under TCG the second CPU's
+	 * delay loop is calibrated against irregular ticks and has waited a
+	 * hundredth of its time (kinst_lattest.c), which made the spin end
+	 * before the disarm it is there to hold up.
+	 */
 	local_irq_save(flags);
 	atomic_set(&kinst_irqtest_state, KT_SPINNING);
-	while (ms-- > 0)
-		mdelay(1);
+	end = ktime_get_ns() + (u64)(unsigned long)arg * NSEC_PER_MSEC;
+	while (ktime_get_ns() < end)
+		cpu_relax();
 	local_irq_restore(flags);
 	atomic_inc(&kinst_irqtest_spins);
 	atomic_set(&kinst_irqtest_state, KT_DONE);
