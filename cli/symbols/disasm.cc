@@ -108,21 +108,38 @@ Disassembler::slot(const uint8_t *code, size_t len, bool branch, bool *hit)
 	return victim;
 }
 
-const Disassembler::Text &
+// Keeps t (its operands unless branch) in s for these bytes: false, s
+// left empty, when the text is longer than a slot holds.
+bool
+Disassembler::keep(Slot *s, const uint8_t *code, size_t len, bool branch, const Text &t)
+{
+	size_t ol = branch ? 0 : t.operands.size();
+	if (t.mnemonic.size() + ol > text_cap) {
+		s->len = 0;
+		return false;
+	}
+	s->len = (uint8_t)len;
+	s->branch = branch;
+	memcpy(s->bytes, code, len);
+	s->mlen = (uint8_t)t.mnemonic.size();
+	s->olen = (uint8_t)ol;
+	memcpy(s->text, t.mnemonic.data(), s->mlen);
+	memcpy(s->text + s->mlen, t.operands.data(), ol);
+	return true;
+}
+
+Disassembler::TextView
 Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
 {
 	bool hit;
 	Slot *s = slot(code, len, false, &hit);
 	if (hit)
-		return s->text;
+		return { std::string_view(s->text, s->mlen),
+		    std::string_view(s->text + s->mlen, s->olen), (unsigned)len };
 	miss_ = one(code, len, addr);
-	if (s == nullptr || miss_.len != len)
-		return miss_;	// not one instruction of len bytes: not kept
-	s->len = (uint8_t)len;
-	s->branch = false;
-	memcpy(s->bytes, code, len);
-	s->text = miss_;
-	return s->text;
+	if (s != nullptr && miss_.len == len)	// else not one instruction of len bytes
+		(void)keep(s, code, len, false, miss_);
+	return view(miss_);
 }
 
 namespace {
@@ -141,33 +158,28 @@ target_text(const std::string &operands, uint64_t target)
 
 } // namespace
 
-const Disassembler::Text &
+Disassembler::TextView
 Disassembler::branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t target)
 {
 	bool hit;
 	Slot *s = slot(code, len, true, &hit);
 	if (hit && target >= 0x10) {
-		miss_.mnemonic = s->text.mnemonic;
+		miss_.mnemonic.assign(s->text, s->mlen);
 		miss_.operands.assign("0x");
 		append_hex(miss_.operands, target, 0);
 		miss_.len = (unsigned)len;
-		return miss_;
+		return view(miss_);
 	}
 	miss_ = one(code, len, addr);
 	if (s == nullptr || miss_.len != len || !target_text(miss_.operands, target))
-		return miss_;
+		return view(miss_);
 	// Bits 12 to 44 changed: a target cut to 16 or 32 bits shows.
 	const uint64_t far = 0x123456789000ull;
 	Text t = one(code, len, addr + far);
 	if (t.len != len || t.mnemonic != miss_.mnemonic || !target_text(t.operands, target + far))
-		return miss_;
-	s->len = (uint8_t)len;
-	s->branch = true;
-	memcpy(s->bytes, code, len);
-	s->text.mnemonic = miss_.mnemonic;
-	s->text.operands.clear();
-	s->text.len = miss_.len;
-	return miss_;
+		return view(miss_);
+	(void)keep(s, code, len, true, miss_);
+	return view(miss_);
 }
 
 } // namespace kinst

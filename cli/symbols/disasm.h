@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace kinst {
 
@@ -27,6 +28,13 @@ public:
 		std::string mnemonic, operands;
 		unsigned len = 0;	// Capstone's length; 0 if it cannot decode
 	};
+	// A Text's parts without their storage: what same_anywhere() and
+	// branch() return (a cache hit points into its slot).
+	struct TextView {
+		std::string_view mnemonic, operands;
+		unsigned len = 0;
+	};
+	static TextView view(const Text &t) { return { t.mnemonic, t.operands, t.len }; }
 	// Disassembles one instruction at code[0..avail) located at addr.
 	Text one(const uint8_t *code, size_t avail, uint64_t addr);
 	// The same for the len bytes of one instruction whose text does not
@@ -35,7 +43,7 @@ public:
 	// recently, else Capstone's.  Valid until the next call.  Most of a
 	// kernel's instructions repeat (push %rbp, ret, ...): list-offsets
 	// spent a third of its time in Capstone.
-	const Text &same_anywhere(const uint8_t *code, size_t len, uint64_t addr);
+	TextView same_anywhere(const uint8_t *code, size_t len, uint64_t addr);
 	// The same for a direct branch (call, jmp, jcc, loop, jrcxz) of len
 	// bytes at addr that goes to target (the caller decoded it): from
 	// the cache when these bytes were rendered before and Capstone's
@@ -43,7 +51,7 @@ public:
 	// an address far from it (so not a target cut to 16 or 32 bits);
 	// the operand is then written for this target.  A target below
 	// 0x10 (Capstone writes those in decimal) is always Capstone's.
-	const Text &branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t target);
+	TextView branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t target);
 	// Does this Capstone write a RIP-relative operand as its
 	// displacement, the same text wherever the instruction is (asked
 	// of it once, at construction)?  Then such instructions may use
@@ -57,19 +65,24 @@ private:
 	csh handle_ = 0, a64_ = 0;
 	struct InsnFree { void operator()(cs_insn *i) const { cs_free(i, 1); } };
 	std::unique_ptr<cs_insn, InsnFree> insn_, a64_insn_;
-	// Two-way set-associative by a hash of the bytes; a slot's strings
-	// keep their capacity, so a hit or a refill allocates nothing once
-	// warm.
+	// Two-way set-associative by a hash of the bytes.  A slot holds its
+	// text in place (mnemonic, then operands; 64 bytes a slot, no heap
+	// behind it: peak RSS), and a hit is a view of it; a text longer
+	// than text_cap is not kept.  miss_'s strings keep their capacity,
+	// so a hit or a refill allocates nothing once warm.
+	static constexpr size_t text_cap = 44;
 	struct Slot {
 		uint8_t len = 0;	// 0: empty
-		bool branch = false;	// branch(): text.operands unused
+		bool branch = false;	// branch(): no operands kept
 		bool first_recent = false;	// a set's first slot: it was used last
+		uint8_t mlen = 0, olen = 0;	// text[0..mlen), text[mlen..mlen+olen)
 		uint8_t bytes[15] = {};
-		Text text;
+		char text[text_cap];
 	};
 	static constexpr size_t cache_slots = 8192;
 	std::unique_ptr<Slot[]> cache_;
 	Text miss_;
+	static bool keep(Slot *s, const uint8_t *code, size_t len, bool branch, const Text &t);
 	bool riprel_same_ = false;
 	Slot *slot(const uint8_t *code, size_t len, bool branch, bool *hit);
 	static Text render(csh h, cs_insn *in, const uint8_t *code, size_t avail, uint64_t addr);

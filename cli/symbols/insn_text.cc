@@ -44,7 +44,7 @@ namespace {
 // t's text from Capstone's d when d is one instruction of len bytes
 // (true); else "(bad)".
 bool
-set_text(InsnText &t, const Disassembler::Text &d, unsigned len)
+set_text(InsnText &t, const Disassembler::TextView &d, unsigned len)
 {
 	if (d.len != len) {
 		if (t.parts) {
@@ -75,7 +75,7 @@ insn_text_a64(InsnText &t, Disassembler &dis, const Insn &in)
 	if (in.len == 4)
 		d = dis.a64(in.bytes, in.addr);
 	t.disasm_len = d.len;
-	if (!set_text(t, d, in.len))	// also a tail shorter than a word
+	if (!set_text(t, Disassembler::view(d), in.len))	// also a tail shorter than a word
 		return;
 	t.branch = a64_direct_branch(in.a64d, in.addr, &t.branch_to);
 }
@@ -103,24 +103,24 @@ insn_text(InsnText &t, Disassembler &dis, const Insn &in)
 	bool xbegin = dec && k.map == KINST_MAP_1BYTE && k.opcode == 0xc7 && k.has_modrm &&
 	    k.modrm == 0xf8;
 	Disassembler::Text other;
-	const Disassembler::Text *d;
+	Disassembler::TextView d;
 	if (branch) {
-		d = &dis.branch(in.bytes, in.len, in.addr, to);
+		d = dis.branch(in.bytes, in.len, in.addr, to);
 	} else if (dec && !xbegin && (!k.rip_relative || dis.riprel_same_anywhere())) {
-		d = &dis.same_anywhere(in.bytes, in.len, in.addr);
+		d = dis.same_anywhere(in.bytes, in.len, in.addr);
 	} else {
 		other = dis.one(in.bytes, in.len, in.addr);
-		d = &other;
+		d = Disassembler::view(other);
 	}
-	t.disasm_len = d->len;
-	if (d->len == 0) {
+	t.disasm_len = d.len;
+	if (d.len == 0) {
 		// Capstone only saw in.len bytes; retry with its own view so
 		// that we can say how it disagrees.
 		other = dis.one(in.bytes, KINST_MAX_INSN_LEN, in.addr);
-		d = &other;
-		t.disasm_len = d->len;
+		d = Disassembler::view(other);
+		t.disasm_len = d.len;
 	}
-	if (set_text(t, *d, in.len)) {
+	if (set_text(t, d, in.len)) {
 		t.branch = branch;
 		t.branch_to = to;
 	}
