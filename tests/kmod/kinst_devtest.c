@@ -979,6 +979,18 @@ write_claim(uint8_t *seen, long count, uint64_t len)
 	return (k);
 }
 
+/* SEEN (CAP bytes) cleared for COUNT writes: 0, said, if they do not fit. */
+static int
+write_claims_reset(uint8_t *seen, size_t cap, long count)
+{
+	CHECK(count > 0 && count <= (long)cap, "count %ld: 1 to %zu", count,
+	    cap);
+	if (count <= 0 || count > (long)cap)
+		return (0);
+	memset(seen, 0, cap);
+	return (1);
+}
+
 /*
  * count write(2)s of buf to fd, of write_len(0), write_len(1), ... bytes.
  * On Linux with two CPUs or more, the first half runs on the last CPU and
@@ -1021,11 +1033,13 @@ writes(int fd, const char *buf, long count)
  * FreeBSD's sys_write(td, uap): rdi the thread (a kernel address, the same
  * in every record of this thread) and rsi its syscall arguments, inside
  * the thread (td_sa.args: the same small offset from rdi every time); the
- * values themselves are `args`'s captures.
+ * values themselves are `args`'s captures.  On Linux rdx, the length, must
+ * name a write of the COUNT not claimed before (write_claim(): records come
+ * out of order once the writer moved).
  */
 static int
 regs_ok(const struct kinst_hit_record *rec, int fd, const void *buf,
-    size_t len, uint64_t *first_rdi)
+    uint8_t *seen, long count, uint64_t *first_rdi)
 {
 	const uint64_t *g = rec->regs.gpr;
 
@@ -1033,7 +1047,8 @@ regs_ok(const struct kinst_hit_record *rec, int fd, const void *buf,
 		return (0);
 #if DEVTEST_FREEBSD
 	(void)buf;
-	(void)len;
+	(void)seen;
+	(void)count;
 	(void)fd;
 	if (*first_rdi == 0)
 		*first_rdi = g[KINST_RDI];
@@ -1044,7 +1059,8 @@ regs_ok(const struct kinst_hit_record *rec, int fd, const void *buf,
 #else
 	(void)first_rdi;
 	return (g[KINST_RDI] == (uint64_t)fd &&
-	    g[KINST_RSI] == (uintptr_t)buf && g[KINST_RDX] == len);
+	    g[KINST_RSI] == (uintptr_t)buf &&
+	    write_claim(seen, count, g[KINST_RDX]) >= 0);
 #endif
 }
 
@@ -1066,16 +1082,12 @@ cmd_regs(long count)
 	struct kinst_disarm d;
 	uint32_t size, off;
 	uint64_t addr, ours, good, first_rdi = 0;
-	size_t len;
 	ssize_t n, j;
 	int fd, nul, r;
 	pid_t me = getpid();
 
-	CHECK(count > 0 && count <= (long)sizeof(seen), "count %ld: 1 to %zu",
-	    count, sizeof(seen));
-	if (count <= 0 || count > (long)sizeof(seen))
+	if (!write_claims_reset(seen, sizeof(seen), count))
 		return (1);
-	memset(seen, 0, sizeof(seen));
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
 	nul = open("/dev/null", O_WRONLY);
@@ -1097,17 +1109,8 @@ cmd_regs(long count)
 			if (rec->pid != me)
 				continue;
 			ours++;
-			/* Linux: rdx is the length, claimed once (the
-			 * records of a migrated writer are out of order);
-			 * FreeBSD's registers do not hold it. */
-			len = (size_t)rec->regs.gpr[KINST_RDX];
 			if (rec->regs.rip == a.addr &&
-			    regs_ok(rec, nul, wbuf, len, &first_rdi) &&
-#if DEVTEST_FREEBSD
-			    1)
-#else
-			    write_claim(seen, count, len) >= 0)
-#endif
+			    regs_ok(rec, nul, wbuf, seen, count, &first_rdi))
 				good++;
 			else if (good + 3 > ours)
 				printf("record %llu: rdi %#llx rsi %#llx rdx %#llx "
@@ -2461,11 +2464,8 @@ cmd_args(long count)
 
 	for (i = 0; i < sizeof(wbuf); i++)
 		wbuf[i] = (char)(i * 7 + 3);
-	CHECK(count > 0 && count <= (long)sizeof(seen), "count %ld: 1 to %zu",
-	    count, sizeof(seen));
-	if (count <= 0 || count > (long)sizeof(seen))
+	if (!write_claims_reset(seen, sizeof(seen), count))
 		return (1);
-	memset(seen, 0, sizeof(seen));
 	fd = dev_open(O_NONBLOCK);
 	record_self(fd);
 	nul = open("/dev/null", O_WRONLY);
