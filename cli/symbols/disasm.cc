@@ -108,16 +108,14 @@ Disassembler::slot(const uint8_t *code, size_t len, bool branch, bool *hit)
 	return victim;
 }
 
-// Keeps t (its operands unless branch) in s for these bytes: false, s
-// left empty, when the text is longer than a slot holds.
-bool
+// Keeps t (its operands unless branch) in s for these bytes, unless the
+// text is longer than a slot holds (s then keeps what it held).
+void
 Disassembler::keep(Slot *s, const uint8_t *code, size_t len, bool branch, const Text &t)
 {
 	size_t ol = branch ? 0 : t.operands.size();
-	if (t.mnemonic.size() + ol > text_cap) {
-		s->len = 0;
-		return false;
-	}
+	if (t.mnemonic.size() + ol > text_cap)
+		return;
 	s->len = (uint8_t)len;
 	s->branch = branch;
 	memcpy(s->bytes, code, len);
@@ -125,7 +123,6 @@ Disassembler::keep(Slot *s, const uint8_t *code, size_t len, bool branch, const 
 	s->olen = (uint8_t)ol;
 	memcpy(s->text, t.mnemonic.data(), s->mlen);
 	memcpy(s->text + s->mlen, t.operands.data(), ol);
-	return true;
 }
 
 Disassembler::TextView
@@ -138,7 +135,7 @@ Disassembler::same_anywhere(const uint8_t *code, size_t len, uint64_t addr)
 		    std::string_view(s->text + s->mlen, s->olen), (unsigned)len };
 	miss_ = one(code, len, addr);
 	if (s != nullptr && miss_.len == len)	// else not one instruction of len bytes
-		(void)keep(s, code, len, false, miss_);
+		keep(s, code, len, false, miss_);
 	return view(miss_);
 }
 
@@ -178,7 +175,7 @@ Disassembler::branch(const uint8_t *code, size_t len, uint64_t addr, uint64_t ta
 	Text t = one(code, len, addr + far);
 	if (t.len != len || t.mnemonic != miss_.mnemonic || !target_text(t.operands, target + far))
 		return view(miss_);
-	(void)keep(s, code, len, true, miss_);
+	keep(s, code, len, true, miss_);
 	return view(miss_);
 }
 

@@ -82,7 +82,7 @@ private:
 	static constexpr size_t cache_slots = 8192;
 	std::unique_ptr<Slot[]> cache_;
 	Text miss_;
-	static bool keep(Slot *s, const uint8_t *code, size_t len, bool branch, const Text &t);
+	static void keep(Slot *s, const uint8_t *code, size_t len, bool branch, const Text &t);
 	bool riprel_same_ = false;
 	Slot *slot(const uint8_t *code, size_t len, bool branch, bool *hit);
 	static Text render(csh h, cs_insn *in, const uint8_t *code, size_t avail, uint64_t addr);
