@@ -16,7 +16,7 @@
 #include "kinst_types.h"
 
 #define	KINST_ABI_VERSION_MAJOR	1
-#define	KINST_ABI_VERSION_MINOR	14	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
+#define	KINST_ABI_VERSION_MINOR	15	/* 1.1: KINST_IOC_FILTER; 1.2: KINST_ARM_CHECK;
 					   1.3: refuse reasons trap path, cpu bring-up;
 					   1.4: KINST_ARM_STACK, record sections;
 					   1.5: probe programs (KINST_IOC_PROG_LOAD,
@@ -47,7 +47,9 @@
 					   changed size);
 					   1.14: sample records of an
 					   aggregation (KINST_AGGF_RECORD,
-					   KINST_SEC_AGG, KINST_SECF_OVERFLOW) */
+					   KINST_SEC_AGG, KINST_SECF_OVERFLOW);
+					   1.15: the per-thread state's clock
+					   (KINST_TS_LOCAL_CLOCK) */
 #define	KINST_ABI_VERSION	((KINST_ABI_VERSION_MAJOR << 16) | KINST_ABI_VERSION_MINOR)
 
 /*
@@ -582,11 +584,22 @@ struct kinst_agg_stats {
 #define	KINST_TSF_CLOSE		0x10u	/* TS_GET arg: close the activation */
 #define	KINST_TSF_SOFT		0x20u	/* TS_GET arg: a miss pushes 0 */
 #define	KINST_TS_IDLE_NS	1000000000ull	/* idle_ns 0 means this */
+/*
+ * kinst_ts_setup.flags (ABI 1.15): the clock that the programs' TS_PUSH and
+ * TS_GET read (start and elapsed times, and the time of a sample record)
+ * is the OS's per-CPU scheduler clock (Linux local_clock(); FreeBSD: the
+ * same as without the flag), not the global monotonic one.  Cheaper where
+ * the clocksource is not the TSC; only kept within about a tick of global
+ * time across CPUs there (docs/engine.md, "Which clock").
+ */
+#define	KINST_TS_LOCAL_CLOCK	0x1u
+#define	KINST_TS_FLAGS		KINST_TS_LOCAL_CLOCK	/* every flag known */
 
 struct kinst_ts_setup {
 	uint32_t	nthreads;	/* in: 1 .. KINST_TS_MAX_THREADS; out:
 					   rounded up to a power of two */
-	uint32_t	flags;		/* in: must be 0 */
+	uint32_t	flags;		/* in: KINST_TS_FLAGS or 0 (ABI 1.15;
+					   before: must be 0); out: in force */
 	uint64_t	idle_ns;	/* in: 0: KINST_TS_IDLE_NS; out: used */
 };
 

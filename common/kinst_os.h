@@ -22,6 +22,14 @@ uint32_t kinst_os_cpu(void);
 /* Monotonic clock in nanoseconds. */
 uint64_t kinst_os_now_ns(void);
 
+/*
+ * The per-CPU scheduler clock in nanoseconds (KINST_TS_LOCAL_CLOCK):
+ * monotonic on one CPU, within about a tick of kinst_os_now_ns()'s time
+ * across CPUs where the TSC is unstable (Linux local_clock()); an OS
+ * without a cheaper one returns kinst_os_now_ns().
+ */
+uint64_t kinst_os_local_ns(void);
+
 /* Current thread: process id, thread id, command name (NUL-terminated). */
 void	kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN]);
 

@@ -77,14 +77,19 @@ op_pops(const struct kinst_pinsn *in)
 	return (op_info[in->op].pops);
 }
 
-/* The thread's key and the clock, read once per run (the first TS op). */
+/*
+ * The thread's key and the table's clock, read once per run (the first TS
+ * op).
+ */
 static void
-prog_thread(uint64_t key[2], uint64_t *now, bool *keyed)
+prog_thread(const struct kinst_tstate *t, uint64_t key[2], uint64_t *now,
+    bool *keyed)
 {
 	if (*keyed)
 		return;
 	kinst_os_thread_key(key);
-	*now = kinst_os_now_ns();
+	*now = (t->flags & KINST_TS_LOCAL_CLOCK) != 0 ? kinst_os_local_ns() :
+	    kinst_os_now_ns();
 	*keyed = true;
 }
 
@@ -395,14 +400,14 @@ kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 			sp -= 1u + in->arg;	/* frame, then the words */
 			if (c->ts == NULL)
 				break;
-			prog_thread(key, &now, &keyed);
+			prog_thread(c->ts, key, &now, &keyed);
 			kinst_agg_clock(c->out, now);
 			(void)kinst_ts_push(c->ts, c->cpu, key, now, in->imm,
 			    st[sp], &st[sp + 1], in->arg);
 			break;
 		case KINST_OP_TS_GET:
 			if (c->ts != NULL) {
-				prog_thread(key, &now, &keyed);
+				prog_thread(c->ts, key, &now, &keyed);
 				kinst_agg_clock(c->out, now);
 			}
 			if (c->ts == NULL || kinst_ts_get(c->ts, c->cpu, key,

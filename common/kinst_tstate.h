@@ -66,6 +66,8 @@ struct kinst_tstate {
 	uint32_t	nslots;		/* a power of two */
 	uint32_t	ncpus;
 	uint64_t	idle_ns;
+	uint32_t	flags;		/* KINST_TS_LOCAL_CLOCK: the clock */
+	uint32_t	_pad;
 	/*
 	 * Bumped when a probe whose program pushes is disarmed: activations
 	 * of an earlier epoch never match, so a function entered after its

@@ -18,7 +18,7 @@ kinst_ts_create(struct kinst_ts_setup *su, uint32_t ncpus,
 	uint32_t n;
 
 	*out = NULL;
-	if (su->flags != 0 || su->nthreads == 0 ||
+	if ((su->flags & ~KINST_TS_FLAGS) != 0 || su->nthreads == 0 ||
 	    su->nthreads > KINST_TS_MAX_THREADS || ncpus == 0)
 		return (KINST_E_INVAL);
 	for (n = 1; n < su->nthreads; n <<= 1)
@@ -28,6 +28,7 @@ kinst_ts_create(struct kinst_ts_setup *su, uint32_t ncpus,
 	t->nslots = n;
 	t->ncpus = ncpus;
 	t->idle_ns = su->idle_ns != 0 ? su->idle_ns : KINST_TS_IDLE_NS;
+	t->flags = su->flags;
 	t->epoch = 1;
 	t->slots = kinst_os_alloc((size_t)n * sizeof(*t->slots));
 	t->stats = kinst_os_alloc((size_t)ncpus * sizeof(*t->stats));

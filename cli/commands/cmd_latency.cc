@@ -53,6 +53,12 @@ add_latency(CLI::App &app, Runner &run)
 	    "threads the per-thread table holds at once (rounded up to a power of two; "
 	    "default 4096)")
 	    ->check(CLI::Range(1, KINST_TS_MAX_THREADS));
+	sub->add_option("--clock", o->clock,
+	    "the clock both ends read: mono (default: the monotonic clock, as bpftrace's "
+	    "nsecs) or local (the CPU's scheduler clock, local_clock(), as perf's; cheaper "
+	    "where the clocksource is not the TSC, e.g. HPET, but there a duration is only "
+	    "right to about a tick)")
+	    ->check(CLI::IsMember({ "mono", "local" }));
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	add_folded_option(sub, o->folded, "each stack's total nanoseconds");
 	sub->add_option("--html", o->html,

@@ -161,6 +161,7 @@ struct Summary {
 	uint64_t samples = 0, starts = 0, ends = 0, missed = 0, unclosed = 0;
 	uint64_t other = 0;	// ends neither timed nor missed: --if false, a jCC not taken
 	uint64_t faults = 0, overflow = 0, nested = 0, nothread = 0, busy = 0;
+	bool local_clock = false;	// KINST_TS_LOCAL_CLOCK in force
 };
 
 void
@@ -182,6 +183,7 @@ print_latency_summary(Writer &out, const LatencyOptions &o, const Summary &s,
 		j["nested"] = s.nested;
 		j["nothread"] = s.nothread;
 		j["busy"] = s.busy;
+		j["clock"] = s.local_clock ? "local" : "mono";
 		out.line(json_line(j));
 	}
 	out.flush();
@@ -305,6 +307,7 @@ private:
 	Plan plan_;
 	AggOptions ao_;
 	bool by_signed_ = false;
+	bool local_clock_ = false;	// the table's clock, as the module said
 	std::map<std::string, std::vector<Spec>> groups_;	// by return condition
 	AggState s_;
 	std::unique_ptr<HtmlFile> html_;
@@ -530,7 +533,8 @@ LatencyRun::arm()
 			throw Error(Exit::usage, "latency: " + spec_label(p_.start) + ": the entry "
 			    "of " + p_.start.function + " is one of its return points");
 	dev.filter("latency", -1, -1);
-	dev.ts_setup(o_.threads ? o_.threads : default_threads, "latency");
+	local_clock_ = (dev.ts_setup(o_.threads ? o_.threads : default_threads, "latency",
+	    o_.clock == "local" ? KINST_TS_LOCAL_CLOCK : 0) & KINST_TS_LOCAL_CLOCK) != 0;
 	if (!o_.perfetto.empty()) {
 		dev.require(Feature::agg_record, "latency --perfetto");
 		(void)dev.ring_size(0, "latency --perfetto");
@@ -546,9 +550,10 @@ LatencyRun::arm()
 	uint64_t armed = pa.armed;
 	if (armed == 0)
 		throw Error(Exit::refused, "latency: every end point was refused");
-	fprintf(stderr, "kinstctl: timing %s%s%s (%" PRIu64 " end point%s)%s\n",
+	fprintf(stderr, "kinstctl: timing %s%s%s (%" PRIu64 " end point%s%s)%s\n",
 	    spec_label(p_.start).c_str(), p_.framed ? " to its returns" : " to ",
 	    p_.framed ? "" : spec_label(p_.ends[0]).c_str(), armed, armed == 1 ? "" : "s",
+	    local_clock_ ? "; the per-CPU clock" : "",
 	    o_.command.empty() ? "; Ctrl-C to stop" : (" while " + o_.command[0] + " runs").c_str());
 }
 
@@ -684,6 +689,7 @@ LatencyRun::report(const std::vector<struct kinst_probe_info> &pis, const JumpCo
 	sm.nested = t.nested;
 	sm.nothread = ts.nothread;
 	sm.busy = ts.busy;
+	sm.local_clock = local_clock_;
 	uint64_t accounted = sm.samples + sm.missed + sm.overflow + sm.nested;
 	sm.other = sm.ends > accounted ? sm.ends - accounted : 0;
 	std::string why = o_.if_expr.empty() ? "" : "not matching --if";

@@ -34,6 +34,7 @@ struct LatencyOptions {
 	double duration = 0;
 	uint32_t slots = 0;
 	uint32_t threads = 0;		// per-thread state slots (0: the default)
+	std::string clock = "mono";	// --clock: mono (global) or local (per CPU)
 	std::vector<std::string> command;
 	bool json = false;
 	bool no_color = false;

@@ -69,6 +69,7 @@ const struct {
 	{ Feature::mmap, 12, "map its rings" },
 	{ Feature::sharing, 13, "share probes between sessions" },
 	{ Feature::agg_record, 14, "record the samples it aggregates" },
+	{ Feature::ts_clock, 15, "time with the per-CPU clock" },
 };
 
 const auto &
@@ -815,16 +816,26 @@ Session::agg_setup(struct kinst_agg_setup &su)
 	device_failed("aggregation setup", errno);
 }
 
-void
-Session::ts_setup(uint32_t nthreads, const std::string &why)
+uint32_t
+Session::ts_setup(uint32_t nthreads, const std::string &why, uint32_t flags)
 {
 	require(Feature::thread_state, why);
+	if ((flags & KINST_TS_LOCAL_CLOCK) != 0)
+		require(Feature::ts_clock, why + " --clock local");
+	if (ts_flags_) {
+		if (*ts_flags_ != flags)
+			throw Error(Exit::internal, why + ": the per-thread table is already set up "
+			    "with flags " + hex(*ts_flags_) + ", not " + hex(flags));
+		return *ts_flags_;
+	}
 	struct kinst_ts_setup su;
 	memset(&su, 0, sizeof(su));
 	su.nthreads = nthreads;
-	if (ioctl(fd_, KINST_IOC_TS_SETUP, &su) == 0 || errno == EEXIST)
-		return;
-	device_failed("per-thread state setup", errno);
+	su.flags = flags;
+	if (ioctl(fd_, KINST_IOC_TS_SETUP, &su) != 0)
+		device_failed("per-thread state setup", errno);
+	ts_flags_ = su.flags;
+	return su.flags;
 }
 
 struct kinst_ts_stats

@@ -18,6 +18,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,7 @@ enum class Feature {
 	mmap,		// 1.12 mapped rings, KINST_IOC_WAKE
 	sharing,	// 1.13 probes shared by sessions (KINST_PI_SESSIONS)
 	agg_record,	// 1.14 KINST_AGGF_RECORD, KINST_SEC_AGG
+	ts_clock,	// 1.15 KINST_TS_LOCAL_CLOCK
 };
 // The minor version that brought f.
 unsigned feature_minor(Feature f);
@@ -200,9 +202,11 @@ public:
 	// too large for the module are a usage error (--slots).
 	void agg_setup(struct kinst_agg_setup &su);
 	// KINST_IOC_TS_SETUP (per-thread state, ABI 1.10): the session's table
-	// of nthreads threads; a module without it is an error naming why
-	// (Feature::thread_state).
-	void ts_setup(uint32_t nthreads, const std::string &why);
+	// of nthreads threads, its flags (KINST_TS_LOCAL_CLOCK: ABI 1.15); a
+	// module without it is an error naming why (Feature::thread_state,
+	// Feature::ts_clock).  Once a session: a second call must ask for the
+	// same flags.  Returns the flags in force (the module's answer).
+	uint32_t ts_setup(uint32_t nthreads, const std::string &why, uint32_t flags = 0);
 	// KINST_IOC_RING, before the first probe is armed: the rings' size,
 	// bytes per CPU.  bytes 0: kinstctl's default (default_ring_size());
 	// a module without the command keeps its own (an error if bytes was
@@ -275,6 +279,7 @@ private:
 	int fd_;
 	uint32_t abi_;
 	bool no_optimize_ = false;
+	std::optional<uint32_t> ts_flags_;	// ts_setup()'s, once it succeeded
 };
 
 // The largest --slots an aggregation set up as su (kind, flags, stacks

@@ -111,6 +111,16 @@ kinst_os_now_ns(void)
 	return ((uint64_t)sbttons(sbinuptime()));
 }
 
+/*
+ * KINST_TS_LOCAL_CLOCK: FreeBSD has no cheaper per-CPU clock in the
+ * kernel's interface than the timecounter, so the same (docs/freebsd.md).
+ */
+uint64_t
+kinst_os_local_ns(void)
+{
+	return (kinst_os_now_ns());
+}
+
 void
 kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 {

@@ -90,7 +90,8 @@ static unsigned long kinst_sect[KINST_NSECTIONS][2];
  *   handler and get_kprobe (also on the kprobe blacklist), the die notifier
  *   chain (notify_die, atomic_notifier_call_chain, notifier_call_chain),
  *   die/oops reporting, kgdb/kdb.
- * - What our handler calls: ktime_get_mono_fast_ns, the page-fault fixup
+ * - What our handler calls: ktime_get_mono_fast_ns and local_clock (with
+ *   sched_clock and what it reads through), the page-fault fixup
  *   path that kinst_os_read()'s own no-fault load may take (fixup_exception,
  *   the ex_handler_* helpers, the exception table search), irq_work_queue and
  *   the self-IPI it raises (arch_irq_work_raise and the APIC write
@@ -119,6 +120,8 @@ static const char *const kinst_excl_debugger[] = {
 };
 static const char *const kinst_excl_handler[] = {
 	"ktime_get_mono_fast_ns", "ktime_get_raw_fast_ns",
+	"local_clock", "sched_clock", "sched_clock_cpu", "sched_clock_local",
+	"native_sched_clock",
 	"irq_work_*", "__irq_work_*", "arch_irq_work_raise",
 	"x2apic_*", "__x2apic_*", "native_apic_*", "default_send_IPI_*",
 	"__default_send_IPI_*", "native_x2apic_*",

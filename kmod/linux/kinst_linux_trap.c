@@ -17,6 +17,7 @@
 #include <linux/irq_work.h>
 #include <linux/timekeeping.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
 #include <linux/cpu.h>
@@ -46,6 +47,17 @@ uint64_t
 kinst_os_now_ns(void)
 {
 	return (ktime_get_mono_fast_ns());
+}
+
+/*
+ * KINST_TS_LOCAL_CLOCK: the scheduler clock of this CPU, as ftrace's
+ * default trace clock and perf read it (notrace, NMI-safe; the TSC where
+ * sched_clock is stable, else sched_clock_cpu()'s per-CPU filtered TSC).
+ */
+uint64_t
+kinst_os_local_ns(void)
+{
+	return (local_clock());
 }
 
 void
@@ -180,13 +192,14 @@ kinst_linux_emu_faults(void)
  * (kinst_linux_trappath.c), which follows them into the kernel.
  */
 void *const kinst_linux_trap_roots[] = {
-	kinst_os_read, kinst_os_write_stack, kinst_os_now_ns, kinst_os_thread,
-	kinst_os_cpu, kinst_os_wake_deferred,
+	kinst_os_read, kinst_os_write_stack, kinst_os_now_ns, kinst_os_local_ns,
+	kinst_os_thread, kinst_os_cpu, kinst_os_wake_deferred,
 };
 const size_t kinst_linux_ntrap_roots = ARRAY_SIZE(kinst_linux_trap_roots);
 
 NOKPROBE_SYMBOL(kinst_os_cpu);
 NOKPROBE_SYMBOL(kinst_os_now_ns);
+NOKPROBE_SYMBOL(kinst_os_local_ns);
 NOKPROBE_SYMBOL(kinst_os_thread);
 NOKPROBE_SYMBOL(kinst_os_thread_key);
 NOKPROBE_SYMBOL(kinst_os_write_stack);

@@ -17,6 +17,8 @@
 #   count_ret  kinstctl count FUNC:return (a probe on each return point)
 #   latency  kinstctl latency __x64_sys_getpid (a start and an end probe, the
 #            per-thread state, a histogram in the kernel)
+#   latency_local  the same with --clock local (local_clock(): no HPET read
+#            where the clocksource is the HPET, as under TCG)
 #   kretprobe  a kretprobe event alone (tracefs, trace_pipe read by cat):
 #            the peer of count_ret
 #   kp_pair  bcc/bpftrace's method with tracefs: a kprobe and a kretprobe on
@@ -25,9 +27,17 @@
 #            the reader, as a bpftrace script does in its map
 #   fgraph   the function_graph tracer restricted to the function
 #            (set_graph_function, max_graph_depth 1), trace_pipe read by cat
+#   kp_pair_mono, fgraph_mono  the same two with trace_clock "mono"
+#            (ktime_get_mono_fast_ns): the clock kinst's latency reads, and
+#            bpftrace's nsecs and bcc's bpf_ktime_get_ns; tracefs's default
+#            "local" (sched_clock(), the raw TSC) is cheaper where the
+#            clocksource is not the TSC (TCG's HPET), and not kept in step
+#            across CPUs there (docs/engine.md, "Which clock")
 # Per case and round: ns/call = (loop time - that round's `none`) / N; then
 # the median over rounds and the median per-round ratio against latency;
-# then count_ret against kretprobe, latency against kp_pair and fgraph.
+# then count_ret against kretprobe, latency against kp_pair and fgraph, each
+# on tracefs's default clock and on "mono", and latency_local against the
+# default-clock pair and fgraph.
 # The "check:" lines say how many of kinstctl's probes were jump-optimized
 # (no trap per hit) and, from debugfs kinst/jump, how many hits came
 # through a jump in that warm-up run.
@@ -38,7 +48,7 @@ rounds=${2:-5}
 case $n$rounds in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R]]" >&2; exit 2 ;; esac
 T=$KT_TRACING
 F=__x64_sys_getpid
-cases="none count count_ret latency kretprobe kp_pair fgraph"
+cases="none count count_ret latency latency_local kretprobe kp_pair fgraph kp_pair_mono fgraph_mono"
 
 loop() {
 	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || { echo "ERROR: syscall_loop" >&2; exit 1; }
@@ -72,6 +82,7 @@ jump_settle() {
 
 tracefs_off() {
 	echo 0 >"$T/tracing_on"
+	echo local >"$T/trace_clock"
 	echo nop >"$T/current_tracer"
 	[ ! -d "$T/events/kinstbench" ] || echo 0 >"$T/events/kinstbench/enable"
 	: >"$T/kprobe_events"
@@ -127,19 +138,23 @@ run_case() {
 		    count "$F:return" ;;
 	latency)
 		kinst_case "$n samples" 's/^kinstctl: \([0-9]*\) samples.*/\1/p' latency "$F" ;;
+	latency_local)
+		kinst_case "$n samples" 's/^kinstctl: \([0-9]*\) samples.*/\1/p' latency --clock local "$F" ;;
 	kretprobe)
 		tracefs_off
 		echo "r:kinstbench/lat_ret $F \$retval" >>"$T/kprobe_events" || { echo "ERROR: kretprobe" >&2; exit 1; }
 		echo 1 >"$T/events/kinstbench/enable"
 		tracefs_loop ;;
-	kp_pair)
+	kp_pair|kp_pair_mono)
 		tracefs_off
+		[ "$1" = kp_pair ] || echo mono >"$T/trace_clock" || { echo "ERROR: trace_clock mono" >&2; exit 1; }
 		echo "p:kinstbench/lat_entry $F" >>"$T/kprobe_events" || { echo "ERROR: kprobe" >&2; exit 1; }
 		echo "r:kinstbench/lat_ret $F \$retval" >>"$T/kprobe_events" || { echo "ERROR: kretprobe" >&2; exit 1; }
 		echo 1 >"$T/events/kinstbench/enable"
 		tracefs_loop ;;
-	fgraph)
+	fgraph|fgraph_mono)
 		tracefs_off
+		[ "$1" = fgraph ] || echo mono >"$T/trace_clock" || { echo "ERROR: trace_clock mono" >&2; exit 1; }
 		# (never unfiltered: the global tracer patches every function,
 		# which TCG has been seen not to survive)
 		echo "$FT" >"$T/set_ftrace_filter" || { echo "ERROR: set_ftrace_filter $FT" >&2; exit 1; }
@@ -159,7 +174,7 @@ for c in $cases; do
 	_j0=$(jhits)
 	run_case "$c" >/dev/null
 	case $c in
-	count|count_ret|latency)
+	count|count_ret|latency|latency_local)
 		_j1=$(jhits)
 		echo "check: $c: $(grep 'jump-optimized' /tmp/k.err | head -n 1); hits through a jump: $((${_j1:-0} - ${_j0:-0})) (debugfs)" ;;
 	esac
@@ -173,7 +188,7 @@ awk -v n="$n" '
 		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 	}
 	END {
-		no = split("count count_ret latency kretprobe kp_pair fgraph", order, " ")
+		no = split("count count_ret latency latency_local kretprobe kp_pair fgraph kp_pair_mono fgraph_mono", order, " ")
 		for (o = 1; o <= no; o++) {
 			c = order[o]; k = 0; m = 0
 			for (r in rs) {
@@ -184,8 +199,8 @@ awk -v n="$n" '
 			if (c != "latency") printf "   %s / latency: %.2f (median of per-round ratios)", c, median(rat, m)
 			printf "\n"
 		}
-		split("count_ret kretprobe latency kp_pair latency fgraph", pr, " ")
-		for (o = 1; o <= 5; o += 2) {
+		np = split("count_ret kretprobe latency kp_pair latency fgraph latency kp_pair_mono latency fgraph_mono latency_local kp_pair latency_local fgraph", pr, " ")
+		for (o = 1; o < np; o += 2) {
 			k = 0
 			for (r in rs) q[++k] = (ns[r, pr[o]] - ns[r, "none"]) / (ns[r, pr[o + 1]] - ns[r, "none"])
 			printf "%s / %s: %.2f (median of per-round ratios)\n", pr[o], pr[o + 1], median(q, k)

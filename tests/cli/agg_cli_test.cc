@@ -58,6 +58,12 @@ kinst_os_now_ns(void)
 	return g_now;
 }
 
+uint64_t
+kinst_os_local_ns(void)
+{
+	return g_now;
+}
+
 void *
 kinst_os_alloc(size_t size)
 {

@@ -278,9 +278,17 @@ fake_ioctl(unsigned long req, void *arg)
 		return fake_prog_load(static_cast<struct kinst_prog_load *>(arg));
 	case 18:
 		return fake_agg_setup(static_cast<struct kinst_agg_setup *>(arg));
-	case 23:
-		static_cast<struct kinst_ts_setup *>(arg)->idle_ns = KINST_TS_IDLE_NS;
+	case 23: {
+		// Flags: none before 1.15, then KINST_TS_LOCAL_CLOCK, said back.
+		auto *su = static_cast<struct kinst_ts_setup *>(arg);
+		uint32_t unknown = su->flags & ~(fake.minor >= 15 ? KINST_TS_LOCAL_CLOCK : 0u);
+		if (unknown != 0) {
+			violation("TS_SETUP flags " + std::to_string(unknown) + " unknown");
+			return EINVAL;
+		}
+		su->idle_ns = KINST_TS_IDLE_NS;
 		return 0;
+	}
 	case 25: {
 		auto *rs = static_cast<struct kinst_ring_size *>(arg);
 		if (rs->size == 0)
@@ -428,6 +436,7 @@ const struct {
 	{ Feature::mmap, "mmap", 12, "map its rings" },
 	{ Feature::sharing, "sharing", 13, "share probes between sessions" },
 	{ Feature::agg_record, "agg_record", 14, "record the samples it aggregates" },
+	{ Feature::ts_clock, "ts_clock", 15, "time with the per-CPU clock" },
 };
 
 const auto &
@@ -571,6 +580,12 @@ ATF_TEST_CASE_BODY(session_every_minor)
 			// Per-thread state (latency, entry values).
 			check_outcome(n, "ts_setup", outcome([&] { s.ts_setup(16, "latency"); }),
 			    expected("latency", n, Feature::thread_state, Feature::thread_state));
+			// A second setup of the session: the same flags only.
+			if (n >= 15)
+				check_outcome(n, "ts_setup again, another clock", outcome([&] {
+					(void)s.ts_setup(16, "latency", KINST_TS_LOCAL_CLOCK);
+				}), "latency: the per-thread table is already set up with flags 0x0, "
+				    "not 0x1");
 			// Aggregations as count/hist/latency set them up: the
 			// command's require() first, then the flags it needs.
 			const struct {
@@ -606,6 +621,30 @@ ATF_TEST_CASE_BODY(session_every_minor)
 		});
 		check_no_violations();
 	}
+	finish();
+}
+
+// latency --clock local: the per-CPU clock asked of a module that has it
+// (and said back in force), refused by name before 1.15 -- the table's
+// own refusal before 1.10 -- never sent where the module would not know it.
+ATF_TEST_CASE_WITHOUT_HEAD(ts_clock_every_minor);
+ATF_TEST_CASE_BODY(ts_clock_every_minor)
+{
+	for (uint32_t n = 0; n <= KINST_ABI_VERSION_MINOR + 1; n++) {
+		with_module(1, n, [&](Session &s) {
+			uint32_t got = 99;
+			std::string want = n < 10 ?
+			    missing("latency", n, row(Feature::thread_state).can, 10) :
+			    n < 15 ? missing("latency --clock local", n, row(Feature::ts_clock).can, 15) :
+			    "";
+			check_outcome(n, "ts_setup --clock local", outcome([&] {
+				got = s.ts_setup(16, "latency", KINST_TS_LOCAL_CLOCK);
+			}), want);
+			if (n >= 15)
+				EXPECT_EQ(got, (uint32_t)KINST_TS_LOCAL_CLOCK, "flags in force, 1." << n);
+		});
+	}
+	check_no_violations();
 	finish();
 }
 
@@ -744,4 +783,5 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, open_every_minor);
 	ATF_ADD_TEST_CASE(tcs, feature_boundaries);
 	ATF_ADD_TEST_CASE(tcs, session_every_minor);
+	ATF_ADD_TEST_CASE(tcs, ts_clock_every_minor);
 }

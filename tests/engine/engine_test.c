@@ -49,6 +49,12 @@ kinst_os_now_ns(void)
 	return (42);
 }
 
+uint64_t
+kinst_os_local_ns(void)
+{
+	return (43);
+}
+
 /* Re-enter the engine at this address from every record (a probe on a callee). */
 static uint64_t recurse_addr;
 static int recurse_calls;

@@ -62,6 +62,12 @@ kinst_os_now_ns(void)
 	return (1);
 }
 
+uint64_t
+kinst_os_local_ns(void)
+{
+	return (1);
+}
+
 void
 kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 {

@@ -88,6 +88,12 @@ kinst_os_now_ns(void)
 	return (1000);
 }
 
+uint64_t
+kinst_os_local_ns(void)
+{
+	return (1000);
+}
+
 void
 kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 {

@@ -19,6 +19,7 @@ unexpected(const char *what)
 
 uint32_t kinst_os_cpu(void) { unexpected(__func__); return (0); }
 uint64_t kinst_os_now_ns(void) { unexpected(__func__); return (0); }
+uint64_t kinst_os_local_ns(void) { unexpected(__func__); return (0); }
 void kinst_os_thread(int32_t *p, int32_t *t, char c[KINST_COMM_LEN])
 { (void)p; (void)t; (void)c; unexpected(__func__); }
 void kinst_os_thread_key(uint64_t k[2])

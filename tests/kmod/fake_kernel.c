@@ -111,6 +111,7 @@ fake_reset(void)
 /* Trap-context hooks: not exercised here. */
 uint32_t kinst_os_cpu(void) { return (0); }
 uint64_t kinst_os_now_ns(void) { return (0); }
+uint64_t kinst_os_local_ns(void) { return (0); }
 void
 kinst_os_thread(int32_t *pid, int32_t *tid, char comm[KINST_COMM_LEN])
 {

@@ -2588,8 +2588,10 @@ ts_bad_args(void)
 	su.nthreads = KINST_TS_MAX_THREADS + 1;
 	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EINVAL, "nthreads max");
 	su.nthreads = 3;
-	su.flags = 1;
+	su.flags = KINST_TS_FLAGS + 1;	/* a flag no ABI defines */
 	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EINVAL, "flags");
+	su.flags = 0x80000000u;
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == -EINVAL, "flags high");
 	su.flags = 0;
 	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, (void *)8) == -EFAULT,
 	    "TS_SETUP bad pointer");
@@ -2601,6 +2603,15 @@ ts_bad_args(void)
 	    st.pushed == 0 && st.used == 0, "TS_STATS fresh");
 	CHECK(xioctl(fd, KINST_IOC_TS_STATS, (void *)8) == -EFAULT,
 	    "TS_STATS bad pointer");
+	close(fd);
+	/* ABI 1.15: the per-CPU clock, accepted and said back in force. */
+	fd = dev_open(O_NONBLOCK);
+	memset(&su, 0, sizeof(su));
+	su.nthreads = 3;
+	su.flags = KINST_TS_LOCAL_CLOCK;
+	CHECK(xioctl(fd, KINST_IOC_TS_SETUP, &su) == 0 && su.nthreads == 4 &&
+	    su.flags == KINST_TS_LOCAL_CLOCK, "TS_SETUP KINST_TS_LOCAL_CLOCK: "
+	    "nthreads %u flags %#x", su.nthreads, su.flags);
 	close(fd);
 }
 

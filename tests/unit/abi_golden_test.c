@@ -89,15 +89,15 @@ pin_struct(const char *name, size_t got_size, size_t size,
 /* ---- the version ---- */
 
 /*
- * kinst(4) IOCTLS: "major 1, minor 14".  A new minor is a deliberate edit
+ * kinst(4) IOCTLS: "major 1, minor 15".  A new minor is a deliberate edit
  * here (and in kinst(4), docs/engine.md and kinstctl's feature table).
  */
 ATF_TC_WITHOUT_HEAD(version);
 ATF_TC_BODY(version, tc)
 {
 	PIN("KINST_ABI_VERSION_MAJOR", KINST_ABI_VERSION_MAJOR, 1);
-	PIN("KINST_ABI_VERSION_MINOR", KINST_ABI_VERSION_MINOR, 14);
-	PIN("KINST_ABI_VERSION", KINST_ABI_VERSION, 0x0001000e);
+	PIN("KINST_ABI_VERSION_MINOR", KINST_ABI_VERSION_MINOR, 15);
+	PIN("KINST_ABI_VERSION", KINST_ABI_VERSION, 0x0001000f);
 }
 
 /* ---- records: what read(2) and the mapped rings carry ---- */
@@ -624,6 +624,8 @@ ATF_TC_BODY(session, tc)
 	PIN("KINST_TS_PROBES", KINST_TS_PROBES, 8);
 	PIN("KINST_TS_ELAPSED", KINST_TS_ELAPSED, 6);
 	PIN("KINST_TS_START", KINST_TS_START, 7);
+	PIN("KINST_TS_LOCAL_CLOCK", KINST_TS_LOCAL_CLOCK, 1);
+	PIN("KINST_TS_FLAGS", KINST_TS_FLAGS, 1);
 	PIN("KINST_TSF_ITEM", KINST_TSF_ITEM, 0x0f);
 	PIN("KINST_TSF_CLOSE", KINST_TSF_CLOSE, 0x10);
 	PIN("KINST_TSF_SOFT", KINST_TSF_SOFT, 0x20);

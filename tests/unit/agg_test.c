@@ -44,6 +44,19 @@ kinst_os_now_ns(void)
 	nclock_reads++;
 	return (t);
 }
+/* The per-CPU clock (KINST_TS_LOCAL_CLOCK): another domain, kept apart. */
+static uint64_t local_reads[16];
+static uint32_t nlocal_reads;
+uint64_t
+kinst_os_local_ns(void)
+{
+	uint64_t t = 7000000 + 3000 * (uint64_t)(nlocal_reads + 1);
+
+	if (nlocal_reads < 16)
+		local_reads[nlocal_reads] = t;
+	nlocal_reads++;
+	return (t);
+}
 void kinst_os_wake_deferred(struct kinst_session *s) { (void)s; }
 
 static struct kinst_csession cs;
@@ -718,6 +731,24 @@ ATF_TC_BODY(record_clock, tc)
 	    sizeof(out[0]));
 	ATF_CHECK_EQ(nclock_reads, 1);
 	ATF_CHECK_EQ(out[0].h.timestamp_ns, clock_reads[0]);
+	ATF_CHECK_EQ(nlocal_reads, 0);
+	/*
+	 * A table with KINST_TS_LOCAL_CLOCK: both programs read the per-CPU
+	 * clock, never the global one, and the sample's time and value are
+	 * of that clock.
+	 */
+	ts.flags = KINST_TS_LOCAL_CLOCK;
+	q.prog = &pe;
+	nclock_reads = nlocal_reads = 0;
+	kinst_agg_hit(&eng, &p, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
+	kinst_agg_hit(&eng, &q, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
+	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], out, sizeof(out)),
+	    sizeof(out[0]));
+	ATF_CHECK_EQ(nclock_reads, 0);
+	ATF_REQUIRE_EQ(nlocal_reads, 2);
+	ATF_CHECK_EQ(out[0].h.timestamp_ns, local_reads[1]);
+	ATF_CHECK_EQ(out[0].agg.value, 3000);
+	ts.flags = 0;
 	cs.s.pstats = NULL;
 	cs.s.rings = NULL;
 	kinst_ctl_agg_fini(&cs);

@@ -54,4 +54,10 @@ kinst_os_now_ns(void)
 	return fake_now;
 }
 
+uint64_t
+kinst_os_local_ns(void)
+{
+	return fake_now;
+}
+
 #endif /* !KINST_TEST_OS_MEM_WINDOW_H */

@@ -115,6 +115,12 @@ kinst_os_now_ns(void)
 	return (pc_now);
 }
 
+uint64_t
+kinst_os_local_ns(void)
+{
+	return (pc_now);
+}
+
 static struct kinst_tstate *
 pc_tstate(void)
 {

@@ -67,8 +67,17 @@ ATF_TC_BODY(setup_limits, tc)
 	su.nthreads = KINST_TS_MAX_THREADS + 1;
 	ATF_CHECK_EQ(kinst_ts_create(&su, 2, &t), KINST_E_INVAL);
 	su.nthreads = 5;
-	su.flags = 1;
+	su.flags = KINST_TS_FLAGS + 1;		/* a flag no ABI defines */
 	ATF_CHECK_EQ(kinst_ts_create(&su, 2, &t), KINST_E_INVAL);
+	su.flags = 0x80000000u;
+	ATF_CHECK_EQ(kinst_ts_create(&su, 2, &t), KINST_E_INVAL);
+	/* The per-CPU clock: kept in the table, and said back. */
+	su.flags = KINST_TS_LOCAL_CLOCK;
+	ATF_REQUIRE_EQ(kinst_ts_create(&su, 2, &t), KINST_E_OK);
+	ATF_CHECK_EQ(t->flags, KINST_TS_LOCAL_CLOCK);
+	ATF_CHECK_EQ(su.flags, KINST_TS_LOCAL_CLOCK);
+	kinst_ts_free(t);
+	su.nthreads = 5;
 	su.flags = 0;
 	ATF_CHECK_EQ(kinst_ts_create(&su, 0, &t), KINST_E_INVAL);
 	ATF_REQUIRE_EQ(kinst_ts_create(&su, 2, &t), KINST_E_OK);
