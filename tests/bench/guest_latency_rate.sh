@@ -8,7 +8,20 @@
 #   tests/vm/run-in-guest --require-module -t 1200 --append idle=poll \
 #       tests/bench/guest_latency_rate.sh [N [R]]
 #
-# (N getpid calls per run, default 5000; R rounds, default 5.)  Function:
+# (N getpid calls per run, default 5000; R rounds, default 5.)  idle=poll
+# keeps a TCG guest from being stranded in HLT (guest_actions_rate.sh), but
+# it distorts one figure here: the idle vCPU's poll loop executes `pause`,
+# which QEMU's TCG ends the translated code on, so that vCPU thread takes
+# and drops QEMU's global lock (the BQL) over and over, and every HPET read
+# of the busy vCPU (an MMIO access, done under that lock) waits for it.
+# The guest's clocksource is the HPET under TCG, so `latency` (two
+# ktime_get_mono_fast_ns() reads a call) has measured 9,087 ns a call with
+# idle=poll and 3,724 without (host perf: futex waits on the BQL from the
+# vCPU threads' loop and from the MMIO path), while the tracefs peers on
+# "mono", whose reader keeps the other vCPU busy, moved little, and
+# latency_local (no HPET read) moved as little as they did (2,675 and
+# 3,166).  Run it both ways.
+# Function:
 # __x64_sys_getpid, under a loop of N getpid(2) calls (syscall_loop, timing
 # itself: SYSCALL_LOOP_NS).  Cases:
 #   none     nothing armed (the baseline of its round)
