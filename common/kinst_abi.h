@@ -589,8 +589,8 @@ struct kinst_agg_stats {
  * TS_GET read (start and elapsed times, and the time of a sample record)
  * is the OS's per-CPU scheduler clock (Linux local_clock(); FreeBSD: the
  * same as without the flag), not the global monotonic one.  Cheaper where
- * the clocksource is not the TSC; only kept within about a tick of global
- * time across CPUs there (docs/engine.md, "Which clock").
+ * the clocksource is not the TSC; there a duration is only right to about
+ * a tick (docs/engine.md, "Which clock").
  */
 #define	KINST_TS_LOCAL_CLOCK	0x1u
 #define	KINST_TS_FLAGS		KINST_TS_LOCAL_CLOCK	/* every flag known */

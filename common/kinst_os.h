@@ -24,9 +24,10 @@ uint64_t kinst_os_now_ns(void);
 
 /*
  * The per-CPU scheduler clock in nanoseconds (KINST_TS_LOCAL_CLOCK):
- * monotonic on one CPU, within about a tick of kinst_os_now_ns()'s time
- * across CPUs where the TSC is unstable (Linux local_clock()); an OS
- * without a cheaper one returns kinst_os_now_ns().
+ * monotonic on one CPU; where the TSC is unstable only kept within about a
+ * tick of kinst_os_now_ns()'s time, so a duration is right to about a tick
+ * (Linux local_clock()).  An OS without a cheaper clock returns
+ * kinst_os_now_ns().
  */
 uint64_t kinst_os_local_ns(void);
 

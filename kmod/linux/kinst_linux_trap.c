@@ -50,9 +50,10 @@ kinst_os_now_ns(void)
 }
 
 /*
- * KINST_TS_LOCAL_CLOCK: the scheduler clock of this CPU, as ftrace's
- * default trace clock and perf read it (notrace, NMI-safe; the TSC where
- * sched_clock is stable, else sched_clock_cpu()'s per-CPU filtered TSC).
+ * KINST_TS_LOCAL_CLOCK: the scheduler clock of this CPU, as perf reads it
+ * (notrace, NMI-safe, lockless; x86: the TSC where sched_clock is stable,
+ * else sched_clock_cpu()'s per-CPU TSC kept within a tick of the last
+ * tick's global time; arm64: sched_clock(), the architected counter).
  */
 uint64_t
 kinst_os_local_ns(void)
