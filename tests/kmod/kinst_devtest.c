@@ -2718,7 +2718,7 @@ cmd_tstate(long count)
 	uint8_t text[65536];
 	uint64_t addr, delta, tag, el;
 	uint32_t size, off1, off2, id1, id2, pid1, pid2, ngets;
-	size_t n, i, pairs, good, pgood;
+	size_t n, i, j, pairs, good, pgood;
 	int fd, nul, k, bad;
 
 	ts_bad_args();
@@ -2777,10 +2777,22 @@ cmd_tstate(long count)
 	CHECK(xioctl(fd, KINST_IOC_TS_STATS, &st) == 0, "TS_STATS");
 	n = ts_read(fd, buf, sizeof(buf), recs, 8192);
 	pairs = good = 0;
-	for (i = 0; i + 1 < n; i++) {
+	for (i = 0; i < n; i++) {
 		e = recs[i];
-		g = recs[i + 1];
-		if (e->probe_id != id1 || g->probe_id != id2 || e->tid != g->tid)
+		if (e->probe_id != id1)
+			continue;
+		/*
+		 * Its read-back: the next record of the same thread and CPU
+		 * (one ring keeps its hits in order, but the rings come out
+		 * one after another and a read(2) can end between two hits
+		 * of one ring and the next begin with another ring), if it
+		 * is the second probe's.
+		 */
+		g = NULL;
+		for (j = i + 1; j < n && g == NULL; j++)
+			if (recs[j]->tid == e->tid && recs[j]->cpu == e->cpu)
+				g = recs[j];
+		if (g == NULL || g->probe_id != id2)
 			continue;
 		pairs++;
 		bad = !rec_caps(g, secs, 3) || secs[0] == NULL ||
