@@ -823,7 +823,8 @@ Session::ts_setup(uint32_t nthreads, const std::string &why, uint32_t flags)
 	if ((flags & KINST_TS_LOCAL_CLOCK) != 0)
 		require(Feature::ts_clock, why + " --clock local");
 	if (ts_flags_) {
-		if (*ts_flags_ != flags)
+		// Flags 0 (entry values, --latency-from): any table will do.
+		if (flags != 0 && *ts_flags_ != flags)
 			throw Error(Exit::internal, why + ": the per-thread table is already set up "
 			    "with flags " + hex(*ts_flags_) + ", not " + hex(flags));
 		return *ts_flags_;

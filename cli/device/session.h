@@ -204,8 +204,9 @@ public:
 	// KINST_IOC_TS_SETUP (per-thread state, ABI 1.10): the session's table
 	// of nthreads threads, its flags (KINST_TS_LOCAL_CLOCK: ABI 1.15); a
 	// module without it is an error naming why (Feature::thread_state,
-	// Feature::ts_clock).  Once a session: a second call must ask for the
-	// same flags.  Returns the flags in force (the module's answer).
+	// Feature::ts_clock).  Once a session: a second call takes the table
+	// as it is, and one that asks for flags must ask for the same.
+	// Returns the flags in force (the module's answer).
 	uint32_t ts_setup(uint32_t nthreads, const std::string &why, uint32_t flags = 0);
 	// KINST_IOC_RING, before the first probe is armed: the rings' size,
 	// bytes per CPU.  bytes 0: kinstctl's default (default_ring_size());

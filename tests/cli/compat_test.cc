@@ -640,8 +640,16 @@ ATF_TEST_CASE_BODY(ts_clock_every_minor)
 			check_outcome(n, "ts_setup --clock local", outcome([&] {
 				got = s.ts_setup(16, "latency", KINST_TS_LOCAL_CLOCK);
 			}), want);
-			if (n >= 15)
+			if (n >= 15) {
 				EXPECT_EQ(got, (uint32_t)KINST_TS_LOCAL_CLOCK, "flags in force, 1." << n);
+				// A later user that needs a table, not a clock
+				// (entry values): the table as it is.
+				got = 99;
+				check_outcome(n, "ts_setup again, no flags", outcome([&] {
+					got = s.ts_setup(1024, "latency: entry values");
+				}), "");
+				EXPECT_EQ(got, (uint32_t)KINST_TS_LOCAL_CLOCK, "flags again, 1." << n);
+			}
 		});
 	}
 	check_no_violations();
