@@ -74,13 +74,14 @@ kt_testmod() {
 }
 
 # kt_lattest_spin_call: from and to, the offsets in kinst_lattest_wait
-# (kinst_lattest.ko) of its call to kinst_lattest_spin (its only call but
-# __fentry__'s, a nop when live) and of the instruction after it.
+# (kinst_lattest.ko) of its call to kinst_lattest_timed_spin, the busy wait
+# (its only call but __fentry__'s, a nop when live) and of the instruction
+# after it.
 kt_lattest_spin_call() {
 	kinstctl list-offsets --json kinst_lattest_wait >/tmp/lo.json || kt_fail "list-offsets kinst_lattest_wait"
 	from=$(jq -r 'select(.type == "insn" and .offset > 0 and .emulation == "call") | .offset' /tmp/lo.json | head -n 1)
 	_len=$(jq -r "select(.type == \"insn\" and .offset == ${from:-0}) | .length" /tmp/lo.json)
-	[ -n "$from" ] && [ -n "$_len" ] || kt_fail "no call to kinst_lattest_spin in kinst_lattest_wait: $(head -c 600 /tmp/lo.json)"
+	[ -n "$from" ] && [ -n "$_len" ] || kt_fail "no call to kinst_lattest_timed_spin in kinst_lattest_wait: $(head -c 600 /tmp/lo.json)"
 	to=$((from + _len))
 }
 

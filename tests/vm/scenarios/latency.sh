@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency ksys_read keyed by its BTF-typed $retval and by $entry(count) counts a static workload's reads exactly; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls; with --clock local (which the module says is in force) the same samples, each within a tick of those bounds; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; trace --latency-from carries the time since FROM; a call in flight when armed is an end without a start, threads exiting with a start open leave exactly those open, a one-thread table under eight threads makes no wrong sample; a spec naming more than one instruction, $retval off a return point, $entry outside latency, an unknown --clock are one-line errors; clean kernel log
+# scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency ksys_read keyed by its BTF-typed $retval and by $entry(count) counts a static workload's reads exactly; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls; with --clock local (which the module says is in force) the same samples, none under the test module's own local_clock() timing of the busy wait nor longer than the run; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; trace --latency-from carries the time since FROM; a call in flight when armed is an end without a start, threads exiting with a start open leave exactly those open, a one-thread table under eight threads makes no wrong sample; a spec naming more than one instruction, $retval off a return point, $entry outside latency, an unknown --clock are one-line errors; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 600
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_lattest.ko"
@@ -137,32 +137,24 @@ grep -q '^count 4, min [0-9]* ns, max [0-9]* ns, mean [0-9]* ns, p50 ~[0-9]* ns,
     kt_fail "latency text output: $(cat /tmp/lt.txt)"
 
 # 2c. --clock local (ABI 1.15): the module says the per-CPU clock is in
-# force, and the same calls come out as in part 2, within what that clock
-# promises.  Where the TSC is unstable (TCG) local_clock() is the TSC kept
-# between the last tick's global time and a tick past it, so a duration is
-# only right to about a tick, on one CPU too (seen here: a 10 ms wait as
-# 7.9 ms); function_graph's "local" clock is sched_clock(), the raw TSC,
-# not the same clock.  The bounds: no wait under its 10 ms (timed by the
-# global clock) less a tick and 10%, and the mean no more than a tick over
-# function_graph's, plus 25% as in part 2.
-# HZ: jiffies over uptime across a second's sleep, the nearest of 100,
-# 250, 300 and 1000.
+# force, and the same calls come out, timed by that clock.  Where the TSC
+# is unstable (TCG) local_clock() is the TSC kept between the last tick's
+# global time and a tick past it, so a duration is right only to a tick or
+# two, and more where ticks come late: CI, on a loaded host, has seen a
+# 10 ms wait come out as 1.6 ms, with ftrace's raw-TSC clock saying 10.1.
+# So no bound from the global clock or from function_graph holds.  What
+# does: the test module times each busy wait itself with local_clock(),
+# preemption off (`wait_local`), and on one CPU that clock never goes back,
+# so kinst's sample of a call, read at its entry and its return, is at
+# least the call's own figure: kinst's fastest busy wait no faster than
+# the module's fastest, its mean no less than the module's mean.  Above:
+# no sample longer than the whole run, by the global clock (a difference
+# of two clocks, or a start and an end swapped, is far off either way).
 read -r u0 _ </proc/uptime
-j0=$(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)
-sleep 1
-read -r u1 _ </proc/uptime
-j1=$(sed -n 's/^jiffies: //p' /proc/timer_list | head -n 1)
-tick_ns=$(awk -v d="$((j1 - j0))" -v u0="$u0" -v u1="$u1" 'BEGIN {
-	r = d / (u1 - u0); best = 100
-	split("250 300 1000", c, " ")
-	for (i = 1; i <= 3; i++) if ((r - c[i]) * (r - c[i]) < (r - best) * (r - best)) best = c[i]
-	printf "%d", 1000000000 / best }')
-[ -n "$tick_ns" ] && [ "$tick_ns" -gt 0 ] || kt_fail "no tick length from /proc/timer_list ($j0, $j1) and /proc/uptime ($u0, $u1)"
-kt_log "the tick: $tick_ns ns (jiffies $j0 -> $j1, uptime $u0 -> $u1)"
-fg_start kinst_lattest_wait
 kinstctl latency --json --clock local $dbg --by '$retval' kinst_lattest_wait -- sh -c "$run" \
     >/tmp/lc.json 2>/tmp/lc.err || kt_fail "latency --clock local failed: $(cat /tmp/lc.err)"
-fg_stop /tmp/fgc.txt
+read -r u1 _ </proc/uptime
+wl=$(cat $P/wait_local)
 kt_log "latency --clock local: $(grep "timing\| sample" /tmp/lc.err | tr '\n' ' ')"
 kt_expect_eq "latency --clock local: the clock in force" local "$(summary /tmp/lc.json clock)"
 grep -q '^kinstctl: timing .*; the per-CPU clock)' /tmp/lc.err ||
@@ -171,15 +163,19 @@ kt_expect_eq "latency --clock local: samples" $((2 * rounds)) "$(summary /tmp/lc
 kt_expect_eq "latency --clock local: ends without a start" 0 "$(summary /tmp/lc.json ends_without_start)"
 kt_expect_eq "latency --clock local: busy-waiting calls" $rounds "$(field /tmp/lc.json $wait_us count)"
 kt_expect_eq "latency --clock local: early returns" $rounds "$(field /tmp/lc.json -22 count)"
-kt_expect_eq "function_graph (--clock local's run): calls" $((2 * rounds)) "$(grep -c . /tmp/fgc.txt)"
-lc_min=$(field /tmp/lc.json $wait_us min) lc_mean=$(field /tmp/lc.json $wait_us mean)
-fgc_min=$(awk 'NR % 2 == 1 { v = $1 * 1000; if (m == "" || v < m) m = v } END { printf "%d", m }' /tmp/fgc.txt)
-fgc_mean=$(awk 'NR % 2 == 1 { s += $1 * 1000; n++ } END { printf "%d", s / n }' /tmp/fgc.txt)
-kt_log "busy-waiting calls, --clock local: kinst min $lc_min ns, mean $lc_mean ns; function_graph min $fgc_min ns, mean $fgc_mean ns"
-awk -v a="$lc_min" -v w="$((wait_us * 1000))" -v t="$tick_ns" 'BEGIN { exit !(a >= (w - t) * 0.9) }' ||
-    kt_fail "latency --clock local: a busy wait of $lc_min ns, under $wait_us us less a tick ($tick_ns ns) and 10%"
-awk -v c="$lc_mean" -v d="$fgc_mean" -v t="$tick_ns" 'BEGIN { exit !(c <= d * 1.25 + t) }' ||
-    kt_fail "latency --clock local: mean $lc_mean ns, over function_graph's $fgc_mean ns by more than 25% and a tick ($tick_ns ns)"
+wl_n=$(echo "$wl" | sed -n 's/^n=\([0-9]*\) .*/\1/p')
+wl_min=$(echo "$wl" | sed -n 's/.* min=\([0-9]*\) .*/\1/p')
+wl_sum=$(echo "$wl" | sed -n 's/.* sum=\([0-9]*\)$/\1/p')
+kt_expect_eq "latency --clock local: busy waits the test module timed itself" $rounds "$wl_n"
+lc_min=$(field /tmp/lc.json $wait_us min) lc_max=$(field /tmp/lc.json $wait_us max)
+lc_mean=$(field /tmp/lc.json $wait_us mean)
+kt_log "busy-waiting calls, --clock local: kinst min $lc_min ns, mean $lc_mean ns, max $lc_max ns; the module's own local_clock(): min $wl_min ns, sum $wl_sum ns; the run $u0 -> $u1 s"
+[ "$lc_min" -ge "$wl_min" ] ||
+    kt_fail "latency --clock local: the fastest busy wait $lc_min ns, under the module's own fastest by the same clock ($wl_min ns)"
+awk -v m="$lc_mean" -v s="$wl_sum" -v n="$wl_n" 'BEGIN { exit !(m * n >= s - n) }' ||
+    kt_fail "latency --clock local: mean $lc_mean ns, under the module's own mean by the same clock ($wl_sum ns / $wl_n)"
+awk -v x="$lc_max" -v u0="$u0" -v u1="$u1" 'BEGIN { exit !(x > 0 && x <= (u1 - u0 + 0.02) * 1e9) }' ||
+    kt_fail "latency --clock local: a busy wait of $lc_max ns, longer than the whole run ($u0 -> $u1 s of uptime)"
 
 # 2b. A kernel function (BTF types, the kernel's return-thunk jumps):
 # ksys_read's ssize_t $retval keys the reads of a static workload (no

@@ -7,8 +7,8 @@
  * each round calls, in this order:
  *
  *	kinst_lattest_wait(wait_us)	busy-waits wait_us microseconds
- *					(kinst_lattest_spin) and returns
- *					wait_us
+ *					(kinst_lattest_timed_spin) and
+ *					returns wait_us
  *	kinst_lattest_wait(0)		the early path: returns -EINVAL at once
  *	kinst_lattest_rec(3)		recursion: four activations, each
  *					busy-waiting rec_us before and after
@@ -18,6 +18,13 @@
  *					i % 4 = 0, 1, 2, 3
  *
  * Reading `run` gives "rounds=N".
+ *
+ * kinst_lattest_wait(wait_us) times its own busy wait with local_clock(),
+ * preemption off (kinst_lattest_timed_spin), and `wait_local` reads "n=N min=NS sum=NS" over the busy
+ * waits since `run` was last written: the per-CPU clock's own figures for
+ * the calls that kinstctl latency --clock local times from outside (on one
+ * CPU that clock never goes back, so each of kinst's samples is at least
+ * the call's own figure).
  *
  * Writing N to `spawn` starts N kernel threads (N <= 64) that run at once;
  * thread i calls kinst_lattest_wait(wait_us), then kinst_lattest_open(i),
@@ -34,6 +41,9 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/preempt.h>
+#include <linux/sched/clock.h>
+#include <linux/spinlock.h>
 
 static int wait_us = 2000;
 module_param(wait_us, int, 0600);
@@ -62,12 +72,49 @@ kinst_lattest_spin(unsigned int us)
 		cpu_relax();
 }
 
+static DEFINE_SPINLOCK(kinst_lattest_lock);
+static u64 kinst_lattest_wl_n, kinst_lattest_wl_min, kinst_lattest_wl_sum;
+
+static void
+kinst_lattest_wl_add(u64 ns)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&kinst_lattest_lock, flags);
+	if (kinst_lattest_wl_n == 0 || ns < kinst_lattest_wl_min)
+		kinst_lattest_wl_min = ns;
+	kinst_lattest_wl_sum += ns;
+	kinst_lattest_wl_n++;
+	spin_unlock_irqrestore(&kinst_lattest_lock, flags);
+}
+
+/*
+ * The busy wait of kinst_lattest_wait(), timed here with local_clock(),
+ * preemption off: the two readings, and kinst's at the entry and the return
+ * of kinst_lattest_wait() around them, on one CPU (this kernel's voluntary
+ * preemption would not move the thread between them either).  Its own
+ * function, so that kinst_lattest_wait() has one call (the guest scripts'
+ * latency FROM TO times it).
+ */
+noinline void
+kinst_lattest_timed_spin(unsigned int us)
+{
+	u64 t0, t1;
+
+	preempt_disable();
+	t0 = local_clock();
+	kinst_lattest_spin(us);
+	t1 = local_clock();
+	preempt_enable();
+	kinst_lattest_wl_add(t1 - t0);
+}
+
 noinline int
 kinst_lattest_wait(int us)
 {
 	if (us <= 0)
 		return (-EINVAL);
-	kinst_lattest_spin(us);
+	kinst_lattest_timed_spin(us);
 	kinst_lattest_sink = us;
 	return (us);
 }
@@ -215,9 +262,13 @@ static int
 kinst_lattest_set(const char *val, const struct kernel_param *kp)
 {
 	int n, i, us = READ_ONCE(wait_us);
+	unsigned long flags;
 
 	if (kstrtoint(val, 0, &n) != 0 || n < 0 || n > 10000 || us < 1 || us > 100000)
 		return (-EINVAL);
+	spin_lock_irqsave(&kinst_lattest_lock, flags);
+	kinst_lattest_wl_n = kinst_lattest_wl_min = kinst_lattest_wl_sum = 0;
+	spin_unlock_irqrestore(&kinst_lattest_lock, flags);
 	for (i = 0; i < n; i++) {
 		kinst_lattest_sink += kinst_lattest_wait(us);
 		kinst_lattest_sink += kinst_lattest_wait(0);
@@ -227,6 +278,26 @@ kinst_lattest_set(const char *val, const struct kernel_param *kp)
 	}
 	return (0);
 }
+
+static int
+kinst_lattest_wl_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long flags;
+	u64 n, min, sum;
+
+	spin_lock_irqsave(&kinst_lattest_lock, flags);
+	n = kinst_lattest_wl_n;
+	min = kinst_lattest_wl_min;
+	sum = kinst_lattest_wl_sum;
+	spin_unlock_irqrestore(&kinst_lattest_lock, flags);
+	return (scnprintf(buf, PAGE_SIZE, "n=%llu min=%llu sum=%llu\n", n, min, sum));
+}
+
+static const struct kernel_param_ops kinst_lattest_wl_ops = {
+	.get = kinst_lattest_wl_get,
+};
+module_param_cb(wait_local, &kinst_lattest_wl_ops, NULL, 0400);
+MODULE_PARM_DESC(wait_local, "the busy waits since run was written, by local_clock(): n=N min=NS sum=NS");
 
 static int
 kinst_lattest_get(char *buf, const struct kernel_param *kp)
