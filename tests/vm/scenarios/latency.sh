@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency ksys_read keyed by its BTF-typed $retval and by $entry(count) counts a static workload's reads exactly; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls; with --clock local (which the module says is in force) the same samples, none under the test module's own local_clock() timing of the busy wait nor longer than the run; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; trace --latency-from carries the time since FROM; a call in flight when armed is an end without a start, threads exiting with a start open leave exactly those open, a one-thread table under eight threads makes no wrong sample; a spec naming more than one instruction, $retval off a return point, $entry outside latency, an unknown --clock are one-line errors; clean kernel log
+# scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency ksys_read keyed by its BTF-typed $retval and by $entry(count) counts a static workload's reads exactly; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls by the same clock (trace_clock mono); with --clock local (which the module says is in force) the same samples, none under the test module's own local_clock() timing of the busy wait nor longer than the run; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; trace --latency-from carries the time since FROM; a call in flight when armed is an end without a start, threads exiting with a start open leave exactly those open, a one-thread table under eight threads makes no wrong sample; a spec naming more than one instruction, $retval off a return point, $entry outside latency, an unknown --clock are one-line errors; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 600
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_lattest.ko"
@@ -38,9 +38,16 @@ kt_expect_eq "count --by \$retval kinst_lattest_err:return (signed codes)" "$wan
 
 # fg_start FUNC / fg_stop FILE: the function_graph tracer times FUNC's
 # calls (depth 1 only), and the durations it recorded go to FILE (us).
+# Its clock is the one kinst's latency reads by default, "mono"
+# (ktime_get_mono_fast_ns()).  This guest's TSC is unstable, so ftrace's
+# default here is "global", local_clock() kept monotonic across CPUs,
+# right only to a tick or two and more when ticks come late: on a loaded
+# host it has timed every one of eight 10 ms busy waits (10 ms by the
+# monotonic clock, which the wait itself reads) at 13.5 ms or more.
 fg_start() {
 	echo 0 >"$KT_TRACING/tracing_on"
 	echo nop >"$KT_TRACING/current_tracer"
+	echo mono >"$KT_TRACING/trace_clock" || kt_fail "trace_clock mono"
 	echo "$1" >"$KT_TRACING/set_ftrace_filter" || kt_fail "set_ftrace_filter $1"
 	echo "$1" >"$KT_TRACING/set_graph_function" || kt_fail "set_graph_function $1"
 	echo 1 >"$KT_TRACING/max_graph_depth"
@@ -57,6 +64,7 @@ fg_stop() {
 	echo nop >"$KT_TRACING/current_tracer"
 	: >"$KT_TRACING/set_graph_function"
 	: >"$KT_TRACING/set_ftrace_filter"
+	echo global >"$KT_TRACING/trace_clock"
 }
 
 # 1b. trace FUNC:return --if on $retval: the records of the negative codes.
@@ -141,7 +149,8 @@ grep -q '^count 4, min [0-9]* ns, max [0-9]* ns, mean [0-9]* ns, p50 ~[0-9]* ns,
 # is unstable (TCG) local_clock() is the TSC kept between the last tick's
 # global time and a tick past it, so a duration is right only to a tick or
 # two, and more where ticks come late: CI, on a loaded host, has seen a
-# 10 ms wait come out as 1.6 ms, with ftrace's raw-TSC clock saying 10.1.
+# 10 ms wait come out as 1.6 ms (part 2's, by the monotonic clock: 10.0 at
+# the fastest).
 # So no bound from the global clock or from function_graph holds.  What
 # does: the test module times each busy wait itself with local_clock(),
 # preemption off (`wait_local`), and on one CPU that clock never goes back,
