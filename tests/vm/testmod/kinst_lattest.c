@@ -20,11 +20,11 @@
  * Reading `run` gives "rounds=N".
  *
  * kinst_lattest_wait(wait_us) times its own busy wait with local_clock(),
- * preemption off (kinst_lattest_timed_spin), and `wait_local` reads "n=N min=NS sum=NS" over the busy
- * waits since `run` was last written: the per-CPU clock's own figures for
- * the calls that kinstctl latency --clock local times from outside (on one
- * CPU that clock never goes back, so each of kinst's samples is at least
- * the call's own figure).
+ * preemption off (kinst_lattest_timed_spin), and `wait_local` reads
+ * "n=N min=NS sum=NS" over the busy waits since `run` was last written:
+ * the per-CPU clock's own figures for the calls that kinstctl latency
+ * --clock local times from outside (on one CPU that clock never goes back,
+ * so each of kinst's samples is at least the call's own figure).
  *
  * Writing N to `spawn` starts N kernel threads (N <= 64) that run at once;
  * thread i calls kinst_lattest_wait(wait_us), then kinst_lattest_open(i),
@@ -89,12 +89,14 @@ kinst_lattest_wl_add(u64 ns)
 }
 
 /*
- * The busy wait of kinst_lattest_wait(), timed here with local_clock(),
- * preemption off: the two readings, and kinst's at the entry and the return
- * of kinst_lattest_wait() around them, on one CPU (this kernel's voluntary
- * preemption would not move the thread between them either).  Its own
- * function, so that kinst_lattest_wait() has one call (the guest scripts'
- * latency FROM TO times it).
+ * The busy wait of kinst_lattest_wait(), timed here with local_clock().
+ * The two readings and kinst's at kinst_lattest_wait()'s entry and return
+ * around them must be on one CPU: preemption is off between the two, and
+ * between kinst's and them there is no preemption point under this
+ * kernel's voluntary preemption (Debian's default; with preempt=full an
+ * interrupt's return could move the thread there).  Its own function, so
+ * that kinst_lattest_wait() has one call (the guest scripts' latency FROM
+ * TO times it).
  */
 noinline void
 kinst_lattest_timed_spin(unsigned int us)
