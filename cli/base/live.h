@@ -33,6 +33,14 @@ const char *live_types_format();
 // and how to load it on this OS.
 const char *live_device_missing_hint();
 
+// Whether the per-CPU clock that kinstctl latency --clock local reads is
+// exact here: 1 yes, 0 no, -1 cannot tell.  Linux: the value of
+// sched_clock_stable() that the scheduler's debug file says (debugfs
+// sched/debug; /proc/sched_debug before 5.13): 0 where the TSC is
+// unstable, and local_clock() is the TSC kept within a tick of the global
+// clock.  FreeBSD: 1 (the same clock as mono).
+int live_local_clock_stable();
+
 // Called by the trace reader thread: raise its own scheduling priority
 // (only this thread's, never the process's or the traced workload's), as
 // far as the OS allows without a realtime class.  Failure is ignored: the

@@ -196,4 +196,29 @@ c_quote(const std::string &s)
 	return q + "\"";
 }
 
+int
+sched_clock_stable_in(const std::string &text)
+{
+	static const char name[] = "sched_clock_stable()";
+	for (size_t pos = 0; pos < text.size(); ) {
+		size_t end = text.find('\n', pos);
+		if (end == std::string::npos)
+			end = text.size();
+		if (text.compare(pos, sizeof(name) - 1, name) == 0) {
+			size_t i = pos + sizeof(name) - 1;
+			while (i < end && text[i] == ' ')
+				i++;
+			if (i == end || text[i] != ':')
+				return -1;
+			for (i++; i < end && text[i] == ' '; i++)
+				;
+			if (end - i == 1 && (text[i] == '0' || text[i] == '1'))
+				return text[i] - '0';
+			return -1;
+		}
+		pos = end + 1;
+	}
+	return -1;
+}
+
 } // namespace kinst

@@ -43,6 +43,10 @@ char *json_string_into(char *p, const char *s, size_t n);
 std::string json_line(const nlohmann::json &j);
 // s as a C string literal (quotes included; \n, \t, \r, \\, \", octal escapes).
 std::string c_quote(const std::string &s);
+// The "sched_clock_stable()" line of Linux's scheduler debug file (a
+// name, spaces, ':', a number): 1 or 0, or -1 when text has no such
+// line or its value is neither.
+int sched_clock_stable_in(const std::string &text);
 
 } // namespace kinst
 

@@ -57,7 +57,7 @@ add_latency(CLI::App &app, Runner &run)
 	    "the clock both ends read: mono (default: the monotonic clock, as bpftrace's "
 	    "nsecs) or local (the CPU's scheduler clock, local_clock(), as perf's; cheaper "
 	    "where the clocksource is not the TSC, e.g. HPET, but there a duration is only "
-	    "right to about a tick)")
+	    "right to a tick or two, more where ticks come late: a note says so)")
 	    ->check(CLI::IsMember({ "mono", "local" }));
 	sub->add_flag("--no-optimize", o->no_optimize, no_optimize_help);
 	add_folded_option(sub, o->folded, "each stack's total nanoseconds");

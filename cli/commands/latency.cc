@@ -15,6 +15,7 @@
 #include "commands/agg.h"
 #include "debuginfo/btf_types.h"
 #include "base/error.h"
+#include "base/live.h"
 #include "base/regfile.h"
 #include "base/text.h"
 #include "base/output.h"
@@ -162,6 +163,7 @@ struct Summary {
 	uint64_t other = 0;	// ends neither timed nor missed: --if false, a jCC not taken
 	uint64_t faults = 0, overflow = 0, nested = 0, nothread = 0, busy = 0;
 	bool local_clock = false;	// KINST_TS_LOCAL_CLOCK in force
+	int clock_stable = -1;		// local: live_local_clock_stable()
 };
 
 void
@@ -184,6 +186,8 @@ print_latency_summary(Writer &out, const LatencyOptions &o, const Summary &s,
 		j["nothread"] = s.nothread;
 		j["busy"] = s.busy;
 		j["clock"] = s.local_clock ? "local" : "mono";
+		if (s.local_clock && s.clock_stable >= 0)
+			j["clock_stable"] = s.clock_stable == 1;
 		out.line(json_line(j));
 	}
 	out.flush();
@@ -308,6 +312,7 @@ private:
 	AggOptions ao_;
 	bool by_signed_ = false;
 	bool local_clock_ = false;	// the table's clock, as the module said
+	int clock_stable_ = -1;		// with it, live_local_clock_stable()
 	std::map<std::string, std::vector<Spec>> groups_;	// by return condition
 	AggState s_;
 	std::unique_ptr<HtmlFile> html_;
@@ -555,6 +560,14 @@ LatencyRun::arm()
 	    p_.framed ? "" : spec_label(p_.ends[0]).c_str(), armed, armed == 1 ? "" : "s",
 	    local_clock_ ? "; the per-CPU clock" : "",
 	    o_.command.empty() ? "; Ctrl-C to stop" : (" while " + o_.command[0] + " runs").c_str());
+	if (local_clock_)
+		clock_stable_ = live_local_clock_stable();
+	if (local_clock_ && clock_stable_ == 0)
+		fprintf(stderr, "kinstctl: note: this kernel's scheduler clock is "
+		    "unstable (sched_clock_stable() is 0), so --clock local's durations are "
+		    "right only to a tick or two, more where ticks come late (it is the "
+		    "CPU's raw clock, the TSC, kept within a tick of the global clock); "
+		    "--clock mono reads the global clock\n");
 }
 
 // --perfetto: one sample record (KINST_SEC_AGG: the key and the time
@@ -690,6 +703,7 @@ LatencyRun::report(const std::vector<struct kinst_probe_info> &pis, const JumpCo
 	sm.nothread = ts.nothread;
 	sm.busy = ts.busy;
 	sm.local_clock = local_clock_;
+	sm.clock_stable = clock_stable_;
 	uint64_t accounted = sm.samples + sm.missed + sm.overflow + sm.nested;
 	sm.other = sm.ends > accounted ? sm.ends - accounted : 0;
 	std::string why = o_.if_expr.empty() ? "" : "not matching --if";

@@ -159,6 +159,12 @@ live_device_missing_hint()
 	return "the kinst module is not loaded (kldload kinsttrace)";
 }
 
+int
+live_local_clock_stable()
+{
+	return 1;	// kinst_os_local_ns() is the timecounter, as mono
+}
+
 void
 live_raise_reader_priority()
 {

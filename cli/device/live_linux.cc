@@ -23,6 +23,7 @@
 #include "base/live.h"
 #include "device/session.h"
 #include "base/spec.h"
+#include "base/text.h"
 
 #include "base/abi.h"
 
@@ -195,6 +196,23 @@ const char *
 live_device_missing_hint()
 {
 	return "the kinst module is not loaded (insmod kinst.ko)";
+}
+
+int
+live_local_clock_stable()
+{
+	// The header of the file (the value is in its first lines; the rest,
+	// per CPU, can be long).  Root only, debugfs mounted: else -1.
+	for (const char *path : { "/sys/kernel/debug/sched/debug", "/proc/sched_debug" }) {
+		std::ifstream f(path);
+		if (!f)
+			continue;
+		std::string text(4096, '\0');
+		f.read(&text[0], (std::streamsize)text.size());
+		text.resize((size_t)f.gcount());
+		return sched_clock_stable_in(text);
+	}
+	return -1;
 }
 
 void

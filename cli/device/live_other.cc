@@ -39,6 +39,12 @@ live_device_missing_hint()
 	return "no kinst module exists for this OS";
 }
 
+int
+live_local_clock_stable()
+{
+	return -1;
+}
+
 void
 live_raise_reader_priority()
 {

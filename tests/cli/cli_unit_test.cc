@@ -124,6 +124,35 @@ ATF_TEST_CASE_BODY(numbers)
 	ATF_REQUIRE(!parse_number("0x1ffffffffffffffff", UINT64_MAX, &v));
 }
 
+// The scheduler debug file's header as Linux 6.1 writes it ("%-40s: %Ld"),
+// and what is not that line.
+ATF_TEST_CASE_WITHOUT_HEAD(sched_clock_stable_line);
+ATF_TEST_CASE_BODY(sched_clock_stable_line)
+{
+	const std::string head =
+	    "Sched Debug Version: v0.11, 6.1.0-57-amd64 #1\n"
+	    "ktime                                   : 20893.415377\n"
+	    "sched_clk                               : 20902.271844\n"
+	    "cpu_clk                                 : 20893.417226\n"
+	    "jiffies                                 : 4300115645\n";
+	const std::string tail = "\nsysctl_sched\n  .sysctl_sched_latency : 24.000000\n";
+	std::string line = "sched_clock_stable()                    : ";
+	ATF_REQUIRE_EQ(sched_clock_stable_in(head + line + "0" + tail), 0);
+	ATF_REQUIRE_EQ(sched_clock_stable_in(head + line + "1" + tail), 1);
+	ATF_REQUIRE_EQ(sched_clock_stable_in(head + line + "1"), 1);	// last line, no newline
+	ATF_REQUIRE_EQ(sched_clock_stable_in("sched_clock_stable():0\n"), 0);
+	ATF_REQUIRE_EQ(sched_clock_stable_in(head + tail), -1);		// arm64: no such line
+	ATF_REQUIRE_EQ(sched_clock_stable_in(""), -1);
+	const char *bad[] = { "2", "10", "01", "", "-1", "0 x", "x" };
+	for (const char *b : bad)
+		if (sched_clock_stable_in(head + line + b + tail) != -1)
+			ATF_FAIL(std::string("value '") + b + "' read as a verdict");
+	ATF_REQUIRE_EQ(sched_clock_stable_in(head + "sched_clock_stable()  0\n"), -1);	// no ':'
+	// Another line's number is never taken for it.
+	ATF_REQUIRE_EQ(sched_clock_stable_in("my_sched_clock_stable() : 0\n" + tail), -1);
+	ATF_REQUIRE_EQ(sched_clock_stable_in(tail + "x sched_clock_stable() : 0\n"), -1);
+}
+
 static KallsymsParse
 fixture(const atf::tests::tc &tc, const char *name)
 {
@@ -1455,6 +1484,7 @@ ATF_TEST_CASE_BODY(text_row_columns)
 
 ATF_INIT_TEST_CASES(tcs)
 {
+	ATF_ADD_TEST_CASE(tcs, sched_clock_stable_line);
 	ATF_ADD_TEST_CASE(tcs, text_row_columns);
 	ATF_ADD_TEST_CASE(tcs, insn_json_rows);
 	ATF_ADD_TEST_CASE(tcs, insn_json_target);

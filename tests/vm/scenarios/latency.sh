@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency ksys_read keyed by its BTF-typed $retval and by $entry(count) counts a static workload's reads exactly; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls by the same clock (trace_clock mono); with --clock local (which the module says is in force) the same samples, none under the test module's own local_clock() timing of the busy wait nor longer than the run; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; trace --latency-from carries the time since FROM; a call in flight when armed is an end without a start, threads exiting with a start open leave exactly those open, a one-thread table under eight threads makes no wrong sample; a spec naming more than one instruction, $retval off a return point, $entry outside latency, an unknown --clock are one-line errors; clean kernel log
+# scenario: return probes and latency on kinst_lattest.ko: count --by '$retval' FUNC:return gives each (negative, signed) return code of an int function its exact count; latency ksys_read keyed by its BTF-typed $retval and by $entry(count) counts a static workload's reads exactly; latency FUNC gives exactly one sample per call, the busy-waiting path and the early-return path each in their own key (--by '$retval') with the right times, and agrees within 25% (fastest call and mean) with the kernel's function_graph tracer timing the same calls by the same clock (trace_clock mono); with --clock local (which the module says is in force, and a note and the JSON summary's clock_stable say is off by ticks exactly when sched/debug says sched_clock_stable() 0) the same samples, none under the test module's own local_clock() timing of the busy wait nor longer than the run; latency FROM TO around the busy-wait call gives its time, once per call; recursion gives one sample per activation keyed by $entry(rdi) (the depth at the entry), the outer ones longer; a pair whose TO never follows FROM yields no sample and counts the starts never closed; trace --latency-from carries the time since FROM; a call in flight when armed is an end without a start, threads exiting with a start open leave exactly those open, a one-thread table under eight threads makes no wrong sample; a spec naming more than one instruction, $retval off a return point, $entry outside latency, an unknown --clock are one-line errors; clean kernel log
 # scenario-needs: kinst
 # scenario-timeout: 600
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_lattest.ko"
@@ -150,8 +150,8 @@ grep -q '^count 4, min [0-9]* ns, max [0-9]* ns, mean [0-9]* ns, p50 ~[0-9]* ns,
 # global time and a tick past it, so a duration is right only to a tick or
 # two, and more where ticks come late: CI, on a loaded host, has seen a
 # 10 ms wait come out as 1.6 ms (part 2's, by the monotonic clock: 10.0 at
-# the fastest).
-# So no bound from the global clock or from function_graph holds.  What
+# the fastest), and under six CPU hogs on two host cores as 0 (no tick
+# came: the clock stood still at its cap).  So no bound from the global clock or from function_graph holds.  What
 # does: the test module times each busy wait itself with local_clock(),
 # preemption off (`wait_local`), and on one CPU that clock never goes back,
 # so kinst's sample of a call, read at its entry and its return, is at
@@ -165,6 +165,23 @@ kinstctl latency --json --clock local $dbg --by '$retval' kinst_lattest_wait -- 
 read -r u1 _ </proc/uptime
 wl=$(cat $P/wait_local)
 kt_log "latency --clock local: $(grep "timing\| sample" /tmp/lc.err | tr '\n' ' ')"
+# The note that the clock is off by ticks here, exactly when the kernel
+# says its scheduler clock is unstable (TCG: it is), and never with mono.
+scs=$(sed -n 's/^sched_clock_stable() *: *//p' /sys/kernel/debug/sched/debug)
+kt_log "sched_clock_stable() in sched/debug: $scs"
+note="^kinstctl: note: this kernel's scheduler clock is unstable (sched_clock_stable() is 0), so --clock local's durations"
+case $scs in
+0) grep -q "$note" /tmp/lc.err ||
+	kt_fail "latency --clock local: no note that the clock is unstable: $(cat /tmp/lc.err)"
+   kt_expect_eq "latency --clock local: JSON clock_stable" false "$(summary /tmp/lc.json clock_stable)" ;;
+1) ! grep -q "scheduler clock is unstable" /tmp/lc.err ||
+	kt_fail "latency --clock local: a note that the clock is unstable, where it is stable: $(cat /tmp/lc.err)"
+   kt_expect_eq "latency --clock local: JSON clock_stable" true "$(summary /tmp/lc.json clock_stable)" ;;
+*) kt_fail "no sched_clock_stable() line in /sys/kernel/debug/sched/debug: '$scs'" ;;
+esac
+kt_expect_eq "latency (mono): no JSON clock_stable" null "$(summary /tmp/l.json clock_stable)"
+! grep -q "scheduler clock is unstable" /tmp/l.err ||
+    kt_fail "latency (mono): a note about the per-CPU clock: $(cat /tmp/l.err)"
 kt_expect_eq "latency --clock local: the clock in force" local "$(summary /tmp/lc.json clock)"
 grep -q '^kinstctl: timing .*; the per-CPU clock)' /tmp/lc.err ||
     kt_fail "latency --clock local: the timing line does not say the clock: $(cat /tmp/lc.err)"
