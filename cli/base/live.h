@@ -34,7 +34,8 @@ const char *live_types_format();
 const char *live_device_missing_hint();
 
 // Whether the per-CPU clock that kinstctl latency --clock local reads is
-// exact here: 1 yes, 0 no, -1 cannot tell.  Linux: the value of
+// stable here (times durations as well as the global clock): 1 yes, 0 no,
+// -1 cannot tell (then nothing is said).  Linux: the value of
 // sched_clock_stable() that the scheduler's debug file says (debugfs
 // sched/debug; /proc/sched_debug before 5.13): 0 where the TSC is
 // unstable, and local_clock() is the TSC kept within a tick of the global
