@@ -55,7 +55,7 @@ thunk_jump(const SymbolTable &syms, Module &m, const Function &fn, const Insn &i
 	if (insn_decode(in, &d)) {
 		uint64_t target = in.addr + in.len + (uint64_t)d.imm;
 		if (target < fn_addr || target >= fn_addr + fn_size)
-			for (const auto &r : syms.containing(target))
+			for (const auto &r : syms.containing_from(fn, target))
 				names.push_back(syms.function(r).name);
 	}
 	for (const auto &n : names)

@@ -261,10 +261,8 @@ jump_target(const SymbolTable &syms, Module &m, const Function &f, const Insn &i
 	} else {
 		if (target >= f.addr && target < f.addr + f.size)
 			return false;	// inside: a branch
-		for (const auto &ref : syms.containing(target)) {
+		for (const auto &ref : syms.containing_from(f, target)) {
 			const Function &g = syms.function(ref);
-			if (g.module != f.module && m.relocatable())
-				continue;
 			*name = g.name;
 			*at_start = g.addr == target;
 			break;

@@ -149,6 +149,24 @@ SymbolTable::add(std::unique_ptr<Module> m)
 		for (const auto &a : f.aliases)
 			by_name_[a].push_back(Ref{mi, i});
 	}
+	std::vector<Reach> ix;
+	if (m->relocatable()) {
+		const auto &fs = m->functions_;
+		ix.reserve(fs.size());
+		for (size_t i = 0; i < fs.size(); i++)
+			ix.push_back(Reach{i, 0});
+		std::sort(ix.begin(), ix.end(), [&fs](const Reach &a, const Reach &b) {
+			return std::tie(fs[a.index].section, fs[a.index].addr, a.index) <
+			    std::tie(fs[b.index].section, fs[b.index].addr, b.index);
+		});
+		for (size_t k = 0; k < ix.size(); k++) {
+			const Function &f = fs[ix[k].index];
+			uint64_t end = f.addr + f.size < f.addr ? UINT64_MAX : f.addr + f.size;
+			bool same = k > 0 && fs[ix[k - 1].index].section == f.section;
+			ix[k].reach = same ? std::max(ix[k - 1].reach, end) : end;
+		}
+	}
+	by_addr_.push_back(std::move(ix));
 	modules_.push_back(std::move(m));
 }
 
@@ -196,6 +214,33 @@ SymbolTable::containing(uint64_t addr) const
 			if (addr >= fs[i].addr && addr - fs[i].addr < fs[i].size)
 				r.push_back(Ref{mi, i});
 	}
+	return r;
+}
+
+std::vector<SymbolTable::Ref>
+SymbolTable::containing_from(const Function &from, uint64_t addr) const
+{
+	if (from.module >= modules_.size() || !modules_[from.module]->relocatable())
+		return containing(addr);
+	const auto &fs = modules_[from.module]->functions();
+	const auto &ix = by_addr_[from.module];
+	const std::string &sec = from.section;
+	// The first entry past (sec, addr), then back while one can reach.
+	auto it = std::upper_bound(ix.begin(), ix.end(), addr,
+	    [&fs, &sec](uint64_t a, const Reach &e) {
+		const Function &f = fs[e.index];
+		return std::tie(sec, a) < std::tie(f.section, f.addr);
+	});
+	std::vector<Ref> r;
+	while (it != ix.begin()) {
+		--it;
+		const Function &f = fs[it->index];
+		if (f.section != sec || it->reach <= addr)
+			break;
+		if (addr - f.addr < f.size)
+			r.push_back(Ref{from.module, it->index});
+	}
+	std::sort(r.begin(), r.end(), [](const Ref &a, const Ref &b) { return a.index < b.index; });
 	return r;
 }
 

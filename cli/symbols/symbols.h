@@ -111,14 +111,28 @@ public:
 	std::vector<Ref> find(const std::string &name) const;
 	// Functions whose name starts with prefix + "." (compiler clones).
 	std::vector<Ref> find_clones(const std::string &name) const;
-	// Functions containing addr (addr in [start, start+size)).
+	// Functions containing addr (addr in [start, start+size)), in
+	// (module, index) order.
 	std::vector<Ref> containing(uint64_t addr) const;
+	// The same for the target of a direct jump or call in from that has
+	// no relocation: in an unlinked module file, where addresses are
+	// section-relative, only from's own section of its own module can
+	// hold it (another section's or module's function at the same number
+	// is not the target), found by binary search; elsewhere containing().
+	std::vector<Ref> containing_from(const Function &from, uint64_t addr) const;
 	const Function &function(Ref r) const { return modules_.at(r.module)->functions()[r.index]; }
 	size_t nfunctions() const;
 
 private:
 	std::vector<std::unique_ptr<Module>> modules_;
 	std::unordered_map<std::string, std::vector<Ref>> by_name_;
+	// Per unlinked module (empty for others): its functions ordered by
+	// (section, address), each with the furthest end of it and those
+	// before it in its section, so that a search stops at the first
+	// entry whose reach is at or below the address.  Such a module's
+	// functions never change after add() (relocate() makes it linked).
+	struct Reach { size_t index; uint64_t reach; };
+	std::vector<std::vector<Reach>> by_addr_;
 };
 
 // Groups raw symbols into Functions: same (section, address) = one Function

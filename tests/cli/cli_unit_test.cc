@@ -3,7 +3,8 @@
 // alias grouping, the in-memory ELF reader on crafted bad input, a loaded
 // module's placement (live_place.h) on relocatable objects the build links
 // (fixtures/place_*.c), the device session's feature names (session.h), the
-// reader thread's priority (live.h), and the
+// reader thread's priority (live.h), address lookups in unlinked modules
+// (SymbolTable::containing_from), and the
 // replay of every fuzz regression input (tests/fuzz/regress/cli_*).
 #include <atf-c++.hpp>
 
@@ -746,6 +747,80 @@ ATF_TEST_CASE_BODY(record_captures)
 // Every feature from the ABI minor that brought it (kinst_abi.h's version
 // comment), and the messages a module without it gets (the wording users
 // and tests/vm/scenarios see).
+// A module made of functions given here (section, address, size), linked
+// or not, for SymbolTable's address lookups.
+namespace {
+class ListModule : public Module {
+public:
+	ListModule(const std::string &name, bool relocatable,
+	    const std::vector<std::tuple<std::string, uint64_t, uint64_t>> &fns)
+	{
+		name_ = name;
+		relocatable_ = relocatable;
+		for (const auto &[sec, addr, size] : fns) {
+			Function f;
+			f.name = name + ":" + sec + "+" + std::to_string(addr) + "/" + std::to_string(size);
+			f.section = sec;
+			f.addr = addr;
+			f.size = size;
+			functions_.push_back(f);
+		}
+	}
+	Bytes bytes(const Function &) override { return {}; }
+};
+} // namespace
+
+// containing_from(): in an unlinked module, the functions of the jump's
+// own section of its own module that contain the address, in index order
+// (nested and overlapping ones included: each entry's reach is the
+// furthest end before it), the same as a scan of that section; in a
+// linked one, containing() over every module.
+ATF_TEST_CASE_WITHOUT_HEAD(containing_from);
+ATF_TEST_CASE_BODY(containing_from)
+{
+	SymbolTable syms;
+	// Unsorted on purpose: add() must not rely on the order it is given.
+	std::vector<std::tuple<std::string, uint64_t, uint64_t>> a = {
+		{ ".text", 0x40, 0x10 }, { ".text", 0, 0x100 }, { ".text", 0x10, 0x10 },
+		{ ".text", 0x10, 0x8 }, { ".init.text", 0, 0x400 }, { ".text", 0x200, 0x20 },
+		{ ".text", 0x180, 0 }, { ".text.unlikely", 0x40, 0x40 }, { ".text", 0x210, 0x4 },
+	};
+	syms.add(std::make_unique<ListModule>("a", true, a));
+	syms.add(std::make_unique<ListModule>("b", true,
+	    std::vector<std::tuple<std::string, uint64_t, uint64_t>>{ { ".text", 0, 0x1000 } }));
+	syms.add(std::make_unique<ListModule>("k", false,
+	    std::vector<std::tuple<std::string, uint64_t, uint64_t>>{ { "", 0x40, 0x10 } }));
+	auto names = [&syms](const std::vector<SymbolTable::Ref> &rs) {
+		std::string s;
+		for (const auto &r : rs)
+			s += syms.function(r).name + " ";
+		return s;
+	};
+	const auto &fa = syms.module(0).functions();
+	for (const Function &from : fa) {
+		for (uint64_t addr = 0; addr < 0x500; addr++) {
+			std::vector<SymbolTable::Ref> want;
+			for (size_t i = 0; i < fa.size(); i++)
+				if (fa[i].section == from.section && addr >= fa[i].addr &&
+				    addr - fa[i].addr < fa[i].size)
+					want.push_back(SymbolTable::Ref{0, i});
+			std::string w = names(want), g = names(syms.containing_from(from, addr));
+			if (w != g)
+				ATF_FAIL("from " + from.name + ", address " + std::to_string(addr) +
+				    ": want [" + w + "], got [" + g + "]");
+		}
+	}
+	// Three .text functions contain 0x14 (one from 0, two from 0x10);
+	// .init.text's and module b's are not asked.
+	ATF_REQUIRE_EQ(syms.containing_from(fa[0], 0x14).size(), 3u);
+	ATF_REQUIRE_EQ(names(syms.containing_from(fa[0], 0x48)), "a:.text+64/16 a:.text+0/256 ");
+	// Linked: every module's (containing()).
+	const Function &k = syms.module(2).functions()[0];
+	ATF_REQUIRE_EQ(names(syms.containing_from(k, 0x48)),
+	    names(syms.containing(0x48)));
+	ATF_REQUIRE_EQ(syms.containing(0x48).size(), 6u);	// a: 4, b: 1, k: 1
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(session_features);
 ATF_TEST_CASE_BODY(session_features)
 {
@@ -1512,6 +1587,7 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, place_bases_disagree);
 	ATF_ADD_TEST_CASE(tcs, place_section_without_globals);
 	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
+	ATF_ADD_TEST_CASE(tcs, containing_from);
 	ATF_ADD_TEST_CASE(tcs, session_features);
 	ATF_ADD_TEST_CASE(tcs, workload_reaped);
 	ATF_ADD_TEST_CASE(tcs, reader_priority);
