@@ -76,8 +76,10 @@ KallsymsModule::bytes(const Function &f)
 		it = cache_.emplace(f.addr, std::move(b)).first;
 		// The kernel's size is authoritative.
 		for (auto &fn : functions_)
-			if (fn.addr == f.addr)
+			if (fn.addr == f.addr && fn.size != it->second.size()) {
 				fn.size = it->second.size();
+				generation_++;
+			}
 	}
 	return Bytes{it->second.data(), it->second.size()};
 }

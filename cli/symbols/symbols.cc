@@ -128,6 +128,7 @@ ElfModule::relocate(const SymbolLookup &lookup)
 		f.section.clear();
 	}
 	relocatable_ = false;
+	generation_++;
 	return true;
 }
 
@@ -149,24 +150,7 @@ SymbolTable::add(std::unique_ptr<Module> m)
 		for (const auto &a : f.aliases)
 			by_name_[a].push_back(Ref{mi, i});
 	}
-	std::vector<Reach> ix;
-	if (m->relocatable()) {
-		const auto &fs = m->functions_;
-		ix.reserve(fs.size());
-		for (size_t i = 0; i < fs.size(); i++)
-			ix.push_back(Reach{i, 0});
-		std::sort(ix.begin(), ix.end(), [&fs](const Reach &a, const Reach &b) {
-			return std::tie(fs[a.index].section, fs[a.index].addr, a.index) <
-			    std::tie(fs[b.index].section, fs[b.index].addr, b.index);
-		});
-		for (size_t k = 0; k < ix.size(); k++) {
-			const Function &f = fs[ix[k].index];
-			uint64_t end = f.addr + f.size < f.addr ? UINT64_MAX : f.addr + f.size;
-			bool same = k > 0 && fs[ix[k - 1].index].section == f.section;
-			ix[k].reach = same ? std::max(ix[k - 1].reach, end) : end;
-		}
-	}
-	by_addr_.push_back(std::move(ix));
+	by_addr_.emplace_back();
 	modules_.push_back(std::move(m));
 }
 
@@ -204,15 +188,72 @@ SymbolTable::find_clones(const std::string &name) const
 	return r;
 }
 
+const SymbolTable::AddrIndex &
+SymbolTable::addr_index(size_t mi) const
+{
+	const Module &m = *modules_[mi];
+	AddrIndex &x = by_addr_[mi];
+	if (x.built && x.generation == m.generation())
+		return x;
+	const auto &fs = m.functions();
+	x.ix.clear();
+	x.ix.reserve(fs.size());
+	for (size_t i = 0; i < fs.size(); i++)
+		x.ix.push_back(Reach{i, 0});
+	std::sort(x.ix.begin(), x.ix.end(), [&fs](const Reach &a, const Reach &b) {
+		return std::tie(fs[a.index].section, fs[a.index].addr, a.index) <
+		    std::tie(fs[b.index].section, fs[b.index].addr, b.index);
+	});
+	x.sections.clear();
+	for (size_t k = 0; k < x.ix.size(); k++) {
+		const Function &f = fs[x.ix[k].index];
+		uint64_t end = f.addr + f.size < f.addr ? UINT64_MAX : f.addr + f.size;
+		bool same = k > 0 && fs[x.ix[k - 1].index].section == f.section;
+		if (!same)
+			x.sections.push_back(k);
+		x.ix[k].reach = same ? std::max(x.ix[k - 1].reach, end) : end;
+	}
+	x.built = true;
+	x.generation = m.generation();
+	return x;
+}
+
+void
+SymbolTable::containing_in(size_t mi, size_t lo, size_t hi, uint64_t addr,
+    std::vector<Ref> &r) const
+{
+	const auto &fs = modules_[mi]->functions();
+	const auto &ix = by_addr_[mi].ix;
+	// The first entry past addr, then back while one can reach it.
+	auto first = ix.begin() + (ptrdiff_t)lo;
+	auto it = std::upper_bound(first, ix.begin() + (ptrdiff_t)hi, addr,
+	    [&fs](uint64_t a, const Reach &e) { return a < fs[e.index].addr; });
+	size_t n = r.size();
+	while (it != first) {
+		--it;
+		if (it->reach <= addr)
+			break;
+		const Function &f = fs[it->index];
+		if (addr - f.addr < f.size)
+			r.push_back(Ref{mi, it->index});
+	}
+	std::sort(r.begin() + (ptrdiff_t)n, r.end(),
+	    [](const Ref &a, const Ref &b) { return a.index < b.index; });
+}
+
 std::vector<SymbolTable::Ref>
 SymbolTable::containing(uint64_t addr) const
 {
 	std::vector<Ref> r;
 	for (size_t mi = 0; mi < modules_.size(); mi++) {
-		const auto &fs = modules_[mi]->functions();
-		for (size_t i = 0; i < fs.size(); i++)
-			if (addr >= fs[i].addr && addr - fs[i].addr < fs[i].size)
-				r.push_back(Ref{mi, i});
+		const AddrIndex &x = addr_index(mi);
+		size_t n = r.size();
+		for (size_t k = 0; k < x.sections.size(); k++)
+			containing_in(mi, x.sections[k],
+			    k + 1 < x.sections.size() ? x.sections[k + 1] : x.ix.size(), addr, r);
+		if (x.sections.size() > 1)
+			std::sort(r.begin() + (ptrdiff_t)n, r.end(),
+			    [](const Ref &a, const Ref &b) { return a.index < b.index; });
 	}
 	return r;
 }
@@ -222,25 +263,15 @@ SymbolTable::containing_from(const Function &from, uint64_t addr) const
 {
 	if (from.module >= modules_.size() || !modules_[from.module]->relocatable())
 		return containing(addr);
+	const AddrIndex &x = addr_index(from.module);
 	const auto &fs = modules_[from.module]->functions();
-	const auto &ix = by_addr_[from.module];
-	const std::string &sec = from.section;
-	// The first entry past (sec, addr), then back while one can reach.
-	auto it = std::upper_bound(ix.begin(), ix.end(), addr,
-	    [&fs, &sec](uint64_t a, const Reach &e) {
-		const Function &f = fs[e.index];
-		return std::tie(sec, a) < std::tie(f.section, f.addr);
-	});
 	std::vector<Ref> r;
-	while (it != ix.begin()) {
-		--it;
-		const Function &f = fs[it->index];
-		if (f.section != sec || it->reach <= addr)
-			break;
-		if (addr - f.addr < f.size)
-			r.push_back(Ref{from.module, it->index});
-	}
-	std::sort(r.begin(), r.end(), [](const Ref &a, const Ref &b) { return a.index < b.index; });
+	// The run of from's section.
+	auto s = std::lower_bound(x.sections.begin(), x.sections.end(), from.section,
+	    [&](size_t k, const std::string &sec) { return fs[x.ix[k].index].section < sec; });
+	if (s != x.sections.end() && fs[x.ix[*s].index].section == from.section)
+		containing_in(from.module, *s,
+		    s + 1 != x.sections.end() ? *(s + 1) : x.ix.size(), addr, r);
 	return r;
 }
 

@@ -49,6 +49,10 @@ public:
 	// AArch64 code (an arm64 kernel's file): list-offsets only, so far.
 	bool a64() const { return a64_; }
 	const std::vector<Function> &functions() const { return functions_; }
+	// Changes when a function's address or size changes after it was
+	// read (a live kernel's size, learnt when its bytes are fetched), so
+	// that an index over them can tell it is stale.
+	uint64_t generation() const { return generation_; }
 	// The function's bytes; may fetch them (live).  Throws Error.
 	virtual Bytes bytes(const Function &f) = 0;
 	// Unlinked module files: the relocations applied to the instruction
@@ -72,6 +76,7 @@ protected:
 	bool relocatable_ = false;
 	bool a64_ = false;
 	std::vector<Function> functions_;
+	uint64_t generation_ = 0;
 	friend class SymbolTable;
 };
 
@@ -112,13 +117,15 @@ public:
 	// Functions whose name starts with prefix + "." (compiler clones).
 	std::vector<Ref> find_clones(const std::string &name) const;
 	// Functions containing addr (addr in [start, start+size)), in
-	// (module, index) order.
+	// (module, index) order; in an unlinked module, in any of its
+	// sections.  By binary search in each module's (and section's)
+	// functions.
 	std::vector<Ref> containing(uint64_t addr) const;
 	// The same for the target of a direct jump or call in from that has
 	// no relocation: in an unlinked module file, where addresses are
 	// section-relative, only from's own section of its own module can
 	// hold it (another section's or module's function at the same number
-	// is not the target), found by binary search; elsewhere containing().
+	// is not the target); elsewhere containing().
 	std::vector<Ref> containing_from(const Function &from, uint64_t addr) const;
 	const Function &function(Ref r) const { return modules_.at(r.module)->functions()[r.index]; }
 	size_t nfunctions() const;
@@ -126,13 +133,26 @@ public:
 private:
 	std::vector<std::unique_ptr<Module>> modules_;
 	std::unordered_map<std::string, std::vector<Ref>> by_name_;
-	// Per unlinked module (empty for others): its functions ordered by
-	// (section, address), each with the furthest end of it and those
-	// before it in its section, so that a search stops at the first
-	// entry whose reach is at or below the address.  Such a module's
-	// functions never change after add() (relocate() makes it linked).
+	// Per module, built on first use and again when the module's
+	// generation() moves: its functions ordered by (section, address),
+	// each with the furthest end of it and those before it in its
+	// section, so that a search back from an address stops at the first
+	// entry whose reach is at or below it; sections[k] is where the k-th
+	// section's run starts.  Not for use from two threads at once (no
+	// SymbolTable is: symbols are looked up where records are printed).
 	struct Reach { size_t index; uint64_t reach; };
-	std::vector<std::vector<Reach>> by_addr_;
+	struct AddrIndex {
+		bool built = false;
+		uint64_t generation = 0;
+		std::vector<Reach> ix;
+		std::vector<size_t> sections;
+	};
+	mutable std::vector<AddrIndex> by_addr_;
+	const AddrIndex &addr_index(size_t mi) const;
+	// Appends to r the functions of module mi's ix[lo, hi) (one
+	// section's run) that contain addr.
+	void containing_in(size_t mi, size_t lo, size_t hi, uint64_t addr,
+	    std::vector<Ref> &r) const;
 };
 
 // Groups raw symbols into Functions: same (section, address) = one Function

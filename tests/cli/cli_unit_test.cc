@@ -189,6 +189,10 @@ ATF_TEST_CASE_BODY(kallsyms_modules)
 	KallsymsParse p = fixture(*this, "kallsyms.txt");
 	int fetched = 0;
 	TextFetcher fetch = [&fetched](const std::string &m, const std::string &f, uint64_t a) {
+		if (f == "e1000_last") {
+			ATF_REQUIRE_EQ(m, "e1000");
+			return std::vector<uint8_t>(0x20, 0x90);
+		}
 		fetched++;
 		ATF_REQUIRE_EQ(m, "kernel");
 		ATF_REQUIRE_EQ(f, "vm_fault");
@@ -229,6 +233,16 @@ ATF_TEST_CASE_BODY(kallsyms_modules)
 	syms.module(0).bytes(vf);
 	ATF_REQUIRE_EQ(fetched, 1);
 	ATF_REQUIRE_EQ(syms.function(v[0]).size, 2u);
+	// The address lookups follow the kernel's sizes (their index is
+	// built again): vm_fault no longer holds +0x10, e1000_last now
+	// holds +0x10.
+	ATF_REQUIRE(syms.containing(0xffffffff81000150ull).empty());
+	ATF_REQUIRE(syms.containing(0xffffffffc0001050ull).empty());
+	const Function &last = syms.function(syms.find("e1000_last")[0]);
+	ATF_REQUIRE_EQ(syms.module(last.module).bytes(last).size, 0x20u);
+	auto in_last = syms.containing(0xffffffffc0001050ull);
+	ATF_REQUIRE_EQ(in_last.size(), 1u);
+	ATF_REQUIRE_EQ(syms.function(in_last[0]).name, "e1000_last");
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(group_aliases);
@@ -770,11 +784,12 @@ public:
 };
 } // namespace
 
-// containing_from(): in an unlinked module, the functions of the jump's
-// own section of its own module that contain the address, in index order
-// (nested and overlapping ones included: each entry's reach is the
-// furthest end before it), the same as a scan of that section; in a
-// linked one, containing() over every module.
+// The address lookups against a scan.  containing(): every module's
+// functions that contain the address, an unlinked module's in any of its
+// sections, in (module, index) order.  containing_from(): in an unlinked
+// module, those of the jump's own section of its own module; in a linked
+// one, containing().  Nested and overlapping functions are found (each
+// index entry's reach is the furthest end before it).
 ATF_TEST_CASE_WITHOUT_HEAD(containing_from);
 ATF_TEST_CASE_BODY(containing_from)
 {
@@ -809,6 +824,20 @@ ATF_TEST_CASE_BODY(containing_from)
 				ATF_FAIL("from " + from.name + ", address " + std::to_string(addr) +
 				    ": want [" + w + "], got [" + g + "]");
 		}
+	}
+	// containing(): every module's functions, each section's too.
+	for (uint64_t addr = 0; addr < 0x1100; addr += 3) {
+		std::vector<SymbolTable::Ref> want;
+		for (size_t mi = 0; mi < syms.modules().size(); mi++) {
+			const auto &fs = syms.module(mi).functions();
+			for (size_t i = 0; i < fs.size(); i++)
+				if (addr >= fs[i].addr && addr - fs[i].addr < fs[i].size)
+					want.push_back(SymbolTable::Ref{mi, i});
+		}
+		std::string w = names(want), g = names(syms.containing(addr));
+		if (w != g)
+			ATF_FAIL("containing(" + std::to_string(addr) + "): want [" + w + "], got [" +
+			    g + "]");
 	}
 	// Three .text functions contain 0x14 (one from 0, two from 0x10);
 	// .init.text's and module b's are not asked.
