@@ -42,6 +42,7 @@ group_aliases(std::vector<RawSymbol> raw)
 		return a.name < b.name;
 	};
 	std::vector<Function> out;
+	out.reserve(raw.size());	// at most one each: no doubling past it (peak RSS)
 	for (size_t i = 0; i < raw.size();) {
 		size_t j = i;
 		size_t best = i;
