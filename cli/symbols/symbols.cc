@@ -147,9 +147,6 @@ SymbolTable::add(std::unique_ptr<Module> m)
 	for (size_t i = 0; i < m->functions_.size(); i++) {
 		Function &f = m->functions_[i];
 		f.module = mi;
-		by_name_[f.name].push_back(Ref{mi, i});
-		for (const auto &a : f.aliases)
-			by_name_[a].push_back(Ref{mi, i});
 	}
 	by_addr_.emplace_back();
 	modules_.push_back(std::move(m));
@@ -169,6 +166,16 @@ SymbolTable::find_module(const std::string &name) const
 std::vector<SymbolTable::Ref>
 SymbolTable::find(const std::string &name) const
 {
+	// The modules added since the last look, in order: a name's
+	// functions stay in (module, index) order.
+	for (; named_ < modules_.size(); named_++) {
+		const auto &fs = modules_[named_]->functions();
+		for (size_t i = 0; i < fs.size(); i++) {
+			by_name_[fs[i].name].push_back(Ref{named_, i});
+			for (const auto &a : fs[i].aliases)
+				by_name_[a].push_back(Ref{named_, i});
+		}
+	}
 	auto it = by_name_.find(name);
 	if (it == by_name_.end())
 		return {};

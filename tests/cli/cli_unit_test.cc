@@ -850,6 +850,25 @@ ATF_TEST_CASE_BODY(containing_from)
 	ATF_REQUIRE_EQ(syms.containing(0x48).size(), 6u);	// a: 4, b: 1, k: 1
 }
 
+// find() by name and alias: the name map is filled lazily, and a module
+// added after a find() is found too, in (module, index) order.
+ATF_TEST_CASE_WITHOUT_HEAD(find_after_add);
+ATF_TEST_CASE_BODY(find_after_add)
+{
+	SymbolTable syms;
+	using Fns = std::vector<std::tuple<std::string, uint64_t, uint64_t>>;
+	syms.add(std::make_unique<ListModule>("a", false, Fns{ { "", 0x10, 4 }, { "", 0x20, 4 } }));
+	ATF_REQUIRE_EQ(syms.find("a:+16/4").size(), 1u);
+	ATF_REQUIRE(syms.find("b:+16/4").empty());
+	syms.add(std::make_unique<ListModule>("b", false, Fns{ { "", 0x10, 4 } }));
+	auto b = syms.find("b:+16/4");
+	ATF_REQUIRE_EQ(b.size(), 1u);
+	ATF_REQUIRE_EQ(b[0].module, 1u);
+	ATF_REQUIRE_EQ(b[0].index, 0u);
+	ATF_REQUIRE_EQ(syms.find("a:+32/4").size(), 1u);
+	ATF_REQUIRE_EQ(syms.find("a:+32/4")[0].index, 1u);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(session_features);
 ATF_TEST_CASE_BODY(session_features)
 {
@@ -1617,6 +1636,7 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, place_section_without_globals);
 	ATF_ADD_TEST_CASE(tcs, fuzz_regressions);
 	ATF_ADD_TEST_CASE(tcs, containing_from);
+	ATF_ADD_TEST_CASE(tcs, find_after_add);
 	ATF_ADD_TEST_CASE(tcs, session_features);
 	ATF_ADD_TEST_CASE(tcs, workload_reaped);
 	ATF_ADD_TEST_CASE(tcs, reader_priority);
