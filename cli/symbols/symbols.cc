@@ -221,6 +221,7 @@ SymbolTable::addr_index(size_t mi) const
 			x.sections.push_back(k);
 		x.ix[k].reach = same ? std::max(x.ix[k - 1].reach, end) : end;
 	}
+	x.sections.push_back(x.ix.size());
 	x.built = true;
 	x.generation = m.generation();
 	return x;
@@ -236,7 +237,6 @@ SymbolTable::containing_in(size_t mi, size_t lo, size_t hi, uint64_t addr,
 	auto first = ix.begin() + (ptrdiff_t)lo;
 	auto it = std::upper_bound(first, ix.begin() + (ptrdiff_t)hi, addr,
 	    [&fs](uint64_t a, const Reach &e) { return a < fs[e.index].addr; });
-	size_t n = r.size();
 	while (it != first) {
 		--it;
 		if (it->reach <= addr)
@@ -245,8 +245,14 @@ SymbolTable::containing_in(size_t mi, size_t lo, size_t hi, uint64_t addr,
 		if (addr - f.addr < f.size)
 			r.push_back(Ref{mi, it->index});
 	}
+}
+
+// r[n..] (one module's) in index order.
+static void
+sort_by_index(std::vector<SymbolTable::Ref> &r, size_t n)
+{
 	std::sort(r.begin() + (ptrdiff_t)n, r.end(),
-	    [](const Ref &a, const Ref &b) { return a.index < b.index; });
+	    [](const SymbolTable::Ref &a, const SymbolTable::Ref &b) { return a.index < b.index; });
 }
 
 std::vector<SymbolTable::Ref>
@@ -256,12 +262,9 @@ SymbolTable::containing(uint64_t addr) const
 	for (size_t mi = 0; mi < modules_.size(); mi++) {
 		const AddrIndex &x = addr_index(mi);
 		size_t n = r.size();
-		for (size_t k = 0; k < x.sections.size(); k++)
-			containing_in(mi, x.sections[k],
-			    k + 1 < x.sections.size() ? x.sections[k + 1] : x.ix.size(), addr, r);
-		if (x.sections.size() > 1)
-			std::sort(r.begin() + (ptrdiff_t)n, r.end(),
-			    [](const Ref &a, const Ref &b) { return a.index < b.index; });
+		for (size_t k = 0; k + 1 < x.sections.size(); k++)
+			containing_in(mi, x.sections[k], x.sections[k + 1], addr, r);
+		sort_by_index(r, n);
 	}
 	return r;
 }
@@ -274,12 +277,13 @@ SymbolTable::containing_from(const Function &from, uint64_t addr) const
 	const AddrIndex &x = addr_index(from.module);
 	const auto &fs = modules_[from.module]->functions();
 	std::vector<Ref> r;
-	// The run of from's section.
-	auto s = std::lower_bound(x.sections.begin(), x.sections.end(), from.section,
+	// The run of from's section (the last entry of sections is the end).
+	auto last = x.sections.end() - 1;
+	auto s = std::lower_bound(x.sections.begin(), last, from.section,
 	    [&](size_t k, const std::string &sec) { return fs[x.ix[k].index].section < sec; });
-	if (s != x.sections.end() && fs[x.ix[*s].index].section == from.section)
-		containing_in(from.module, *s,
-		    s + 1 != x.sections.end() ? *(s + 1) : x.ix.size(), addr, r);
+	if (s != last && fs[x.ix[*s].index].section == from.section)
+		containing_in(from.module, *s, *(s + 1), addr, r);
+	sort_by_index(r, 0);
 	return r;
 }
 

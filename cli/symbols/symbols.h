@@ -142,8 +142,9 @@ private:
 	// generation() moves: its functions ordered by (section, address),
 	// each with the furthest end of it and those before it in its
 	// section, so that a search back from an address stops at the first
-	// entry whose reach is at or below it; sections[k] is where the k-th
-	// section's run starts.  Not for use from two threads at once (no
+	// entry whose reach is at or below it; section k's run is
+	// ix[sections[k], sections[k + 1]) (the last entry is ix's size).
+	// Not for use from two threads at once (no
 	// SymbolTable is: symbols are looked up where records are printed).
 	struct Reach { size_t index; uint64_t reach; };
 	struct AddrIndex {
@@ -155,7 +156,7 @@ private:
 	mutable std::vector<AddrIndex> by_addr_;
 	const AddrIndex &addr_index(size_t mi) const;
 	// Appends to r the functions of module mi's ix[lo, hi) (one
-	// section's run) that contain addr.
+	// section's run) that contain addr, in no particular order.
 	void containing_in(size_t mi, size_t lo, size_t hi, uint64_t addr,
 	    std::vector<Ref> &r) const;
 };
