@@ -106,6 +106,10 @@ private:
 	// Per target section: the position the last lookup found (listings
 	// ask in address order: the next answer is at or a few past it).
 	mutable std::vector<size_t> rela_hint_;
+	// Per section of a mapped file: how far from its start its pages have
+	// been given back (drop_behind).
+	mutable std::vector<uint64_t> dropped_;
+	void drop_behind(size_t shndx, uint64_t off) const;
 };
 
 } // namespace kinst
