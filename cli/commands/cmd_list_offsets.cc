@@ -165,7 +165,8 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	tally.functions = 1;
 	std::string prefix;
 	if (out.json) {
-		w.line(json_line(json_function(syms, *t.fn)));
+		append_json_function(w.buffer(), syms, *t.fn);
+		w.line("");
 		prefix = json_insn_prefix(syms, *t.fn);
 	} else {
 		w.line(text_function_header(syms, *t.fn, st));
@@ -229,8 +230,10 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 			w.commit();
 		}
 	}
-	if (out.json)
-		w.line(json_line(json_summary(&syms, t.fn, tally)));
+	if (out.json) {
+		append_json_summary(w.buffer(), &syms, t.fn, tally);
+		w.line("");
+	}
 	else
 		w.line(text_summary(tally, false));
 	total.add(tally);
@@ -312,10 +315,12 @@ ListOffsets::run()
 			list_one(syms, t, dis, st, w, total);
 	}
 	if (total.functions > 1) {
-		if (out.json)
-			w.line(json_line(json_summary(nullptr, nullptr, total)));
-		else
+		if (out.json) {
+			append_json_summary(w.buffer(), nullptr, nullptr, total);
+			w.line("");
+		} else {
 			w.line(text_summary(total, true));
+		}
 	}
 	w.flush();
 	return 0;

@@ -197,19 +197,41 @@ text_summary(const Tally &t, bool total)
 
 // ---- JSON ----
 
-json
-json_function(const SymbolTable &syms, const Function &f)
+// Members in the order json_line() (nlohmann's dump(), a std::map) wrote
+// them when this line was a json value: sorted by name.  Written straight
+// to the output: list-offsets writes one for each function.
+void
+append_json_function(std::string &out, const SymbolTable &syms, const Function &f)
 {
 	const Module &m = syms.module(f.module);
-	json j = {{"schema", KINST_JSON_SCHEMA}, {"type", "function"}, {"module", m.name()},
-	    {"function", f.name}, {"aliases", f.aliases}, {"address", hex(f.addr)},
-	    {"size", f.size}, {"global", f.global}, {"relocatable", m.relocatable()},
-	    {"file", m.path()}};
-	if (!f.section.empty())
-		j["section"] = f.section;
+	out += "{\"address\":\"";
+	out += hex(f.addr);
+	out += "\",\"aliases\":[";
+	for (size_t i = 0; i < f.aliases.size(); i++) {
+		if (i != 0)
+			out += ',';
+		append_json_as_dump(out, f.aliases[i]);
+	}
+	out += ']';
 	if (m.a64())
-		j["arch"] = "arm64";
-	return j;
+		out += ",\"arch\":\"arm64\"";
+	out += ",\"file\":";
+	append_json_as_dump(out, m.path());
+	out += ",\"function\":";
+	append_json_as_dump(out, f.name);
+	out += f.global ? ",\"global\":true" : ",\"global\":false";
+	out += ",\"module\":";
+	append_json_as_dump(out, m.name());
+	out += m.relocatable() ? ",\"relocatable\":true" : ",\"relocatable\":false";
+	out += ",\"schema\":";
+	out += std::to_string(KINST_JSON_SCHEMA);
+	if (!f.section.empty()) {
+		out += ",\"section\":";
+		append_json_as_dump(out, f.section);
+	}
+	out += ",\"size\":";
+	out += std::to_string(f.size);
+	out += ",\"type\":\"function\"}";
 }
 
 namespace {
@@ -346,24 +368,45 @@ json_insn(const SymbolTable &syms, const Function &f, const Insn &in, const Insn
 	return json::parse(s);
 }
 
-json
-json_summary(const SymbolTable *syms, const Function *f, const Tally &t)
+// As append_json_function: members sorted by name, as dump() wrote them.
+void
+append_json_summary(std::string &out, const SymbolTable *syms, const Function *f,
+    const Tally &t)
 {
-	json j = {{"schema", KINST_JSON_SCHEMA}, {"type", f ? "summary" : "total"},
-	    {"instructions", t.instructions}, {"traceable", t.traceable()},
-	    {"out_of_line", t.ool}, {"out_of_line_riprel", t.ool_riprel},
-	    {"emulated", t.emulated}, {"refused", t.refused},
-	    {"refused_by_reason", t.by_reason},
-	    {"length_fallbacks", t.length_fallbacks}};
-	if (t.jopt_known)
-		j["jump_optimizable"] = t.jump_optimizable;
+	auto num = [&out](const char *k, uint64_t v) {
+		out += k;
+		out += std::to_string(v);
+	};
+	num("{\"emulated\":", t.emulated);
 	if (f) {
-		j["module"] = syms->module(f->module).name();
-		j["function"] = f->name;
+		out += ",\"function\":";
+		append_json_as_dump(out, f->name);
 	} else {
-		j["functions"] = t.functions;
+		num(",\"functions\":", t.functions);
 	}
-	return j;
+	num(",\"instructions\":", t.instructions);
+	if (t.jopt_known)
+		num(",\"jump_optimizable\":", t.jump_optimizable);
+	num(",\"length_fallbacks\":", t.length_fallbacks);
+	if (f) {
+		out += ",\"module\":";
+		append_json_as_dump(out, syms->module(f->module).name());
+	}
+	num(",\"out_of_line\":", t.ool);
+	num(",\"out_of_line_riprel\":", t.ool_riprel);
+	num(",\"refused\":", t.refused);
+	out += ",\"refused_by_reason\":{";
+	for (auto it = t.by_reason.begin(); it != t.by_reason.end(); ++it) {
+		if (it != t.by_reason.begin())
+			out += ',';
+		append_json_as_dump(out, it->first);
+		out += ':';
+		out += std::to_string(it->second);
+	}
+	out += '}';
+	num(",\"schema\":", KINST_JSON_SCHEMA);
+	num(",\"traceable\":", t.traceable());
+	out += f ? ",\"type\":\"summary\"}" : ",\"type\":\"total\"}";
 }
 
 } // namespace kinst

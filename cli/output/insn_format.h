@@ -41,7 +41,8 @@ void append_text_verdict(std::string &s, const Insn &in, const Style &st);
 std::string text_summary(const Tally &t, bool total);
 
 // ---- JSON (one object per line) ----
-nlohmann::json json_function(const SymbolTable &syms, const Function &f);
+// A function's line (without its newline), appended to out.
+void append_json_function(std::string &out, const SymbolTable &syms, const Function &f);
 nlohmann::json json_insn(const SymbolTable &syms, const Function &f, const Insn &in, const InsnText &t);
 // The same object, appended to out as one line of text without building a
 // json value (list-offsets writes millions of them).  json_insn parses it.
@@ -52,7 +53,9 @@ void append_json_insn(std::string &out, const SymbolTable &syms, const Function 
 std::string json_insn_prefix(const SymbolTable &syms, const Function &f);
 void append_json_insn(std::string &out, const std::string &prefix, const Insn &in,
     const InsnText &t);
-nlohmann::json json_summary(const SymbolTable *syms, const Function *f, const Tally &t);
+// A function's summary line (f null: the total of all), appended to out.
+void append_json_summary(std::string &out, const SymbolTable *syms, const Function *f,
+    const Tally &t);
 
 } // namespace kinst
 

@@ -1510,6 +1510,100 @@ random_insn(std::mt19937_64 &rng, uint8_t (&b)[15], uint64_t off, uint64_t addr)
 	return in;
 }
 
+// A module of nothing but a name, a path and flags.
+class NamedModule : public Module {
+public:
+	NamedModule(const std::string &name, const std::string &path, bool rel, bool a64)
+	{
+		name_ = name;
+		path_ = path;
+		relocatable_ = rel;
+		a64_ = a64;
+	}
+	Bytes bytes(const Function &) override { return Bytes{}; }
+};
+
+// list-offsets --json's function and summary lines, written without a
+// json value, against the json values they were (the reference below is
+// the code they replaced), dumped as json_line() dumps: byte for byte,
+// names with quotes, control bytes and invalid UTF-8 included.
+ATF_TEST_CASE_WITHOUT_HEAD(json_function_summary_lines);
+ATF_TEST_CASE_BODY(json_function_summary_lines)
+{
+	using nlohmann::json;
+	std::mt19937_64 rng(7);
+	auto text = [&rng](size_t max) {
+		std::string t(rng() % (max + 1), ' ');
+		for (auto &c : t) {
+			unsigned r = (unsigned)(rng() % 12);
+			c = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? (char)(rng() % 0x20) :
+			    r == 3 ? (char)(0x7f + rng() % 0x81) : (char)('a' + rng() % 26);
+		}
+		return t;
+	};
+	const char *reasons[] = {"ftrace-site", "int3", "fixup", "\xff\"odd", "rep"};
+	SymbolTable syms;
+	for (int i = 0; i < 8; i++)
+		syms.add(std::make_unique<NamedModule>(text(12), text(40), i % 2 == 0, i % 3 == 0));
+	int lines = 0;
+	for (int i = 0; i < 2000; i++) {
+		Function f;
+		f.name = text(30);
+		for (size_t k = rng() % 4; k > 0; k--)
+			f.aliases.push_back(text(10));
+		f.addr = rng() >> (rng() % 64);
+		f.size = rng() % 5000;
+		f.section = rng() % 2 ? text(12) : "";
+		f.global = rng() % 2;
+		f.module = rng() % syms.modules().size();
+		const Module &m = syms.module(f.module);
+		json fj = {{"schema", KINST_JSON_SCHEMA}, {"type", "function"}, {"module", m.name()},
+		    {"function", f.name}, {"aliases", f.aliases}, {"address", hex(f.addr)},
+		    {"size", f.size}, {"global", f.global}, {"relocatable", m.relocatable()},
+		    {"file", m.path()}};
+		if (!f.section.empty())
+			fj["section"] = f.section;
+		if (m.a64())
+			fj["arch"] = "arm64";
+		std::string got = "prefix";
+		append_json_function(got, syms, f);
+		ATF_REQUIRE_EQ(got, "prefix" + json_line(fj));
+
+		Tally t;
+		t.functions = rng() % 100;
+		t.instructions = rng();
+		t.ool = rng() % 1000;
+		t.ool_riprel = rng() % 1000;
+		t.emulated = rng() % 1000;
+		t.refused = rng() % 1000;
+		t.length_fallbacks = rng() % 3;
+		t.jopt_known = rng() % 2;
+		t.jump_optimizable = rng() % 1000;
+		for (size_t k = rng() % 4; k > 0; k--)
+			t.by_reason[reasons[rng() % 5]] = rng() % 50;
+		const bool total = i % 5 == 0;
+		json sj = {{"schema", KINST_JSON_SCHEMA}, {"type", total ? "total" : "summary"},
+		    {"instructions", t.instructions}, {"traceable", t.traceable()},
+		    {"out_of_line", t.ool}, {"out_of_line_riprel", t.ool_riprel},
+		    {"emulated", t.emulated}, {"refused", t.refused},
+		    {"refused_by_reason", t.by_reason},
+		    {"length_fallbacks", t.length_fallbacks}};
+		if (t.jopt_known)
+			sj["jump_optimizable"] = t.jump_optimizable;
+		if (!total) {
+			sj["module"] = m.name();
+			sj["function"] = f.name;
+		} else {
+			sj["functions"] = t.functions;
+		}
+		got.clear();
+		append_json_summary(got, total ? nullptr : &syms, total ? nullptr : &f, t);
+		ATF_REQUIRE_EQ(got, json_line(sj));
+		lines += 2;
+	}
+	ATF_REQUIRE_EQ(lines, 4000);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(insn_json_rows);
 ATF_TEST_CASE_BODY(insn_json_rows)
 {
@@ -1686,6 +1780,7 @@ ATF_INIT_TEST_CASES(tcs)
 	ATF_ADD_TEST_CASE(tcs, sched_clock_stable_line);
 	ATF_ADD_TEST_CASE(tcs, text_row_columns);
 	ATF_ADD_TEST_CASE(tcs, insn_json_rows);
+	ATF_ADD_TEST_CASE(tcs, json_function_summary_lines);
 	ATF_ADD_TEST_CASE(tcs, insn_json_target);
 	ATF_ADD_TEST_CASE(tcs, insn_text_cache);
 	ATF_ADD_TEST_CASE(tcs, record_sections);
