@@ -67,6 +67,15 @@ KallsymsModule::KallsymsModule(const std::string &name, std::vector<RawSymbol> r
 	functions_ = group_aliases(std::move(raw));
 }
 
+namespace {
+
+struct AddrLess {
+	bool operator()(const Function &a, uint64_t b) const { return a.addr < b; }
+	bool operator()(uint64_t a, const Function &b) const { return a < b.addr; }
+};
+
+} // namespace
+
 Bytes
 KallsymsModule::bytes(const Function &f)
 {
@@ -74,10 +83,15 @@ KallsymsModule::bytes(const Function &f)
 	if (it == cache_.end()) {
 		std::vector<uint8_t> b = fetch_(name_, f.name, f.addr);
 		it = cache_.emplace(f.addr, std::move(b)).first;
-		// The kernel's size is authoritative.
-		for (auto &fn : functions_)
-			if (fn.addr == f.addr && fn.size != it->second.size()) {
-				fn.size = it->second.size();
+		// The kernel's size is authoritative.  functions_ is in address
+		// order (group_aliases: one section, ""), and a size changed
+		// here keeps it so: the functions at f.addr by binary search,
+		// not a scan of them all for each function fetched.
+		auto at = std::equal_range(functions_.begin(), functions_.end(), f.addr,
+		    AddrLess{});
+		for (auto fn = at.first; fn != at.second; ++fn)
+			if (fn->size != it->second.size()) {
+				fn->size = it->second.size();
 				generation_++;
 			}
 	}

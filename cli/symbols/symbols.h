@@ -162,7 +162,8 @@ private:
 };
 
 // Groups raw symbols into Functions: same (section, address) = one Function
-// with aliases.  Raw entries: name, addr, size, section, global.
+// with aliases, returned in (section, address, size) order.  Raw entries:
+// name, addr, size, section, global.
 struct RawSymbol {
 	std::string name;
 	uint64_t addr, size;
