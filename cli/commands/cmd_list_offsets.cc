@@ -233,9 +233,9 @@ ListOffsets::list_one(SymbolTable &syms, const Target &t, Disassembler &dis,
 	if (out.json) {
 		append_json_summary(w.buffer(), &syms, t.fn, tally);
 		w.line("");
-	}
-	else
+	} else {
 		w.line(text_summary(tally, false));
+	}
 	total.add(tally);
 }
 
