@@ -1510,6 +1510,20 @@ random_insn(std::mt19937_64 &rng, uint8_t (&b)[15], uint64_t off, uint64_t addr)
 	return in;
 }
 
+// Up to max bytes for a JSON string: one in `spread` each a quote, a
+// backslash, a control byte, a byte of 0x7f and above; letters otherwise.
+static std::string
+random_json_text(std::mt19937_64 &rng, size_t max, unsigned spread)
+{
+	std::string t(rng() % (max + 1), ' ');
+	for (auto &c : t) {
+		unsigned r = (unsigned)(rng() % spread);
+		c = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? (char)(rng() % 0x20) :
+		    r == 3 ? (char)(0x7f + rng() % 0x81) : (char)('a' + rng() % 26);
+	}
+	return t;
+}
+
 // A module of nothing but a name, a path and flags.
 class NamedModule : public Module {
 public:
@@ -1532,15 +1546,7 @@ ATF_TEST_CASE_BODY(json_function_summary_lines)
 {
 	using nlohmann::json;
 	std::mt19937_64 rng(7);
-	auto text = [&rng](size_t max) {
-		std::string t(rng() % (max + 1), ' ');
-		for (auto &c : t) {
-			unsigned r = (unsigned)(rng() % 12);
-			c = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? (char)(rng() % 0x20) :
-			    r == 3 ? (char)(0x7f + rng() % 0x81) : (char)('a' + rng() % 26);
-		}
-		return t;
-	};
+	auto text = [&rng](size_t max) { return random_json_text(rng, max, 12); };
 	const char *reasons[] = {"ftrace-site", "int3", "fixup", "\xff\"odd", "rep"};
 	SymbolTable syms;
 	for (int i = 0; i < 8; i++)
@@ -1608,15 +1614,7 @@ ATF_TEST_CASE_WITHOUT_HEAD(insn_json_rows);
 ATF_TEST_CASE_BODY(insn_json_rows)
 {
 	std::mt19937_64 rng(42);
-	auto text = [&rng](size_t max) {
-		std::string t(rng() % (max + 1), ' ');
-		for (auto &c : t) {
-			unsigned r = (unsigned)(rng() % 16);
-			c = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? (char)(rng() % 0x20) :
-			    r == 3 ? (char)(0x7f + rng() % 0x81) : (char)('a' + rng() % 26);
-		}
-		return t;
-	};
+	auto text = [&rng](size_t max) { return random_json_text(rng, max, 16); };
 	auto latin1 = [](const std::string &t) {	// what \u00XX parses to
 		std::string u;
 		for (unsigned char c : t)
