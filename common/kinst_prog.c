@@ -336,21 +336,97 @@ kinst_prog_run(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 	return (kinst_prog_run_caps(p, c, value, NULL));
 }
 
+/*
+ * What one run carries from instruction to instruction besides its stack:
+ * the thread's key and clock (read at the first TS op) and the next
+ * capture's flag (0: none).
+ */
+struct prog_run {
+	uint64_t key[2];
+	uint64_t now;
+	uint16_t poison;
+	bool keyed;
+};
+
+/* A TS op's thread key and clock, the clock also told to the aggregation. */
+static void
+run_thread(const struct kinst_prog_ctx *c, struct prog_run *r)
+{
+	prog_thread(c->ts, r->key, &r->now, &r->keyed);
+	kinst_agg_clock(c->out, r->now);
+}
+
+/*
+ * MEM, STR or VAL at pc with its address popped: a request in caps (at
+ * most ncaps <= KINST_CAP_MAX: each runs once), flagged and with no
+ * address when an earlier read of its operands failed.
+ */
+static void
+run_capture(const struct kinst_prog *p, uint32_t pc, uint64_t addr,
+    struct prog_run *r, struct kinst_cap_set *caps)
+{
+	const struct kinst_pinsn *in = &p->code[pc];
+	struct kinst_cap_req *q;
+
+	if (caps != NULL) {
+		q = &caps->req[caps->n++];
+		q->addr = r->poison != 0 ? 0 : addr;
+		q->len = in->op == KINST_OP_VAL ? 8u : (uint32_t)in->imm;
+		q->op = in->op;
+		q->index = p->capidx[pc];
+		q->flags = r->poison;
+	}
+	r->poison = 0;
+}
+
+/* TS_PUSH of the frame at st[0] and the arg words after it. */
+static void
+run_ts_push(const struct kinst_prog_ctx *c, const struct kinst_pinsn *in,
+    const uint64_t *st, struct prog_run *r)
+{
+	if (c->ts == NULL)
+		return;
+	run_thread(c, r);
+	(void)kinst_ts_push(c->ts, c->cpu, r->key, r->now, in->imm, st[0],
+	    &st[1], in->arg);
+}
+
+/*
+ * TS_GET of the frame at *top, the item in its place.  A missing item
+ * reads as 0 and flags the next capture under KINST_TSF_SOFT; else it
+ * ends the run (false).
+ */
+static bool
+run_ts_get(const struct kinst_prog_ctx *c, const struct kinst_pinsn *in,
+    uint64_t *top, struct prog_run *r)
+{
+	if (c->ts != NULL)
+		run_thread(c, r);
+	if (c->ts == NULL || kinst_ts_get(c->ts, c->cpu, r->key, r->now,
+	    in->imm, *top, in->arg & KINST_TSF_ITEM,
+	    (in->arg & KINST_TSF_CLOSE) != 0, top) != 0) {
+		if ((in->arg & KINST_TSF_SOFT) == 0)
+			return (false);
+		*top = 0;
+		if (r->poison == 0)
+			r->poison = KINST_SECF_NOSTATE;
+	}
+	return (true);
+}
+
 int
 kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
     uint64_t *value, struct kinst_cap_set *caps)
 {
-	uint64_t st[KINST_PROG_STACK], key[2], now;
+	uint64_t st[KINST_PROG_STACK];
 	const struct kinst_pinsn *in;
-	struct kinst_cap_req *q;
+	struct prog_run r;
 	uint32_t pc, sp;
-	uint16_t poison;	/* the next capture's flag, 0: none */
-	bool keyed;
 
 	sp = 0;
-	poison = 0;
-	keyed = false;
-	key[0] = key[1] = now = 0;
+	r.poison = 0;
+	r.keyed = false;
+	r.key[0] = r.key[1] = r.now = 0;
 	if (caps != NULL)
 		caps->n = 0;
 	*value = 0;
@@ -373,52 +449,26 @@ kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
 				return (KINST_PROG_FAULT);
 			break;
 		case KINST_OP_LOADC:
-			if (poison != 0 || kinst_prog_load_mem(st[sp - 1],
+			if (r.poison != 0 || kinst_prog_load_mem(st[sp - 1],
 			    in->arg, &st[sp - 1]) != 0) {
 				st[sp - 1] = 0;
-				if (poison == 0)
-					poison = KINST_SECF_DEREF;
+				if (r.poison == 0)
+					r.poison = KINST_SECF_DEREF;
 			}
 			break;
 		case KINST_OP_MEM:
 		case KINST_OP_STR:
 		case KINST_OP_VAL:
 			sp--;
-			/* At most ncaps <= KINST_CAP_MAX: each runs once. */
-			if (caps != NULL) {
-				q = &caps->req[caps->n++];
-				q->addr = poison != 0 ? 0 : st[sp];
-				q->len = in->op == KINST_OP_VAL ? 8u :
-				    (uint32_t)in->imm;
-				q->op = in->op;
-				q->index = p->capidx[pc];
-				q->flags = poison;
-			}
-			poison = 0;
+			run_capture(p, pc, st[sp], &r, caps);
 			break;
 		case KINST_OP_TS_PUSH:
 			sp -= 1u + in->arg;	/* frame, then the words */
-			if (c->ts == NULL)
-				break;
-			prog_thread(c->ts, key, &now, &keyed);
-			kinst_agg_clock(c->out, now);
-			(void)kinst_ts_push(c->ts, c->cpu, key, now, in->imm,
-			    st[sp], &st[sp + 1], in->arg);
+			run_ts_push(c, in, &st[sp], &r);
 			break;
 		case KINST_OP_TS_GET:
-			if (c->ts != NULL) {
-				prog_thread(c->ts, key, &now, &keyed);
-				kinst_agg_clock(c->out, now);
-			}
-			if (c->ts == NULL || kinst_ts_get(c->ts, c->cpu, key,
-			    now, in->imm, st[sp - 1], in->arg & KINST_TSF_ITEM,
-			    (in->arg & KINST_TSF_CLOSE) != 0, &st[sp - 1]) != 0) {
-				if ((in->arg & KINST_TSF_SOFT) == 0)
-					return (KINST_PROG_NOSTATE);
-				st[sp - 1] = 0;
-				if (poison == 0)
-					poison = KINST_SECF_NOSTATE;
-			}
+			if (!run_ts_get(c, in, &st[sp - 1], &r))
+				return (KINST_PROG_NOSTATE);
 			break;
 		case KINST_OP_LNOT:
 			st[sp - 1] = st[sp - 1] == 0;
