@@ -83,7 +83,7 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 {
 	struct kinst_prog_cpu_stats *ps;
 	struct kinst_agg_val v = { { 0, 0 }, 0, 0 };
-	struct kinst_prog_ctx c;
+	struct kinst_prog_ctx c KINST_NOINIT;	/* every member set before the run */
 	struct kinst_agg *a;
 	uint64_t res;
 	uint32_t depth, t;

@@ -109,8 +109,9 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
     uint32_t cpu, const struct kinst_regs *regs, void *osctx)
 {
 	struct kinst_tstate *ts;
-	struct kinst_hit_record rec;
-	struct kinst_cap_set caps;
+	/* Every byte written before it is put: comm here, kinst_hit_fill(). */
+	struct kinst_hit_record rec KINST_NOINIT;
+	struct kinst_cap_set caps KINST_NOINIT;	/* n, then req[0..n) */
 	struct kinst_ring *ring;
 	int32_t pid, tid;
 	uint32_t depth, need;
@@ -189,7 +190,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 static int
 execute(struct kinst_engine *e, struct kinst_probe *p, struct kinst_regs *regs)
 {
-	struct kinst_regs r;
+	struct kinst_regs r KINST_NOINIT;	/* a copy of *regs first */
 	uint64_t jr;
 
 	if (p->cls.treatment == KINST_T_EMULATE) {

@@ -418,7 +418,7 @@ int
 kinst_prog_run_caps(const struct kinst_prog *p, const struct kinst_prog_ctx *c,
     uint64_t *value, struct kinst_cap_set *caps)
 {
-	uint64_t st[KINST_PROG_STACK];
+	uint64_t st[KINST_PROG_STACK] KINST_NOINIT;	/* read only once pushed */
 	const struct kinst_pinsn *in;
 	struct prog_run r;
 	uint32_t pc, sp;
@@ -603,7 +603,7 @@ kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
     const struct kinst_regs *regs, struct kinst_cap_set *caps,
     struct kinst_tstate *ts)
 {
-	struct kinst_prog_ctx c;
+	struct kinst_prog_ctx c KINST_NOINIT;	/* every member set below */
 	struct kinst_prog_cpu_stats *ps;
 	uint64_t v;
 	int r;

@@ -28,4 +28,22 @@
 #define	KINST_STORE_RELAXED(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define	KINST_STORE_RELEASE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
+/*
+ * A local of the probe path that the code writes before every read, kept
+ * out of the compiler's zeroing of locals (-ftrivial-auto-var-init=zero:
+ * Linux's INIT_STACK_ALL_ZERO, which Debian's kernels have, and FreeBSD's
+ * INIT_ALL_ZERO).  That zeroing is a rep stos per local per hit; under
+ * QEMU's TCG each of its iterations is a translated block of its own, and
+ * it was the most sampled code of a latency call (docs/engine.md, "Cost
+ * of a hit").  Only for locals that never reach user space unwritten.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(__uninitialized__)
+#define	KINST_NOINIT	__attribute__((__uninitialized__))
+#endif
+#endif
+#ifndef KINST_NOINIT
+#define	KINST_NOINIT
+#endif
+
 #endif /* !KINST_TYPES_H */

@@ -240,7 +240,7 @@ kinst_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
 	struct pt_regs *regs;
-	struct kinst_regs kr;
+	struct kinst_regs kr KINST_NOINIT;	/* kinst_regs_in() sets it all */
 
 	if (val != DIE_INT3)
 		return (NOTIFY_DONE);

@@ -1587,6 +1587,55 @@ ATF_TC_BODY(hit_ring_full, tc)
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 3);
 }
 
+/* Fills the stack below the caller with b: where a hit's locals go next. */
+static __attribute__((noinline)) void
+scribble_stack(uint8_t b)
+{
+	volatile uint8_t junk[16384];
+	size_t i;
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = b;
+}
+
+/*
+ * A record carries no byte of the stack it was built on: record()'s
+ * locals are left out of the compiler's zeroing (KINST_NOINIT), so every
+ * byte must be written.  Two hits that differ only in what the stack held
+ * before them give the same bytes.
+ */
+ATF_TC_WITHOUT_HEAD(hit_record_every_byte);
+ATF_TC_BODY(hit_record_every_byte, tc)
+{
+	static const uint8_t mov[] = { 0x48, 0x89, 0xf8 };
+	static const uint8_t fill[2] = { 0xa5, 0x5a };
+	struct kinst_hit_record rec[2];
+	struct kinst_probe p;
+	struct kinst_regs r;
+	const uint8_t *a, *b;
+	size_t k;
+	int i;
+
+	setup_engine(true);
+	arm(&p, mov, 3, 0x400000, 0x500000, 1);
+	for (i = 0; i < 2; i++) {
+		regs_init(&r, 0x400000);
+		scribble_stack(fill[i]);
+		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
+		ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], &rec[i],
+		    sizeof(rec[i])), sizeof(rec[i]));
+	}
+	a = (const uint8_t *)&rec[0];
+	b = (const uint8_t *)&rec[1];
+	for (k = 0; k < sizeof(rec[0]) && a[k] == b[k]; k++)
+		;
+	ATF_CHECK_MSG(k == sizeof(rec[0]),
+	    "byte %zu of the record differs (%#x, %#x): the stack's", k,
+	    k < sizeof(rec[0]) ? a[k] : 0, k < sizeof(rec[0]) ? b[k] : 0);
+	ATF_CHECK_STREQ(rec[0].comm, "unit");
+	ATF_CHECK_EQ(rec[0].comm[KINST_COMM_LEN - 1], 0);
+}
+
 /*
  * kinst_kaddr_ok(): which ranges the Linux shim's no-fault load may touch.
  * Figures as Linux 6.1 x86-64 uses them: lo = TASK_SIZE_MAX + PAGE_SIZE,
@@ -1980,6 +2029,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, fpwalk_deep_bounded);
 	ATF_TP_ADD_TC(tp, fpwalk_hostile);
 	ATF_TP_ADD_TC(tp, hit_ring_full);
+	ATF_TP_ADD_TC(tp, hit_record_every_byte);
 	ATF_TP_ADD_TC(tp, classify_table);
 	ATF_TP_ADD_TC(tp, classify_undecodable);
 	ATF_TP_ADD_TC(tp, sti_shadow);
