@@ -33,9 +33,9 @@
  * out of the compiler's zeroing of locals (-ftrivial-auto-var-init=zero:
  * Linux's INIT_STACK_ALL_ZERO, which Debian's kernels have, and FreeBSD's
  * INIT_ALL_ZERO).  That zeroing is a rep stos per local per hit; under
- * QEMU's TCG each of its iterations is a translated block of its own, and
- * it was the most sampled code of a latency call (docs/engine.md, "Cost
- * of a hit").  Only for locals that never reach user space unwritten.
+ * QEMU's TCG each of its iterations is a translated block of its own
+ * (docs/engine.md, "Cost of a hit").  Only for locals that never reach
+ * user space unwritten.
  */
 #if defined(__has_attribute)
 #if __has_attribute(__uninitialized__)
