@@ -77,22 +77,6 @@ op_pops(const struct kinst_pinsn *in)
 	return (op_info[in->op].pops);
 }
 
-/*
- * The thread's key and the table's clock, read once per run (the first TS
- * op).
- */
-static void
-prog_thread(const struct kinst_tstate *t, uint64_t key[2], uint64_t *now,
-    bool *keyed)
-{
-	if (*keyed)
-		return;
-	kinst_os_thread_key(key);
-	*now = (t->flags & KINST_TS_LOCAL_CLOCK) != 0 ? kinst_os_local_ns() :
-	    kinst_os_now_ns();
-	*keyed = true;
-}
-
 /* A capture instruction: its rank is in capidx, its bytes in cap_bytes. */
 static bool
 op_is_cap(uint8_t op)
@@ -349,13 +333,19 @@ struct prog_run {
 };
 
 /*
- * A TS op's thread key and clock, the clock also told to the aggregation.
- * Inlined into both TS ops: no call per op on the probe path.
+ * A TS op's thread key and the table's clock (c->ts set), read once per run
+ * at the first TS op; the clock is also told to the aggregation.  Inlined
+ * into both TS ops: no call per op on the probe path.
  */
 static inline __attribute__((__always_inline__)) void
 run_thread(const struct kinst_prog_ctx *c, struct prog_run *r)
 {
-	prog_thread(c->ts, r->key, &r->now, &r->keyed);
+	if (!r->keyed) {
+		kinst_os_thread_key(r->key);
+		r->now = (c->ts->flags & KINST_TS_LOCAL_CLOCK) != 0 ?
+		    kinst_os_local_ns() : kinst_os_now_ns();
+		r->keyed = true;
+	}
 	kinst_agg_clock(c->out, r->now);
 }
 
