@@ -54,17 +54,28 @@
 # The "check:" lines say how many of kinstctl's probes were jump-optimized
 # (no trap per hit) and, from debugfs kinst/jump, how many hits came
 # through a jump in that warm-up run.
+# Where the time goes: under run-in-guest --profile FILE, after the rounds,
+# one more loop of P calls (the third argument, default 100000) per case
+# but none, each in its own sampling window (kt_profile_on CASE): FILE then
+# has, per case, the functions and kinst.ko's instructions the vCPUs were
+# sampled in.  Those loops are not timed: sampling stops the guest.
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
 n=${1:-5000}
 rounds=${2:-5}
-case $n$rounds in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R]]" >&2; exit 2 ;; esac
+pn=${3:-100000}
+case $n$rounds$pn in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R [P]]]" >&2; exit 2 ;; esac
 T=$KT_TRACING
 F=__x64_sys_getpid
 cases="none count count_ret latency latency_local kretprobe kp_pair fgraph kp_pair_mono fgraph_mono"
 
+# loop N: N getpid calls, timed; prints loop_ns.  Sampled, when $prof is
+# a case's name (--profile): the window is the loop alone.
+prof=
 loop() {
+	[ -z "$prof" ] || kt_profile_on "$prof"
 	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || { echo "ERROR: syscall_loop" >&2; exit 1; }
+	[ -z "$prof" ] || kt_profile_off
 	sed -n 's/^loop_ns //p' /tmp/loop.out
 }
 
@@ -220,4 +231,13 @@ awk -v n="$n" '
 		}
 	}' /tmp/res
 tracefs_off
+if [ "${KINST_PROFILE:-0}" = 1 ]; then
+	n=$pn
+	for c in $cases; do
+		[ "$c" != none ] || continue
+		prof=$c
+		run_case "$c" >/dev/null
+	done
+	echo "# profiled: one loop of $pn calls per case (run-in-guest --profile)"
+fi
 exit 0

@@ -411,6 +411,28 @@ kt_count_start() {
 	done
 }
 
+# kt_profile_on LABEL ... kt_profile_off: a sampling window of
+# run-in-guest --profile (no-ops without it).  Between the two, the host
+# reads every vCPU's instruction pointer through QEMU's monitor, without
+# the guest's help; the report names each window's functions with the
+# kernel's text symbols as they were at kt_profile_on (modules included:
+# a module loaded for the window is named).  LABEL: [A-Za-z0-9_.-]+, one
+# per window.  The host polls the console: each call waits for it.
+kt_profile_on() {
+	[ "${KINST_PROFILE:-0}" = 1 ] || return 0
+	case $1 in ''|*[!A-Za-z0-9_.-]*) kt_fail "kt_profile_on: bad label '$1'" ;; esac
+	mkdir -p /tmp/.kinst-profile
+	grep ' [tT] ' /proc/kallsyms >/tmp/.kinst-profile/"$1".syms
+	echo "KINST-PROFILE-ON $1" >/dev/console
+	sleep 0.5
+}
+
+kt_profile_off() {
+	[ "${KINST_PROFILE:-0}" = 1 ] || return 0
+	echo "KINST-PROFILE-OFF" >/dev/console
+	sleep 0.5
+}
+
 # kt_bench_rounds ROUNDS CASES: for a benchmark script, ROUNDS rounds of
 # its run_case CASE (which prints one figure) over the CASES (one word
 # each), each round's order rotated by one from the last; the lines

@@ -240,6 +240,60 @@ module_load_failure_body() {
 	fi
 }
 
+atf_test_case profile
+profile_head() {
+	atf_set descr "--profile samples the vCPUs only inside the script's windows, and names the kernel's and kinst.ko's functions each window was in, with its own symbols"
+	atf_set timeout 600
+}
+profile_body() {
+	vm_setup
+	vm_require_guest
+	vm_require_kinst
+	cat >script.sh <<'EOF'
+. /kinst/lib/guest-lib.sh
+kt_need_kinst
+F=__x64_sys_getpid
+kinstctl count "$F+$(kt_first_traceable $F)" >/dev/null 2>/tmp/k.err &
+p=$!
+until grep -q '^kinstctl: counting' /tmp/k.err; do sleep 0.1; done
+syscall_loop getpid 2000 >/dev/null	# outside every window
+kt_profile_on getpid
+syscall_loop getpid 1500000 >/dev/null	# ~3 s under TCG
+kt_profile_off
+kill -INT $p
+wait $p
+kt_profile_on idle
+sleep 2
+kt_profile_off
+syscall_loop getpid 1000000 >/dev/null	# outside: a window left open takes it
+echo done
+EOF
+	vm_run --profile "$PWD/prof.txt" script.sh
+	vm_expect_status 0
+	vm_expect_err "profile: $PWD/prof.txt"
+	sed 's/^/  prof| /' prof.txt
+	# Two windows, in order, each with its samples.
+	[ "$(grep -c '^== window' prof.txt)" = 2 ] || atf_fail "not two windows in the report"
+	grep -q '^== window getpid: [1-9][0-9]* samples over 2 vCPUs' prof.txt ||
+	    atf_fail "no samples of both vCPUs in the window getpid"
+	grep -q '^== window idle: [1-9][0-9]* samples' prof.txt ||
+	    atf_fail "no samples in the window idle"
+	# The getpid window: the probe's functions, named with the symbols
+	# saved at kt_profile_on (kinst.ko was loaded then).
+	awk '/^== window getpid/ { w = 1; next } /^== window/ { w = 0 }
+	    w && /in kinst.ko: [1-9]/ { k = 1 } END { exit !k }' prof.txt ||
+	    atf_fail "no kernel samples in kinst.ko in the window getpid"
+	grep -Eq '^ +[0-9]+ +[0-9.]+%  [a-z_0-9.]+\+0x[0-9a-f]+$' prof.txt ||
+	    atf_fail "no kinst.ko instruction named as FUNC+OFF"
+	# The idle window: a guest asleep, its samples halted (and not the
+	# loop after it: a window ends at kt_profile_off).
+	awk '/^== window idle/ { getline; split($0, a, /[()%]/); exit !(a[2] + 0 >= 90) }' prof.txt ||
+	    atf_fail "the idle window is not 90% halted: $(grep -A1 '^== window idle' prof.txt | tail -n 1)"
+	# The saved symbols are kept with the logs.
+	[ -s guest/profile/getpid.syms ] || atf_fail "guest/profile/getpid.syms was not kept"
+	grep -q '[[:space:]]\[kinst\]$' guest/profile/getpid.syms || atf_fail "getpid.syms does not name kinst.ko's functions"
+}
+
 atf_test_case bad_usage
 bad_usage_head() {
 	atf_set descr "Bad command lines, a module built for another kernel and a --kernel-module not in the kernel package are refused with a message, without booting"
@@ -252,6 +306,9 @@ bad_usage_body() {
 	echo 'exit 0' >script.sh
 	atf_check -s exit:2 -e match:"unknown option --bogus" "$vm_runner" --bogus script.sh
 	atf_check -s exit:2 -e match:"bad timeout" "$vm_runner" -t soon script.sh
+	atf_check -s exit:2 -e match:"--profile-ms: a whole number" "$vm_runner" --profile-ms 0 script.sh
+	atf_check -s exit:2 -e match:"--profile: amd64 only" \
+	    "$vm_runner" --arch arm64 --profile p.txt script.sh
 	atf_check -s exit:2 -e match:"--kernel-module: bad module name" \
 	    "$vm_runner" --kernel-module '../x' script.sh
 	atf_check -s exit:126 -e match:"--kernel-module no_such_mod: no no_such_mod.ko under" \
@@ -275,5 +332,6 @@ atf_init_test_cases() {
 	atf_add_test_case kernel_panic
 	atf_add_test_case boot_death_retried_once
 	atf_add_test_case module_load_failure
+	atf_add_test_case profile
 	atf_add_test_case bad_usage
 }
