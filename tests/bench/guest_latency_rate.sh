@@ -56,7 +56,8 @@
 # through a jump in that warm-up run.
 # Where the time goes: under run-in-guest --profile FILE, after the rounds,
 # one more loop of P calls (the third argument, default 100000) per case
-# but none, each in its own sampling window (kt_profile_on CASE): FILE then
+# but none (or per case of CASES, the fourth argument, quoted: "count
+# latency_local"), each in its own sampling window (kt_profile_on CASE): FILE then
 # has, per case, the functions and kinst.ko's instructions the vCPUs were
 # sampled in.  Those loops are not timed: sampling stops the guest.
 . /kinst/lib/guest-lib.sh
@@ -64,7 +65,8 @@ kt_need_kinst
 n=${1:-5000}
 rounds=${2:-5}
 pn=${3:-100000}
-case $n$rounds$pn in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R [P]]]" >&2; exit 2 ;; esac
+pcases=${4:-}
+case $n$rounds$pn in *[!0-9]*|'') echo "ERROR: usage: guest_latency_rate.sh [N [R [P [CASES]]]]" >&2; exit 2 ;; esac
 T=$KT_TRACING
 F=__x64_sys_getpid
 cases="none count count_ret latency latency_local kretprobe kp_pair fgraph kp_pair_mono fgraph_mono"
@@ -233,8 +235,9 @@ awk -v n="$n" '
 tracefs_off
 if [ "${KINST_PROFILE:-0}" = 1 ]; then
 	n=$pn
-	for c in $cases; do
+	for c in ${pcases:-$cases}; do
 		[ "$c" != none ] || continue
+		case " $cases " in *" $c "*) ;; *) echo "ERROR: no case $c (cases: $cases)" >&2; exit 2 ;; esac
 		prof=$c
 		run_case "$c" >/dev/null
 	done

@@ -415,14 +415,18 @@ kt_count_start() {
 # run-in-guest --profile (no-ops without it).  Between the two, the host
 # reads every vCPU's instruction pointer through QEMU's monitor, without
 # the guest's help; the report names each window's functions with the
-# kernel's text symbols as they were at kt_profile_on (modules included:
-# a module loaded for the window is named).  LABEL: [A-Za-z0-9_.-]+, one
+# kernel's text symbols as they were at kt_profile_on (modules included,
+# with their extents from /proc/modules: a module loaded for the window is
+# named).  LABEL: [A-Za-z0-9_.-]+, one
 # per window.  The host polls the console: each call waits for it.
 kt_profile_on() {
 	[ "${KINST_PROFILE:-0}" = 1 ] || return 0
 	case $1 in ''|*[!A-Za-z0-9_.-]*) kt_fail "kt_profile_on: bad label '$1'" ;; esac
 	mkdir -p /tmp/.kinst-profile
-	grep ' [tT] ' /proc/kallsyms >/tmp/.kinst-profile/"$1".syms
+	{
+		grep ' [tT] ' /proc/kallsyms
+		sed 's/^/#module /' /proc/modules
+	} >/tmp/.kinst-profile/"$1".syms
 	echo "KINST-PROFILE-ON $1" >/dev/console
 	sleep 0.5
 }

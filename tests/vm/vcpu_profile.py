@@ -8,7 +8,14 @@ MON_LOG is the QEMU monitor's output: "info registers -a" answers (a
 "CPU#n" line, then registers, RIP=... with CPL= and HLT= on its line),
 each window's begun by the monitor's "unknown command: 'kinst-profile-
 LABEL'" (kinst-profile-off ends one).  SYMS_DIR holds LABEL.syms, the
-guest's text symbols from /proc/kallsyms at that window's start.
+guest's text symbols from /proc/kallsyms at that window's start, then
+/proc/modules's lines, each after "#module ".
+
+A sample is named by the symbol at or below it only where that symbol's
+code can reach: within the module's extent (/proc/modules), a page for a
+trampoline's symbol (ftrace, bpf), the kernel's text up to _etext.  The
+rest of the module area holds code no symbol names -- among it kinst's
+detours and trampolines -- and is counted as "? (module area)".
 
 Per window: the samples by vCPU state (halted, user, kernel), the kernel
 samples by function, and the offsets within each kinst function that
@@ -28,14 +35,30 @@ CPU = re.compile(r"^CPU#(\d+)")
 RIP = re.compile(r"RIP=([0-9a-f]+) .*CPL=(\d).*HLT=(\d)")
 
 
+# x86-64's module area (no KASLR under PVH, and with it the same range).
+MODULES_START = 0xffffffffc0000000
+MODULES_END = 0xffffffffff000000
+# Symbols of code allocated a page at a time, not in /proc/modules.
+PAGE_SYMBOL_MODULES = ("__builtin__ftrace", "__builtin__kprobes", "bpf")
+
+
 class Syms:
-    """Text symbols, sorted: address -> (name, module)."""
+    """Text symbols, sorted: address -> (name, module); module extents."""
 
     def __init__(self, path):
         rows = []
+        self.mods = {}
+        self.etext = None
         with open(path, errors="replace") as f:
             for line in f:
                 p = line.split()
+                if len(p) >= 7 and p[0] == "#module":
+                    # name size refcount deps state address
+                    try:
+                        self.mods[p[1]] = (int(p[6], 16), int(p[2]))
+                    except ValueError:
+                        pass
+                    continue
                 if len(p) < 3:
                     continue
                 try:
@@ -45,19 +68,29 @@ class Syms:
                 if a == 0:
                     continue
                 mod = p[3].strip("[]") if len(p) > 3 else ""
+                if p[2] == "_etext" and not mod:
+                    self.etext = a
                 rows.append((a, p[2], mod))
         rows.sort()
         self.addr = [r[0] for r in rows]
         self.rows = rows
 
+    def reaches(self, s, a):
+        """Can a be in the code of symbol s (address, name, module)?"""
+        if s[2] in self.mods:
+            base, size = self.mods[s[2]]
+            return base <= a < base + size
+        if s[2] in PAGE_SYMBOL_MODULES:
+            return a - s[0] < 4096
+        if not s[2] and self.etext is not None:
+            return a < self.etext
+        return a - s[0] < 0x10000
+
     def lookup(self, a):
         i = bisect.bisect_right(self.addr, a) - 1
-        if i < 0:
+        if i < 0 or not self.reaches(self.rows[i], a):
             return None
         s = self.rows[i]
-        # Past the last symbol of a module, or of the kernel's text: unknown.
-        if i + 1 < len(self.rows) and self.rows[i + 1][2] != s[2] and a - s[0] > 0x10000:
-            return None
         return s[1], s[2], a - s[0]
 
 
@@ -101,7 +134,10 @@ def report(label, samples, syms, top, out):
     offs = {}
     for s in kern:
         r = syms.lookup(s[1])
-        name = f"{r[0]} [{r[1]}]" if r and r[1] else (r[0] if r else "?")
+        if r is None:
+            name = "? (module area)" if MODULES_START <= s[1] < MODULES_END else "?"
+        else:
+            name = f"{r[0]} [{r[1]}]" if r[1] else r[0]
         funcs[name] = funcs.get(name, 0) + 1
         if r and r[1] == "kinst":
             k = f"{r[0]}+{r[2]:#x}"
