@@ -133,6 +133,13 @@ call_handler(struct em *e, const struct kinst_detour_spec *sp)
 	put(e, 0x48); put(e, 0x89); put(e, 0xe3);	/* mov %rsp, %rbx */
 	put(e, 0x48); put(e, 0x83); put(e, 0xe4);	/* and $-16, %rsp */
 	put(e, 0xf0);
+	/*
+	 * The handler is C: DF clear, as the int3 path's kernel entry leaves
+	 * it.  The window may be where the probed code has set it (between
+	 * std and cld), and the kernel's memcpy is a rep movsb.  The popfq
+	 * after the call gives the window its DF back.
+	 */
+	put(e, 0xfc);					/* cld */
 	put(e, 0xe8);					/* call handler */
 	if (!rel32_to(e, 4, sp->handler))
 		return (false);

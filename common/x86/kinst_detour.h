@@ -11,7 +11,8 @@
  *   mov   %reg, 8*n(%rsp)                  every GPR in kinst_regs order
  *   rsp, rip (the probed address), cs, ss  as the int3 path would see them
  *   mov %rsp,%rsi; movabs $arg,%rdi        handler(arg, regs)
- *   mov %rsp,%rbx; and $-16,%rsp; call handler; mov %rbx,%rsp
+ *   mov %rsp,%rbx; and $-16,%rsp; cld      the handler is C: DF clear
+ *   call handler; mov %rbx,%rsp
  *   pushq 136(%rsp); popfq                 rflags back
  *   mov   8*n(%rsp), %reg                  every GPR back (rsp last, by lea)
  *   lea   (redzone + 152)(%rsp), %rsp

@@ -2003,11 +2003,26 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
  * only general registers.  One thread: a static save area.
  */
 static uint8_t kh_xsave_area[16384] __attribute__((aligned(64)));
+/*
+ * Calls of the handler with the direction flag set.  C code may assume it
+ * clear (the psABI; the kernel's entry code clears it on the int3 path),
+ * and the kernel's memcpy is a rep movsb: a window where the probed code
+ * has DF set (between std and cld) must still call the handler with it
+ * clear, and get it back set.
+ */
+static uint64_t kh_jhit_df;
 
 __attribute__((target("general-regs-only")))
 static void
 kh_jhit(void *arg, struct kinst_regs *regs)
 {
+	uint64_t fl;
+
+	__asm__ volatile("pushfq; popq %0" : "=r" (fl));
+	if ((fl & 0x400) != 0) {
+		kh_jhit_df++;
+		__asm__ volatile("cld" ::: "memory");
+	}
 	__asm__ volatile("xsave64 %0" : "=m" (kh_xsave_area)
 	    : "a" (0xffffffffu), "d" (0xffffffffu) : "memory");
 	(void)kinst_engine_jhit((struct kinst_engine *)arg, regs, NULL);
@@ -2159,6 +2174,13 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 				kh_stack_cmp_from = 0;
 			}
 			kh_jphase1 = 0;
+			if (kh_jhit_df != 0) {
+				printf("DIVERGENCE %s+%#x: the detour called the "
+				    "handler %ju times with DF set\n", fn->name,
+				    kh_cur.off[bi], (uintmax_t)kh_jhit_df);
+				st->divergences++;
+				kh_jhit_df = 0;
+			}
 			if (kh_jphase1_tramp != 0) {
 				printf("DIVERGENCE %s+%#x: %ju hits resumed at the "
 				    "trampoline while the jump was being installed "
