@@ -417,8 +417,8 @@ kt_count_start() {
 # the guest's help; the report names each window's functions with the
 # kernel's text symbols as they were at kt_profile_on (modules included,
 # with their extents from /proc/modules: a module loaded for the window is
-# named).  LABEL: [A-Za-z0-9_.-]+, one
-# per window.  The host polls the console: each call waits for it.
+# named).  LABEL: [A-Za-z0-9_.-]+, one per window.  The host polls the
+# console: each call waits for it.
 kt_profile_on() {
 	[ "${KINST_PROFILE:-0}" = 1 ] || return 0
 	case $1 in ''|*[!A-Za-z0-9_.-]*) kt_fail "kt_profile_on: bad label '$1'" ;; esac
