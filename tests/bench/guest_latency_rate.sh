@@ -91,20 +91,7 @@ wait_line() {
 	done
 }
 
-# jump_settle: until the module's count of installed jump probes has not
-# changed for a second (5 s at most), so a loop times one kind of probe.
 KJ=/sys/kernel/debug/kinst/jump
-jump_settle() {
-	[ -r "$KJ" ] || return 0
-	_last=x _same=0 _j=0
-	while [ $_same -lt 10 ] && [ $_j -lt 50 ]; do
-		_now=$(sed -n 's/^installed //p' "$KJ")
-		if [ "$_now" = "$_last" ]; then _same=$((_same + 1)); else _same=0; fi
-		_last=$_now
-		_j=$((_j + 1))
-		sleep 0.1
-	done
-}
 
 tracefs_off() {
 	echo 0 >"$T/tracing_on"
@@ -129,7 +116,7 @@ kinst_case() {
 	kinstctl "$@" >/dev/null 2>/tmp/k.err &
 	_p=$!
 	wait_line /tmp/k.err '^kinstctl: (timing|counting) '
-	jump_settle
+	kt_jump_settle
 	_ns=$(loop "$n")
 	kill -INT $_p
 	wait $_p

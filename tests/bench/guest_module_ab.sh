@@ -63,7 +63,7 @@ traced() {
 		[ $_i -lt 600 ] || { echo "ERROR: kinstctl $* did not arm in 60 s" >&2; exit 1; }
 		sleep 0.1
 	done
-	sleep 1		# the jump optimizer's pass (guest_latency_rate.sh waits on debugfs)
+	kt_jump_settle
 	kt_profile_on "$_label"
 	_ns=$(loop "$n")
 	kt_profile_off

@@ -391,6 +391,21 @@ kt_text_of() {
 	done
 }
 
+# kt_jump_settle: until the module's count of installed jump probes has
+# not changed for a second (5 s at most), so that a benchmark's loop times
+# one kind of probe (an armed session's probes become jumps a pass later).
+kt_jump_settle() {
+	[ -r /sys/kernel/debug/kinst/jump ] || return 0
+	_last=x _same=0 _j=0
+	while [ $_same -lt 10 ] && [ $_j -lt 50 ]; do
+		_now=$(sed -n 's/^installed //p' /sys/kernel/debug/kinst/jump)
+		if [ "$_now" = "$_last" ]; then _same=$((_same + 1)); else _same=0; fi
+		_last=$_now
+		_j=$((_j + 1))
+		sleep 0.1
+	done
+}
+
 # kt_count_start OUT ERR ARGS...: `kinstctl count ARGS...` in the
 # background, stdout to OUT and stderr to ERR; returns once it says it is
 # counting, fails the scenario if it exits or has not armed within 60 s.
