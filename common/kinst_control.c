@@ -100,6 +100,7 @@ kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
 	c->opt_queue = NULL;
 	c->njump = 0;
 	c->jsingle = 0;
+	c->jdflags = 0;
 }
 
 void

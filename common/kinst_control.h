@@ -212,6 +212,7 @@ struct kinst_ctl {
 	struct kinst_group *opt_queue;
 	uint32_t	njump;		/* sites whose jump is in */
 	uint32_t	jsingle;	/* only windows of one instruction (FreeBSD) */
+	uint32_t	jdflags;	/* the detours' KINST_DETOUR_* flags */
 };
 
 void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
@@ -226,9 +227,11 @@ void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
  * of jumps it installed.  With single_insn, only probes whose instruction
  * fills the window alone (5 bytes or more) are optimized: no thread can be
  * inside such a window, for a shim that cannot wait for tasks.
+ * detour_flags: every detour's kinst_detour_spec flags (KINST_DETOUR_*,
+ * what the CPU has).
  */
 void	kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler,
-	    uint64_t arg, bool single_insn);
+	    uint64_t arg, bool single_insn, uint32_t detour_flags);
 bool	kinst_ctl_opt_pending(struct kinst_ctl *c);
 uint32_t kinst_ctl_optimize(struct kinst_ctl *c);
 

@@ -84,8 +84,16 @@ struct kinst_detour_spec {
 	uint64_t	arg;
 	uint32_t	redzone;	/* bytes below the stack pointer the
 					   interrupted code owns */
-	uint32_t	_pad;
+	uint32_t	flags;		/* KINST_DETOUR_* */
 };
+
+/*
+ * x86: the CPU has SMAP (clac and stac exist).  A window inside a
+ * user-access region (between stac and clac) runs with EFLAGS.AC set: SMAP
+ * is off there.  The detour then clears AC before the handler, as the
+ * int3 path's kernel entry does, and its popfq gives the window AC back.
+ */
+#define	KINST_DETOUR_SMAP	0x1u
 
 /* Trampoline, native image and detour builders' results. */
 enum kinst_reloc_err {

@@ -15,11 +15,12 @@
 
 void
 kinst_ctl_jump_enable(struct kinst_ctl *c, uint64_t handler, uint64_t arg,
-    bool single_insn)
+    bool single_insn, uint32_t detour_flags)
 {
 	c->jhandler = handler;
 	c->jarg = arg;
 	c->jsingle = single_insn ? 1 : 0;
+	c->jdflags = detour_flags;
 }
 
 bool
@@ -272,6 +273,7 @@ ctl_opt_build(struct kinst_ctl *c, struct kinst_group *g,
 		sp.handler = c->jhandler;
 		sp.arg = c->jarg;
 		sp.redzone = 0;		/* kernels: -mno-red-zone */
+		sp.flags = c->jdflags;
 		if (kinst_detour_build(text + cp->p.offset,
 		    size - cp->p.offset, &sp,
 		    det + (size_t)k * KINST_DETOUR_SIZE, &wlen, &wstart) !=

@@ -128,6 +128,21 @@ save_regs(struct em *e, const struct kinst_detour_spec *sp)
 static bool
 call_handler(struct em *e, const struct kinst_detour_spec *sp)
 {
+	/*
+	 * The handler runs with SMAP on, as the int3 path's kernel entry
+	 * leaves it: inside a user-access region (stac ... clac) the window's
+	 * AC is set.  clac only then, testing the saved rflags: clac is #UD
+	 * in user space (the harness, which never sets AC) and ends a
+	 * translation block under QEMU's TCG.  The popfq after the call gives
+	 * the window its AC back.
+	 */
+	if ((sp->flags & KINST_DETOUR_SMAP) != 0) {
+		put(e, 0xf6);				/* testb $4, OFF_RFLAGS+2(%rsp) */
+		rsp_mem(e, 0, (int32_t)OFF_RFLAGS + 2);	/* (AC, bit 18) */
+		put(e, 0x04);
+		put(e, 0x74); put(e, 0x03);		/* jz 1f */
+		put(e, 0x0f); put(e, 0x01); put(e, 0xca);	/* clac; 1: */
+	}
 	put(e, 0x48); put(e, 0x89); put(e, 0xe6);	/* mov %rsp, %rsi */
 	put(e, 0x48); put(e, 0xbf); put64(e, sp->arg);	/* movabs $arg, %rdi */
 	put(e, 0x48); put(e, 0x89); put(e, 0xe3);	/* mov %rsp, %rbx */

@@ -10,10 +10,11 @@
  *   pushfq; popq 136(%rsp)                 rflags
  *   mov   %reg, 8*n(%rsp)                  every GPR in kinst_regs order
  *   rsp, rip (the probed address), cs, ss  as the int3 path would see them
+ *   [testb $4,138(%rsp); jz 1f; clac; 1:]  KINST_DETOUR_SMAP: AC clear
  *   mov %rsp,%rsi; movabs $arg,%rdi        handler(arg, regs)
  *   mov %rsp,%rbx; and $-16,%rsp; cld      the handler is C: DF clear
  *   call handler; mov %rbx,%rsp
- *   pushq 136(%rsp); popfq                 rflags back
+ *   pushq 136(%rsp); popfq                 rflags back (DF and AC too)
  *   mov   8*n(%rsp), %reg                  every GPR back (rsp last, by lea)
  *   lea   (redzone + 152)(%rsp), %rsp
  *   [the window's instructions, relocated] run as the original would

@@ -40,6 +40,9 @@
 
 #include <vm/vm.h>
 
+#include <machine/md_var.h>	/* cpu_stdext_feature (x86/x86_var.h) */
+#include <machine/specialreg.h>	/* CPUID_STDEXT_SMAP */
+
 #include "kinst_fbsd.h"
 
 MALLOC_DEFINE(M_KINST, "kinst", "kinst instruction tracer");
@@ -480,7 +483,8 @@ kinst_step_engine(void *ctx)
 	(void)kinst_dev_init(&kinst_dev, &kinst_ctl, mp_maxid + 1,
 	    KINST_RING_SIZE);
 	kinst_ctl_jump_enable(&kinst_ctl, (uint64_t)(uintptr_t)kinst_fbsd_jhandler,
-	    0, true);
+	    0, true, (cpu_stdext_feature & CPUID_STDEXT_SMAP) != 0 ?
+	    KINST_DETOUR_SMAP : 0);
 	__atomic_store_n(&kinst_engine, e, __ATOMIC_RELEASE);
 	return (0);
 }

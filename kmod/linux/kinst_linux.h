@@ -76,6 +76,8 @@ int	kinst_linux_derived_show(struct seq_file *m);	/* debugfs kinst/excluded */
  */
 
 unsigned long kinst_linux_emu_faults(void);
+/* A per-CPU counter summed over the possible CPUs (racily: for reports). */
+unsigned long kinst_linux_percpu_sum(uint64_t __percpu *v);
 /* The functions the trap path enters by pointer (the walk's roots). */
 extern void *const kinst_linux_trap_roots[];
 extern const size_t kinst_linux_ntrap_roots;

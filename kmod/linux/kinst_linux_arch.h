@@ -109,5 +109,20 @@ extern const size_t kinst_linux_arch_ntrap_roots;
 bool	kinst_linux_read_ok(uint64_t addr, size_t len);
 struct kinst_regs;
 void	kinst_linux_jhandler(void *arg, struct kinst_regs *kr);
+#if KINST_LINUX_JUMPS
+/* The detours' KINST_DETOUR_* flags: what this CPU has. */
+uint32_t kinst_linux_detour_flags(void);
+/*
+ * debugfs kinst/jump: calls of kinst_linux_jhandler() made with EFLAGS.AC
+ * set (SMAP off), summed over the CPUs; 0 while every detour clears it.
+ */
+unsigned long kinst_linux_jump_ac(void);
+#else
+static inline unsigned long
+kinst_linux_jump_ac(void)
+{
+	return (0);
+}
+#endif
 
 #endif /* !KINST_LINUX_ARCH_H */

@@ -112,7 +112,8 @@ static const struct file_operations kinst_rt_fops = {
  * debugfs kinst/jump: whether jump optimization is on, the jumps installed
  * now (all files), whether the optimizer is running, and the hits that
  * came through a jump since load (not through an int3), summed over the
- * CPUs.  Read racily: for tests and
+ * CPUs, and how many of those entered the handler with EFLAGS.AC set (0:
+ * the detours clear it, kinst_linux_jump_ac).  Read racily: for tests and
  * curious people.
  */
 static int
@@ -128,8 +129,9 @@ kinst_jump_show(struct seq_file *m, void *v)
 		hits += READ_ONCE(kinst_engine->jhits[cpu]);
 	n = READ_ONCE(kinst_dbg_ctl->njump);
 	busy = READ_ONCE(*kinst_dbg_optimizing);
-	seq_printf(m, "enabled %d\ninstalled %u\noptimizing %d\nhits %llu\n",
-	    kinst_linux_jump_enabled(), n, busy, (unsigned long long)hits);
+	seq_printf(m, "enabled %d\ninstalled %u\noptimizing %d\nhits %llu\n"
+	    "ac_set %lu\n", kinst_linux_jump_enabled(), n, busy,
+	    (unsigned long long)hits, kinst_linux_jump_ac());
 	return (0);
 }
 DEFINE_SHOW_ATTRIBUTE(kinst_jump);

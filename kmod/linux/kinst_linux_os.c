@@ -785,7 +785,7 @@ kinst_linux_jump_init(struct kinst_ctl *c)
 	}
 #if KINST_LINUX_JUMPS
 	kinst_ctl_jump_enable(c, (uint64_t)(uintptr_t)kinst_linux_jhandler, 0,
-	    false);
+	    false, kinst_linux_detour_flags());
 #endif
 }
 

@@ -176,14 +176,20 @@ kinst_os_wake_deferred(struct kinst_session *s)
 NOKPROBE_SYMBOL(kinst_os_wake_deferred);
 
 unsigned long
-kinst_linux_emu_faults(void)
+kinst_linux_percpu_sum(uint64_t __percpu *v)
 {
 	unsigned long n = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		n += per_cpu(kinst_emu_faults, cpu);
+		n += *per_cpu_ptr(v, cpu);
 	return (n);
+}
+
+unsigned long
+kinst_linux_emu_faults(void)
+{
+	return (kinst_linux_percpu_sum(&kinst_emu_faults));
 }
 /*
  * The functions of this module that the trap path enters other than by a

@@ -280,6 +280,8 @@ NOKPROBE_SYMBOL(kinst_effective_addr);
  * the unwinder's pt_regs from the registers when a stack is wanted); the
  * detour then runs the window.
  */
+static DEFINE_PER_CPU(uint64_t, kinst_jump_ac);
+
 void
 kinst_linux_jhandler(void *arg, struct kinst_regs *kr)
 {
@@ -287,10 +289,31 @@ kinst_linux_jhandler(void *arg, struct kinst_regs *kr)
 
 	(void)arg;
 	flags = arch_local_irq_save();
+	/* The detour's clac missed (debugfs kinst/jump says; a test checks). */
+	if (unlikely((flags & X86_EFLAGS_AC) != 0))
+		__this_cpu_inc(kinst_jump_ac);
 	(void)kinst_engine_jhit(kinst_engine, kr, NULL);
 	arch_local_irq_restore(flags);
 }
 NOKPROBE_SYMBOL(kinst_linux_jhandler);
+
+unsigned long
+kinst_linux_jump_ac(void)
+{
+	return (kinst_linux_percpu_sum(&kinst_jump_ac));
+}
+
+/*
+ * SMAP: a window between stac and clac runs with AC set, and the detour
+ * clears it for the handler (common/x86/kinst_detour.c).  Without the
+ * feature bit (no SMAP, or booted with nosmap) AC means nothing to kernel
+ * code, and the detours have no clac, which would be #UD there.
+ */
+uint32_t
+kinst_linux_detour_flags(void)
+{
+	return (boot_cpu_has(X86_FEATURE_SMAP) ? KINST_DETOUR_SMAP : 0);
+}
 NOKPROBE_SYMBOL(kinst_engine_jhit);
 
 static struct notifier_block kinst_linux_die_nb = {

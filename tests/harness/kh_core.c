@@ -2084,6 +2084,8 @@ kh_check_jump(const struct kh_fn *tab, struct kh_jump_stats *js,
 			sp.handler = (uint64_t)(uintptr_t)kh_jhit;
 			sp.arg = (uint64_t)(uintptr_t)&kh_eng;
 			sp.redzone = 128;
+			/* AC is never set here: the test skips the clac. */
+			sp.flags = KINST_DETOUR_SMAP;
 			rc = kinst_detour_build(kh_cur.orig + kh_cur.off[bi],
 			    (uint32_t)(kh_cur.size - kh_cur.off[bi]), &sp, img,
 			    &wlen, &wstart);

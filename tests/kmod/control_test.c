@@ -392,7 +392,7 @@ ATF_TC_BODY(jump_install_and_remove_order, tc)
 	uint32_t rel;
 
 	fake_reset();
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0x1234, false);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0x1234, false, 0);
 	sess_init(&s);
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
@@ -460,7 +460,7 @@ ATF_TC_BODY(jump_undone_by_probe_in_window, tc)
 	struct kinst_csite *st;
 
 	fake_reset();
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false, 0);
 	sess_init(&s);
 	sess_init(&s2);
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
@@ -508,7 +508,7 @@ ATF_TC_BODY(jump_not_installed, tc)
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));	/* not enabled */
 	kinst_ctl_session_fini(&ctl, &s.cs);
 
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false, 0);
 	sess_init(&s);
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, KINST_ARM_NOOPT, &a), KINST_E_OK);
 	ATF_CHECK(!kinst_ctl_opt_pending(&ctl));
@@ -552,7 +552,7 @@ ATF_TC_BODY(jump_single_insn_only, tc)
 	struct kinst_arm a, b;
 
 	fake_reset();
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, true);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, true, 0);
 	sess_init(&s);
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 0, 0, &a), KINST_E_OK);
 	ATF_REQUIRE_EQ(arm(&s, "f_imm", 0, 0, &b), KINST_E_OK);
@@ -803,7 +803,7 @@ ATF_TC_BODY(shared_site_noopt, tc)
 	struct kinst_disarm d;
 
 	fake_reset();
-	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false);
+	kinst_ctl_jump_enable(&ctl, JHANDLER, 0, false, 0);
 	sess_init(&s1);
 	sess_init(&s2);
 	ATF_REQUIRE_EQ(arm(&s1, "f_small", 0, 0, &a), KINST_E_OK);

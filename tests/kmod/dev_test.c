@@ -548,7 +548,7 @@ ATF_TC_BODY(arm_gate_and_kick, tc)
 	struct kinst_arm a;
 
 	dev_setup();
-	kinst_ctl_jump_enable(&ctl, 0x1234, 0, true);
+	kinst_ctl_jump_enable(&ctl, 0x1234, 0, true, 0);
 	f = dev_open_file();
 	arm_gate = EBUSY;
 	ATF_CHECK_EQ(arm_fn(f, "f_imm", 0, 0, &a), EBUSY);

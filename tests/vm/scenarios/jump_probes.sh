@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# scenario: jump-optimized probes (issue 13): the same instruction of a test module traced with a jump and with --no-optimize gives identical snapshots (all 16 GPRs as loaded, flags, %rsp as the function recorded, the kernel stack), every hit of the optimized run comes through the jump; then whole busy functions are counted and their holders killed with SIGKILL at spread delays, also while the jumps are being installed, on both CPUs: no jump is left, the text is byte-identical each time, and rmmod works
+# scenario: jump-optimized probes (issue 13): the same instruction of a test module traced with a jump and with --no-optimize gives identical snapshots (all 16 GPRs as loaded, flags, %rsp as the function recorded, the kernel stack), every hit of the optimized run comes through the jump; inside a user-access region (stac ... clac) the handler runs with AC clear and the window with it set; then whole busy functions are counted and their holders killed with SIGKILL at spread delays, also while the jumps are being installed, on both CPUs: no jump is left, the text is byte-identical each time, and rmmod works
 # scenario-needs: kinst
 # scenario-timeout: 900
 # scenario-options: -f "$KINST_BUILD/tests/vm/kinst_gprtest.ko"
@@ -29,6 +29,16 @@ kt_expect_eq "list-offsets: add %r13,%r14 (+$o_add) qualifies" jump \
     "$(jq -r "select(.type == \"insn\" and .offset == $o_add) | .probe" /tmp/lo.json)"
 
 k=8
+# wait_one_jump WHAT: until the one probe traced is a jump (60 s at most).
+wait_one_jump() {
+	n=0
+	until [ "$(jv installed)" = 1 ]; do
+		n=$((n + 1))
+		[ $n -lt 600 ] || { KT_TRACE_ANY_STATUS=1 kt_trace_stop; kt_fail "$1: the jump was not installed in 60 s"; }
+		sleep 0.1
+	done
+	kt_log "$1: jump installed $(( n / 10 )).$(( n % 10 )) s after tracing started"
+}
 # run_mode opt|noopt PROBE RSPDELTA [VARYING]: k runs traced at PROBE; each
 # snapshot's %rsp must be the one the function recorded + RSPDELTA; the
 # registers VARYING (jq paths, comma-separated) are left out of the
@@ -38,13 +48,7 @@ run_mode() {
 	h0=$(jv hits)
 	if [ "$1" = opt ]; then
 		kt_trace_start /tmp/t.json /tmp/t.err --json --stack "$probe"
-		n=0
-		until [ "$(jv installed)" = 1 ]; do
-			n=$((n + 1))
-			[ $n -lt 600 ] || { KT_TRACE_ANY_STATUS=1 kt_trace_stop; kt_fail "the jump was not installed in 60 s"; }
-			sleep 0.1
-		done
-		kt_log "opt: jump installed $(( n / 10 )).$(( n % 10 )) s after tracing started"
+		wait_one_jump opt
 	else
 		kt_trace_start /tmp/t.json /tmp/t.err --json --stack --no-optimize "$probe"
 		sleep 1
@@ -139,6 +143,38 @@ kt_expect_eq "return: rip is the return point" \
 kt_text_of "$fn" >/tmp/gt.after || kt_fail "cannot read the text of $fn"
 kt_expect_eq "text of $fn after the return traces" "$(cat /tmp/gt.text)" "$(cat /tmp/gt.after)"
 kt_log "return optimized and --no-optimize: $k identical snapshots each"
+
+# ---- 1c. inside a user-access region: the handler runs with SMAP on ----
+# kinst_gprtest_uaccess: stac; movl $0x5a5a5a5a,%eax; the flags stored;
+# clac.  The probed code has AC set (SMAP off).  The int3 path's kernel
+# entry clears it; the detour must too, before its handler (debugfs
+# ac_set counts the handler's calls made with AC set), and give it back
+# to the window (the module checks the flags stored after it).
+grep -qw smap /proc/cpuinfo || kt_fail "the guest CPU has no SMAP (QEMU's -cpu max has it): part 1c cannot run"
+ufn=kinst_gprtest:kinst_gprtest_uaccess
+up=/sys/module/kinst_gprtest/parameters/ac
+kinstctl list-offsets --json "$ufn" >/tmp/lu.json || kt_fail "kinstctl list-offsets $ufn failed"
+o_mov=$(jq -r 'select(.type == "insn" and .bytes == "b85a5a5a5a") | .offset' /tmp/lu.json)
+[ "$(echo "$o_mov" | grep -c .)" = 1 ] || kt_fail "not exactly one movl \$0x5a5a5a5a,%eax in $ufn: '$o_mov'"
+kt_expect_eq "list-offsets: the movl (+$o_mov) in the user-access region qualifies" jump \
+    "$(jq -r "select(.type == \"insn\" and .offset == $o_mov) | .probe" /tmp/lu.json)"
+a0=$(jv ac_set) h0=$(jv hits)
+kt_trace_start /tmp/u.json /tmp/u.err --json "$ufn+$o_mov"
+wait_one_jump uaccess
+i=0
+while [ $i -lt $k ]; do
+	echo 1 >"$up" || { KT_TRACE_ANY_STATUS=1 kt_trace_stop; kt_fail "write $up failed"; }
+	i=$((i + 1))
+done
+kt_trace_stop
+kt_trace_summary /tmp/u.err /tmp/u.json
+kt_expect_eq "uaccess: records" "$k" "$KT_PRINTED"
+kt_expect_eq "uaccess: hits through the jump" "$k" $(( $(jv hits) - h0 ))
+kt_expect_eq "uaccess: records whose rflags (the probed code's) have AC set" "$k" \
+    "$(jq -r '.regs.rflags' /tmp/u.json | while read -r f; do [ $(( $f & 0x40000 )) = 0 ] || echo "$f"; done | grep -c .)"
+kt_expect_eq "uaccess: handler calls with AC set (debugfs ac_set)" 0 $(( $(jv ac_set) - a0 ))
+kt_expect_eq "uaccess: AC after the window, every run" "ok runs=$k" "$(cat "$up")"
+kt_log "user-access region: $k hits through the jump, the handler with AC clear, the window with it set"
 rmmod kinst_gprtest || kt_fail "rmmod kinst_gprtest failed"
 
 # ---- 2. arm, optimize, SIGKILL, on both CPUs ----

@@ -19,10 +19,22 @@
  * "bad runs=N: ..." naming the first wrong register.  A register swapped
  * on the way into or out of the trap handler shows up here (and in the
  * snapshots, which the scenario compares with the loaded values).
+ *
+ * kinst_gprtest_uaccess (assembly) is a user-access region, as
+ * user_access_begin() opens one: stac, then
+ *
+ *	movl $0x5a5a5a5a, %eax	a window of one instruction (a jump probe)
+ *
+ * then the flags stored, and clac.  Writing to .../parameters/ac runs it
+ * once (-EOPNOTSUPP without SMAP); reading gives "ok runs=N" when every
+ * run had AC set after the window (a detour that cleared AC for its
+ * handler gave it back), else "bad ...".  With SMAP, kinst's handler must
+ * run with AC clear there (debugfs kinst/jump, ac_set).
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <asm/cpufeature.h>
 
 #define	GT_NREGS	16
 #define	GT_RSP		4
@@ -101,6 +113,26 @@ asm(
 "	jmp __x86_return_thunk\n"
 "	int3\n"
 "	.size kinst_gprtest_body, .-kinst_gprtest_body\n"
+"	.popsection\n"
+);
+
+u64 kinst_gprtest_acflags;
+
+void kinst_gprtest_uaccess(void);
+
+asm(
+"	.pushsection .text\n"
+"	.globl kinst_gprtest_uaccess\n"
+"	.type kinst_gprtest_uaccess, @function\n"
+"kinst_gprtest_uaccess:\n"
+"	stac\n"
+"	movl $0x5a5a5a5a, %eax\n"
+"	pushfq\n"
+"	popq kinst_gprtest_acflags(%rip)\n"
+"	clac\n"
+"	jmp __x86_return_thunk\n"
+"	int3\n"
+"	.size kinst_gprtest_uaccess, .-kinst_gprtest_uaccess\n"
 "	.popsection\n"
 );
 
@@ -205,6 +237,40 @@ static const struct kernel_param_ops gt_ops = {
 };
 module_param_cb(run, &gt_ops, NULL, 0600);
 MODULE_PARM_DESC(run, "write: run the register test once; read: its verdict");
+
+static char gt_ac_result[128] = "none: not run yet";
+static unsigned long gt_ac_runs;
+
+static int
+gt_ac_set(const char *val, const struct kernel_param *kp)
+{
+	if (!boot_cpu_has(X86_FEATURE_SMAP))
+		return (-EOPNOTSUPP);
+	kinst_gprtest_acflags = 0;
+	kinst_gprtest_uaccess();
+	gt_ac_runs++;
+	if ((kinst_gprtest_acflags & X86_EFLAGS_AC) == 0)
+		snprintf(gt_ac_result, sizeof(gt_ac_result), "bad runs=%lu: "
+		    "AC clear after the window (flags %#llx)", gt_ac_runs,
+		    (unsigned long long)kinst_gprtest_acflags);
+	else if (strncmp(gt_ac_result, "bad", 3) != 0)
+		snprintf(gt_ac_result, sizeof(gt_ac_result), "ok runs=%lu",
+		    gt_ac_runs);
+	return (0);
+}
+
+static int
+gt_ac_get(char *buf, const struct kernel_param *kp)
+{
+	return (scnprintf(buf, PAGE_SIZE, "%s\n", gt_ac_result));
+}
+
+static const struct kernel_param_ops gt_ac_ops = {
+	.set = gt_ac_set,
+	.get = gt_ac_get,
+};
+module_param_cb(ac, &gt_ac_ops, NULL, 0600);
+MODULE_PARM_DESC(ac, "write: run the user-access region once; read: its verdict");
 
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_DESCRIPTION("kinst tests: all 16 GPRs around traced instructions");
