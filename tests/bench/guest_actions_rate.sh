@@ -137,10 +137,8 @@ MEM="m0=+0(%sp):x64 m1=+8(%sp):x64 m2=+16(%sp):x64 m3=+24(%sp):x64 m4=+32(%sp):x
 
 # The loop: sets LOOP_T (ns the calls took, measured by syscall_loop itself).
 loop() {
-	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || err "syscall_loop getpid $1 failed"
-	read -r _pid </tmp/loop.out
-	LOOP_T=$(sed -n 's/^loop_ns //p' /tmp/loop.out)
-	[ -n "$LOOP_T" ] || err "syscall_loop printed no loop_ns line (an old build of it?)"
+	kt_loop_ns getpid "$1"
+	LOOP_T=$KT_LOOP_NS
 }
 
 # --- kinst -----------------------------------------------------------------

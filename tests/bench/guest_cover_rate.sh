@@ -26,8 +26,8 @@ rmmod kinst && insmod /kinst/modules/kinst.ko ring_size=4194304 ||
 
 # loop_ns: run the loop, print its nanoseconds.
 loop_ns() {
-	SYSCALL_LOOP_NS=1 syscall_loop read "$n" 8 >/tmp/loop.out || kt_fail "syscall_loop failed"
-	sed -n 's/^loop_ns //p' /tmp/loop.out
+	kt_loop_ns read "$n" 8
+	echo "$KT_LOOP_NS"
 }
 : >/tmp/res
 i=1

@@ -76,19 +76,9 @@ cases="none count count_ret latency latency_local kretprobe kp_pair fgraph kp_pa
 prof=
 loop() {
 	[ -z "$prof" ] || kt_profile_on "$prof"
-	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || { echo "ERROR: syscall_loop" >&2; exit 1; }
+	kt_loop_ns getpid "$1"
 	[ -z "$prof" ] || kt_profile_off
-	sed -n 's/^loop_ns //p' /tmp/loop.out
-}
-
-# wait_line FILE ERE: until FILE has a line matching ERE (60 s).
-wait_line() {
-	_i=0
-	until grep -Eq "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || { echo "ERROR: no '$2' in $1: $(cat "$1")" >&2; exit 1; }
-		sleep 0.1
-	done
+	echo "$KT_LOOP_NS"
 }
 
 KJ=/sys/kernel/debug/kinst/jump
@@ -110,12 +100,8 @@ tracefs_off() {
 kinst_case() {
 	_what=$1 _sed=$2
 	shift 2
-	# Emptied first: the redirection below truncates in the child, and
-	# wait_line could find the last case's "counting" line before it.
-	: >/tmp/k.err
-	kinstctl "$@" >/dev/null 2>/tmp/k.err &
-	_p=$!
-	wait_line /tmp/k.err '^kinstctl: (timing|counting) '
+	kt_armed_start /dev/null /tmp/k.err "$@"
+	_p=$KT_COUNT_PID
 	kt_jump_settle
 	_ns=$(loop "$n")
 	kill -INT $_p

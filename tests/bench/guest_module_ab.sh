@@ -38,8 +38,8 @@ done
 
 # loop N: N getpid calls; prints loop_ns.
 loop() {
-	SYSCALL_LOOP_NS=1 syscall_loop getpid "$1" >/tmp/loop.out || { echo "ERROR: syscall_loop" >&2; exit 1; }
-	sed -n 's/^loop_ns //p' /tmp/loop.out
+	kt_loop_ns getpid "$1"
+	echo "$KT_LOOP_NS"
 }
 
 # load M: kinst.ko replaced by /kinst/files/M.ko.
@@ -53,16 +53,8 @@ load() {
 traced() {
 	_label=$1
 	shift
-	: >/tmp/k.err
-	kinstctl "$@" >/dev/null 2>/tmp/k.err &
-	_p=$!
-	_i=0
-	until grep -Eq '^kinstctl: (timing|counting) ' /tmp/k.err; do
-		kill -0 $_p 2>/dev/null || { echo "ERROR: kinstctl $*: $(cat /tmp/k.err)" >&2; exit 1; }
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || { echo "ERROR: kinstctl $* did not arm in 60 s" >&2; exit 1; }
-		sleep 0.1
-	done
+	kt_armed_start /dev/null /tmp/k.err "$@"
+	_p=$KT_COUNT_PID
 	kt_jump_settle
 	kt_profile_on "$_label"
 	_ns=$(loop "$n")

@@ -406,24 +406,44 @@ kt_jump_settle() {
 	done
 }
 
-# kt_count_start OUT ERR ARGS...: `kinstctl count ARGS...` in the
-# background, stdout to OUT and stderr to ERR; returns once it says it is
-# counting, fails the scenario if it exits or has not armed within 60 s.
-# $KT_COUNT_PID is its pid.
-kt_count_start() {
+# kt_armed_start OUT ERR COMMAND ARGS...: `kinstctl COMMAND ARGS...`
+# (count or latency) in the background, stdout to OUT and stderr to ERR;
+# returns once it says it is counting or timing, fails the scenario if it
+# exits or has not armed within 60 s.  $KT_COUNT_PID is its pid.
+kt_armed_start() {
 	_o=$1 _e=$2
 	shift 2
+	# Emptied here, before kinstctl starts: its own redirection truncates
+	# them only once the background job runs, and until then the wait
+	# below could read an earlier run's line.
 	: >"$_e"
 	[ "$_o" = /dev/null ] || : >"$_o"
-	kinstctl count "$@" >"$_o" 2>"$_e" &
+	kinstctl "$@" >"$_o" 2>"$_e" &
 	KT_COUNT_PID=$!
 	_n=0
-	until grep -q '^kinstctl: counting ' "$_e"; do
-		kill -0 $KT_COUNT_PID 2>/dev/null || kt_fail "kinstctl count $* exited: $(cat "$_e")"
+	until grep -Eq '^kinstctl: (counting|timing) ' "$_e"; do
+		kill -0 $KT_COUNT_PID 2>/dev/null || kt_fail "kinstctl $* exited: $(cat "$_e")"
 		_n=$((_n + 1))
-		[ $_n -lt 600 ] || kt_fail "kinstctl count $* did not start in 60 s"
+		[ $_n -lt 600 ] || kt_fail "kinstctl $* did not start in 60 s"
 		sleep 0.1
 	done
+}
+
+# kt_count_start OUT ERR ARGS...: kt_armed_start OUT ERR count ARGS...
+kt_count_start() {
+	_co=$1 _ce=$2
+	shift 2
+	kt_armed_start "$_co" "$_ce" count "$@"
+}
+
+# kt_loop_ns SYSCALL N [ARGS...]: `syscall_loop SYSCALL N ARGS...`, timing
+# itself (SYSCALL_LOOP_NS=1); $KT_LOOP_NS is the nanoseconds its calls
+# took.  Its whole output stays in /tmp/loop.out (the first line: its
+# pid).  Fails the scenario when it fails or prints no time.
+kt_loop_ns() {
+	SYSCALL_LOOP_NS=1 syscall_loop "$@" >/tmp/loop.out || kt_fail "syscall_loop $* failed"
+	KT_LOOP_NS=$(sed -n 's/^loop_ns //p' /tmp/loop.out)
+	[ -n "$KT_LOOP_NS" ] || kt_fail "syscall_loop $* printed no loop_ns line"
 }
 
 # kt_profile_on LABEL ... kt_profile_off: a sampling window of
