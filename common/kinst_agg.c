@@ -113,7 +113,7 @@ bool
 kinst_agg_add(struct kinst_agg *a, uint32_t t, uint32_t cpu,
     uint32_t probe_id, const struct kinst_agg_val *v)
 {
-	struct kinst_agg_cpu_stats *st = &a->stats[cpu];
+	struct kinst_agg_cpu_stats *st = &a->stats[cpu].st;
 	struct kinst_agg_slot *sl;
 	uint64_t *b;
 	int64_t x;

@@ -79,6 +79,11 @@ struct kinst_agg_stack_slot {
 	uint64_t	frames[KINST_STACK_MAX];
 };
 
+/* One CPU's counters, alone on its cache line (kinst_types.h). */
+struct kinst_agg_cpu {
+	struct kinst_agg_cpu_stats st;
+} KINST_CACHE_ALIGNED;
+
 struct kinst_agg {
 	uint32_t	kind;		/* KINST_AGG_* */
 	uint32_t	flags;		/* KINST_AGGF_* */
@@ -92,7 +97,7 @@ struct kinst_agg {
 	uint32_t	active;		/* 0 or 1: the set trap context fills */
 	uint32_t	_pad;
 	uint8_t		*tables[2];	/* [ncpus][cpu_bytes] each */
-	struct kinst_agg_cpu_stats *stats;	/* [ncpus], cumulative */
+	struct kinst_agg_cpu *stats;	/* [ncpus], cumulative */
 	uint32_t	nstacks;	/* KINST_AGGF_STACK: per CPU, a power
 					   of two; else 0 */
 	uint32_t	_pad2;

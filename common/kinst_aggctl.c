@@ -254,9 +254,9 @@ kinst_ctl_agg_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 	t = a->active;
 	n = cap < a->ncpus ? cap : a->ncpus;
 	for (i = 0; i < n; i++) {
-		out[i].aggregated = KINST_LOAD_RELAXED(&a->stats[i].aggregated);
-		out[i].overflow = KINST_LOAD_RELAXED(&a->stats[i].overflow);
-		out[i].nested = KINST_LOAD_RELAXED(&a->stats[i].nested);
+		out[i].aggregated = KINST_LOAD_RELAXED(&a->stats[i].st.aggregated);
+		out[i].overflow = KINST_LOAD_RELAXED(&a->stats[i].st.overflow);
+		out[i].nested = KINST_LOAD_RELAXED(&a->stats[i].st.nested);
 		out[i].used = kinst_agg_used(a, t, i);
 	}
 	kinst_os_ctl_unlock();

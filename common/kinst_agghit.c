@@ -116,15 +116,15 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 	 * Only the outermost hit on this CPU writes its table (and, with
 	 * KINST_AGGF_RECORD, its ring).
 	 */
-	depth = ++e->depth[cpu];
+	depth = ++e->cpu[cpu].depth;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (depth != 1) {
-		__atomic_fetch_add(&a->stats[cpu].nested, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&a->stats[cpu].st.nested, 1, __ATOMIC_RELAXED);
 	} else {
 		t = KINST_LOAD_ACQUIRE(&a->active);
 		if ((a->flags & KINST_AGGF_STACK) != 0 &&
 		    !agg_stack_key(a, t, cpu, p, regs, osctx, &v)) {
-			KINST_AGG_INC(&a->stats[cpu].overflow, 1);
+			KINST_AGG_INC(&a->stats[cpu].st.overflow, 1);
 			added = false;
 		} else {
 			added = kinst_agg_add(a, t, cpu,
@@ -134,5 +134,5 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 			agg_sample(p, s, cpu, pid, tid, comm, regs, &v, added);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->depth[cpu]--;
+	e->cpu[cpu].depth--;
 }

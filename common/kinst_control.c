@@ -1114,7 +1114,7 @@ kinst_ctl_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 		out[i].delivered = kinst_ring_written(&s->rings[i]);
 		out[i].dropped = kinst_ring_dropped(&s->rings[i]);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		out[i].hits = KINST_LOAD_RELAXED(&s->hits[i]);
+		out[i].hits = KINST_LOAD_RELAXED(&s->hits[i].n);
 	}
 	kinst_os_ctl_lock();
 	(void)ctl_reap_tripped_locked(c, cs);

@@ -70,7 +70,7 @@ struct kinst_dev {
 struct kinst_dev_file {
 	struct kinst_csession cs;	/* cs.s.os_priv: the shim's */
 	struct kinst_ring *rings;	/* [ncpus] */
-	uint64_t	*hits;		/* [ncpus] */
+	struct kinst_pcpu_count *hits;	/* [ncpus] */
 	void		**bufs;		/* [ncpus] ring memory: a ctl page,
 					   then ring_size bytes of data */
 	void		**handles;	/* [ncpus] kinst_os_ring_alloc's */

@@ -22,8 +22,9 @@ kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
 	e->ncpus = ncpus > KINST_MAXCPU ? KINST_MAXCPU : ncpus;
 	e->manage_if = manage_if ? 1 : 0;
 	for (i = 0; i < KINST_MAXCPU; i++) {
-		e->depth[i] = 0;
-		e->hdepth[i] = 0;
+		e->cpu[i].depth = 0;
+		e->cpu[i].hdepth = 0;
+		e->cpu[i].jhits = 0;
 	}
 	e->tripped = 0;
 	e->native_runs = 0;
@@ -31,7 +32,7 @@ kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if)
 
 void
 kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
-    uint64_t *hits, uint32_t ncpus)
+    struct kinst_pcpu_count *hits, uint32_t ncpus)
 {
 	uint32_t i;
 
@@ -48,7 +49,7 @@ kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
 	s->capbuf = NULL;
 	s->ts = NULL;
 	for (i = 0; i < ncpus; i++)
-		hits[i] = 0;
+		hits[i].n = 0;
 }
 
 static int
@@ -131,12 +132,12 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 		return;
 
 	/* Counted here, so that hits == delivered + dropped for the session. */
-	__atomic_fetch_add(&s->hits[cpu], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->hits[cpu].n, 1, __ATOMIC_RELAXED);
 	/*
 	 * Per-thread state only for the outermost hit on this CPU: a nested
 	 * one (an NMI) could interrupt the thread's own operation on it.
 	 */
-	ts = e->hdepth[cpu] == 1 ? KINST_LOAD_ACQUIRE(&s->ts) : NULL;
+	ts = e->cpu[cpu].hdepth == 1 ? KINST_LOAD_ACQUIRE(&s->ts) : NULL;
 	/* Aggregation instead of a record (its program runs in there). */
 	if ((p->flags & KINST_PF_AGG) != 0) {
 		kinst_agg_hit(e, p, s, cpu, pid, tid, rec.comm, regs, osctx,
@@ -157,7 +158,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 	 * increment/decrement pair is balanced before any nested hit returns,
 	 * so a plain per-CPU counter suffices.
 	 */
-	depth = ++e->depth[cpu];
+	depth = ++e->cpu[cpu].depth;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*
 	 * Stack probes reserve room for the largest STACK section, programs
@@ -183,7 +184,7 @@ record(struct kinst_engine *e, struct kinst_probe *p, struct kinst_session *s,
 			kinst_os_wake_deferred(s);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->depth[cpu]--;
+	e->cpu[cpu].depth--;
 }
 
 /* Emulate or redirect to the trampoline: the instruction's execution. */
@@ -305,9 +306,9 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 		return (jump ? KINST_HIT_JUMP : execute(e, p, regs));
 
 	/* Nesting guard (kinst_engine.h); balanced before any return. */
-	depth = ++e->hdepth[cpu];
+	depth = ++e->cpu[cpu].hdepth;
 	if (jump)
-		e->jhits[cpu]++;	/* this CPU only; read racily (debugfs) */
+		e->cpu[cpu].jhits++;	/* read racily (debugfs) */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (depth > KINST_NEST_MAX) {
 		__atomic_store_n(&p->tripped, 1, __ATOMIC_RELAXED);
@@ -330,6 +331,6 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 	}
 	res = jump ? KINST_HIT_JUMP : execute(e, p, regs);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->hdepth[cpu]--;
+	e->cpu[cpu].hdepth--;
 	return (res);
 }

@@ -21,6 +21,17 @@
 
 #define	KINST_MAXCPU	1024
 
+/*
+ * What one CPU writes at every hit (kinst_engine.cpu[]), alone on its
+ * cache line (kinst_types.h): in arrays indexed by CPU, sixteen CPUs'
+ * depths shared one line.
+ */
+struct kinst_engine_cpu {
+	uint32_t	depth;		/* in-record depth */
+	uint32_t	hdepth;		/* in-handler depth (nesting guard) */
+	uint64_t	jhits;		/* hits through a jump (kinst_engine_jhit) */
+} KINST_CACHE_ALIGNED;
+
 enum kinst_hit_result {
 	KINST_HIT_NOT_OURS = 0,
 	KINST_HIT_REDIRECT = 1,
@@ -32,7 +43,7 @@ enum kinst_hit_result {
 /* One per open device file: its rings (one per CPU) and its filters. */
 struct kinst_session {
 	struct kinst_ring *rings;	/* [ncpus], set up by the shim */
-	uint64_t	*hits;		/* [ncpus] hits of this session's probes, per CPU */
+	struct kinst_pcpu_count *hits;	/* [ncpus] hits of this session's probes, per CPU */
 	uint32_t	ncpus;
 	int32_t		filter_pid;	/* record only this pid (-1: all) */
 	int32_t		filter_cpu;	/* record only this CPU (-1: all) */
@@ -96,12 +107,10 @@ struct kinst_engine {
 	struct kinst_ptable table;
 	uint32_t	ncpus;
 	uint32_t	manage_if;	/* kernels: 1 (run trampolines with IF clear); user harness: 0 */
-	uint32_t	depth[KINST_MAXCPU];	/* per-CPU in-record depth */
-	uint32_t	hdepth[KINST_MAXCPU];	/* per-CPU in-handler depth (nesting guard) */
 	uint64_t	tripped;	/* hits beyond KINST_NEST_MAX, all probes */
 	uint64_t	native_runs;	/* emulations that failed and ran the
 					   probe's native image instead */
-	uint64_t	jhits[KINST_MAXCPU];	/* per-CPU hits through a jump (kinst_engine_jhit) */
+	struct kinst_engine_cpu cpu[KINST_MAXCPU];	/* this CPU's only */
 };
 
 /*
@@ -119,7 +128,7 @@ struct kinst_engine {
 
 void	kinst_engine_init(struct kinst_engine *e, uint32_t ncpus, bool manage_if);
 void	kinst_session_init(struct kinst_session *s, struct kinst_ring *rings,
-	    uint64_t *hits, uint32_t ncpus);
+	    struct kinst_pcpu_count *hits, uint32_t ncpus);
 
 /*
  * Arm time: decode and classify the instruction at addr (bytes, avail

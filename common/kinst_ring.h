@@ -33,7 +33,7 @@ struct kinst_ring {
 	 */
 	struct kinst_ring_ctl *ctl;
 	struct kinst_ring_ctl own;
-};
+} KINST_CACHE_ALIGNED;	/* a session's rings[cpu]: each its CPU's own line(s) */
 
 /* size must be a power of two >= 64; returns 0 or -1. */
 int	kinst_ring_init(struct kinst_ring *r, void *buf, uint32_t size);

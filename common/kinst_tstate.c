@@ -11,12 +11,12 @@
 #include "kinst_tstate.h"
 
 #define	TS_INC(t, cpu, field)	\
-	__atomic_store_n(&(t)->stats[cpu].field, \
-	    __atomic_load_n(&(t)->stats[cpu].field, __ATOMIC_RELAXED) + 1, \
+	__atomic_store_n(&(t)->stats[cpu].st.field, \
+	    __atomic_load_n(&(t)->stats[cpu].st.field, __ATOMIC_RELAXED) + 1, \
 	    __ATOMIC_RELAXED)
 #define	TS_ADD(t, cpu, field, k)	\
-	__atomic_store_n(&(t)->stats[cpu].field, \
-	    __atomic_load_n(&(t)->stats[cpu].field, __ATOMIC_RELAXED) + (k), \
+	__atomic_store_n(&(t)->stats[cpu].st.field, \
+	    __atomic_load_n(&(t)->stats[cpu].st.field, __ATOMIC_RELAXED) + (k), \
 	    __ATOMIC_RELAXED)
 
 void
@@ -27,7 +27,7 @@ kinst_ts_read_stats(const struct kinst_tstate *t, struct kinst_ts_stats *out)
 
 	kinst_bzero(out, sizeof(*out));
 	for (i = 0; i < t->ncpus; i++) {
-		c = &t->stats[i];
+		c = &t->stats[i].st;
 		out->pushed += KINST_LOAD_RELAXED(&c->pushed);
 		out->superseded += KINST_LOAD_RELAXED(&c->superseded);
 		out->evicted += KINST_LOAD_RELAXED(&c->evicted);

@@ -62,6 +62,11 @@ struct kinst_ts_slot {
 	struct kinst_ts_act act[KINST_TS_DEPTH];
 };
 
+/* One CPU's counters, alone on its cache line (kinst_types.h). */
+struct kinst_ts_cpu {
+	struct kinst_ts_stats st;
+} KINST_CACHE_ALIGNED;
+
 struct kinst_tstate {
 	uint32_t	nslots;		/* a power of two */
 	uint32_t	ncpus;
@@ -76,7 +81,7 @@ struct kinst_tstate {
 	 */
 	uint64_t	epoch;
 	struct kinst_ts_slot *slots;
-	struct kinst_ts_stats *stats;	/* [ncpus], single writer each */
+	struct kinst_ts_cpu *stats;	/* [ncpus], single writer each */
 };
 
 /*

@@ -22,6 +22,19 @@
 
 #define	KINST_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Per-CPU data that its CPU writes at every hit lies alone on its cache
+ * line: in a plain array indexed by CPU, neighbours share a line and every
+ * hit on one CPU takes it from the others (false sharing).
+ */
+#define	KINST_CACHE_LINE	64
+#define	KINST_CACHE_ALIGNED	__attribute__((__aligned__(KINST_CACHE_LINE)))
+
+/* A counter one CPU writes, in an array indexed by CPU. */
+struct kinst_pcpu_count {
+	uint64_t	n;
+} KINST_CACHE_ALIGNED;
+
 /* Relaxed/acquire/release helpers over the GCC/Clang __atomic builtins. */
 #define	KINST_LOAD_RELAXED(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define	KINST_LOAD_ACQUIRE(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)

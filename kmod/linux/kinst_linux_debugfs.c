@@ -126,7 +126,7 @@ kinst_jump_show(struct seq_file *m, void *v)
 
 	(void)v;
 	for (cpu = 0; cpu < kinst_engine->ncpus; cpu++)
-		hits += READ_ONCE(kinst_engine->jhits[cpu]);
+		hits += READ_ONCE(kinst_engine->cpu[cpu].jhits);
 	n = READ_ONCE(kinst_dbg_ctl->njump);
 	busy = READ_ONCE(*kinst_dbg_optimizing);
 	seq_printf(m, "enabled %d\ninstalled %u\noptimizing %d\nhits %llu\n"

@@ -31,7 +31,7 @@ void	kh_os_init(void);
 static struct kinst_engine eng;
 static struct kinst_session sess;
 static struct kinst_ring ring;
-static uint64_t hits[1];
+static struct kinst_pcpu_count hits[1];
 static uint8_t ringbuf[RING_SIZE] __attribute__((aligned(64)));
 static uint64_t stack[512];
 
@@ -151,7 +151,7 @@ row(const char *what, uint64_t addr, uint64_t n, enum ring_mode rm,
 #define	AGG_SLOTS	16
 static uint8_t agg_tab[2][AGG_SLOTS * (sizeof(struct kinst_agg_slot) +
     8 * KINST_AGG_LOG2_BUCKETS)] __attribute__((aligned(64)));
-static struct kinst_agg_cpu_stats agg_st[1];
+static struct kinst_agg_cpu agg_st[1];
 static struct kinst_prog_cpu_stats agg_ps[1];
 static struct kinst_agg agg;
 static struct kinst_prog agg_prog;
@@ -207,9 +207,9 @@ bench_agg(uint64_t a_ool, uint64_t a_call, uint64_t n)
 	    RING_RESET, KINST_HIT_REDIRECT);
 	agg.flags = 0;
 	probes[0].prog = NULL;
-	if (agg_st[0].overflow != 0 || agg_st[0].nested != 0)
+	if (agg_st[0].st.overflow != 0 || agg_st[0].st.nested != 0)
 		errx(1, "aggregation: %ju overflowed, %ju nested",
-		    (uintmax_t)agg_st[0].overflow, (uintmax_t)agg_st[0].nested);
+		    (uintmax_t)agg_st[0].st.overflow, (uintmax_t)agg_st[0].st.nested);
 	for (i = 0; i < 3; i++)
 		probes[i].flags = 0;
 	sess.agg = NULL;
@@ -399,7 +399,7 @@ bench_ts(uint64_t a_ool, uint64_t n)
 	static struct kinst_prog uprog, eprog;
 	uint64_t matched;
 	static struct kinst_ts_slot slots[64];
-	static struct kinst_ts_stats tst[1];
+	static struct kinst_ts_cpu tst[1];
 	static struct kinst_tstate ts = {
 		.nslots = 64, .ncpus = 1, .idle_ns = 1000000000, .epoch = 1,
 		.slots = slots, .stats = tst,
@@ -420,9 +420,9 @@ bench_ts(uint64_t a_ool, uint64_t n)
 	row("out-of-line probe, TS push + get/close", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
 	probes[0].prog = NULL;
-	if (tst[0].closed == 0 || tst[0].closed != tst[0].pushed)
+	if (tst[0].st.closed == 0 || tst[0].st.closed != tst[0].st.pushed)
 		errx(1, "the pair closed %ju of %ju activations",
-		    (uintmax_t)tst[0].closed, (uintmax_t)tst[0].pushed);
+		    (uintmax_t)tst[0].st.closed, (uintmax_t)tst[0].st.pushed);
 	if (kinst_prog_verify(push, 5, &uprog, &bad) != KINST_PV_OK ||
 	    kinst_prog_verify(entry, 5, &eprog, &bad) != KINST_PV_OK)
 		errx(1, "an entry-value program was refused at %u", bad);
@@ -430,15 +430,15 @@ bench_ts(uint64_t a_ool, uint64_t n)
 	probes[0].prog = &uprog;
 	row("out-of-line probe, the entry's push (filtered)", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
-	matched = tst[0].matched;
+	matched = tst[0].st.matched;
 	probes[0].prog = &eprog;
 	row("out-of-line probe, --var an entry value", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
 	probes[0].prog = NULL;
 	sess.capbuf = NULL;
-	if (tst[0].matched - matched < n)
+	if (tst[0].st.matched - matched < n)
 		errx(1, "the entry value was found at %ju of %ju hits",
-		    (uintmax_t)(tst[0].matched - matched), (uintmax_t)n);
+		    (uintmax_t)(tst[0].st.matched - matched), (uintmax_t)n);
 	sess.ts = NULL;
 	sess.pstats = NULL;
 }

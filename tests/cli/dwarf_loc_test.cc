@@ -382,7 +382,7 @@ ATF_TEST_CASE_BODY(refusals)
 	// rsp + 8 as the frame code computes it) of the tag, word 0 for rdi.
 	{
 		static struct kinst_ts_slot slots[2];
-		static struct kinst_ts_stats tst[2];
+		static struct kinst_ts_cpu tst[2];
 		static struct kinst_tstate ts;
 		ts.nslots = 2;
 		ts.ncpus = 2;

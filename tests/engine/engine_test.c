@@ -750,7 +750,7 @@ ATF_TC_BODY(emulate_fault_leaves_regs, tc)
 static struct kinst_engine eng;
 static struct kinst_ring rings[2];
 static uint8_t ringbuf[2][8192];
-static uint64_t shits[2];
+static struct kinst_pcpu_count shits[2];
 static struct kinst_session sess;
 
 static void
@@ -874,7 +874,7 @@ ATF_TC_BODY(hit_redirect_and_if, tc)
 	ATF_CHECK_EQ(rec.pid, 100);
 	ATF_CHECK_STREQ(rec.comm, "unit");
 	ATF_CHECK_EQ(p.hits, 2);
-	ATF_CHECK_EQ(shits[0], 3);
+	ATF_CHECK_EQ(shits[0].n, 3);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 3);
 
 	/* User-space mode never touches IF. */
@@ -935,7 +935,7 @@ ATF_TC_BODY(hit_predicate, tc)
 		ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 		ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);
 	}
-	ATF_CHECK_EQ(shits[0], 10);
+	ATF_CHECK_EQ(shits[0].n, 10);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 5);
 	ATF_CHECK_EQ(ps[0].filtered, 5);
 	ATF_CHECK_EQ(ps[0].faults, 0);
@@ -951,7 +951,7 @@ ATF_TC_BODY(hit_predicate, tc)
 	ATF_CHECK_EQ(r.rip, 0x500040 + KINST_TRAMP_STI);
 	ATF_CHECK_EQ(ps[0].filtered, 6);
 	ATF_CHECK_EQ(ps[0].faults, 1);
-	ATF_CHECK_EQ(shits[0], kinst_ring_written(&rings[0]) +
+	ATF_CHECK_EQ(shits[0].n, kinst_ring_written(&rings[0]) +
 	    kinst_ring_dropped(&rings[0]) + ps[0].filtered);
 	/* A non-zero value loaded from the kernel half (kinst_os_read). */
 	memset(fake_mem, 0, sizeof(fake_mem));
@@ -1163,8 +1163,8 @@ ATF_TC_BODY(hit_captures, tc)
 		ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 0);
 		ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 1);
 	}
-	ATF_CHECK_EQ(shits[0], 4);
-	ATF_CHECK_EQ(shits[0], 2 + 1 + ps[0].filtered);	/* 2 written, 1 dropped */
+	ATF_CHECK_EQ(shits[0].n, 4);
+	ATF_CHECK_EQ(shits[0].n, 2 + 1 + ps[0].filtered);	/* 2 written, 1 dropped */
 	sess.pstats = NULL;
 	sess.capbuf = NULL;
 	munmap(pg, 2 * psz);
@@ -1238,7 +1238,7 @@ ATF_TC_BODY(hit_tstate_nested, tc)
 	static struct kinst_prog po, pi;
 	static uint64_t capbuf[2 * KINST_CAP_REC_MAX / 8];
 	static struct kinst_ts_slot slots[4];
-	static struct kinst_ts_stats tst[2];
+	static struct kinst_ts_cpu tst[2];
 	static struct kinst_tstate ts = {
 		.nslots = 4, .ncpus = 2, .idle_ns = 1000000, .epoch = 1,
 		.slots = slots, .stats = tst,
@@ -1309,10 +1309,10 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	ATF_CHECK_EQ(r.rflags, 0x202);		/* emulation keeps IF */
 	ATF_CHECK_EQ(mem64(sp - 8), 0x400005);
 	/* hits == delivered + dropped: the nested one was dropped. */
-	ATF_CHECK_EQ(shits[0], 2);
+	ATF_CHECK_EQ(shits[0].n, 2);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 1);
 	ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 1);
-	ATF_CHECK_EQ(eng.depth[0], 0);
+	ATF_CHECK_EQ(eng.cpu[0].depth, 0);
 
 	/* Another CPU records into its own ring; filters apply. */
 	fake_cpu = 1;
@@ -1323,7 +1323,7 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	regs_init(&r, 0x400100);
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 1);
-	ATF_CHECK_EQ(shits[1], 1);		/* filtered hits are not counted */
+	ATF_CHECK_EQ(shits[1].n, 1);		/* filtered hits are not counted */
 	ATF_CHECK_EQ(q.hits, 3);
 	sess.filter_pid = 100;			/* the fake OS's pid: recorded */
 	regs_init(&r, 0x400100);
@@ -1339,7 +1339,7 @@ ATF_TC_BODY(hit_emulated_and_nested, tc)
 	regs_init(&r, 0x400100);
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[1]), 2);
-	ATF_CHECK_EQ(shits[1], 2);
+	ATF_CHECK_EQ(shits[1].n, 2);
 	sess.filter_cpu = -1;
 
 	/* An emulation fault: regs untouched, reported. */
@@ -1493,9 +1493,9 @@ ATF_TC_BODY(hit_nesting_guard, tc)
 	ATF_CHECK_EQ(p.hits, KINST_NEST_MAX + 1);
 	ATF_CHECK_EQ(p.tripped, 1);
 	ATF_CHECK_EQ(eng.tripped, 1);
-	ATF_CHECK_EQ(eng.hdepth[0], 0);
+	ATF_CHECK_EQ(eng.cpu[0].hdepth, 0);
 	/* hits == delivered + dropped still: the quiet hit is not a session hit. */
-	ATF_CHECK_EQ(shits[0], KINST_NEST_MAX);
+	ATF_CHECK_EQ(shits[0].n, KINST_NEST_MAX);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]) +
 	    kinst_ring_dropped(&rings[0]), KINST_NEST_MAX);
 	ATF_CHECK_EQ(r.rip, 0x500000 + KINST_TRAMP_STI);
@@ -1578,7 +1578,7 @@ ATF_TC_BODY(hit_ring_full, tc)
 	/* 512 bytes hold two records: the rest are dropped, and counted. */
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 2);
 	ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 3);
-	ATF_CHECK_EQ(shits[0], 5);
+	ATF_CHECK_EQ(shits[0].n, 5);
 	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], &rec, sizeof(rec)), sizeof(rec));
 	ATF_CHECK_EQ(rec.regs._pad, 0);		/* nothing of the caller leaks */
 	/* Room again: the next hit is delivered. */
@@ -1634,6 +1634,37 @@ ATF_TC_BODY(hit_record_every_byte, tc)
 	    k < sizeof(rec[0]) ? a[k] : 0, k < sizeof(rec[0]) ? b[k] : 0);
 	ATF_CHECK_STREQ(rec[0].comm, "unit");
 	ATF_CHECK_EQ(rec[0].comm[KINST_COMM_LEN - 1], 0);
+}
+
+/*
+ * What a CPU writes at every hit lies on cache lines of its own
+ * (kinst_types.h): each per-CPU element starts a line and fills whole
+ * lines, so no two CPUs' elements share one (false sharing).  The objects
+ * here are the ones the engine indexes by CPU.
+ */
+#define	LINES_OWN(a)	do {						\
+	ATF_CHECK_EQ_MSG((uintptr_t)&(a)[0] % KINST_CACHE_LINE, 0,	\
+	    "%s[0] at %p: not on a line of its own", #a, (void *)&(a)[0]); \
+	ATF_CHECK_EQ_MSG(((uintptr_t)&(a)[1] - (uintptr_t)&(a)[0]) %	\
+	    KINST_CACHE_LINE, 0, "%s: %zu bytes per CPU", #a,		\
+	    (size_t)((uintptr_t)&(a)[1] - (uintptr_t)&(a)[0]));	\
+} while (0)
+
+ATF_TC_WITHOUT_HEAD(percpu_lines);
+ATF_TC_BODY(percpu_lines, tc)
+{
+	static struct kinst_engine e;
+	static struct kinst_pcpu_count hits[2];
+	static struct kinst_ring rings[2];
+	static struct kinst_agg_cpu ast[2];
+	static struct kinst_ts_cpu tst[2];
+
+	ATF_REQUIRE_EQ(KINST_CACHE_LINE, 64);
+	LINES_OWN(e.cpu);
+	LINES_OWN(hits);
+	LINES_OWN(rings);
+	LINES_OWN(ast);
+	LINES_OWN(tst);
 }
 
 /*
@@ -1846,9 +1877,9 @@ ATF_TC_BODY(hit_stack_ring_accounting, tc)
 	}
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]),
 	    want + (sizeof(small) - used) / rec);
-	ATF_CHECK_EQ(shits[0], 20);
+	ATF_CHECK_EQ(shits[0].n, 20);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]) +
-	    kinst_ring_dropped(&rings[0]), shits[0]);
+	    kinst_ring_dropped(&rings[0]), shits[0].n);
 }
 
 /* ---- the frame-pointer walk (FreeBSD's stacks) on a synthetic stack ---- */
@@ -2052,5 +2083,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hit_nesting_guard);
 	ATF_TP_ADD_TC(tp, callgraph_exits);
 	ATF_TP_ADD_TC(tp, kaddr_ok);
+	ATF_TP_ADD_TC(tp, percpu_lines);
 	return (atf_no_error());
 }

@@ -124,7 +124,7 @@ kinst_os_stack(const struct kinst_regs *regs, void *osctx, uint32_t offset,
 struct tsess {
 	struct kinst_session s;
 	struct kinst_ring rings[NHIT];
-	uint64_t	hits[NHIT];
+	struct kinst_pcpu_count hits[NHIT];
 	uint8_t		*buf[NHIT];
 	struct kinst_prog_cpu_stats pst[NHIT];
 	uint64_t	received;	/* records the drain thread took */
@@ -426,7 +426,7 @@ ATF_TC_BODY(subscribers_churn, tc)
 	for (j = 0; j <= NSESS; j++) {
 		sess_hits = dropped = filtered = 0;
 		for (c = 0; c < NHIT; c++) {
-			sess_hits += ts[j].hits[c];
+			sess_hits += ts[j].hits[c].n;
 			dropped += kinst_ring_dropped(&ts[j].rings[c]);
 			filtered += ts[j].pst[c].filtered;
 		}

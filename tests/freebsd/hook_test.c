@@ -70,7 +70,7 @@ static int kh_bad_frame_ptr, kh_bad_frame_copy, kh_bad_write;
 static struct kinst_engine kh_eng;
 static struct kinst_session kh_sess;
 static struct kinst_ring kh_ring;
-static uint64_t kh_hits;
+static struct kinst_pcpu_count kh_hits;
 static uint8_t kh_ringbuf[1 << 16];
 static uint64_t kh_trap_sp = 0x5a5a;	/* this CPU's slot; restored after */
 static uint64_t kh_faults;
@@ -419,7 +419,7 @@ ATF_TC_BODY(engine_through_hook, tc)
 		ATF_CHECK(kinst_ring_empty(&kh_ring));
 	}
 	ATF_CHECK_EQ(kh_faults, 0);
-	ATF_CHECK_EQ(kh_hits, 4);
+	ATF_CHECK_EQ(kh_hits.n, 4);
 }
 
 /*

@@ -108,7 +108,7 @@ static void *kh_vhook_ctx;
 static struct kinst_engine kh_eng;
 static struct kinst_session kh_sess;
 static struct kinst_ring kh_ring;
-static uint64_t kh_hits[1];
+static struct kinst_pcpu_count kh_hits[1];
 static uint8_t *kh_ringbuf, *kh_recbuf;
 
 static uint8_t kh_stack[KH_STACK_SIZE] __attribute__((aligned(64)));
@@ -1102,7 +1102,7 @@ static void
 kh_ring_reset(void)
 {
 	kinst_ring_init(&kh_ring, kh_ringbuf, KH_RING_SIZE);
-	kh_hits[0] = 0;
+	kh_hits[0].n = 0;
 }
 
 /* Pull every record out of the ring into kh_recbuf; returns the count. */
@@ -1412,12 +1412,12 @@ kh_traced_run(const struct kh_fn *fn, int in, const char *label,
 		st->harness_errors++;
 		bad = 1;
 	}
-	if (!bad && (kh_hits[0] != nrec || p_hits != nrec)) {
+	if (!bad && (kh_hits[0].n != nrec || p_hits != nrec)) {
 		st->divergences++;
 		bad = 1;
 		printf("DIVERGENCE %s input #%d: session hits %ju, probe hits "
 		    "%ju, records %u\n", kh_cur.name, in,
-		    (uintmax_t)kh_hits[0], (uintmax_t)p_hits, nrec);
+		    (uintmax_t)kh_hits[0].n, (uintmax_t)p_hits, nrec);
 	}
 	if (!bad)
 		kh_compare_records(kh_armed, kh_probes, kh_probe_of, in, nrec,
@@ -1777,7 +1777,7 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
  */
 static struct kinst_session kh_sess_b;
 static struct kinst_ring kh_ring_b;
-static uint64_t kh_hits_b[1];
+static struct kinst_pcpu_count kh_hits_b[1];
 static uint8_t *kh_ringbuf_b;
 static struct kinst_probe kh_sub_a[KH_MAX_BOUNDS], kh_sub_b[KH_MAX_BOUNDS];
 
@@ -1898,7 +1898,7 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 			kh_unsub_at = half;
 			kh_unsub_hits = 0;
 			kinst_ring_init(&kh_ring_b, kh_ringbuf_b, KH_RING_SIZE);
-			kh_hits_b[0] = 0;
+			kh_hits_b[0].n = 0;
 			memset(pst, 0, sizeof(pst));
 			ss->runs++;
 			site_hits = 0;
@@ -1914,7 +1914,7 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 			if (d == NULL && kh_compare_records(kh_armed, kh_sub_a,
 			    kh_probe_of, (int)in, nrec_a, st) != 0)
 				d = "session A's records differ";
-			if (d == NULL && (kh_hits[0] != nexp ||
+			if (d == NULL && (kh_hits[0].n != nexp ||
 			    site_hits != nexp))
 				d = "session A's or the sites' hits differ";
 			/* Session B: the first half, where rax is even. */
@@ -1948,7 +1948,7 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 			if (d == NULL && (nrec_b != exp_b ||
 			    got != (size_t)nrec_b * sizeof(*r) ||
 			    pst[0].filtered != exp_f ||
-			    kh_hits_b[0] != half ||
+			    kh_hits_b[0].n != half ||
 			    kinst_ring_dropped(&kh_ring_b) != 0 ||
 			    kinst_ring_dropped(&kh_ring) != 0))
 				d = "session B's counts differ";
@@ -1971,8 +1971,8 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 					    "matching; ground truth %u hits, "
 					    "B's half %u: %u even, %u odd; "
 					    "site hits %ju)\n", fn->name, in,
-					    d, nrec_a, (uintmax_t)kh_hits[0],
-					    nrec_b, (uintmax_t)kh_hits_b[0],
+					    d, nrec_a, (uintmax_t)kh_hits[0].n,
+					    nrec_b, (uintmax_t)kh_hits_b[0].n,
 					    (uintmax_t)pst[0].filtered, nexp,
 					    half, exp_b, exp_f,
 					    (uintmax_t)site_hits);
@@ -2304,7 +2304,7 @@ struct kh_mt_arg {
 
 static struct kinst_session kh_mt_sess;
 static struct kinst_ring kh_mt_rings[KH_MT_THREADS];
-static uint64_t kh_mt_hits[KH_MT_THREADS];
+static struct kinst_pcpu_count kh_mt_hits[KH_MT_THREADS];
 static uint8_t *kh_mt_ringbuf[KH_MT_THREADS];
 
 static void *
@@ -2566,13 +2566,13 @@ kh_check_nested(struct kh_stats *st)
 	rec = (const struct kinst_hit_record *)kh_recbuf;
 	printf("nested: outer hits %ju, inner hits %ju, session hits %ju, "
 	    "records %u, dropped %ju\n", (uintmax_t)outer.hits,
-	    (uintmax_t)inner.hits, (uintmax_t)kh_hits[0], nrec,
+	    (uintmax_t)inner.hits, (uintmax_t)kh_hits[0].n, nrec,
 	    (uintmax_t)kinst_ring_dropped(&kh_ring));
 	if (d != NULL) {
 		printf("DIVERGENCE nested hit: %s\n", d);
 		st->divergences++;
 	} else if (outer.hits != 1 || inner.hits != 1 || nrec != 1 ||
-	    kinst_ring_dropped(&kh_ring) != 1 || kh_hits[0] != 2 ||
+	    kinst_ring_dropped(&kh_ring) != 1 || kh_hits[0].n != 2 ||
 	    rec[0].probe_id != 77 || rec[0].addr != outer.addr ||
 	    rec[0].regs.gpr[KINST_RDI] != fn->in[1][0] ||
 	    rec[0].regs.gpr[KINST_RSP] != kh_in_rsp - 8) {
@@ -2617,7 +2617,7 @@ kh_check_ring_full(struct kh_stats *st)
 	}
 	kinst_ring_init(&small, smallbuf, sizeof(smallbuf));
 	kh_sess.rings = &small;
-	kh_hits[0] = 0;
+	kh_hits[0].n = 0;
 	st->runs++;
 	kh_run(fn, fn->in[1], KH_TRACE, &o);
 	kh_sess.rings = &kh_ring;
@@ -2642,10 +2642,10 @@ kh_check_ring_full(struct kh_stats *st)
 		st->divergences++;
 		return;
 	}
-	if (dropped == 0 || p.hits != nrec + dropped || kh_hits[0] != p.hits) {
+	if (dropped == 0 || p.hits != nrec + dropped || kh_hits[0].n != p.hits) {
 		printf("DIVERGENCE ring full: hits %ju != records %u + dropped "
 		    "%ju (session hits %ju)\n", (uintmax_t)p.hits, nrec,
-		    (uintmax_t)dropped, (uintmax_t)kh_hits[0]);
+		    (uintmax_t)dropped, (uintmax_t)kh_hits[0].n);
 		st->divergences++;
 		return;
 	}

@@ -43,7 +43,7 @@ uint64_t lt_other(uint64_t x);
 static struct kinst_engine lt_eng;
 static struct kinst_session lt_sess;
 static struct kinst_ring lt_ring;
-static uint64_t lt_hits[1];
+static struct kinst_pcpu_count lt_hits[1];
 static uint8_t lt_ringbuf[1 << 16];
 static struct kinst_fbsd_tramps lt_tramps;
 static bool lt_unmap_on_free;		/* the bug this test guards against */

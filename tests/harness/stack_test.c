@@ -35,7 +35,7 @@ extern uint64_t kh_stack_lo, kh_stack_hi;	/* kh_os.c */
 static struct kinst_engine st_eng;
 static struct kinst_session st_sess;
 static struct kinst_ring st_ring;
-static uint64_t st_hits[1];
+static struct kinst_pcpu_count st_hits[1];
 static uint8_t st_ringbuf[1 << 16] __attribute__((aligned(8)));
 static uint8_t *st_tramp;
 static int st_bad_hits;

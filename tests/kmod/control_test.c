@@ -704,8 +704,8 @@ ATF_TC_BODY(shared_site, tc)
 	    ids[2] == a.probe_id);
 	ATF_REQUIRE_EQ(ring_ids(&s2, ids, 8), 2);
 	ATF_CHECK(ids[0] == b.probe_id && ids[1] == b.probe_id);
-	ATF_CHECK_EQ(s1.hits[0], 3);
-	ATF_CHECK_EQ(s2.hits[0], 3);	/* hits == delivered + not matching */
+	ATF_CHECK_EQ(s1.hits[0].n, 3);
+	ATF_CHECK_EQ(s2.hits[0].n, 3);	/* hits == delivered + not matching */
 	ATF_CHECK_EQ(kinst_ring_written(&s1.rings[0]), 3);
 	ATF_CHECK_EQ(kinst_ring_written(&s2.rings[0]), 2);
 	ATF_CHECK_EQ(site->hits, 3);

@@ -63,7 +63,7 @@ struct kinst_csite *jump_window_of(uint64_t addr);
 struct sess {
 	struct kinst_csession cs;
 	struct kinst_ring rings[2];
-	uint64_t hits[2];
+	struct kinst_pcpu_count hits[2];
 	uint8_t buf[2][4096];
 };
 

@@ -192,8 +192,8 @@ ATF_TC_BODY(counts_and_keys, tc)
 	n = readcpu(1, buf, 128);
 	ATF_REQUIRE_EQ(n, 1);
 	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 1);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 17);
-	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.aggregated, 17);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].st.aggregated, 1);
 	/* A read capped below the entries in use copies only cap. */
 	ATF_CHECK_EQ(readcpu(0, buf, 2), 2);
 	kinst_ctl_agg_fini(&cs);
@@ -331,7 +331,7 @@ ATF_TC_BODY(overflow, tc)
 	add(0, 3, 1, 0, 0);
 	ATF_REQUIRE_EQ(readcpu(0, buf, 8), 1);
 	ATF_CHECK_EQ(((struct kinst_agg_entry *)buf)->count, 2);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 3);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.overflow, 3);
 	kinst_ctl_agg_fini(&cs);
 }
 
@@ -482,16 +482,16 @@ ATF_TC_BODY(engine_step, tc)
 		hits++;
 	}
 	/* A nested hit: the CPU is already inside one. */
-	eng.depth[1] = 1;
+	eng.cpu[1].depth = 1;
 	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, "dd\0\0\0\0\0\0x", &r,
 	    NULL, NULL);
 	hits++;
-	eng.depth[1] = 0;
+	eng.cpu[1].depth = 0;
 	ATF_CHECK_EQ(ps[1].filtered, 6);
-	ATF_CHECK_EQ(cs.s.agg->stats[1].nested, 1);
-	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 24);
-	ATF_CHECK_EQ(ps[1].filtered + cs.s.agg->stats[1].aggregated +
-	    cs.s.agg->stats[1].nested + cs.s.agg->stats[1].overflow, hits);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].st.nested, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].st.aggregated, 24);
+	ATF_CHECK_EQ(ps[1].filtered + cs.s.agg->stats[1].st.aggregated +
+	    cs.s.agg->stats[1].st.nested + cs.s.agg->stats[1].st.overflow, hits);
 	n = readcpu(1, buf, 64);
 	ATF_REQUIRE_EQ(n, 3);
 	dd = 'd' | ('d' << 8);
@@ -593,11 +593,11 @@ ATF_TC_BODY(record_samples, tc)
 		hits++;
 	}
 	/* A nested hit: counted, not recorded. */
-	eng.depth[1] = 1;
+	eng.cpu[1].depth = 1;
 	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, comm, &r, NULL, NULL);
 	hits++;
-	eng.depth[1] = 0;
-	st = &cs.s.agg->stats[1];
+	eng.cpu[1].depth = 0;
+	st = &cs.s.agg->stats[1].st;
 	ATF_CHECK_EQ(ps[1].filtered, 1);
 	ATF_CHECK_EQ(st->nested, 1);
 	ATF_CHECK_EQ(st->aggregated, 6);	/* i = 0 1 3 6 7 9 */
@@ -646,7 +646,7 @@ ATF_TC_BODY(record_samples, tc)
 	cs.s.rings = rings;
 	cs.s.pstats = ps;
 	kinst_agg_hit(&eng, &p, &cs.s, 1, 10, 11, comm, &r, NULL, NULL);
-	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].st.aggregated, 1);
 	ATF_CHECK_EQ(kinst_ring_get(&rings[1], out, sizeof(out)), 0);
 	cs.s.pstats = NULL;
 	cs.s.rings = NULL;
@@ -679,7 +679,7 @@ ATF_TC_BODY(record_clock, tc)
 		{ .op = KINST_OP_RET },
 	};
 	static struct kinst_ts_slot slots[4];
-	static struct kinst_ts_stats tst[2];
+	static struct kinst_ts_cpu tst[2];
 	static struct kinst_tstate ts = {
 		.nslots = 4, .ncpus = 2, .idle_ns = 1000000000, .epoch = 1,
 		.slots = slots, .stats = tst,
@@ -714,7 +714,7 @@ ATF_TC_BODY(record_clock, tc)
 	kinst_agg_hit(&eng, &p, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
 	kinst_agg_hit(&eng, &q, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
 	ATF_CHECK_EQ(pst[0].filtered, 1);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 1);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.aggregated, 1);
 	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], out, sizeof(out)),
 	    sizeof(out[0]));
 	ATF_CHECK_EQ(out[0].h.probe_id, 2);
@@ -885,9 +885,9 @@ ATF_TC_BODY(stack_counts, tc)
 	ATF_CHECK_EQ(stk[0].flags, 0);
 	for (k = 5; k < KINST_STACK_MAX; k++)
 		ATF_CHECK_EQ(stk[0].frames[k], 0);
-	ATF_CHECK_EQ(cs.s.agg->stats[1].aggregated, 10);
-	ATF_CHECK_EQ(cs.s.agg->stats[1].overflow, 0);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 4);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].st.aggregated, 10);
+	ATF_CHECK_EQ(cs.s.agg->stats[1].st.overflow, 0);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.aggregated, 4);
 	/* A stack deeper than KINST_STACK_MAX: clipped, marked truncated. */
 	for (i = 0; i < 80; i++)
 		stub_callers[i] = 0xb000 + i;
@@ -928,8 +928,8 @@ ATF_TC_BODY(stack_collision_and_full, tc)
 	ATF_CHECK_EQ(stack_count(0, p.addr, s1, 4), 4);
 	ATF_CHECK_EQ(stack_count(0, p.addr, s2, 4), 0);
 	ATF_CHECK_EQ(readstacks(0), 1);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 4);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 2);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.aggregated, 4);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.overflow, 2);
 	/* 4 stack slots, 6 stacks: 4 kept, the other two overflow; hits ==
 	   aggregated + overflow. */
 	ATF_REQUIRE_EQ(setup_stacks(1, 64, 4, &su), KINST_E_OK);
@@ -940,8 +940,8 @@ ATF_TC_BODY(stack_collision_and_full, tc)
 		stack_hit(&eng, &p, 0, &c, 1);
 	}
 	ATF_CHECK_EQ(readstacks(0), 4);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].aggregated, 8);
-	ATF_CHECK_EQ(cs.s.agg->stats[0].overflow, 4);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.aggregated, 8);
+	ATF_CHECK_EQ(cs.s.agg->stats[0].st.overflow, 4);
 	/* A full stack table and a free entry table: a known stack still
 	   counts. */
 	c = 0xc000;

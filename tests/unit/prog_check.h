@@ -95,7 +95,7 @@ kinst_os_read_user(uint64_t addr, void *buf, size_t len)
  * fuzzed program's TS_GET can find what an earlier one pushed.
  */
 static struct kinst_ts_slot pc_ts_slots[4];
-static struct kinst_ts_stats pc_ts_stats[2];
+static struct kinst_ts_cpu pc_ts_stats[2];
 static struct kinst_tstate pc_ts = {
 	.nslots = 4, .ncpus = 2, .idle_ns = 1000, .epoch = 1,
 	.slots = pc_ts_slots, .stats = pc_ts_stats,

@@ -722,8 +722,8 @@ ATF_TC_BODY(random_programs, tc)
 	printf("random_programs (informational): %u accepted of 400000"
 	    " (%u with captures, %u with TS_GET: %llu matched); refused as:",
 	    accepted, with_caps, with_ts,
-	    (unsigned long long)(pc_ts_stats[0].matched +
-	    pc_ts_stats[1].matched));
+	    (unsigned long long)(pc_ts_stats[0].st.matched +
+	    pc_ts_stats[1].st.matched));
 	for (i = 1; i < KINST_PV_COUNT_; i++)
 		printf(" %s=%u", kinst_prog_verdict_name(i), verdicts[i]);
 	printf("\n");
@@ -731,7 +731,7 @@ ATF_TC_BODY(random_programs, tc)
 	ATF_CHECK(accepted > 1000);
 	ATF_CHECK(with_caps > 100);
 	ATF_CHECK(with_ts > 100);
-	ATF_CHECK(pc_ts_stats[1].matched > 0);	/* the runs' cpu is 1 */
+	ATF_CHECK(pc_ts_stats[1].st.matched > 0);	/* the runs' cpu is 1 */
 	ATF_CHECK(verdicts[KINST_PV_CAP_LEN] > 0);
 	ATF_CHECK(verdicts[KINST_PV_JUMP_BACK] > 0);
 	ATF_CHECK(verdicts[KINST_PV_OVERFLOW] > 0 ||
