@@ -267,6 +267,9 @@ NOKPROBE_SYMBOL(kinst_os_stack);
 NOKPROBE_SYMBOL(kinst_cond);
 NOKPROBE_SYMBOL(kinst_effective_addr);
 
+/* kinst_linux_jhandler()'s calls made with EFLAGS.AC set (kinst_linux_jump_ac). */
+static DEFINE_PER_CPU(uint64_t, kinst_jump_ac);
+
 /*
  * A jump probe's detour (common/x86/kinst_detour.h) calls this with the
  * register file as it was at the probed instruction, in the probed code's
@@ -280,8 +283,6 @@ NOKPROBE_SYMBOL(kinst_effective_addr);
  * the unwinder's pt_regs from the registers when a stack is wanted); the
  * detour then runs the window.
  */
-static DEFINE_PER_CPU(uint64_t, kinst_jump_ac);
-
 void
 kinst_linux_jhandler(void *arg, struct kinst_regs *kr)
 {
