@@ -13,7 +13,7 @@
 #   tests/vm/run-in-guest --require-module -t 1800 \
 #       -f /tmp/old/build-kmod/kinst.ko:/kinst/files/a.ko \
 #       -f build/kmod-linux/kinst.ko:/kinst/files/b.ko \
-#       tests/bench/guest_module_ab.sh [N [PAIRS [KINSTCTL-ARGS...]]]
+#       tests/bench/guest_module_ab.sh [-2] [N [PAIRS [KINSTCTL-ARGS...]]]
 #
 # N getpid(2) calls per run (default 5000), PAIRS pairs (default 8), each
 # run under `kinstctl KINSTCTL-ARGS` (default: latency --clock local
@@ -23,23 +23,45 @@
 # less the mean of two untraced loops, one just before and one just after,
 # over N.  Prints every run, the median per module, B/A of the medians, and
 # in how many pairs B was the faster.
+# -2: two CPUs at once.  Every loop, untraced or traced, runs on CPU 0
+# while another loop of getpid calls keeps CPU 1 busy in the same
+# function (started before it, killed after it): what the probes cost when
+# two CPUs hit them together (a counter or a cache line both write, which
+# each write takes from the other CPU's cache).  Needs a guest with two
+# CPUs (run-in-guest's default).
 # Under run-in-guest --profile FILE, each traced loop is a sampling window
 # labelled MODULE.PAIR (a.0, b.0, ...): FILE says where each build's time
 # went.  The figures of such a run are inflated by the sampling.
 . /kinst/lib/guest-lib.sh
 kt_need_kinst
+both=0
+if [ "${1:-}" = -2 ]; then both=1; shift; fi
 n=${1:-5000}
 pairs=${2:-8}
-case $n$pairs in *[!0-9]*|'') echo "ERROR: usage: guest_module_ab.sh [N [PAIRS [KINSTCTL-ARGS...]]]" >&2; exit 2 ;; esac
+case $n$pairs in *[!0-9]*|'') echo "ERROR: usage: guest_module_ab.sh [-2] [N [PAIRS [KINSTCTL-ARGS...]]]" >&2; exit 2 ;; esac
+if [ $both = 1 ]; then
+	[ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ] || { echo "ERROR: -2 needs a guest with two CPUs" >&2; exit 2; }
+	command -v taskset >/dev/null || { echo "ERROR: -2 needs taskset" >&2; exit 2; }
+fi
 if [ $# -gt 2 ]; then shift 2; else set -- latency --clock local __x64_sys_getpid; fi
 for m in a b; do
 	[ -f /kinst/files/$m.ko ] || { echo "ERROR: no /kinst/files/$m.ko (run-in-guest -f BUILD.ko:/kinst/files/$m.ko)" >&2; exit 2; }
 done
 
-# loop N: N getpid calls; prints loop_ns.
+# loop N: N getpid calls; prints loop_ns.  With -2, on CPU 0 while CPU 1
+# calls getpid too (for longer than this loop takes: killed after it).
 loop() {
-	kt_loop_ns getpid "$1"
-	echo "$KT_LOOP_NS"
+	if [ $both = 0 ]; then
+		kt_loop_ns getpid "$1"
+		echo "$KT_LOOP_NS"
+		return
+	fi
+	taskset -c 1 syscall_loop getpid $(($1 * 16)) >/dev/null 2>&1 &
+	_bg=$!
+	sleep 0.2
+	taskset -c 0 sh -c ". /kinst/lib/guest-lib.sh; kt_loop_ns getpid $1; echo \$KT_LOOP_NS"
+	kill $_bg 2>/dev/null
+	wait $_bg 2>/dev/null
 }
 
 # load M: kinst.ko replaced by /kinst/files/M.ko.
@@ -80,7 +102,8 @@ while [ $p -lt "$pairs" ]; do
 done
 load /kinst/modules/kinst.ko
 
-echo "# guest_module_ab: kinstctl $*, N=$n getpid calls, $pairs pairs (TCG; ns per call over the untraced loops)"
+if [ $both = 1 ]; then cpus="on CPU 0 with CPU 1 calling getpid too"; else cpus="one loop"; fi
+echo "# guest_module_ab: kinstctl $*, N=$n getpid calls, $pairs pairs, $cpus (TCG; ns per call over the untraced loops)"
 [ "${KINST_PROFILE:-0}" != 1 ] || echo "# sampled (run-in-guest --profile): these figures are inflated by the sampling"
 awk '
 	function median(a, k,    i, j, t) {
