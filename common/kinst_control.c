@@ -90,6 +90,8 @@ kinst_ctl_err_name(int err)
 void
 kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
 {
+	uint32_t i;
+
 	c->engine = e;
 	c->nprobes = 0;
 	c->nsites = 0;
@@ -101,6 +103,8 @@ kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e)
 	c->njump = 0;
 	c->jsingle = 0;
 	c->jdflags = 0;
+	for (i = 0; i < KINST_HITC_CHUNKS; i++)
+		c->hitc[i] = NULL;
 }
 
 void
@@ -154,6 +158,7 @@ ctl_site_free(struct kinst_ctl *c, struct kinst_csite *st)
 	c->nsites--;
 	kinst_ctl_xblock_put(st->tblock);
 	kinst_ctl_xblock_put(st->dblock);
+	kinst_hitc_put(c, st->p.hitc);
 	kinst_os_free(st, sizeof(*st));
 }
 
@@ -186,8 +191,12 @@ ctl_group_in(struct kinst_group *g, const char *module)
 
 /* Free a group that has no live probe (after quiescence). */
 static void
-ctl_group_free(struct kinst_group *g)
+ctl_group_free(struct kinst_ctl *c, struct kinst_group *g)
 {
+	uint32_t i;
+
+	for (i = 0; i < g->nprobes; i++)
+		kinst_hitc_put(c, g->probes[i].p.hitc);
 	if (g->tblock != NULL && g->tblock->refs == 0)
 		kinst_ctl_xblock_put(g->tblock);
 	kinst_os_func_release(&g->func);
@@ -553,6 +562,7 @@ ctl_arm_prepare_one(struct ctl_arm_req *r, uint32_t i, uint32_t k,
 	cp->p.session = NULL;
 	cp->p.next = NULL;
 	cp->p.hits = 0;
+	cp->p.hitc = NULL;	/* ctl_arm_insert() gives it one */
 	cp->p.tripped = 0;
 	cp->p.os_priv = NULL;
 	cp->p.prog = r->prog;
@@ -620,6 +630,7 @@ ctl_arm_insert(struct ctl_arm_req *r)
 	for (i = 0; i < g->nprobes; i++) {
 		cp = &g->probes[i];
 		cp->p.id = ctl_new_id(c);
+		cp->p.hitc = kinst_hitc_get(c);	/* NULL: counts in p.hits */
 		if (cp->site != NULL)
 			continue;
 		st = kinst_os_alloc(sizeof(*st));
@@ -633,6 +644,7 @@ ctl_arm_insert(struct ctl_arm_req *r)
 		st->p.session = NULL;
 		st->p.prog = NULL;
 		st->p.flags = 0;
+		st->p.hitc = kinst_hitc_get(c);
 		st->tblock = g->tblock;
 		g->tblock->refs++;
 		st->next = c->sites;
@@ -773,7 +785,7 @@ ctl_arm_done(struct ctl_arm_req *r)
 		kinst_os_text_unlock();
 	r->text_locked = false;
 	if (r->g != NULL)
-		ctl_group_free(r->g);	/* releases f */
+		ctl_group_free(r->c, r->g);	/* releases f */
 	if (r->text != NULL)
 		kinst_os_free(r->text, r->f.size);
 	if (r->offs != NULL)
@@ -976,7 +988,7 @@ ctl_disarm_locked(struct kinst_ctl *c, struct kinst_csession *cs, uint32_t id)
 			    ctl_group_in(cs->groups, g->func.module) == NULL)
 				kinst_os_log_hold(g->func.module, cs->pid,
 				    cs->comm, g->function, false);
-			ctl_group_free(g);
+			ctl_group_free(c, g);
 		} else
 			gp = &g->next;
 	}
@@ -1076,7 +1088,8 @@ kinst_ctl_list(struct kinst_ctl *c, struct kinst_csession *cs,
 				pi->probe_id = cp->p.id;
 				pi->offset = cp->p.offset;
 				pi->addr = cp->p.addr;
-				pi->hits = KINST_LOAD_RELAXED(&cp->p.hits);
+				pi->hits = kinst_probe_hits(&cp->p,
+				    c->engine->ncpus);
 
 				ctl_strlcpy(pi->module, g->func.module,
 				    sizeof(pi->module));
@@ -1176,7 +1189,7 @@ kinst_ctl_sites(struct kinst_ctl *c, struct kinst_site_info *out,
 		si = &out[n];
 		kinst_bzero(si, sizeof(*si));
 		si->addr = st->p.addr;
-		si->hits = KINST_LOAD_RELAXED(&st->p.hits);
+		si->hits = kinst_probe_hits(&st->p, c->engine->ncpus);
 		si->sessions = st->nsubs;
 		si->jump = st->jstate == KINST_JS_JUMP;
 		si->treatment = st->p.cls.treatment;

@@ -195,6 +195,24 @@ struct kinst_csession {
 	struct kinst_prog *progs[KINST_PROG_MAX];	/* id = index + 1 */
 };
 
+/*
+ * Hit counters.  Every site and subscriber counts its hits per CPU
+ * (kinst_probe.hitc) in a chunk of counters that kinst_hitctl.c hands
+ * out: a probe that many CPUs hit at once writes no line that another
+ * CPU writes.  A probe that gets no counter (no memory) counts in its
+ * shared kinst_probe.hits instead; LIST and SITES sum both.
+ */
+#define	KINST_HITC_CHUNKS	\
+	((KINST_MAX_PROBES + KINST_MAX_SUBSCRIBERS + KINST_HITC_PER - 1) / \
+	KINST_HITC_PER)
+
+struct kinst_hitc_chunk {
+	uint64_t	*mem;		/* ncpus rows of KINST_HITC_PER words */
+	uint32_t	used;		/* counters handed out */
+	uint32_t	_pad;
+	uint64_t	map[KINST_HITC_PER / 64];	/* which */
+};
+
 struct kinst_ctl {
 	struct kinst_engine *engine;
 	uint32_t	nprobes;	/* armed (subscribers), all sessions */
@@ -213,7 +231,16 @@ struct kinst_ctl {
 	uint32_t	njump;		/* sites whose jump is in */
 	uint32_t	jsingle;	/* only windows of one instruction (FreeBSD) */
 	uint32_t	jdflags;	/* the detours' KINST_DETOUR_* flags */
+	struct kinst_hitc_chunk *hitc[KINST_HITC_CHUNKS];
 };
+
+/*
+ * A zeroed per-CPU hit counter (the address of CPU 0's word), or NULL (no
+ * memory: the probe counts in its hits); and back, once no CPU can reach
+ * the probe that had it (NULL: nothing).  Control lock held.
+ */
+uint64_t *kinst_hitc_get(struct kinst_ctl *c);
+void	kinst_hitc_put(struct kinst_ctl *c, uint64_t *h);
 
 void	kinst_ctl_init(struct kinst_ctl *c, struct kinst_engine *e);
 /*

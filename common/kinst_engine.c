@@ -287,6 +287,20 @@ kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
 	return (hit(e, regs, osctx, true));
 }
 
+/*
+ * One more hit of p: on this CPU's own line where p has per-CPU counters
+ * (atomic only against a nested hit on this CPU), else in p->hits.
+ */
+static inline void
+count_hit(const struct kinst_engine *e, struct kinst_probe *p, uint32_t cpu)
+{
+	if (p->hitc != NULL && cpu < e->ncpus)
+		__atomic_fetch_add(&p->hitc[(size_t)cpu * KINST_HITC_PER], 1,
+		    __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
+}
+
 /* A hit at regs' pc: count, record, then execute (trap) or not (jump). */
 static int
 hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
@@ -300,8 +314,8 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 	if (p == NULL)
 		return (KINST_HIT_NOT_OURS);
 
-	__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
 	cpu = kinst_os_cpu();
+	count_hit(e, p, cpu);
 	if (cpu >= e->ncpus)	/* no per-CPU state: never records */
 		return (jump ? KINST_HIT_JUMP : execute(e, p, regs));
 
@@ -322,8 +336,7 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 		 */
 		for (q = p; q != NULL; q = KINST_LOAD_ACQUIRE(&q->next)) {
 			if (q != p)
-				__atomic_fetch_add(&q->hits, 1,
-				    __ATOMIC_RELAXED);
+				count_hit(e, q, cpu);
 			s = KINST_LOAD_ACQUIRE(&q->session);
 			if (s != NULL && cpu < s->ncpus)
 				record(e, q, s, cpu, regs, osctx);

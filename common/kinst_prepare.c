@@ -19,6 +19,7 @@ kinst_probe_prepare(struct kinst_probe *p, const uint8_t *bytes,
 	p->addr = addr;
 	p->tramp = tramp;
 	p->hits = 0;
+	p->hitc = NULL;
 	p->next = NULL;
 	p->tripped = 0;
 	p->jresume = 0;

@@ -84,6 +84,20 @@ kinst_ptable_home(uint64_t addr)
 	return (kinst_ptable_hash(addr));
 }
 
+uint64_t
+kinst_probe_hits(const struct kinst_probe *p, uint32_t ncpus)
+{
+	uint64_t n;
+	uint32_t i;
+
+	n = KINST_LOAD_RELAXED(&p->hits);
+	if (p->hitc != NULL)
+		for (i = 0; i < ncpus; i++)
+			n += KINST_LOAD_RELAXED(
+			    &p->hitc[(size_t)i * KINST_HITC_PER]);
+	return (n);
+}
+
 void
 kinst_ptable_init(struct kinst_ptable *t)
 {

@@ -41,7 +41,15 @@ struct kinst_probe {
 	 * unlinks readable until kinst_os_quiesce() has returned).
 	 */
 	struct kinst_probe *next;
-	uint64_t	hits;		/* atomically incremented in trap context */
+	/*
+	 * Hits: with hitc, CPU n counts at hitc[n * KINST_HITC_PER] (lines
+	 * no other CPU writes: a probe that all CPUs hit keeps no shared
+	 * counter); without it (a probe set up without kinst_ctl, or when
+	 * no counter could be had), in hits, one atomic counter for every
+	 * CPU.  kinst_probe_hits() sums both.
+	 */
+	uint64_t	hits;
+	uint64_t	*hitc;
 	uint32_t	id;
 	uint32_t	offset;		/* offset inside its function */
 	/* The instruction set's, filled by kinst_isa_prepare (kinst_isa.h): */
@@ -65,6 +73,12 @@ struct kinst_probe {
 	 */
 	uint64_t	jresume;
 };
+
+/* Words of one CPU's row in a chunk of per-CPU hit counters (kinst_hitctl.c). */
+#define	KINST_HITC_PER	512
+
+/* p's hits: hits, and hitc's words of CPUs 0 .. ncpus-1 (racy reads). */
+uint64_t	kinst_probe_hits(const struct kinst_probe *p, uint32_t ncpus);
 
 #define	KINST_PTABLE_SLOTS	16384	/* power of two, 2 x KINST_MAX_PROBES */
 

@@ -9,7 +9,7 @@
 # and CMake's parser in common/CMakeLists.txt all read it.
 KINST_COMMON_SRCS = \
 	kinst_probe.c kinst_ring.c kinst_engine.c kinst_prepare.c \
-	kinst_control.c kinst_ctltext.c kinst_joptctl.c \
+	kinst_control.c kinst_ctltext.c kinst_joptctl.c kinst_hitctl.c \
 	kinst_stack.c kinst_prog.c kinst_progctl.c kinst_agg.c kinst_agghit.c \
 	kinst_aggctl.c kinst_agggeom.c kinst_progname.c \
 	kinst_dev.c kinst_tstate.c kinst_tstatectl.c kinst_verdict.c

@@ -708,7 +708,7 @@ ATF_TC_BODY(shared_site, tc)
 	ATF_CHECK_EQ(s2.hits[0].n, 3);	/* hits == delivered + not matching */
 	ATF_CHECK_EQ(kinst_ring_written(&s1.rings[0]), 3);
 	ATF_CHECK_EQ(kinst_ring_written(&s2.rings[0]), 2);
-	ATF_CHECK_EQ(site->hits, 3);
+	ATF_CHECK_EQ(kinst_probe_hits(site, 2), 3);
 	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s2.cs, pi, 2), 1);
 	ATF_CHECK_EQ(pi[0].hits, 3);
 	ATF_CHECK_EQ(KINST_PI_SESSIONS(pi[0].treatment), 2);
@@ -748,6 +748,122 @@ ATF_TC_BODY(shared_site, tc)
  * (shared-by-too-many), also when it asks check-only, and gets in once a
  * session has left.  Whole-function arms skip the full site only.
  */
+/* hits on CPU 0 then on CPU 1 (the fake kernel's engine has two). */
+static void
+hits_on_cpus(int n0, int n1)
+{
+	int i;
+
+	for (i = 0; i < n0 + n1; i++) {
+		fake_cpu = i < n0 ? 0 : 1;
+		ATF_CHECK_EQ(hit4(7), KINST_HIT_REDIRECT);
+	}
+	fake_cpu = 0;
+}
+
+/*
+ * Hit counters per CPU: a site and its subscriber each count on a row of
+ * their own per CPU, none in the shared word; LIST and SITES sum them;
+ * counters go back with their probes (the chunk with the last), and come
+ * out again zeroed; with none to be had, a probe counts in the shared
+ * word, and LIST says the same.
+ */
+ATF_TC_WITHOUT_HEAD(hit_counters_per_cpu);
+ATF_TC_BODY(hit_counters_per_cpu, tc)
+{
+	static uint64_t *all[KINST_HITC_CHUNKS * KINST_HITC_PER];
+	struct kinst_probe_info pi[2];
+	struct kinst_site_info si[2];
+	struct kinst_probe *site, *sub;
+	struct kinst_disarm d;
+	struct kinst_arm a;
+	struct sess s;
+	uint64_t *keep;
+	uint32_t i, k;
+
+	fake_reset();
+	sess_init(&s);
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 4, 0, &a), KINST_E_OK);
+	site = kinst_ptable_lookup(&engine->table, TEXT_BASE + SMALL_OFF + 4);
+	ATF_REQUIRE(site != NULL && (sub = site->next) != NULL);
+	ATF_REQUIRE(site->hitc != NULL && sub->hitc != NULL);
+	ATF_CHECK(site->hitc != sub->hitc);
+	hits_on_cpus(2, 3);
+	ATF_CHECK_EQ(site->hitc[0], 2);
+	ATF_CHECK_EQ(site->hitc[KINST_HITC_PER], 3);
+	ATF_CHECK_EQ(sub->hitc[0], 2);
+	ATF_CHECK_EQ(sub->hitc[KINST_HITC_PER], 3);
+	ATF_CHECK_EQ(site->hits, 0);
+	ATF_CHECK_EQ(sub->hits, 0);
+	/* CPU 1's words are lines away from CPU 0's. */
+	ATF_CHECK((uintptr_t)&site->hitc[KINST_HITC_PER] / 64 -
+	    (uintptr_t)&site->hitc[0] / 64 >= KINST_HITC_PER / 8 - 1);
+	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 2), 1);
+	ATF_CHECK_EQ(pi[0].hits, 5);
+	ATF_REQUIRE_EQ(kinst_ctl_sites(&ctl, si, 2), 1);
+	ATF_CHECK_EQ(si[0].hits, 5);
+
+	/* Disarmed: both counters back, and their chunk freed. */
+	d.probe_id = a.probe_id;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
+	for (k = 0; k < KINST_HITC_CHUNKS; k++)
+		ATF_CHECK(ctl.hitc[k] == NULL);
+	/*
+	 * A counter handed out again starts at 0 on every CPU (its chunk
+	 * kept by another counter: the subscriber gets the same word).
+	 */
+	kinst_os_ctl_lock();
+	ATF_REQUIRE((keep = kinst_hitc_get(&ctl)) != NULL);
+	ATF_REQUIRE((all[0] = kinst_hitc_get(&ctl)) != NULL);
+	all[0][0] = all[0][KINST_HITC_PER] = 99;
+	kinst_hitc_put(&ctl, all[0]);
+	kinst_os_ctl_unlock();
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 4, 0, &a), KINST_E_OK);
+	site = kinst_ptable_lookup(&engine->table, TEXT_BASE + SMALL_OFF + 4);
+	ATF_REQUIRE(site != NULL && site->hitc != NULL);
+	ATF_CHECK(site->next != NULL && site->next->hitc == all[0]);
+	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 2), 1);
+	ATF_CHECK_EQ(pi[0].hits, 0);
+	ATF_CHECK_EQ(kinst_probe_hits(site, 2), 0);
+	d.probe_id = a.probe_id;
+	ATF_REQUIRE_EQ(kinst_ctl_disarm(&ctl, &s.cs, &d), KINST_E_OK);
+	kinst_os_ctl_lock();
+	kinst_hitc_put(&ctl, keep);
+	kinst_os_ctl_unlock();
+
+	/* No memory for a chunk: NULL, nothing kept. */
+	kinst_os_ctl_lock();
+	alloc_fail_after = 0;
+	ATF_CHECK(kinst_hitc_get(&ctl) == NULL);
+	alloc_fail_after = 1;
+	ATF_CHECK(kinst_hitc_get(&ctl) == NULL);
+	alloc_fail_after = -1;
+	ATF_CHECK(ctl.hitc[0] == NULL);
+	/* Every counter taken: the next is NULL, and each is distinct. */
+	for (i = 0; i < KINST_NELEM(all); i++)
+		ATF_REQUIRE((all[i] = kinst_hitc_get(&ctl)) != NULL);
+	ATF_CHECK(kinst_hitc_get(&ctl) == NULL);
+	ATF_CHECK(all[0] != all[1] && all[1] != all[KINST_NELEM(all) - 1]);
+	kinst_os_ctl_unlock();
+	/* ... so a probe armed now counts in its shared word. */
+	ATF_REQUIRE_EQ(arm(&s, "f_small", 4, 0, &a), KINST_E_OK);
+	site = kinst_ptable_lookup(&engine->table, TEXT_BASE + SMALL_OFF + 4);
+	ATF_REQUIRE(site != NULL && (sub = site->next) != NULL);
+	ATF_CHECK(site->hitc == NULL && sub->hitc == NULL);
+	hits_on_cpus(1, 2);
+	ATF_CHECK_EQ(site->hits, 3);
+	ATF_REQUIRE_EQ(kinst_ctl_list(&ctl, &s.cs, pi, 2), 1);
+	ATF_CHECK_EQ(pi[0].hits, 3);
+	kinst_os_ctl_lock();
+	for (i = 0; i < KINST_NELEM(all); i++)
+		kinst_hitc_put(&ctl, all[i]);
+	kinst_os_ctl_unlock();
+	for (k = 0; k < KINST_HITC_CHUNKS; k++)
+		ATF_CHECK(ctl.hitc[k] == NULL);
+	kinst_ctl_session_fini(&ctl, &s.cs);
+	check_no_leaks();
+}
+
 ATF_TC_WITHOUT_HEAD(shared_site_limit);
 ATF_TC_BODY(shared_site_limit, tc)
 {
@@ -1082,6 +1198,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, name_list);
 	ATF_TP_ADD_TC(tp, jump_install_and_remove_order);
 	ATF_TP_ADD_TC(tp, shared_site);
+	ATF_TP_ADD_TC(tp, hit_counters_per_cpu);
 	ATF_TP_ADD_TC(tp, shared_site_limit);
 	ATF_TP_ADD_TC(tp, shared_site_noopt);
 	ATF_TP_ADD_TC(tp, module_holders);

@@ -101,6 +101,7 @@ fake_reset(void)
 	ctl_locked = text_locked = 0;
 	nalloc = nrefs = ntramps = 0;
 	alloc_fail_after = -1;
+	fake_cpu = 0;
 	tramp_admit_hook = NULL;
 	tramp_retire_hook = NULL;
 	tramp_cancel_hook = NULL;
@@ -109,7 +110,8 @@ fake_reset(void)
 }
 
 /* Trap-context hooks: not exercised here. */
-uint32_t kinst_os_cpu(void) { return (0); }
+uint32_t fake_cpu;	/* what kinst_os_cpu() says; fake_reset(): 0 */
+uint32_t kinst_os_cpu(void) { return (fake_cpu); }
 uint64_t kinst_os_now_ns(void) { return (0); }
 uint64_t kinst_os_local_ns(void) { return (0); }
 void

@@ -45,6 +45,7 @@ extern int pending[sizeof(text)];
 extern int prog_loading;
 /* kinst_os_alloc fails once this many more allocations succeeded (-1: never) */
 extern long alloc_fail_after;
+extern uint32_t fake_cpu;
 /*
  * Trampoline accounting hooks (NULL: none): a test plugs in a shim's
  * (control_test: the FreeBSD cap, kmod/freebsd/kinst_freebsd.c) and the
