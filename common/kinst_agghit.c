@@ -104,7 +104,7 @@ kinst_agg_hit(struct kinst_engine *e, const struct kinst_probe *p,
 		c.ts = ts;
 		r = kinst_prog_run(p->prog, &c, &res);
 		if (r != KINST_PROG_TRUE) {
-			ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu];
+			ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu].st;
 			__atomic_fetch_add(&ps->filtered, 1, __ATOMIC_RELAXED);
 			if (r == KINST_PROG_FAULT)
 				__atomic_fetch_add(&ps->faults, 1,

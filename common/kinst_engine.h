@@ -40,6 +40,11 @@ enum kinst_hit_result {
 	KINST_HIT_JUMP = 4,	/* kinst_engine_jhit(): recorded, the detour runs the window */
 };
 
+/* One CPU's program counters (ABI kinst_prog_cpu_stats), alone on its lines. */
+struct kinst_prog_cpu {
+	struct kinst_prog_cpu_stats st;
+} KINST_CACHE_ALIGNED;
+
 /* One per open device file: its rings (one per CPU) and its filters. */
 struct kinst_session {
 	struct kinst_ring *rings;	/* [ncpus], set up by the shim */
@@ -54,8 +59,11 @@ struct kinst_session {
 	 */
 	uint32_t	wake_bytes;
 	void		*os_priv;	/* the shim's */
-	/* [ncpus], allocated at the first KINST_IOC_PROG_LOAD (kinst_progctl.c) */
-	struct kinst_prog_cpu_stats *pstats;
+	/*
+	 * [ncpus], allocated at the first KINST_IOC_PROG_LOAD
+	 * (kinst_progctl.c); each CPU's on lines of its own
+	 */
+	struct kinst_prog_cpu *pstats;
 	/* set up by KINST_IOC_AGG_SETUP (kinst_aggctl.c), or NULL */
 	struct kinst_agg *agg;
 	/*

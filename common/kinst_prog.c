@@ -612,7 +612,7 @@ kinst_prog_pass(const struct kinst_prog *p, struct kinst_session *s,
 	if (r == KINST_PROG_TRUE)
 		return (true);
 	/* Set before any probe with a program was armed (kinst_progctl.c). */
-	ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu];
+	ps = &KINST_LOAD_ACQUIRE(&s->pstats)[cpu].st;
 	__atomic_fetch_add(&ps->filtered, 1, __ATOMIC_RELAXED);
 	if (r == KINST_PROG_FAULT)
 		__atomic_fetch_add(&ps->faults, 1, __ATOMIC_RELAXED);

@@ -17,7 +17,7 @@
 static int
 progctl_pstats(struct kinst_csession *cs)
 {
-	struct kinst_prog_cpu_stats *ps;
+	struct kinst_prog_cpu *ps;
 
 	if (cs->s.pstats != NULL)
 		return (KINST_E_OK);
@@ -113,7 +113,7 @@ kinst_ctl_prog_stats(struct kinst_ctl *c, struct kinst_csession *cs,
     struct kinst_prog_cpu_stats *out, uint32_t cap,
     struct kinst_prog_stats *ps)
 {
-	struct kinst_prog_cpu_stats *st;
+	struct kinst_prog_cpu *st;
 	uint32_t i, n;
 
 	(void)c;
@@ -121,9 +121,9 @@ kinst_ctl_prog_stats(struct kinst_ctl *c, struct kinst_csession *cs,
 	st = KINST_LOAD_ACQUIRE(&cs->s.pstats);
 	for (i = 0; i < n; i++) {
 		out[i].filtered = st == NULL ? 0 :
-		    KINST_LOAD_RELAXED(&st[i].filtered);
+		    KINST_LOAD_RELAXED(&st[i].st.filtered);
 		out[i].faults = st == NULL ? 0 :
-		    KINST_LOAD_RELAXED(&st[i].faults);
+		    KINST_LOAD_RELAXED(&st[i].st.faults);
 	}
 	ps->ncpus = cs->s.ncpus;
 }

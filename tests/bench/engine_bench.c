@@ -152,7 +152,7 @@ row(const char *what, uint64_t addr, uint64_t n, enum ring_mode rm,
 static uint8_t agg_tab[2][AGG_SLOTS * (sizeof(struct kinst_agg_slot) +
     8 * KINST_AGG_LOG2_BUCKETS)] __attribute__((aligned(64)));
 static struct kinst_agg_cpu agg_st[1];
-static struct kinst_prog_cpu_stats agg_ps[1];
+static struct kinst_prog_cpu agg_ps[1];
 static struct kinst_agg agg;
 static struct kinst_prog agg_prog;
 
@@ -243,7 +243,7 @@ bench_cap(uint64_t a_ool, uint64_t n)
 		{ .op = KINST_OP_RET },
 	};
 	static struct kinst_prog cprog, dprog;
-	static struct kinst_prog_cpu_stats ps[1];
+	static struct kinst_prog_cpu ps[1];
 	uint32_t bad;
 
 	if (kinst_prog_verify(code, 4, &cprog, &bad) != KINST_PV_OK ||
@@ -258,9 +258,9 @@ bench_cap(uint64_t a_ool, uint64_t n)
 	row("out-of-line probe, recorded, --mem no read", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
 	probes[0].prog = NULL;
-	if (ps[0].filtered != 0)
+	if (ps[0].st.filtered != 0)
 		errx(1, "capture programs filtered %ju hits",
-		    (uintmax_t)ps[0].filtered);
+		    (uintmax_t)ps[0].st.filtered);
 	sess.capbuf = NULL;
 	sess.pstats = NULL;
 }
@@ -279,7 +279,7 @@ bench_pred(uint64_t a_ool, uint64_t a_call, uint64_t n)
 		{ .op = KINST_OP_RET },
 	};
 	static struct kinst_prog pprog;
-	static struct kinst_prog_cpu_stats ps[1];
+	static struct kinst_prog_cpu ps[1];
 	uint32_t bad;
 
 	if (kinst_prog_verify(code, 4, &pprog, &bad) != KINST_PV_OK)
@@ -293,7 +293,7 @@ bench_pred(uint64_t a_ool, uint64_t a_call, uint64_t n)
 	row("emulated call, --if false (filtered)", a_call, n,
 	    RING_RESET, KINST_HIT_EMULATED);
 	probes[2].prog = NULL;
-	if (ps[0].filtered == 0)
+	if (ps[0].st.filtered == 0)
 		errx(1, "the false predicate filtered nothing");
 	sess.pstats = NULL;
 }
@@ -331,7 +331,7 @@ bench_vars(uint64_t a_ool, uint64_t n)
 		{ .op = KINST_OP_RET },
 	};
 	static struct kinst_prog cprog, pprog;
-	static struct kinst_prog_cpu_stats ps[1];
+	static struct kinst_prog_cpu ps[1];
 	uint32_t bad;
 
 	if (kinst_prog_verify(cap, 8, &cprog, &bad) != KINST_PV_OK ||
@@ -348,7 +348,7 @@ bench_vars(uint64_t a_ool, uint64_t n)
 	row("out-of-line probe, --if '$x == 12345' false", a_ool, n,
 	    RING_RESET, KINST_HIT_REDIRECT);
 	probes[0].prog = NULL;
-	if (ps[0].filtered == 0)
+	if (ps[0].st.filtered == 0)
 		errx(1, "the stack predicate filtered nothing");
 	sess.capbuf = NULL;
 	sess.pstats = NULL;
@@ -405,7 +405,7 @@ bench_ts(uint64_t a_ool, uint64_t n)
 		.slots = slots, .stats = tst,
 	};
 	static struct kinst_prog bprog, tprog;
-	static struct kinst_prog_cpu_stats ps[1];
+	static struct kinst_prog_cpu ps[1];
 	uint32_t bad;
 
 	if (kinst_prog_verify(bare, 2, &bprog, &bad) != KINST_PV_OK ||

@@ -914,7 +914,7 @@ ATF_TC_BODY(hit_predicate, tc)
 		{ .op = KINST_OP_RET },
 	};
 	static struct kinst_prog prog, lprog;
-	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_prog_cpu ps[2];
 	struct kinst_hit_record rec;
 	struct kinst_probe p, q;
 	struct kinst_regs r;
@@ -937,8 +937,8 @@ ATF_TC_BODY(hit_predicate, tc)
 	}
 	ATF_CHECK_EQ(shits[0].n, 10);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 5);
-	ATF_CHECK_EQ(ps[0].filtered, 5);
-	ATF_CHECK_EQ(ps[0].faults, 0);
+	ATF_CHECK_EQ(ps[0].st.filtered, 5);
+	ATF_CHECK_EQ(ps[0].st.faults, 0);
 	for (i = 0; i < 5; i++) {
 		ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], &rec, sizeof(rec)),
 		    sizeof(rec));
@@ -949,17 +949,17 @@ ATF_TC_BODY(hit_predicate, tc)
 	r.gpr[KINST_RSI] = 0x10;
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(r.rip, 0x500040 + KINST_TRAMP_STI);
-	ATF_CHECK_EQ(ps[0].filtered, 6);
-	ATF_CHECK_EQ(ps[0].faults, 1);
+	ATF_CHECK_EQ(ps[0].st.filtered, 6);
+	ATF_CHECK_EQ(ps[0].st.faults, 1);
 	ATF_CHECK_EQ(shits[0].n, kinst_ring_written(&rings[0]) +
-	    kinst_ring_dropped(&rings[0]) + ps[0].filtered);
+	    kinst_ring_dropped(&rings[0]) + ps[0].st.filtered);
 	/* A non-zero value loaded from the kernel half (kinst_os_read). */
 	memset(fake_mem, 0, sizeof(fake_mem));
 	fake_mem[4] = 1;
 	regs_init(&r, 0x400010);
 	r.gpr[KINST_RSI] = 0xffff800000000000ull;	/* not in the window */
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
-	ATF_CHECK_EQ(ps[0].faults, 2);
+	ATF_CHECK_EQ(ps[0].st.faults, 2);
 	ATF_CHECK_EQ(kinst_ring_written(&rings[0]), 5);
 	sess.pstats = NULL;
 }
@@ -1040,7 +1040,7 @@ ATF_TC_BODY(hit_captures, tc)
 	static struct kinst_prog prog;
 	static uint64_t capbuf[2 * KINST_CAP_REC_MAX / 8];
 	static uint8_t buf[KINST_CAP_REC_MAX];
-	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_prog_cpu ps[2];
 	struct kinst_hit_record rec;
 	struct cap_view v[8];
 	struct kinst_probe p;
@@ -1130,8 +1130,8 @@ ATF_TC_BODY(hit_captures, tc)
 	ATF_CHECK_EQ(v[3].cap.addr, 0);
 	ATF_CHECK_EQ(v[4].sec.flags, KINST_SECF_FAULT);
 	/* A faulting capture is not a faulting predicate. */
-	ATF_CHECK_EQ(ps[0].faults, 0);
-	ATF_CHECK_EQ(ps[0].filtered, 0);
+	ATF_CHECK_EQ(ps[0].st.faults, 0);
+	ATF_CHECK_EQ(ps[0].st.filtered, 0);
 
 	/* 3: the predicate false: no capture read at all, counted. */
 	regs_init(&r, 0x400000);
@@ -1140,7 +1140,7 @@ ATF_TC_BODY(hit_captures, tc)
 	user_reads = 0;
 	ATF_CHECK_EQ(kinst_engine_hit(&eng, &r), KINST_HIT_REDIRECT);
 	ATF_CHECK_EQ(kwin_reads + user_reads, 0);
-	ATF_CHECK_EQ(ps[0].filtered, 1);
+	ATF_CHECK_EQ(ps[0].st.filtered, 1);
 	ATF_CHECK_EQ(kinst_ring_get(&rings[0], buf, sizeof(buf)), 0);
 
 	/*
@@ -1164,7 +1164,7 @@ ATF_TC_BODY(hit_captures, tc)
 		ATF_CHECK_EQ(kinst_ring_dropped(&rings[0]), 1);
 	}
 	ATF_CHECK_EQ(shits[0].n, 4);
-	ATF_CHECK_EQ(shits[0].n, 2 + 1 + ps[0].filtered);	/* 2 written, 1 dropped */
+	ATF_CHECK_EQ(shits[0].n, 2 + 1 + ps[0].st.filtered);	/* 2 written, 1 dropped */
 	sess.pstats = NULL;
 	sess.capbuf = NULL;
 	munmap(pg, 2 * psz);
@@ -1182,7 +1182,7 @@ ATF_TC_BODY(hit_captures_with_stack, tc)
 	static struct kinst_prog prog;
 	static uint64_t capbuf[2 * KINST_CAP_REC_MAX / 8];
 	static uint8_t buf[KINST_CAP_REC_MAX];
-	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_prog_cpu ps[2];
 	struct kinst_rec_sec sec;
 	struct cap_view v[2];
 	struct kinst_probe p;
@@ -1243,7 +1243,7 @@ ATF_TC_BODY(hit_tstate_nested, tc)
 		.nslots = 4, .ncpus = 2, .idle_ns = 1000000, .epoch = 1,
 		.slots = slots, .stats = tst,
 	};
-	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_prog_cpu ps[2];
 	struct kinst_ts_stats st;
 	struct kinst_probe p, q;
 	struct kinst_regs r;
@@ -1658,6 +1658,7 @@ ATF_TC_BODY(percpu_lines, tc)
 	static struct kinst_ring rings[2];
 	static struct kinst_agg_cpu ast[2];
 	static struct kinst_ts_cpu tst[2];
+	static struct kinst_prog_cpu pst[2];
 
 	ATF_REQUIRE_EQ(KINST_CACHE_LINE, 64);
 	LINES_OWN(e.cpu);
@@ -1665,6 +1666,7 @@ ATF_TC_BODY(percpu_lines, tc)
 	LINES_OWN(rings);
 	LINES_OWN(ast);
 	LINES_OWN(tst);
+	LINES_OWN(pst);
 }
 
 /*

@@ -126,7 +126,7 @@ struct tsess {
 	struct kinst_ring rings[NHIT];
 	struct kinst_pcpu_count hits[NHIT];
 	uint8_t		*buf[NHIT];
-	struct kinst_prog_cpu_stats pst[NHIT];
+	struct kinst_prog_cpu pst[NHIT];
 	uint64_t	received;	/* records the drain thread took */
 	uint64_t	bad;		/* records that broke a rule */
 	uint64_t	freed_hits;	/* q->hits of its freed subscribers */
@@ -428,7 +428,7 @@ ATF_TC_BODY(subscribers_churn, tc)
 		for (c = 0; c < NHIT; c++) {
 			sess_hits += ts[j].hits[c].n;
 			dropped += kinst_ring_dropped(&ts[j].rings[c]);
-			filtered += ts[j].pst[c].filtered;
+			filtered += ts[j].pst[c].st.filtered;
 		}
 		live_hits = 0;
 		for (i = 0; i < NSITES; i++)

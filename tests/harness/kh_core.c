@@ -1642,7 +1642,7 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
     struct kh_stats *st)
 {
 	static struct kinst_prog prog;
-	struct kinst_prog_cpu_stats pst[64];
+	struct kinst_prog_cpu pst[64];
 	const struct kh_fn *fn;
 	struct kh_out ref, o;
 	uint64_t *capbuf;
@@ -1743,16 +1743,16 @@ kh_check_programs(const struct kh_fn *tab, struct kh_prog_stats *ps,
 			}
 			ps->records += nrec;
 			ps->expected += exp_rec;
-			ps->filtered += pst[0].filtered;
+			ps->filtered += pst[0].st.filtered;
 			ps->expected_filtered += exp_filt;
 			if (off != got || nrec != exp_rec ||
-			    pst[0].filtered != exp_filt || pst[0].faults != 0) {
+			    pst[0].st.filtered != exp_filt || pst[0].st.faults != 0) {
 				printf("DIVERGENCE %s input #%u: %u records "
 				    "(%zu bytes, %u walked), %ju filtered, %ju "
 				    "faults; ground truth: %u true, %u false\n",
 				    fn->name, in, nrec, got, off,
-				    (uintmax_t)pst[0].filtered,
-				    (uintmax_t)pst[0].faults, exp_rec, exp_filt);
+				    (uintmax_t)pst[0].st.filtered,
+				    (uintmax_t)pst[0].st.faults, exp_rec, exp_filt);
 				st->divergences++;
 			}
 		}
@@ -1827,7 +1827,7 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 		{ .op = KINST_OP_RET },
 	};
 	static struct kinst_prog prog;
-	struct kinst_prog_cpu_stats pst[KH_MT_THREADS];
+	struct kinst_prog_cpu pst[KH_MT_THREADS];
 	const struct kinst_hit_record *r;
 	const struct kh_fn *fn;
 	struct kh_out ref, o;
@@ -1947,14 +1947,14 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 			}
 			if (d == NULL && (nrec_b != exp_b ||
 			    got != (size_t)nrec_b * sizeof(*r) ||
-			    pst[0].filtered != exp_f ||
+			    pst[0].st.filtered != exp_f ||
 			    kh_hits_b[0].n != half ||
 			    kinst_ring_dropped(&kh_ring_b) != 0 ||
 			    kinst_ring_dropped(&kh_ring) != 0))
 				d = "session B's counts differ";
 			ss->records_a += nrec_a;
 			ss->records_b += nrec_b;
-			ss->filtered_b += pst[0].filtered;
+			ss->filtered_b += pst[0].st.filtered;
 			ss->unsubscribed += nexp - half;
 			for (bi = 0; bi < kh_cur.nb; bi++)
 				if (kh_armed[bi]) {
@@ -1973,7 +1973,7 @@ kh_check_shared(const struct kh_fn *tab, struct kh_shared_stats *ss,
 					    "site hits %ju)\n", fn->name, in,
 					    d, nrec_a, (uintmax_t)kh_hits[0].n,
 					    nrec_b, (uintmax_t)kh_hits_b[0].n,
-					    (uintmax_t)pst[0].filtered, nexp,
+					    (uintmax_t)pst[0].st.filtered, nexp,
 					    half, exp_b, exp_f,
 					    (uintmax_t)site_hits);
 			}
@@ -2714,7 +2714,7 @@ kh_vars_run(const struct kh_fn *fn, int in,
     struct kh_varm *arm, kh_vstep_fn hook, void *ctx, struct kh_vrun *vr,
     struct kh_stats *st)
 {
-	static struct kinst_prog_cpu_stats pst[KH_MT_THREADS];
+	static struct kinst_prog_cpu pst[KH_MT_THREADS];
 	struct kinst_ts_setup su;
 	struct kinst_tstate *ts = NULL;
 	struct kh_out ref, o;
@@ -2765,8 +2765,8 @@ kh_vars_run(const struct kh_fn *fn, int in,
 	kh_sess.pstats = NULL;
 	kh_sess.ts = NULL;
 	free(capbuf);
-	vr->filtered = pst[0].filtered;
-	vr->faults = pst[0].faults;
+	vr->filtered = pst[0].st.filtered;
+	vr->faults = pst[0].st.faults;
 	kinst_ts_read_stats(ts, &vr->ts);
 	kinst_ts_free(ts);
 	if (d != NULL) {

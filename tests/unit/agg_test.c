@@ -455,7 +455,7 @@ ATF_TC_BODY(engine_step, tc)
 	static struct kinst_engine eng;
 	static struct kinst_prog prog;
 	static uint8_t buf[64 * 1024];
-	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_prog_cpu ps[2];
 	const struct kinst_agg_entry *e;
 	struct kinst_agg_setup su;
 	struct kinst_probe p;
@@ -487,10 +487,10 @@ ATF_TC_BODY(engine_step, tc)
 	    NULL, NULL);
 	hits++;
 	eng.cpu[1].depth = 0;
-	ATF_CHECK_EQ(ps[1].filtered, 6);
+	ATF_CHECK_EQ(ps[1].st.filtered, 6);
 	ATF_CHECK_EQ(cs.s.agg->stats[1].st.nested, 1);
 	ATF_CHECK_EQ(cs.s.agg->stats[1].st.aggregated, 24);
-	ATF_CHECK_EQ(ps[1].filtered + cs.s.agg->stats[1].st.aggregated +
+	ATF_CHECK_EQ(ps[1].st.filtered + cs.s.agg->stats[1].st.aggregated +
 	    cs.s.agg->stats[1].st.nested + cs.s.agg->stats[1].st.overflow, hits);
 	n = readcpu(1, buf, 64);
 	ATF_REQUIRE_EQ(n, 3);
@@ -559,7 +559,7 @@ ATF_TC_BODY(record_samples, tc)
 	static struct kinst_prog prog;
 	static uint8_t out[8192];
 	static const char comm[KINST_COMM_LEN] = "dd";
-	struct kinst_prog_cpu_stats ps[2];
+	struct kinst_prog_cpu ps[2];
 	struct kinst_agg_cpu_stats *st;
 	struct kinst_agg_setup su;
 	struct kinst_probe p;
@@ -598,11 +598,11 @@ ATF_TC_BODY(record_samples, tc)
 	hits++;
 	eng.cpu[1].depth = 0;
 	st = &cs.s.agg->stats[1].st;
-	ATF_CHECK_EQ(ps[1].filtered, 1);
+	ATF_CHECK_EQ(ps[1].st.filtered, 1);
 	ATF_CHECK_EQ(st->nested, 1);
 	ATF_CHECK_EQ(st->aggregated, 6);	/* i = 0 1 3 6 7 9 */
 	ATF_CHECK_EQ(st->overflow, 3);		/* i = 2 5 8 */
-	ATF_CHECK_EQ(ps[1].filtered + st->aggregated + st->overflow +
+	ATF_CHECK_EQ(ps[1].st.filtered + st->aggregated + st->overflow +
 	    st->nested, hits);
 	/* CPU 0's ring has nothing; CPU 1's one record per sample. */
 	ATF_CHECK_EQ(kinst_ring_get(&rings[0], out, sizeof(out)), 0);
@@ -688,7 +688,7 @@ ATF_TC_BODY(record_clock, tc)
 	static struct kinst_prog ps_, pe;
 	static const char comm[KINST_COMM_LEN] = "lat";
 	struct sample out[2];
-	struct kinst_prog_cpu_stats pst[2];
+	struct kinst_prog_cpu pst[2];
 	struct kinst_agg_setup su;
 	struct kinst_probe p, q;
 	struct kinst_regs r;
@@ -713,7 +713,7 @@ ATF_TC_BODY(record_clock, tc)
 	nclock_reads = 0;
 	kinst_agg_hit(&eng, &p, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
 	kinst_agg_hit(&eng, &q, &cs.s, 0, 10, 11, comm, &r, NULL, &ts);
-	ATF_CHECK_EQ(pst[0].filtered, 1);
+	ATF_CHECK_EQ(pst[0].st.filtered, 1);
 	ATF_CHECK_EQ(cs.s.agg->stats[0].st.aggregated, 1);
 	ATF_REQUIRE_EQ(kinst_ring_get(&rings[0], out, sizeof(out)),
 	    sizeof(out[0]));
