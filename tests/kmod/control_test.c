@@ -743,11 +743,6 @@ ATF_TC_BODY(shared_site, tc)
 	check_no_leaks();
 }
 
-/*
- * KINST_SITE_SUBS sessions share a site; one more is refused
- * (shared-by-too-many), also when it asks check-only, and gets in once a
- * session has left.  Whole-function arms skip the full site only.
- */
 /* hits on CPU 0 then on CPU 1 (the fake kernel's engine has two). */
 static void
 hits_on_cpus(int n0, int n1)
@@ -864,6 +859,11 @@ ATF_TC_BODY(hit_counters_per_cpu, tc)
 	check_no_leaks();
 }
 
+/*
+ * KINST_SITE_SUBS sessions share a site; one more is refused
+ * (shared-by-too-many), also when it asks check-only, and gets in once a
+ * session has left.  Whole-function arms skip the full site only.
+ */
 ATF_TC_WITHOUT_HEAD(shared_site_limit);
 ATF_TC_BODY(shared_site_limit, tc)
 {
