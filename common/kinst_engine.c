@@ -289,12 +289,13 @@ kinst_engine_jhit(struct kinst_engine *e, struct kinst_regs *regs,
 
 /*
  * One more hit of p: on this CPU's own line where p has per-CPU counters
- * (atomic only against a nested hit on this CPU), else in p->hits.
+ * (atomic only against a nested hit on this CPU), else in p->hits.  The
+ * caller has checked cpu < e->ncpus.
  */
 static inline void
-count_hit(const struct kinst_engine *e, struct kinst_probe *p, uint32_t cpu)
+count_hit(struct kinst_probe *p, uint32_t cpu)
 {
-	if (p->hitc != NULL && cpu < e->ncpus)
+	if (p->hitc != NULL)
 		__atomic_fetch_add(&p->hitc[(size_t)cpu * KINST_HITC_PER], 1,
 		    __ATOMIC_RELAXED);
 	else
@@ -315,9 +316,12 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 		return (KINST_HIT_NOT_OURS);
 
 	cpu = kinst_os_cpu();
-	count_hit(e, p, cpu);
-	if (cpu >= e->ncpus)	/* no per-CPU state: never records */
+	if (cpu >= e->ncpus) {
+		/* No per-CPU state: counted in the shared word, never records. */
+		__atomic_fetch_add(&p->hits, 1, __ATOMIC_RELAXED);
 		return (jump ? KINST_HIT_JUMP : execute(e, p, regs));
+	}
+	count_hit(p, cpu);
 
 	/* Nesting guard (kinst_engine.h); balanced before any return. */
 	depth = ++e->cpu[cpu].hdepth;
@@ -336,7 +340,7 @@ hit(struct kinst_engine *e, struct kinst_regs *regs, void *osctx, bool jump)
 		 */
 		for (q = p; q != NULL; q = KINST_LOAD_ACQUIRE(&q->next)) {
 			if (q != p)
-				count_hit(e, q, cpu);
+				count_hit(q, cpu);
 			s = KINST_LOAD_ACQUIRE(&q->session);
 			if (s != NULL && cpu < s->ncpus)
 				record(e, q, s, cpu, regs, osctx);

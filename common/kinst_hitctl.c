@@ -14,40 +14,60 @@
 #include "kinst_control.h"
 #include "kinst_os.h"
 
+/* A new, empty chunk in slot i, or NULL without memory. */
+static struct kinst_hitc_chunk *
+hitc_chunk_new(struct kinst_ctl *c, uint32_t i)
+{
+	struct kinst_hitc_chunk *k;
+
+	k = kinst_os_alloc(sizeof(*k));
+	if (k == NULL)
+		return (NULL);
+	kinst_bzero(k, sizeof(*k));
+	k->mem = kinst_os_alloc((size_t)c->engine->ncpus * KINST_HITC_PER *
+	    sizeof(uint64_t));
+	if (k->mem == NULL) {
+		kinst_os_free(k, sizeof(*k));
+		return (NULL);
+	}
+	c->hitc[i] = k;
+	return (k);
+}
+
+/*
+ * A free counter, zeroed on every CPU's row: from the first chunk that has
+ * one, else from a new chunk in the first empty slot (so that a freed slot
+ * before a chunk with room costs no allocation).
+ */
 uint64_t *
 kinst_hitc_get(struct kinst_ctl *c)
 {
 	struct kinst_hitc_chunk *k;
-	uint32_t i, j, b, ncpus;
+	uint32_t i, j, b;
 
-	ncpus = c->engine->ncpus;
-	for (i = 0; i < KINST_HITC_CHUNKS; i++) {
-		k = c->hitc[i];
-		if (k == NULL) {
-			k = kinst_os_alloc(sizeof(*k));
+	k = NULL;
+	for (i = 0; i < KINST_HITC_CHUNKS; i++)
+		if (c->hitc[i] != NULL && c->hitc[i]->used < KINST_HITC_PER) {
+			k = c->hitc[i];
+			break;
+		}
+	for (i = 0; k == NULL && i < KINST_HITC_CHUNKS; i++)
+		if (c->hitc[i] == NULL) {
+			k = hitc_chunk_new(c, i);
 			if (k == NULL)
 				return (NULL);
-			kinst_bzero(k, sizeof(*k));
-			k->mem = kinst_os_alloc((size_t)ncpus * KINST_HITC_PER *
-			    sizeof(uint64_t));
-			if (k->mem == NULL) {
-				kinst_os_free(k, sizeof(*k));
-				return (NULL);
-			}
-			c->hitc[i] = k;
 		}
-		if (k->used == KINST_HITC_PER)
+	if (k == NULL)		/* every chunk full */
+		return (NULL);
+	for (j = 0; j < KINST_HITC_PER; j++) {
+		b = j / 64;
+		if ((k->map[b] & (1ull << (j % 64))) != 0)
 			continue;
-		for (j = 0; j < KINST_HITC_PER; j++) {
-			b = j / 64;
-			if ((k->map[b] & (1ull << (j % 64))) != 0)
-				continue;
-			k->map[b] |= 1ull << (j % 64);
-			k->used++;
-			for (b = 0; b < ncpus; b++)
-				k->mem[(size_t)b * KINST_HITC_PER + j] = 0;
-			return (&k->mem[j]);
-		}
+		k->map[b] |= 1ull << (j % 64);
+		k->used++;
+		for (b = 0; b < c->engine->ncpus; b++)
+			k->mem[(size_t)b * KINST_HITC_PER + j] = 0;
+		return (&k->mem[j]);
 	}
 	return (NULL);
 }

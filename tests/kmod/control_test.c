@@ -760,8 +760,8 @@ hits_on_cpus(int n0, int n1)
  * Hit counters per CPU: a site and its subscriber each count on a row of
  * their own per CPU, none in the shared word; LIST and SITES sum them;
  * counters go back with their probes (the chunk with the last), and come
- * out again zeroed; with none to be had, a probe counts in the shared
- * word, and LIST says the same.
+ * out again zeroed, from a chunk with room before a new one; with none to
+ * be had, a probe counts in the shared word, and LIST says the same.
  */
 ATF_TC_WITHOUT_HEAD(hit_counters_per_cpu);
 ATF_TC_BODY(hit_counters_per_cpu, tc)
@@ -839,6 +839,20 @@ ATF_TC_BODY(hit_counters_per_cpu, tc)
 		ATF_REQUIRE((all[i] = kinst_hitc_get(&ctl)) != NULL);
 	ATF_CHECK(kinst_hitc_get(&ctl) == NULL);
 	ATF_CHECK(all[0] != all[1] && all[1] != all[KINST_NELEM(all) - 1]);
+	/*
+	 * Chunk 0 freed, one counter of chunk 1 back: the next get takes
+	 * that one, with no allocation, and leaves slot 0 empty.
+	 */
+	for (i = 0; i <= KINST_HITC_PER; i++)
+		kinst_hitc_put(&ctl, all[i]);
+	ATF_CHECK(ctl.hitc[0] == NULL && ctl.hitc[1] != NULL);
+	alloc_fail_after = 0;
+	ATF_CHECK((all[KINST_HITC_PER] = kinst_hitc_get(&ctl)) != NULL);
+	alloc_fail_after = -1;
+	ATF_CHECK(ctl.hitc[0] == NULL);
+	for (i = 0; i < KINST_HITC_PER; i++)
+		ATF_REQUIRE((all[i] = kinst_hitc_get(&ctl)) != NULL);
+	ATF_CHECK(kinst_hitc_get(&ctl) == NULL);
 	kinst_os_ctl_unlock();
 	/* ... so a probe armed now counts in its shared word. */
 	ATF_REQUIRE_EQ(arm(&s, "f_small", 4, 0, &a), KINST_E_OK);
